@@ -1,0 +1,154 @@
+// Element types. Numeric values match ONNX TensorProto.DataType so conversion is trivial.
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "core/float16.h"
+
+namespace parity {
+
+enum class DType : int {
+  kUndefined = 0,
+  kFloat32 = 1,
+  kUInt8 = 2,
+  kInt8 = 3,
+  kUInt16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kFloat64 = 11,
+  kUInt32 = 12,
+  kUInt64 = 13,
+  kComplex64 = 14,
+  kComplex128 = 15,
+  kBFloat16 = 16,
+};
+
+/// Canonical lower-case name as Polygraphy/numpy print it ("float32", "int64", "bool", ...).
+std::string_view dtype_name(DType dtype);
+/// Parses names like "float32", "fp16", "int64", "bool", "bfloat16" (case-insensitive).
+std::optional<DType> dtype_from_name(std::string_view name);
+/// Bytes per element (0 for kUndefined; sizeof(std::string) for kString).
+size_t dtype_size(DType dtype);
+bool is_floating(DType dtype);  // float16, bfloat16, float32, float64
+bool is_integer(DType dtype);   // signed or unsigned integers (not bool)
+bool is_signed_integer(DType dtype);
+bool is_unsigned_integer(DType dtype);
+bool is_complex(DType dtype);
+/// True for every dtype parity stores in a tensor (everything except kUndefined).
+bool is_valid_dtype(DType dtype);
+
+/// numpy array-protocol descr ("<f4", "|b1", "<i8", "|O" for string is not supported: returns nullopt).
+std::optional<std::string> numpy_descr(DType dtype);
+/// Parses a numpy descr ("<f4", "|u1", "<U5" is rejected, "bfloat16" via "<V2" is not numpy) to a dtype.
+std::optional<DType> dtype_from_numpy_descr(std::string_view descr);
+
+/// Compile-time mapping from C++ type to DType.
+template <typename T> struct DTypeOf;
+#define PARITY_DTYPE_OF(CppType, Value) \
+  template <> struct DTypeOf<CppType> { static constexpr DType value = DType::Value; };
+PARITY_DTYPE_OF(float, kFloat32)
+PARITY_DTYPE_OF(double, kFloat64)
+PARITY_DTYPE_OF(Float16, kFloat16)
+PARITY_DTYPE_OF(BFloat16, kBFloat16)
+PARITY_DTYPE_OF(int8_t, kInt8)
+PARITY_DTYPE_OF(int16_t, kInt16)
+PARITY_DTYPE_OF(int32_t, kInt32)
+PARITY_DTYPE_OF(int64_t, kInt64)
+PARITY_DTYPE_OF(uint8_t, kUInt8)
+PARITY_DTYPE_OF(uint16_t, kUInt16)
+PARITY_DTYPE_OF(uint32_t, kUInt32)
+PARITY_DTYPE_OF(uint64_t, kUInt64)
+PARITY_DTYPE_OF(bool, kBool)
+PARITY_DTYPE_OF(std::string, kString)
+PARITY_DTYPE_OF(std::complex<float>, kComplex64)
+PARITY_DTYPE_OF(std::complex<double>, kComplex128)
+#undef PARITY_DTYPE_OF
+
+template <typename T>
+inline constexpr DType dtype_of_v = DTypeOf<std::remove_cv_t<T>>::value;
+
+template <typename T> struct TypeTag { using type = T; };
+
+/// Calls fn(TypeTag<T>{}) with the C++ type of dtype. Throws kUnsupported for kUndefined.
+template <typename Fn>
+decltype(auto) visit_dtype(DType dtype, Fn&& fn);
+
+[[noreturn]] void throw_unsupported_dtype(DType dtype, const char* where);
+
+template <typename Fn>
+decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32: return fn(TypeTag<float>{});
+    case DType::kFloat64: return fn(TypeTag<double>{});
+    case DType::kFloat16: return fn(TypeTag<Float16>{});
+    case DType::kBFloat16: return fn(TypeTag<BFloat16>{});
+    case DType::kInt8: return fn(TypeTag<int8_t>{});
+    case DType::kInt16: return fn(TypeTag<int16_t>{});
+    case DType::kInt32: return fn(TypeTag<int32_t>{});
+    case DType::kInt64: return fn(TypeTag<int64_t>{});
+    case DType::kUInt8: return fn(TypeTag<uint8_t>{});
+    case DType::kUInt16: return fn(TypeTag<uint16_t>{});
+    case DType::kUInt32: return fn(TypeTag<uint32_t>{});
+    case DType::kUInt64: return fn(TypeTag<uint64_t>{});
+    case DType::kBool: return fn(TypeTag<bool>{});
+    case DType::kString: return fn(TypeTag<std::string>{});
+    case DType::kComplex64: return fn(TypeTag<std::complex<float>>{});
+    case DType::kComplex128: return fn(TypeTag<std::complex<double>>{});
+    default: throw_unsupported_dtype(dtype, "visit_dtype");
+  }
+}
+
+/// Like visit_dtype but only for numeric real types (no string/complex): those throw kUnsupported.
+template <typename Fn>
+decltype(auto) visit_numeric_dtype(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32: return fn(TypeTag<float>{});
+    case DType::kFloat64: return fn(TypeTag<double>{});
+    case DType::kFloat16: return fn(TypeTag<Float16>{});
+    case DType::kBFloat16: return fn(TypeTag<BFloat16>{});
+    case DType::kInt8: return fn(TypeTag<int8_t>{});
+    case DType::kInt16: return fn(TypeTag<int16_t>{});
+    case DType::kInt32: return fn(TypeTag<int32_t>{});
+    case DType::kInt64: return fn(TypeTag<int64_t>{});
+    case DType::kUInt8: return fn(TypeTag<uint8_t>{});
+    case DType::kUInt16: return fn(TypeTag<uint16_t>{});
+    case DType::kUInt32: return fn(TypeTag<uint32_t>{});
+    case DType::kUInt64: return fn(TypeTag<uint64_t>{});
+    case DType::kBool: return fn(TypeTag<bool>{});
+    default: throw_unsupported_dtype(dtype, "numeric operation");
+  }
+}
+
+/// Converts between element types with C++/numpy semantics (float->int truncates toward zero,
+/// fp16/bf16 round to nearest even). Used by Cast and by the data loaders.
+template <typename To, typename From>
+inline To convert_scalar(const From& v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<To, Float16> || std::is_same_v<To, BFloat16>) {
+    if constexpr (std::is_same_v<From, Float16> || std::is_same_v<From, BFloat16>)
+      return To(static_cast<float>(v));
+    else if constexpr (std::is_same_v<From, bool>)
+      return To(v ? 1.0f : 0.0f);
+    else
+      return To(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<From, Float16> || std::is_same_v<From, BFloat16>) {
+    return convert_scalar<To>(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+}  // namespace parity

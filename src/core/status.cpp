@@ -1,0 +1,27 @@
+#include "core/status.h"
+
+namespace parity {
+
+const char* error_code_name(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return "invalid argument";
+    case ErrorCode::kNotFound: return "not found";
+    case ErrorCode::kInvalidModel: return "invalid model";
+    case ErrorCode::kUnsupported: return "unsupported";
+    case ErrorCode::kUnavailable: return "unavailable";
+    case ErrorCode::kIo: return "I/O error";
+    case ErrorCode::kRuntime: return "runtime error";
+    case ErrorCode::kInternal: return "internal error";
+  }
+  return "unknown error";
+}
+
+namespace detail {
+void assertion_failed(const char* expr, const char* file, int line, const std::string& message) {
+  throw Error(ErrorCode::kInternal,
+              str_cat("assertion `", expr, "` failed at ", file, ":", line,
+                      message.empty() ? "" : ": ", message));
+}
+}  // namespace detail
+
+}  // namespace parity

@@ -1,0 +1,158 @@
+// Error model: one user-facing error type (parity::Error) plus Result<T>/Status for API boundaries.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace parity {
+
+/// What kind of failure happened; decides how the CLI reports it.
+enum class ErrorCode {
+  kInvalidArgument,  // bad option, bad shape, bad value supplied by the user
+  kNotFound,         // missing file, tensor name, input
+  kInvalidModel,     // malformed or inconsistent model or data file
+  kUnsupported,      // operator/dtype/feature not implemented
+  kUnavailable,      // an optional runtime is not present
+  kIo,               // read/write failure
+  kRuntime,          // a failure while executing a model (e.g. shape mismatch inside the graph)
+  kInternal,         // a bug in parity
+};
+
+const char* error_code_name(ErrorCode code);
+
+/// The single error type parity reports to users. Thrown inside implementations, carried by
+/// Result/Status across API boundaries.
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorCode code, std::string message)
+      : std::runtime_error(message), code_(code) {}
+  ErrorCode code() const { return code_; }
+  bool is_internal() const { return code_ == ErrorCode::kInternal; }
+
+ private:
+  ErrorCode code_;
+};
+
+/// Outcome of an operation that returns nothing.
+class Status {
+ public:
+  Status() = default;
+  Status(Error error) : error_(std::move(error)) {}  // NOLINT(implicit)
+  static Status ok() { return Status(); }
+  bool is_ok() const { return !error_.has_value(); }
+  explicit operator bool() const { return is_ok(); }
+  const Error& error() const { return *error_; }
+  std::string message() const { return error_ ? error_->what() : std::string("OK"); }
+  /// Throws the carried error, if any.
+  void throw_if_error() const {
+    if (error_) throw *error_;
+  }
+
+ private:
+  std::optional<Error> error_;
+};
+
+/// A value or an Error (std::expected-like, C++20).
+template <typename T>
+class Result {
+ public:
+  Result(T value) : data_(std::move(value)) {}  // NOLINT(implicit)
+  Result(Error error) : data_(std::move(error)) {}  // NOLINT(implicit)
+  bool is_ok() const { return std::holds_alternative<T>(data_); }
+  explicit operator bool() const { return is_ok(); }
+  const Error& error() const { return std::get<Error>(data_); }
+  T& value() & {
+    if (!is_ok()) throw error();
+    return std::get<T>(data_);
+  }
+  const T& value() const& {
+    if (!is_ok()) throw error();
+    return std::get<T>(data_);
+  }
+  T&& value() && {
+    if (!is_ok()) throw error();
+    return std::get<T>(std::move(data_));
+  }
+  T* operator->() { return &value(); }
+  T& operator*() & { return value(); }
+  Status status() const { return is_ok() ? Status() : Status(error()); }
+
+ private:
+  std::variant<T, Error> data_;
+};
+
+/// Runs fn, converting a thrown parity::Error (or other exception, as an internal error) to Status.
+template <typename Fn>
+Status capture_status(Fn&& fn) {
+  try {
+    fn();
+    return Status();
+  } catch (const Error& e) {
+    return Status(e);
+  } catch (const std::bad_alloc&) {
+    return Status(Error(ErrorCode::kRuntime, "out of memory"));
+  } catch (const std::exception& e) {
+    return Status(Error(ErrorCode::kInternal, e.what()));
+  }
+}
+
+/// Runs fn returning T, converting exceptions to Result<T>.
+template <typename T, typename Fn>
+Result<T> capture_result(Fn&& fn) {
+  try {
+    return Result<T>(fn());
+  } catch (const Error& e) {
+    return Result<T>(e);
+  } catch (const std::bad_alloc&) {
+    return Result<T>(Error(ErrorCode::kRuntime, "out of memory"));
+  } catch (const std::exception& e) {
+    return Result<T>(Error(ErrorCode::kInternal, e.what()));
+  }
+}
+
+namespace detail {
+inline void append_all(std::ostringstream&) {}
+template <typename A, typename... Rest>
+void append_all(std::ostringstream& os, const A& a, const Rest&... rest) {
+  os << a;
+  append_all(os, rest...);
+}
+[[noreturn]] void assertion_failed(const char* expr, const char* file, int line,
+                                   const std::string& message);
+}  // namespace detail
+
+/// Concatenates the arguments with operator<< into a string.
+template <typename... Args>
+std::string str_cat(const Args&... args) {
+  std::ostringstream os;
+  detail::append_all(os, args...);
+  return os.str();
+}
+
+/// Throws a parity::Error of the given code with a message built from the arguments.
+template <typename... Args>
+[[noreturn]] void fail(ErrorCode code, const Args&... args) {
+  throw Error(code, str_cat(args...));
+}
+
+}  // namespace parity
+
+/// Invariant check: a failure is a parity bug and is reported as such (kInternal).
+#define PARITY_ASSERT(cond, ...)                                                        \
+  do {                                                                                  \
+    if (!(cond))                                                                        \
+      ::parity::detail::assertion_failed(#cond, __FILE__, __LINE__,                     \
+                                         ::parity::str_cat("" __VA_OPT__(, ) __VA_ARGS__)); \
+  } while (0)
+
+/// Check on user-supplied data: throws parity::Error(code, message...) when cond is false.
+#define PARITY_CHECK(cond, code, ...)                                \
+  do {                                                               \
+    if (!(cond)) ::parity::fail(::parity::ErrorCode::code, __VA_ARGS__); \
+  } while (0)

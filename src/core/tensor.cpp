@@ -1,0 +1,158 @@
+#include "core/tensor.h"
+
+#include <cstring>
+#include <new>
+
+namespace parity {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    PARITY_CHECK(d >= 0, kInvalidArgument, "negative dimension ", d, " in shape ", shape_to_string(shape));
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + ")";
+}
+
+std::vector<int64_t> shape_strides(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+namespace {
+class HeapStorage final : public Storage {
+ public:
+  explicit HeapStorage(size_t bytes) : size_(bytes) {
+    // 64-byte alignment so vectorized kernels can use aligned loads; zero-filled for determinism.
+    data_ = static_cast<std::byte*>(::operator new[](bytes ? bytes : 1, std::align_val_t(64)));
+    std::memset(data_, 0, bytes);
+  }
+  ~HeapStorage() override { ::operator delete[](data_, std::align_val_t(64)); }
+  std::byte* data() override { return data_; }
+  size_t size_bytes() const override { return size_; }
+
+ private:
+  std::byte* data_;
+  size_t size_;
+};
+
+class StringStorage final : public Storage {
+ public:
+  explicit StringStorage(size_t count) : strings_(count) {}
+  std::byte* data() override { return reinterpret_cast<std::byte*>(strings_.data()); }
+  size_t size_bytes() const override { return strings_.size() * sizeof(std::string); }
+
+ private:
+  std::vector<std::string> strings_;
+};
+
+std::shared_ptr<Storage> allocate_storage(DType dtype, int64_t numel) {
+  if (dtype == DType::kString) return std::make_shared<StringStorage>(static_cast<size_t>(numel));
+  return std::make_shared<HeapStorage>(static_cast<size_t>(numel) * dtype_size(dtype));
+}
+}  // namespace
+
+Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
+  PARITY_CHECK(is_valid_dtype(dtype), kInvalidArgument, "cannot create a tensor of dtype ",
+               dtype_name(dtype));
+  numel_ = shape_numel(shape_);
+  storage_ = allocate_storage(dtype_, numel_);
+}
+
+Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t byte_offset)
+    : dtype_(dtype), shape_(std::move(shape)), storage_(std::move(storage)), offset_(byte_offset) {
+  numel_ = shape_numel(shape_);
+  PARITY_ASSERT(dtype != DType::kString, "string tensors cannot wrap external storage");
+  PARITY_ASSERT(storage_ && storage_->size_bytes() >= offset_ + size_bytes(),
+                "storage too small for tensor of shape ", shape_to_string(shape_));
+}
+
+Tensor Tensor::from_bytes(DType dtype, Shape shape, const void* bytes, size_t size_bytes) {
+  PARITY_CHECK(dtype != DType::kString, kInvalidArgument, "string tensors cannot be built from bytes");
+  Tensor t(dtype, std::move(shape));
+  PARITY_CHECK(size_bytes == t.size_bytes(), kInvalidModel, "expected ", t.size_bytes(),
+               " bytes for a ", dtype_name(dtype), " tensor of shape ", shape_to_string(t.shape()),
+               ", got ", size_bytes);
+  if (size_bytes) std::memcpy(t.raw_data(), bytes, size_bytes);
+  return t;
+}
+
+int64_t Tensor::dim(int64_t axis) const {
+  if (axis < 0) axis += rank();
+  PARITY_ASSERT(axis >= 0 && axis < rank(), "axis ", axis, " out of range for rank ", rank());
+  return shape_[static_cast<size_t>(axis)];
+}
+
+void Tensor::check_type(DType requested) const {
+  PARITY_ASSERT(requested == dtype_, "tensor holds ", dtype_name(dtype_), ", accessed as ",
+                dtype_name(requested));
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return Tensor();
+  Tensor t(dtype_, shape_);
+  if (dtype_ == DType::kString) {
+    auto src = values<std::string>();
+    auto dst = t.values<std::string>();
+    std::copy(src.begin(), src.end(), dst.begin());
+  } else if (size_bytes()) {
+    std::memcpy(t.raw_data(), raw_data(), size_bytes());
+  }
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  PARITY_CHECK(shape_numel(shape) == numel_, kInvalidArgument, "cannot reshape ",
+               shape_to_string(shape_), " to ", shape_to_string(shape));
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::cast(DType dtype) const {
+  if (dtype == dtype_) return clone();
+  PARITY_CHECK(dtype != DType::kString && dtype_ != DType::kString, kUnsupported,
+               "cannot cast between string and ", dtype_name(dtype == DType::kString ? dtype_ : dtype));
+  Tensor out(dtype, shape_);
+  visit_numeric_dtype(dtype_, [&](auto from_tag) {
+    using From = typename decltype(from_tag)::type;
+    visit_numeric_dtype(dtype, [&](auto to_tag) {
+      using To = typename decltype(to_tag)::type;
+      const From* src = data<From>();
+      To* dst = out.data<To>();
+      for (int64_t i = 0; i < numel_; ++i) dst[i] = convert_scalar<To>(src[i]);
+    });
+  });
+  return out;
+}
+
+double Tensor::value_as_double(int64_t i) const {
+  PARITY_ASSERT(i >= 0 && i < numel_, "index ", i, " out of range");
+  return visit_numeric_dtype(dtype_, [&](auto tag) -> double {
+    using T = typename decltype(tag)::type;
+    return convert_scalar<double>(data<T>()[i]);
+  });
+}
+
+bool Tensor::bit_equal(const Tensor& other) const {
+  if (dtype_ != other.dtype_ || shape_ != other.shape_) return false;
+  if (dtype_ == DType::kString) {
+    auto a = values<std::string>();
+    auto b = other.values<std::string>();
+    return std::equal(a.begin(), a.end(), b.begin());
+  }
+  return size_bytes() == 0 || std::memcmp(raw_data(), other.raw_data(), size_bytes()) == 0;
+}
+
+}  // namespace parity

@@ -1,0 +1,126 @@
+// Tensor: contiguous, row-major, dtype + shape over a reference-counted buffer.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/status.h"
+
+namespace parity {
+
+using Shape = std::vector<int64_t>;
+
+/// Number of elements of a shape (1 for a scalar, 0 when any dimension is 0).
+int64_t shape_numel(const Shape& shape);
+/// "(1, 3, 224, 224)" as Polygraphy prints shapes; "()" for a scalar.
+std::string shape_to_string(const Shape& shape);
+/// Row-major strides (in elements).
+std::vector<int64_t> shape_strides(const Shape& shape);
+
+/// Memory behind a tensor. Subclasses may own heap memory, strings, or an mmapped file region.
+class Storage {
+ public:
+  virtual ~Storage() = default;
+  virtual std::byte* data() = 0;
+  virtual size_t size_bytes() const = 0;
+};
+
+/// Contiguous row-major tensor.
+///
+/// Copies are shallow: both tensors share one buffer (cheap to pass around and to hand out as
+/// runner outputs). Use clone() for an independent deep copy. Moves are O(1).
+/// String tensors hold std::string elements; all other dtypes hold plain little-endian values.
+class Tensor {
+ public:
+  Tensor() = default;
+  /// Allocates a zero-initialized tensor.
+  Tensor(DType dtype, Shape shape);
+  /// Wraps existing storage (e.g. an mmapped external-data region); byte_offset into storage.
+  Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t byte_offset = 0);
+
+  template <typename T>
+  static Tensor from_vector(const Shape& shape, const std::vector<T>& values);
+  template <typename T>
+  static Tensor scalar(T value) {
+    return from_vector<T>({}, std::vector<T>{value});
+  }
+  /// Builds a tensor by copying raw bytes (non-string dtypes only).
+  static Tensor from_bytes(DType dtype, Shape shape, const void* bytes, size_t size_bytes);
+
+  bool defined() const { return dtype_ != DType::kUndefined; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t axis) const;
+  int64_t numel() const { return numel_; }
+  size_t size_bytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+
+  void* raw_data() { return storage_ ? storage_->data() + offset_ : nullptr; }
+  const void* raw_data() const { return storage_ ? storage_->data() + offset_ : nullptr; }
+
+  /// Typed pointer; asserts that T matches dtype().
+  template <typename T>
+  T* data() {
+    check_type(dtype_of_v<T>);
+    return static_cast<T*>(raw_data());
+  }
+  template <typename T>
+  const T* data() const {
+    check_type(dtype_of_v<T>);
+    return static_cast<const T*>(raw_data());
+  }
+  template <typename T>
+  std::span<T> values() {
+    return {data<T>(), static_cast<size_t>(numel_)};
+  }
+  template <typename T>
+  std::span<const T> values() const {
+    return {data<T>(), static_cast<size_t>(numel_)};
+  }
+  template <typename T>
+  std::vector<T> to_vector() const {
+    auto v = values<T>();
+    return std::vector<T>(v.begin(), v.end());
+  }
+
+  /// Independent deep copy.
+  Tensor clone() const;
+  /// Same buffer, new shape with equal element count.
+  Tensor reshaped(Shape shape) const;
+  /// Element-wise conversion with convert_scalar semantics (string <-> numeric unsupported).
+  Tensor cast(DType dtype) const;
+  /// Reads element i (flat index) as double (numeric dtypes only).
+  double value_as_double(int64_t flat_index) const;
+  /// True when dtypes, shapes and every byte (or string) are equal.
+  bool bit_equal(const Tensor& other) const;
+  /// True if the storage is shared with another Tensor object.
+  bool shares_storage() const { return storage_ && storage_.use_count() > 1; }
+
+ private:
+  void check_type(DType requested) const;
+
+  DType dtype_ = DType::kUndefined;
+  Shape shape_;
+  int64_t numel_ = 0;
+  std::shared_ptr<Storage> storage_;
+  size_t offset_ = 0;
+};
+
+template <typename T>
+Tensor Tensor::from_vector(const Shape& shape, const std::vector<T>& values) {
+  Tensor t(dtype_of_v<T>, shape);
+  PARITY_CHECK(static_cast<int64_t>(values.size()) == t.numel(), kInvalidArgument,
+               "tensor of shape ", shape_to_string(shape), " needs ", t.numel(), " values, got ",
+               values.size());
+  T* out = t.data<T>();
+  for (size_t i = 0; i < values.size(); ++i) out[i] = values[i];
+  return t;
+}
+
+}  // namespace parity

@@ -1,0 +1,121 @@
+#include "runtime/kernel.h"
+
+#include <algorithm>
+
+namespace parity::runtime {
+
+const Tensor& Value::tensor() const {
+  PARITY_CHECK(kind_ == Kind::kTensor, kRuntime, "expected a tensor value");
+  return tensor_;
+}
+Tensor& Value::tensor() {
+  PARITY_CHECK(kind_ == Kind::kTensor, kRuntime, "expected a tensor value");
+  return tensor_;
+}
+const std::vector<Tensor>& Value::sequence_items() const {
+  PARITY_CHECK(kind_ == Kind::kSequence, kRuntime, "expected a sequence value");
+  return sequence_;
+}
+std::vector<Tensor>& Value::sequence_items() {
+  PARITY_CHECK(kind_ == Kind::kSequence, kRuntime, "expected a sequence value");
+  return sequence_;
+}
+
+std::string KernelInit::node_label() const {
+  std::string label = spec_.domain.empty() ? spec_.op_type : spec_.domain + "::" + spec_.op_type;
+  return label + " node '" + spec_.name + "'";
+}
+
+const Attribute* KernelInit::find_attr(const std::string& name) const {
+  auto it = spec_.attributes.find(name);
+  return it == spec_.attributes.end() ? nullptr : &it->second;
+}
+
+const Attribute& KernelInit::require_attr(const std::string& name, AttrType type) const {
+  const Attribute* a = find_attr(name);
+  if (!a) fail("required attribute '", name, "' is missing");
+  if (a->type != type)
+    fail("attribute '", name, "' has type ", attr_type_name(a->type), ", expected ", attr_type_name(type));
+  return *a;
+}
+
+int64_t KernelInit::attr_int(const std::string& n) const { return require_attr(n, AttrType::kInt).i; }
+int64_t KernelInit::attr_int(const std::string& n, int64_t fb) const { return has_attr(n) ? attr_int(n) : fb; }
+float KernelInit::attr_float(const std::string& n) const { return require_attr(n, AttrType::kFloat).f; }
+float KernelInit::attr_float(const std::string& n, float fb) const { return has_attr(n) ? attr_float(n) : fb; }
+std::string KernelInit::attr_string(const std::string& n) const { return require_attr(n, AttrType::kString).s; }
+std::string KernelInit::attr_string(const std::string& n, const std::string& fb) const {
+  return has_attr(n) ? attr_string(n) : fb;
+}
+std::vector<int64_t> KernelInit::attr_ints(const std::string& n) const { return require_attr(n, AttrType::kInts).ints; }
+std::vector<int64_t> KernelInit::attr_ints(const std::string& n, const std::vector<int64_t>& fb) const {
+  return has_attr(n) ? attr_ints(n) : fb;
+}
+std::vector<float> KernelInit::attr_floats(const std::string& n) const { return require_attr(n, AttrType::kFloats).floats; }
+std::vector<float> KernelInit::attr_floats(const std::string& n, const std::vector<float>& fb) const {
+  return has_attr(n) ? attr_floats(n) : fb;
+}
+std::vector<std::string> KernelInit::attr_strings(const std::string& n) const {
+  return require_attr(n, AttrType::kStrings).strings;
+}
+std::vector<std::string> KernelInit::attr_strings(const std::string& n, const std::vector<std::string>& fb) const {
+  return has_attr(n) ? attr_strings(n) : fb;
+}
+Tensor KernelInit::attr_tensor(const std::string& n) const { return require_attr(n, AttrType::kTensor).t; }
+
+std::optional<Tensor> KernelInit::constant_input(size_t) const { return std::nullopt; }
+
+std::shared_ptr<Subgraph> KernelInit::subgraph(const std::string& attr_name) const {
+  fail("subgraph attribute '", attr_name, "' cannot be planned outside an executor");
+}
+
+const Tensor& KernelContext::input(size_t i) const {
+  if (!has_input(i)) fail("input ", i, " is missing");
+  const Value& v = input_value(i);
+  if (!v.is_tensor()) fail("input ", i, " is not a tensor");
+  return v.tensor();
+}
+
+Tensor& KernelContext::allocate_output(size_t i, DType dtype, const Shape& shape) {
+  set_output(i, Value(Tensor(dtype, shape)));
+  return output_value(i).tensor();
+}
+
+KernelRegistry& KernelRegistry::instance() {
+  static KernelRegistry registry;
+  return registry;
+}
+
+void KernelRegistry::add(KernelDef def) {
+  for (const auto& d : defs_)
+    PARITY_ASSERT(!(d.domain == def.domain && d.op_type == def.op_type && d.since_version == def.since_version),
+                  "kernel ", def.domain, "::", def.op_type, " v", def.since_version, " registered twice (",
+                  d.source_file, " and ", def.source_file, ")");
+  defs_.push_back(std::move(def));
+}
+
+const KernelDef* KernelRegistry::resolve(const std::string& domain, const std::string& op, int opset) const {
+  const KernelDef* best = nullptr;
+  for (const auto& d : defs_)
+    if (d.domain == domain && d.op_type == op && d.since_version <= opset &&
+        (!best || d.since_version > best->since_version))
+      best = &d;
+  return best;
+}
+
+std::vector<int> KernelRegistry::versions(const std::string& domain, const std::string& op) const {
+  std::vector<int> v;
+  for (const auto& d : defs_)
+    if (d.domain == domain && d.op_type == op) v.push_back(d.since_version);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+KernelRegistrar::KernelRegistrar(const char* domain, const char* op, int since, KernelFactory factory,
+                                 const char* file) {
+  std::string d = domain;
+  if (d == "ai.onnx") d.clear();
+  KernelRegistry::instance().add({d, op, since, std::move(factory), file});
+}
+
+}  // namespace parity::runtime

@@ -1,0 +1,176 @@
+// Kernel API: every operator implementation registers itself in its own .cpp with
+// PARITY_REGISTER_KERNEL(domain, op, since_version, KernelClass). The executor picks, per node,
+// the registration with the largest since_version <= the model's opset for that domain.
+//
+// A kernel is built once per node at plan time from a KernelInit (attributes parsed there) and
+// then computes many times from a KernelContext.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "onnx/attribute.h"
+#include "runtime/value.h"
+
+namespace parity::runtime {
+
+class Subgraph;     // a planned nested graph (If/Loop/Scan bodies); defined by the executor
+class ThreadPool;
+
+/// Precision the executor runs floating-point math in.
+enum class Precision {
+  kFloat32,  // model's own dtypes (default)
+  kFloat64,  // fp64 oracle: every floating tensor is computed in double
+};
+
+/// Everything the executor knows about a node when building its kernel.
+struct NodeSpec {
+  std::string name;
+  std::string op_type;
+  std::string domain;  // "" for the default ONNX domain
+  int opset = 0;       // the model's opset for this domain
+  int since_version = 0;  // since_version of the chosen kernel registration
+  std::vector<std::string> inputs;   // "" marks an omitted optional input
+  std::vector<std::string> outputs;  // "" marks an omitted optional output
+  AttributeMap attributes;
+};
+
+/// Plan-time view of a node: attribute accessors with defaults and node-named errors.
+class KernelInit {
+ public:
+  KernelInit(const NodeSpec& spec, Precision precision) : spec_(spec), precision_(precision) {}
+  virtual ~KernelInit() = default;
+
+  const NodeSpec& spec() const { return spec_; }
+  const std::string& op_type() const { return spec_.op_type; }
+  int opset() const { return spec_.opset; }
+  Precision precision() const { return precision_; }
+  size_t num_inputs() const { return spec_.inputs.size(); }
+  size_t num_outputs() const { return spec_.outputs.size(); }
+  /// True when input i is present (exists and is not the empty name).
+  bool has_input(size_t i) const { return i < spec_.inputs.size() && !spec_.inputs[i].empty(); }
+  bool has_output(size_t i) const { return i < spec_.outputs.size() && !spec_.outputs[i].empty(); }
+
+  bool has_attr(const std::string& name) const { return spec_.attributes.count(name) > 0; }
+  const Attribute* find_attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t fallback) const;
+  float attr_float(const std::string& name) const;
+  float attr_float(const std::string& name, float fallback) const;
+  std::string attr_string(const std::string& name) const;
+  std::string attr_string(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& name) const;
+  std::vector<int64_t> attr_ints(const std::string& name, const std::vector<int64_t>& fallback) const;
+  std::vector<float> attr_floats(const std::string& name) const;
+  std::vector<float> attr_floats(const std::string& name, const std::vector<float>& fallback) const;
+  std::vector<std::string> attr_strings(const std::string& name) const;
+  std::vector<std::string> attr_strings(const std::string& name, const std::vector<std::string>& fallback) const;
+  Tensor attr_tensor(const std::string& name) const;
+
+  /// Value of input i when it is a constant (initializer) known at plan time; nullopt otherwise.
+  /// Kernels may use it to pre-pack weights.
+  virtual std::optional<Tensor> constant_input(size_t i) const;
+  /// Plans the subgraph held by a graph attribute (If/Loop/Scan). Provided by the executor.
+  virtual std::shared_ptr<Subgraph> subgraph(const std::string& attr_name) const;
+
+  /// Throws kInvalidModel with the node's op and name in the message.
+  template <typename... Args>
+  [[noreturn]] void fail(const Args&... args) const {
+    ::parity::fail(ErrorCode::kInvalidModel, node_label(), ": ", args...);
+  }
+  std::string node_label() const;
+
+ private:
+  const Attribute& require_attr(const std::string& name, AttrType type) const;
+  const NodeSpec& spec_;
+  Precision precision_;
+};
+
+/// Run-time view of a node's inputs and outputs.
+class KernelContext {
+ public:
+  virtual ~KernelContext() = default;
+
+  virtual size_t num_inputs() const = 0;
+  virtual size_t num_outputs() const = 0;
+  /// True when input i exists, is named, and holds a value (tensor, sequence or optional).
+  virtual bool has_input(size_t i) const = 0;
+  virtual const Value& input_value(size_t i) const = 0;
+  /// Tensor input i; throws kRuntime naming the node if absent or not a tensor.
+  const Tensor& input(size_t i) const;
+  virtual bool has_output(size_t i) const = 0;
+  /// Allocates (zeroed) and stores output i; returns it for filling.
+  Tensor& allocate_output(size_t i, DType dtype, const Shape& shape);
+  virtual void set_output(size_t i, Value value) = 0;
+  virtual Value& output_value(size_t i) = 0;
+
+  /// Runs a planned subgraph with the given inputs; outer-scope values are visible to it.
+  virtual std::vector<Value> run_subgraph(const Subgraph& graph, std::vector<Value> inputs) = 0;
+
+  /// Splits [0, n) into chunks run on the executor's threads (serial when 1 thread).
+  virtual void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) = 0;
+  virtual int num_threads() const = 0;
+  virtual Precision precision() const = 0;
+  /// Seed-controlled generator state for random ops (RandomNormal etc.), deterministic per run.
+  virtual uint64_t next_random_seed() = 0;
+
+  virtual std::string node_label() const = 0;
+  /// Throws kRuntime naming the node (used for shape mismatches discovered while running).
+  template <typename... Args>
+  [[noreturn]] void fail(const Args&... args) const {
+    ::parity::fail(ErrorCode::kRuntime, node_label(), ": ", args...);
+  }
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void compute(KernelContext& ctx) const = 0;
+};
+
+using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelInit&)>;
+
+struct KernelDef {
+  std::string domain;  // "" = ai.onnx
+  std::string op_type;
+  int since_version = 1;
+  KernelFactory create;
+  std::string source_file;
+};
+
+class KernelRegistry {
+ public:
+  static KernelRegistry& instance();
+  void add(KernelDef def);
+  /// The registration with the largest since_version <= opset; nullptr if none.
+  const KernelDef* resolve(const std::string& domain, const std::string& op_type, int opset) const;
+  /// All since_versions registered for (domain, op), ascending.
+  std::vector<int> versions(const std::string& domain, const std::string& op_type) const;
+  const std::vector<KernelDef>& all() const { return defs_; }
+
+ private:
+  std::vector<KernelDef> defs_;
+};
+
+struct KernelRegistrar {
+  KernelRegistrar(const char* domain, const char* op, int since, KernelFactory factory, const char* file);
+};
+
+}  // namespace parity::runtime
+
+#define PARITY_KERNEL_CONCAT_INNER(a, b) a##b
+#define PARITY_KERNEL_CONCAT(a, b) PARITY_KERNEL_CONCAT_INNER(a, b)
+/// Registers KernelClass (constructible from const KernelInit&) for (domain, op, since_version).
+#define PARITY_REGISTER_KERNEL(domain, op, since, KernelClass)                                     \
+  static ::parity::runtime::KernelRegistrar PARITY_KERNEL_CONCAT(parity_kernel_registrar_, __LINE__)( \
+      domain, op, since,                                                                            \
+      [](const ::parity::runtime::KernelInit& init) -> std::unique_ptr<::parity::runtime::Kernel> { \
+        return std::make_unique<KernelClass>(init);                                                 \
+      },                                                                                            \
+      __FILE__)

@@ -1,0 +1,43 @@
+// Helpers shared by parity's tests: temp folders, running the CLI, fixture paths.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace parity::testing {
+
+/// A fresh temporary directory, removed when the object dies.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+  /// Last non-empty line of the output.
+  std::string last_line() const;
+};
+
+/// Runs the built `parity` binary with the given arguments (shell-quoted), capturing output.
+CommandResult run_parity(const std::vector<std::string>& args);
+/// Runs a shell command, capturing stdout+stderr.
+CommandResult run_shell(const std::string& command);
+
+std::filesystem::path source_dir();
+std::filesystem::path shared_dir();
+std::filesystem::path fixtures_dir();  // ../shared/fixtures
+std::filesystem::path onnx_testdata_dir();
+std::string read_file(const std::filesystem::path& path);
+void write_file(const std::filesystem::path& path, const std::string& contents);
+
+}  // namespace parity::testing
