@@ -1,0 +1,69 @@
+#include "runners/runner.h"
+
+#include <atomic>
+#include <chrono>
+#include <ctime>
+
+#include "core/logger.h"
+
+namespace parity {
+
+Runner::Runner(std::string name) : name_(std::move(name)) {}
+
+Runner::~Runner() = default;
+
+void Runner::activate() {
+  PARITY_CHECK(!active_, kInvalidArgument, "runner ", name_, " is already active");
+  activate_impl();
+  active_ = true;
+}
+
+void Runner::deactivate() {
+  PARITY_CHECK(active_, kInvalidArgument, "runner ", name_, " is not active");
+  cached_metadata_.reset();
+  active_ = false;
+  deactivate_impl();
+}
+
+TensorMetadata Runner::input_metadata() {
+  PARITY_CHECK(active_, kInvalidArgument, "runner ", name_, " must be activated before querying input metadata");
+  if (!cached_metadata_) cached_metadata_ = std::make_unique<TensorMetadata>(input_metadata_impl());
+  return *cached_metadata_;
+}
+
+void Runner::check_feed(const TensorMap& feed) {
+  const TensorMetadata meta = input_metadata();
+  for (const auto& m : meta) {
+    const Tensor* t = feed.find(m.name);
+    PARITY_CHECK(t, kInvalidArgument, name_, ": input '", m.name, "' is missing from the feed; the feed has: ",
+                 join_names(feed.names()), "; the model expects: ", join_names(meta.names()));
+    PARITY_CHECK(m.dtype == DType::kUndefined || t->dtype() == m.dtype, kInvalidArgument, name_, ": input '",
+                 m.name, "' has dtype ", dtype_name(t->dtype()), " but the model expects ", dtype_name(m.dtype));
+    PARITY_CHECK(m.shape.accepts(t->shape()), kInvalidArgument, name_, ": input '", m.name, "' has shape ",
+                 shape_to_string(t->shape()), " but the model expects ", m.shape.to_string());
+  }
+  for (const auto& [name, tensor] : feed)
+    PARITY_CHECK(meta.contains(name), kInvalidArgument, name_, ": the feed has '", name,
+                 "', which is not an input of the model; inputs are: ", join_names(meta.names()));
+}
+
+TensorMap Runner::infer(const TensorMap& feed, bool check_inputs) {
+  PARITY_CHECK(active_, kInvalidArgument, "runner ", name_, " must be activated before inference");
+  if (check_inputs) check_feed(feed);
+  const auto start = std::chrono::steady_clock::now();
+  TensorMap out = infer_impl(feed);
+  last_inference_time_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+std::string make_runner_name(const std::string& prefix) {
+  static std::atomic<int> counter{0};
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%m/%d/%y-%H:%M:%S", &tm);
+  return prefix + "-runner-N" + std::to_string(counter++) + "-" + stamp;
+}
+
+}  // namespace parity
