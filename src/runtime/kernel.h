@@ -29,6 +29,14 @@ enum class Precision {
   kFloat64,  // fp64 oracle: every floating tensor is computed in double
 };
 
+/// The dtype a kernel computes and stores a floating tensor in: in fp64-oracle mode every
+/// floating dtype (float16, bfloat16, float32) becomes float64; other dtypes are unchanged.
+/// Kernels that create tensors from a dtype attribute (Cast 'to', ConstantOfShape, RandomNormal,
+/// EyeLike ...) pass it through this so the whole graph stays in double.
+inline DType compute_dtype(DType dtype, Precision precision) {
+  return (precision == Precision::kFloat64 && is_floating(dtype)) ? DType::kFloat64 : dtype;
+}
+
 /// Everything the executor knows about a node when building its kernel.
 struct NodeSpec {
   std::string name;
