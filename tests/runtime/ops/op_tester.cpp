@@ -1,0 +1,275 @@
+#include "runtime/ops/op_tester.h"
+
+#include <cmath>
+#include <memory>
+
+namespace parity::testing {
+
+namespace {
+using runtime::KernelContext;
+using runtime::KernelInit;
+using runtime::Value;
+
+class TesterInit : public KernelInit {
+ public:
+  TesterInit(const runtime::NodeSpec& spec, runtime::Precision precision,
+             const std::vector<std::optional<Tensor>>& constants)
+      : KernelInit(spec, precision), constants_(constants) {}
+  std::optional<Tensor> constant_input(size_t i) const override {
+    if (i < constants_.size() && constants_[i]) return constants_[i];
+    return std::nullopt;
+  }
+
+ private:
+  const std::vector<std::optional<Tensor>>& constants_;
+};
+
+class TesterContext : public KernelContext {
+ public:
+  TesterContext(const runtime::NodeSpec& spec, std::vector<Value> inputs, runtime::Precision precision)
+      : spec_(spec), inputs_(std::move(inputs)), outputs_(spec.outputs.size()), precision_(precision) {}
+  size_t num_inputs() const override { return inputs_.size(); }
+  size_t num_outputs() const override { return outputs_.size(); }
+  bool has_input(size_t i) const override { return i < inputs_.size() && !inputs_[i].is_empty(); }
+  const Value& input_value(size_t i) const override {
+    if (!has_input(i)) fail("input ", i, " is missing");
+    return inputs_[i];
+  }
+  bool has_output(size_t i) const override { return i < spec_.outputs.size() && !spec_.outputs[i].empty(); }
+  void set_output(size_t i, Value value) override {
+    PARITY_ASSERT(i < outputs_.size(), "output index ", i, " out of range");
+    outputs_[i] = std::move(value);
+  }
+  Value& output_value(size_t i) override {
+    PARITY_ASSERT(i < outputs_.size(), "output index ", i, " out of range");
+    return outputs_[i];
+  }
+  std::vector<Value> run_subgraph(const runtime::Subgraph&, std::vector<Value>) override {
+    fail("subgraphs are not supported by OpTester");
+  }
+  // Uneven chunks so kernels that mis-handle chunk boundaries fail in unit tests.
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override {
+    int64_t begin = 0;
+    int64_t chunk = 1;
+    while (begin < n) {
+      const int64_t end = std::min(n, begin + chunk);
+      fn(begin, end);
+      begin = end;
+      chunk *= 3;
+    }
+  }
+  int num_threads() const override { return 3; }
+  runtime::Precision precision() const override { return precision_; }
+  uint64_t next_random_seed() override { return seed_++; }
+  std::string node_label() const override { return spec_.op_type + " node '" + spec_.name + "'"; }
+  std::vector<Value>& outputs() { return outputs_; }
+
+ private:
+  const runtime::NodeSpec& spec_;
+  std::vector<Value> inputs_;
+  std::vector<Value> outputs_;
+  runtime::Precision precision_;
+  uint64_t seed_ = 42;
+};
+
+Attribute make_attr(const std::string& name, AttrType type) {
+  Attribute a;
+  a.name = name;
+  a.type = type;
+  return a;
+}
+}  // namespace
+
+OpTester::OpTester(std::string op_type, int opset, std::string domain) {
+  spec_.name = "test_node";
+  spec_.op_type = std::move(op_type);
+  spec_.domain = std::move(domain);
+  spec_.opset = opset;
+}
+
+OpTester& OpTester::attr(const std::string& name, int64_t value) {
+  auto a = make_attr(name, AttrType::kInt);
+  a.i = value;
+  spec_.attributes[name] = a;
+  return *this;
+}
+OpTester& OpTester::attr(const std::string& name, float value) {
+  auto a = make_attr(name, AttrType::kFloat);
+  a.f = value;
+  spec_.attributes[name] = a;
+  return *this;
+}
+OpTester& OpTester::attr(const std::string& name, const std::string& value) {
+  auto a = make_attr(name, AttrType::kString);
+  a.s = value;
+  spec_.attributes[name] = a;
+  return *this;
+}
+OpTester& OpTester::attr(const std::string& name, const Tensor& value) {
+  auto a = make_attr(name, AttrType::kTensor);
+  a.t = value;
+  spec_.attributes[name] = a;
+  return *this;
+}
+OpTester& OpTester::attr_ints(const std::string& name, const std::vector<int64_t>& values) {
+  auto a = make_attr(name, AttrType::kInts);
+  a.ints = values;
+  spec_.attributes[name] = a;
+  return *this;
+}
+OpTester& OpTester::attr_floats(const std::string& name, const std::vector<float>& values) {
+  auto a = make_attr(name, AttrType::kFloats);
+  a.floats = values;
+  spec_.attributes[name] = a;
+  return *this;
+}
+OpTester& OpTester::attr_strings(const std::string& name, const std::vector<std::string>& values) {
+  auto a = make_attr(name, AttrType::kStrings);
+  a.strings = values;
+  spec_.attributes[name] = a;
+  return *this;
+}
+
+OpTester& OpTester::input(const Tensor& value) {
+  spec_.inputs.push_back("in" + std::to_string(spec_.inputs.size()));
+  inputs_.push_back(Value(value));
+  constants_.push_back(std::nullopt);
+  return *this;
+}
+OpTester& OpTester::constant_input(const Tensor& value) {
+  input(value);
+  constants_.back() = value;
+  return *this;
+}
+OpTester& OpTester::missing_input() {
+  spec_.inputs.push_back("");
+  inputs_.push_back(std::nullopt);
+  constants_.push_back(std::nullopt);
+  return *this;
+}
+OpTester& OpTester::output(const Tensor& expected) {
+  spec_.outputs.push_back("out" + std::to_string(spec_.outputs.size()));
+  Expected e;
+  e.present = true;
+  e.tensor = expected;
+  e.dtype = expected.dtype();
+  e.shape = expected.shape();
+  expected_.push_back(e);
+  return *this;
+}
+OpTester& OpTester::output_shape_only(DType dtype, const Shape& shape) {
+  spec_.outputs.push_back("out" + std::to_string(spec_.outputs.size()));
+  Expected e;
+  e.present = true;
+  e.shape_only = true;
+  e.dtype = dtype;
+  e.shape = shape;
+  expected_.push_back(e);
+  return *this;
+}
+OpTester& OpTester::missing_output() {
+  spec_.outputs.push_back("");
+  expected_.push_back(Expected{});
+  return *this;
+}
+OpTester& OpTester::tolerance(double atol, double rtol) {
+  atol_ = atol;
+  rtol_ = rtol;
+  return *this;
+}
+OpTester& OpTester::precision(runtime::Precision precision) {
+  precision_ = precision;
+  return *this;
+}
+
+std::vector<Tensor> OpTester::run_outputs() {
+  const auto* def = runtime::KernelRegistry::instance().resolve(spec_.domain, spec_.op_type, spec_.opset);
+  if (!def) fail(ErrorCode::kUnsupported, "no kernel for ", spec_.op_type, " at opset ", spec_.opset);
+  spec_.since_version = def->since_version;
+  TesterInit init(spec_, precision_, constants_);
+  auto kernel = def->create(init);
+  std::vector<Value> inputs;
+  for (const auto& in : inputs_) inputs.push_back(in ? *in : Value());
+  TesterContext ctx(spec_, std::move(inputs), precision_);
+  kernel->compute(ctx);
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < spec_.outputs.size(); ++i) {
+    const Value& v = ctx.outputs()[i];
+    out.push_back(v.is_tensor() ? v.tensor() : Tensor());
+  }
+  return out;
+}
+
+void OpTester::run() {
+  std::vector<Tensor> outputs;
+  try {
+    outputs = run_outputs();
+  } catch (const Error& e) {
+    ADD_FAILURE() << spec_.op_type << " failed: [" << error_code_name(e.code()) << "] " << e.what();
+    return;
+  }
+  for (size_t i = 0; i < expected_.size(); ++i) {
+    const Expected& e = expected_[i];
+    if (!e.present) continue;
+    const Tensor& actual = outputs[i];
+    if (!actual.defined()) {
+      ADD_FAILURE() << "output " << i << " was not produced";
+      continue;
+    }
+    if (e.shape_only) {
+      EXPECT_EQ(actual.dtype(), e.dtype) << "output " << i;
+      EXPECT_EQ(actual.shape(), e.shape) << "output " << i;
+      continue;
+    }
+    EXPECT_TRUE(tensors_close(actual, e.tensor, atol_, rtol_)) << "output " << i << " of " << spec_.op_type;
+  }
+}
+
+std::string OpTester::run_expect_error(ErrorCode code) {
+  try {
+    run_outputs();
+  } catch (const Error& e) {
+    EXPECT_EQ(error_code_name(e.code()), std::string(error_code_name(code))) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << spec_.op_type << " succeeded but an error was expected";
+  return "";
+}
+
+::testing::AssertionResult tensors_close(const Tensor& actual, const Tensor& expected, double atol, double rtol) {
+  if (actual.dtype() != expected.dtype())
+    return ::testing::AssertionFailure() << "dtype " << dtype_name(actual.dtype()) << " != expected "
+                                         << dtype_name(expected.dtype());
+  if (actual.shape() != expected.shape())
+    return ::testing::AssertionFailure() << "shape " << shape_to_string(actual.shape()) << " != expected "
+                                         << shape_to_string(expected.shape());
+  if (actual.dtype() == DType::kString) {
+    for (int64_t i = 0; i < actual.numel(); ++i)
+      if (actual.data<std::string>()[i] != expected.data<std::string>()[i])
+        return ::testing::AssertionFailure() << "string element " << i << " differs";
+    return ::testing::AssertionSuccess();
+  }
+  const bool floating = is_floating(actual.dtype());
+  for (int64_t i = 0; i < actual.numel(); ++i) {
+    const double a = actual.value_as_double(i);
+    const double e = expected.value_as_double(i);
+    bool ok;
+    if (!floating) {
+      ok = a == e;
+      // value_as_double loses precision for big 64-bit integers: compare bytes then.
+      if (ok && (actual.dtype() == DType::kInt64 || actual.dtype() == DType::kUInt64))
+        ok = static_cast<const uint64_t*>(actual.raw_data())[i] == static_cast<const uint64_t*>(expected.raw_data())[i];
+    } else if (std::isnan(e)) {
+      ok = std::isnan(a);
+    } else if (std::isinf(e)) {
+      ok = a == e;
+    } else {
+      ok = std::fabs(a - e) <= atol + rtol * std::fabs(e);
+    }
+    if (!ok)
+      return ::testing::AssertionFailure() << "element " << i << ": got " << a << ", expected " << e;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace parity::testing
