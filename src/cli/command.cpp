@@ -63,7 +63,7 @@ std::string joined_command(int argc, char** argv) {
 }
 
 void print_top_help(const std::vector<std::unique_ptr<Command>>& commands) {
-  std::printf("usage: parity [--help] [--version] <command> [<subcommand>] [options]\n\n");
+  std::printf("usage: parity [--help] [--version] [--list-runners] <command> [<subcommand>] [options]\n\n");
   std::printf("parity: debug, validate and package deep-learning models across inference runtimes.\n\n");
   std::printf("Commands:\n");
   for (const auto& c : commands) std::printf("  %-26s %s\n", c->name().c_str(), c->summary().c_str());
@@ -86,6 +86,8 @@ int main_entry(int argc, char** argv) {
     std::printf("parity %s\n", kParityVersion);
     return kExitPassed;
   }
+  // Polygraphy-style spelling of `parity runners`.
+  if (tokens[0] == "--list-runners") tokens[0] = "runners";
 
   // Find the command whose words match the longest prefix of the tokens.
   Command* chosen = nullptr;

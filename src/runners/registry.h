@@ -30,6 +30,8 @@ struct RunnerInfo {
   /// Version string of the underlying runtime ("1.30.0"), when available.
   std::function<std::string(const cli::Args*)> version;
   std::function<std::unique_ptr<Runner>(const RunnerConfig&)> create;
+  /// Optional extra line for `parity runners` (library path, execution providers, ...).
+  std::function<std::string(const cli::Args*)> details;
 };
 
 class RunnerRegistry {

@@ -1,0 +1,212 @@
+// ONNX Runtime runner: parity's binding to ORT's C ABI against the library scripts/setup.sh installs.
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+
+#include "peer_runner_test_util.h"
+#include "runners/ort/ort_library.h"
+#include "runners/ort/ort_runner.h"
+#include "runners/registry.h"
+
+namespace parity::testing {
+namespace {
+
+using ort::OrtLibrary;
+using ort::OrtRunnerOptions;
+
+// Skips (with the reason) when ORT is not installed, so the suite still runs without set-up.
+#define REQUIRE_ORT()                                                              \
+  do {                                                                             \
+    auto lib = OrtLibrary::load("");                                               \
+    if (!lib) GTEST_SKIP() << "ONNX Runtime unavailable: " << lib.error().what(); \
+  } while (0)
+
+TEST(OrtRunner, LoadsLibraryThroughTheCApi) {
+  REQUIRE_ORT();
+  const OrtLibrary* lib = OrtLibrary::load("").value();
+  EXPECT_EQ(lib->version().rfind("1.", 0), 0u) << lib->version();
+  const auto providers = lib->available_providers();
+  EXPECT_NE(std::find(providers.begin(), providers.end(), "CPUExecutionProvider"), providers.end());
+}
+
+TEST(OrtRunner, MissingLibraryIsUnavailableWithReason) {
+  auto lib = OrtLibrary::load("/nonexistent/libonnxruntime.so.1");
+  ASSERT_FALSE(lib.is_ok());
+  EXPECT_EQ(lib.error().code(), ErrorCode::kUnavailable);
+  EXPECT_NE(std::string(lib.error().what()).find("/nonexistent"), std::string::npos);
+
+  // Creating the runner works; activating it reports the reason.
+  OrtRunnerOptions options;
+  options.library = "/nonexistent";
+  auto runner = ort::make_ort_runner(node_case("test_add").string() + "/model.onnx", options);
+  try {
+    runner->activate();
+    FAIL() << "activation should fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+  }
+}
+
+TEST(OrtRunner, NotAnOrtLibraryIsRejected) {
+  // libparity itself has no OrtGetApiBase.
+  auto lib = OrtLibrary::load((std::filesystem::path(PARITY_BUILD_DIR) / "src" / "libparity.so").string());
+  ASSERT_FALSE(lib.is_ok());
+  EXPECT_NE(std::string(lib.error().what()).find("OrtGetApiBase"), std::string::npos) << lib.error().what();
+}
+
+// Runs one ONNX backend node test case through the ORT runner and checks every output.
+void expect_case_passes(const std::string& name, OrtRunnerOptions options = {}) {
+  SCOPED_TRACE(name);
+  auto runner = ort::make_ort_runner((node_case(name) / "model.onnx").string(), options);
+  ActiveRunner active(*runner);
+  const TensorMap feed = load_case_inputs(*runner, node_case(name));
+  const TensorMap out = active->infer(feed);
+  const auto expected = load_case_outputs(node_case(name));
+  ASSERT_EQ(out.size(), expected.size());
+  size_t i = 0;
+  for (const auto& [output_name, tensor] : out) EXPECT_TRUE(tensors_close(tensor, expected[i++])) << output_name;
+}
+
+TEST(OrtRunner, RunsNumericBoolFloat16AndStringModels) {
+  REQUIRE_ORT();
+  expect_case_passes("test_add");                        // float32
+  expect_case_passes("test_and_bcast4v4d");              // bool
+  expect_case_passes("test_cast_FLOAT_to_FLOAT16");      // float16 output
+  expect_case_passes("test_cast_FLOAT16_to_DOUBLE");     // float16 input, float64 output
+  expect_case_passes("test_argmax_default_axis_example"); // int64 output
+  expect_case_passes("test_cast_STRING_to_FLOAT");      // string input
+}
+
+// Identity on a string tensor: a string output, without StringNormalizer's need for system locales.
+TEST(OrtRunner, StringTensorsRoundTrip) {
+  REQUIRE_ORT();
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  model.add_opset_import()->set_version(13);
+  auto* graph = model.mutable_graph();
+  graph->set_name("string_identity");
+  auto* node = graph->add_node();
+  node->set_op_type("Identity");
+  node->add_input("s");
+  node->add_output("t");
+  for (auto* info : {graph->add_input(), graph->add_output()}) {
+    info->set_name(info == &graph->input(0) ? "s" : "t");
+    auto* tensor_type = info->mutable_type()->mutable_tensor_type();
+    tensor_type->set_elem_type(onnx::TensorProto::STRING);
+    tensor_type->mutable_shape()->add_dim()->set_dim_param("n");
+  }
+  TempDir dir;
+  {
+    std::ofstream out(dir / "strings.onnx", std::ios::binary);
+    ASSERT_TRUE(model.SerializeToOstream(&out));
+  }
+  auto runner = ort::make_ort_runner((dir / "strings.onnx").string(), {});
+  ActiveRunner active(*runner);
+  const TensorMetadata meta = active->input_metadata();
+  EXPECT_EQ(meta.at("s").dtype, DType::kString);
+  ASSERT_EQ(meta.at("s").shape.dims.size(), 1u);
+  EXPECT_EQ(meta.at("s").shape.dims[0].symbol, "n");  // symbolic dimension from the session
+  const Tensor in = Tensor::from_vector<std::string>({3}, {"parity", "", "ünïcode"});
+  const TensorMap out = active->infer({{"s", in}});
+  EXPECT_TRUE(out.at("t").bit_equal(in));
+}
+
+TEST(OrtRunner, OptionsReachTheSession) {
+  REQUIRE_ORT();
+  OrtRunnerOptions options;
+  options.intra_op_threads = 1;
+  options.inter_op_threads = 1;
+  options.optimization_level = "disable";
+  options.providers = {"cpu"};
+  expect_case_passes("test_conv_with_strides_padding", options);
+  options.optimization_level = "extended";
+  expect_case_passes("test_conv_with_strides_padding", options);
+
+  options.optimization_level = "fastest";
+  auto runner = ort::make_ort_runner((node_case("test_add") / "model.onnx").string(), options);
+  EXPECT_THROW(runner->activate(), Error);
+}
+
+TEST(OrtRunner, InputMetadataComesFromTheSession) {
+  REQUIRE_ORT();
+  auto runner = ort::make_ort_runner((node_case("test_add") / "model.onnx").string(), {});
+  ActiveRunner active(*runner);
+  const TensorMetadata meta = active->input_metadata();
+  ASSERT_EQ(meta.size(), 2u);
+  EXPECT_EQ(meta.names(), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(meta.at("x").dtype, DType::kFloat32);
+  EXPECT_EQ(meta.at("x").shape, (DimShape{3, 4, 5}));
+}
+
+TEST(OrtRunner, OrtErrorsCarryOrtsMessage) {
+  REQUIRE_ORT();
+  TempDir dir;
+  write_file(dir / "broken.onnx", "this is not a protobuf");
+  auto runner = ort::make_ort_runner((dir / "broken.onnx").string(), {});
+  try {
+    runner->activate();
+    FAIL() << "a broken model must not load";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("ONNX Runtime cannot load"), std::string::npos) << what;
+    EXPECT_NE(what.find("broken.onnx"), std::string::npos) << what;
+  }
+
+  // A shape the graph cannot take fails inside ORT; its message is passed on.
+  auto add = ort::make_ort_runner((node_case("test_add") / "model.onnx").string(), {});
+  ActiveRunner active(*add);
+  TensorMap feed{{"x", Tensor(DType::kFloat32, {3, 4, 5})}, {"y", Tensor(DType::kFloat32, {2, 4, 5})}};
+  try {
+    active->infer(feed, /*check_inputs=*/false);
+    FAIL() << "mismatched shapes must fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("input"), std::string::npos) << e.what();
+  }
+}
+
+TEST(OrtRunner, ProviderNamesResolveAgainstTheBuild) {
+  const std::vector<std::string> available = {"XnnpackExecutionProvider", "CPUExecutionProvider"};
+  EXPECT_EQ(ort::resolve_providers({}, available), (std::vector<std::string>{"CPUExecutionProvider"}));
+  EXPECT_EQ(ort::resolve_providers({"xnnpack", "CPU"}, available),
+            (std::vector<std::string>{"XnnpackExecutionProvider", "CPUExecutionProvider"}));
+  try {
+    ort::resolve_providers({"cuda"}, available);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
+    EXPECT_NE(std::string(e.what()).find("XnnpackExecutionProvider"), std::string::npos);
+  }
+}
+
+TEST(OrtRunner, RegisteredWithItsOptionGroup) {
+  const RunnerInfo* info = RunnerRegistry::instance().find("ort");
+  ASSERT_NE(info, nullptr);
+  EXPECT_EQ(info->flag, "--ort");
+  cli::ArgParser parser("parity run", "");
+  info->add_options(parser);
+  const cli::Args args = parser.parse({"--ort-threads", "2", "--ort-opt-level", "basic", "--ort-providers", "cpu",
+                                       "--ort-library", "/nonexistent"});
+  const OrtRunnerOptions o = ort::ort_options_from_args(&args);
+  EXPECT_EQ(o.intra_op_threads, 2);
+  EXPECT_EQ(o.optimization_level, "basic");
+  EXPECT_EQ(o.providers, (std::vector<std::string>{"cpu"}));
+  EXPECT_FALSE(info->availability(&args).is_ok());
+  EXPECT_NE(info->availability(&args).message().find("/nonexistent"), std::string::npos);
+}
+
+TEST(OrtRunner, ListRunnersShowsVersionOrReason) {
+  auto ok = run_parity({"runners"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("ort"), std::string::npos);
+  auto missing = run_parity({"--list-runners", "--ort-library", "/nonexistent"});
+  EXPECT_EQ(missing.exit_code, 0) << missing.output;
+  EXPECT_NE(missing.output.find("unavailable: cannot load ONNX Runtime from /nonexistent"), std::string::npos)
+      << missing.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
