@@ -27,12 +27,7 @@ const std::set<std::string>& family_ops() {
 
 /// Cases whose expected outputs cannot be reproduced, with the reason.
 const std::map<std::string, std::string>& known_impossible() {
-  static const std::map<std::string, std::string> cases = {
-      {"test_training_dropout", "random mask drawn from numpy's generator"},
-      {"test_training_dropout_default", "random mask drawn from numpy's generator"},
-      {"test_training_dropout_default_mask", "random mask drawn from numpy's generator"},
-      {"test_training_dropout_mask", "random mask drawn from numpy's generator"},
-  };
+  static const std::map<std::string, std::string> cases = {};
   return cases;
 }
 
