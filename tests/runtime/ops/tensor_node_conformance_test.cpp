@@ -10,13 +10,28 @@
 #include <set>
 
 #include "onnx/proto_convert.h"
-#include "runtime/ops/tensor_op_tester.h"
+#include "runtime/ops/op_tester.h"
 #include "support/test_support.h"
 
-namespace parity::runtime::testing {
+namespace parity::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using runtime::KernelDef;
+using runtime::KernelRegistry;
+
+void add_attribute(OpTester& tester, const Attribute& a) {
+  switch (a.type) {
+    case AttrType::kInt: tester.attr(a.name, a.i); break;
+    case AttrType::kFloat: tester.attr(a.name, a.f); break;
+    case AttrType::kString: tester.attr(a.name, a.s); break;
+    case AttrType::kTensor: tester.attr(a.name, a.t); break;
+    case AttrType::kInts: tester.attr_ints(a.name, a.ints); break;
+    case AttrType::kFloats: tester.attr_floats(a.name, a.floats); break;
+    case AttrType::kStrings: tester.attr_strings(a.name, a.strings); break;
+    default: fail(ErrorCode::kUnsupported, "attribute '", a.name, "' of type ", attr_type_name(a.type));
+  }
+}
 
 bool owned_by_these_families(const std::string& domain, const std::string& op) {
   for (const KernelDef& def : KernelRegistry::instance().all())
@@ -60,7 +75,7 @@ CaseResult run_case(const fs::path& dir) {
   }
 
   OpTester tester(node.op_type(), opset, domain);
-  for (const auto& a : node.attribute()) tester.attr(onnx_io::attribute_from_proto(a, dir));
+  for (const auto& a : node.attribute()) add_attribute(tester, onnx_io::attribute_from_proto(a, dir));
   for (const auto& name : node.input()) {
     if (name.empty()) {
       tester.missing_input();
@@ -96,7 +111,7 @@ CaseResult run_case(const fs::path& dir) {
 }
 
 TEST(TensorFamilyNodeConformance, BackendNodeTestsPass) {
-  const fs::path root = parity::testing::onnx_testdata_dir();
+  const fs::path root = onnx_testdata_dir();
   if (!fs::exists(root / "node")) GTEST_SKIP() << "no ONNX backend test data at " << root;
   int applicable = 0;
   int passed = 0;
@@ -127,4 +142,4 @@ TEST(TensorFamilyNodeConformance, BackendNodeTestsPass) {
 }
 
 }  // namespace
-}  // namespace parity::runtime::testing
+}  // namespace parity::testing

@@ -9,7 +9,7 @@ namespace parity::runtime {
 namespace {
 
 using tensor_ops::elements;
-using tensor_ops::normalize_axis;
+using ops::normalize_axis;
 using tensor_ops::visit_storage_type;
 
 /// Product of the dims before `axis` and after it.
@@ -89,7 +89,7 @@ class SplitKernel final : public Kernel {
     if (attr_split_) {
       sizes = *attr_split_;
     } else if (split_from_input_ && ctx.has_input(1)) {
-      sizes = tensor_ops::read_int_values(ctx.input(1), ctx, "split");
+      sizes = ops::read_int_values(ctx, ctx.input(1), "split");
     } else if (num_outputs_ > 0) {
       const int64_t chunk = (dim + num_outputs_ - 1) / num_outputs_;
       for (int64_t i = 0; i < num_outputs_; ++i) sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - i * chunk)));

@@ -16,10 +16,10 @@ class ExpandKernel final : public Kernel {
     const Tensor& data = ctx.input(0);
     const Tensor& shape_t = ctx.input(1);
     if (shape_t.rank() != 1) ctx.fail("shape must be a 1-D tensor, got shape ", shape_to_string(shape_t.shape()));
-    const Shape requested = tensor_ops::read_int_values(shape_t, ctx, "shape");
+    const Shape requested = ops::read_int_values(ctx, shape_t, "shape");
     for (int64_t d : requested)
       if (d < 0) ctx.fail("shape ", shape_to_string(requested), " has a negative dimension");
-    const Shape out_shape = tensor_ops::broadcast_shapes(data.shape(), requested, ctx);
+    const Shape out_shape = ops::broadcast_shapes(ctx, {data.shape(), requested});
     const size_t rank = out_shape.size();
     const size_t lead = rank - data.shape().size();
     const std::vector<int64_t> in_strides = shape_strides(data.shape());
@@ -40,7 +40,7 @@ class TileKernel final : public Kernel {
 
   void compute(KernelContext& ctx) const override {
     const Tensor& data = ctx.input(0);
-    const std::vector<int64_t> repeats = tensor_ops::read_int_values(ctx.input(1), ctx, "repeats");
+    const std::vector<int64_t> repeats = ops::read_int_values(ctx, ctx.input(1), "repeats");
     if (static_cast<int64_t>(repeats.size()) != data.rank())
       ctx.fail("repeats has ", repeats.size(), " entries for an input of rank ", data.rank());
     std::vector<std::vector<int64_t>> maps(repeats.size());

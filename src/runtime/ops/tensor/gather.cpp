@@ -9,8 +9,7 @@ namespace parity::runtime {
 namespace {
 
 using tensor_ops::elements;
-using tensor_ops::normalize_axis;
-using tensor_ops::read_int_values;
+using ops::normalize_axis;
 using tensor_ops::visit_storage_type;
 
 /// Index into a dimension of size dim; negative values count from the end.
@@ -29,7 +28,7 @@ class GatherKernel final : public Kernel {
     const Tensor& indices_t = ctx.input(1);
     if (data.rank() == 0) ctx.fail("data must have rank >= 1");
     const int64_t axis = normalize_axis(axis_, data.rank(), ctx);
-    std::vector<int64_t> indices = read_int_values(indices_t, ctx, "indices");
+    std::vector<int64_t> indices = ops::read_int_values(ctx, indices_t, "indices");
     const int64_t dim = data.shape()[axis];
     for (int64_t& i : indices) i = checked_index(i, dim, ctx, axis);
 
@@ -76,7 +75,7 @@ class GatherElementsKernel final : public Kernel {
       if (d != axis && indices_t.shape()[d] > data.shape()[d])
         ctx.fail("indices ", shape_to_string(indices_t.shape()), " exceed data ", shape_to_string(data.shape()),
                  " on axis ", d);
-    const std::vector<int64_t> indices = read_int_values(indices_t, ctx, "indices");
+    const std::vector<int64_t> indices = ops::read_int_values(ctx, indices_t, "indices");
     const std::vector<int64_t> strides = shape_strides(data.shape());
     const Shape& shape = indices_t.shape();
     const int64_t dim = data.shape()[axis];
@@ -125,7 +124,7 @@ class GatherNDKernel final : public Kernel {
     const int64_t k = indices_t.shape().back();
     if (k < 0 || k > r - b)
       ctx.fail("the last dimension of indices (", k, ") must be at most rank(data) - batch_dims = ", r - b);
-    const std::vector<int64_t> indices = read_int_values(indices_t, ctx, "indices");
+    const std::vector<int64_t> indices = ops::read_int_values(ctx, indices_t, "indices");
 
     Shape out_shape(indices_t.shape().begin(), indices_t.shape().end() - 1);
     out_shape.insert(out_shape.end(), data.shape().begin() + b + k, data.shape().end());

@@ -55,9 +55,9 @@ class PadKernel final : public Kernel {
     std::vector<int64_t> pads = attr_pads_;
     std::vector<int64_t> axes;
     const bool axes_given = !from_attrs_ && ctx.has_input(3);
-    if (!from_attrs_) pads = tensor_ops::read_int_values(ctx.input(1), ctx, "pads");
+    if (!from_attrs_) pads = ops::read_int_values(ctx, ctx.input(1), "pads");
     if (axes_given) {
-      axes = tensor_ops::normalize_axes(tensor_ops::read_int_values(ctx.input(3), ctx, "axes"), rank, ctx);
+      axes = ops::normalize_axes(ops::read_int_values(ctx, ctx.input(3), "axes"), rank, ctx);
     } else {
       for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
     }

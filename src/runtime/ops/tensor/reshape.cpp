@@ -8,12 +8,11 @@
 namespace parity::runtime {
 namespace {
 
-using tensor_ops::read_int_values;
 
 std::vector<int64_t> axes_input(const KernelContext& ctx, size_t index) {
   const Tensor& t = ctx.input(index);
   if (t.rank() > 1) ctx.fail("axes must be a 1-D tensor, got shape ", shape_to_string(t.shape()));
-  return read_int_values(t, ctx, "axes");
+  return ops::read_int_values(ctx, t, "axes");
 }
 
 /// Reshape-1 takes the shape as an attribute, later versions as input 1; allowzero since 14.
@@ -32,7 +31,7 @@ class ReshapeKernel final : public Kernel {
     } else {
       const Tensor& shape = ctx.input(1);
       if (shape.rank() != 1) ctx.fail("shape must be a 1-D tensor, got shape ", shape_to_string(shape.shape()));
-      requested = read_int_values(shape, ctx, "shape");
+      requested = ops::read_int_values(ctx, shape, "shape");
     }
     Shape out(requested.size());
     int64_t inferred = -1;
@@ -109,7 +108,7 @@ class SqueezeKernel final : public Kernel {
     if (axes_from_input_ && ctx.has_input(1)) axes = axes_input(ctx, 1);
     std::vector<bool> drop(static_cast<size_t>(data.rank()), false);
     if (axes) {
-      for (int64_t a : tensor_ops::normalize_axes(*axes, data.rank(), ctx)) {
+      for (int64_t a : ops::normalize_axes(*axes, data.rank(), ctx)) {
         if (data.shape()[a] != 1)
           ctx.fail("cannot squeeze axis ", a, " of shape ", shape_to_string(data.shape()), ": its size is not 1");
         drop[a] = true;
@@ -140,7 +139,7 @@ class UnsqueezeKernel final : public Kernel {
     const std::vector<int64_t> axes = axes_from_input_ ? axes_input(ctx, 1) : attr_axes_;
     const int64_t out_rank = data.rank() + static_cast<int64_t>(axes.size());
     std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
-    for (int64_t a : tensor_ops::normalize_axes(axes, out_rank, ctx)) inserted[a] = true;
+    for (int64_t a : ops::normalize_axes(axes, out_rank, ctx)) inserted[a] = true;
     Shape out;
     size_t next = 0;
     for (int64_t d = 0; d < out_rank; ++d) out.push_back(inserted[d] ? 1 : data.shape()[next++]);

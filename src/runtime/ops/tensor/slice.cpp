@@ -8,7 +8,6 @@
 namespace parity::runtime {
 namespace {
 
-using tensor_ops::read_int_values;
 
 class SliceKernel final : public Kernel {
  public:
@@ -28,10 +27,10 @@ class SliceKernel final : public Kernel {
     std::optional<std::vector<int64_t>> axes = axes_;
     std::vector<int64_t> steps;
     if (!from_attrs_) {
-      starts = read_int_values(ctx.input(1), ctx, "starts");
-      ends = read_int_values(ctx.input(2), ctx, "ends");
-      if (ctx.has_input(3)) axes = read_int_values(ctx.input(3), ctx, "axes");
-      if (ctx.has_input(4)) steps = read_int_values(ctx.input(4), ctx, "steps");
+      starts = ops::read_int_values(ctx, ctx.input(1), "starts");
+      ends = ops::read_int_values(ctx, ctx.input(2), "ends");
+      if (ctx.has_input(3)) axes = ops::read_int_values(ctx, ctx.input(3), "axes");
+      if (ctx.has_input(4)) steps = ops::read_int_values(ctx, ctx.input(4), "steps");
     }
     if (starts.size() != ends.size())
       ctx.fail("starts has ", starts.size(), " entries but ends has ", ends.size());
@@ -44,7 +43,7 @@ class SliceKernel final : public Kernel {
     if (steps.empty()) steps.assign(starts.size(), 1);
     if (steps.size() != starts.size())
       ctx.fail("steps has ", steps.size(), " entries but starts has ", starts.size());
-    const std::vector<int64_t> norm_axes = tensor_ops::normalize_axes(*axes, rank, ctx);
+    const std::vector<int64_t> norm_axes = ops::normalize_axes(*axes, rank, ctx);
 
     // Per output dim: first source index, count and step.
     Shape out_shape = data.shape();

@@ -1,5 +1,6 @@
 // Helpers shared by the tensor-family kernels (layout ops): element storage types that work for
-// every dtype (strings included), axis normalization, reading int tensors, strided copies.
+// every dtype (strings included) and strided / index-mapped copies. Axis and int-tensor helpers
+// come from runtime/ops/common.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,8 @@
 #include "core/dtype.h"
 #include "core/tensor.h"
 #include "runtime/kernel.h"
+#include "runtime/ops/common/axis.h"
+#include "runtime/ops/common/broadcast.h"
 
 namespace parity::runtime::tensor_ops {
 
@@ -45,41 +48,6 @@ template <typename S>
 S* elements(Tensor& t) {
   return static_cast<S*>(t.raw_data());
 }
-
-/// Maps axis in [-rank, rank) to [0, rank); reporter.fail(...) otherwise. `reporter` is a
-/// KernelInit (plan time) or KernelContext (run time) so the error names the node.
-template <typename Reporter>
-int64_t normalize_axis(int64_t axis, int64_t rank, const Reporter& reporter, const char* what = "axis") {
-  if (axis < -rank || axis >= rank)
-    reporter.fail(what, " ", axis, " is out of range for a tensor of rank ", rank);
-  return axis < 0 ? axis + rank : axis;
-}
-
-/// Normalizes a list of axes and rejects duplicates.
-template <typename Reporter>
-std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t rank, const Reporter& reporter) {
-  std::vector<int64_t> out;
-  out.reserve(axes.size());
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
-  for (int64_t a : axes) {
-    int64_t n = normalize_axis(a, rank, reporter);
-    if (seen[n]) reporter.fail("axis ", a, " is listed twice");
-    seen[n] = true;
-    out.push_back(n);
-  }
-  return out;
-}
-
-/// Values of an integer tensor (int8..int64, uint8..uint64) as int64; `what` names the input in
-/// errors.
-std::vector<int64_t> read_int_values(const Tensor& t, const KernelContext& ctx, const char* what);
-/// A one-element integer tensor (scalar or shape [1]) as int64.
-int64_t read_int_scalar(const Tensor& t, const KernelContext& ctx, const char* what);
-/// Same as read_int_values but usable at plan time for constant inputs.
-std::vector<int64_t> read_int_values(const Tensor& t, const KernelInit& init, const char* what);
-
-/// Numpy (bidirectional) broadcast of two shapes; fails on incompatible dims.
-Shape broadcast_shapes(const Shape& a, const Shape& b, const KernelContext& ctx);
 
 /// Copies the elements visited by walking `out_shape` in row-major order, where output index i
 /// along dim d moves the source by src_strides[d] elements (0 = broadcast, negative = reversed),
