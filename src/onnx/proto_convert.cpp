@@ -1,5 +1,7 @@
 #include "onnx/proto_convert.h"
 
+#include "onnx/external_data.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
@@ -44,52 +46,6 @@ std::string tensor_label(const onnx::TensorProto& proto) {
   return proto.name().empty() ? std::string("<unnamed tensor>") : "'" + proto.name() + "'";
 }
 
-/// Resolves an external-data location inside base_dir; refuses anything that escapes it.
-fs::path resolve_external_location(const std::string& location, const fs::path& base_dir,
-                                   const std::string& tensor) {
-  const fs::path loc(location);
-  PARITY_CHECK(!location.empty(), kInvalidModel, "tensor ", tensor, " has external data without a location");
-  PARITY_CHECK(!loc.is_absolute(), kInvalidModel, "external data location '", location, "' of tensor ",
-               tensor, " is an absolute path; locations must be relative to the model's folder");
-  for (const auto& part : loc)
-    PARITY_CHECK(part != "..", kInvalidModel, "external data location '", location, "' of tensor ", tensor,
-                 " escapes the model's folder ('..' is not allowed)");
-  const fs::path base = fs::weakly_canonical(base_dir.empty() ? fs::current_path() : base_dir);
-  const fs::path full = fs::weakly_canonical(base / loc);
-  auto [base_end, full_it] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
-  PARITY_CHECK(base_end == base.end(), kInvalidModel, "external data location '", location, "' of tensor ",
-               tensor, " resolves to '", full.string(), "', outside the model's folder '", base.string(), "'");
-  return full;
-}
-
-Tensor read_external(const onnx::TensorProto& proto, DType dtype, Shape shape, const fs::path& base_dir) {
-  std::string location;
-  int64_t offset = 0;
-  int64_t length = -1;
-  for (const auto& kv : proto.external_data()) {
-    if (kv.key() == "location") location = kv.value();
-    else if (kv.key() == "offset") offset = std::stoll(kv.value());
-    else if (kv.key() == "length") length = std::stoll(kv.value());
-  }
-  const std::string label = tensor_label(proto);
-  const fs::path path = resolve_external_location(location, base_dir, label);
-  std::ifstream in(path, std::ios::binary);
-  PARITY_CHECK(in, kNotFound, "external data file '", path.string(), "' of tensor ", label, " cannot be opened");
-  Tensor t(dtype, std::move(shape));
-  const int64_t expected = static_cast<int64_t>(t.size_bytes());
-  PARITY_CHECK(length < 0 || length == expected, kInvalidModel, "external data of tensor ", label,
-               " has length ", length, " but its dtype and shape need ", expected, " bytes");
-  std::error_code ec;
-  const auto file_size = static_cast<int64_t>(fs::file_size(path, ec));
-  PARITY_CHECK(!ec && offset >= 0 && offset + expected <= file_size, kInvalidModel, "external data of tensor ",
-               label, " needs bytes [", offset, ", ", offset + expected, ") but '", path.string(), "' has ",
-               file_size, " bytes");
-  in.seekg(offset);
-  in.read(static_cast<char*>(t.raw_data()), expected);
-  PARITY_CHECK(in.gcount() == expected, kIo, "short read of external data for tensor ", label);
-  return t;
-}
-
 template <typename T, typename Field>
 void copy_field(Tensor& t, const Field& field, const std::string& label) {
   PARITY_CHECK(field.size() == t.numel(), kInvalidModel, "tensor ", label, " has ", field.size(),
@@ -107,7 +63,7 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_di
                proto.data_type());
   Shape shape = dims_of(proto);
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
-    return read_external(proto, dtype, std::move(shape), base_dir);
+    return map_external_tensor(proto, base_dir);
   if (dtype == DType::kString) {
     Tensor t(dtype, std::move(shape));
     copy_field<std::string>(t, proto.string_data(), label);

@@ -17,7 +17,7 @@ class TypeProto;
 
 namespace parity::onnx_io {
 
-/// Converts a TensorProto to a Tensor. Tensors with external data are read from base_dir
+/// Converts a TensorProto to a Tensor. Tensors with external data are mapped (not read) from base_dir
 /// (the model's folder); locations escaping base_dir are refused. Throws kInvalidModel.
 Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::filesystem::path& base_dir = {});
 /// Writes a Tensor into a TensorProto (raw_data for numeric types, string_data for strings).
