@@ -1,0 +1,37 @@
+// Registers the OpenCV DNN runner (`--opencv`) from libparity. The runner itself lives in the
+// libparity_runner_opencv module, loaded on first use, so a missing OpenCV only makes this runner
+// unavailable.
+#include "runners/peer_module.h"
+
+namespace parity {
+namespace {
+
+void add_opencv_options(cli::ArgParser& parser) {
+  parser.group("OpenCV DNN runner (--opencv)");
+  parser.add({.flags = {"--opencv-threads"}, .help = "Threads OpenCV may use (0: OpenCV's default)", .metavar = "N"});
+  parser.add({.flags = {"--opencv-no-fusion"},
+              .help = "Disable OpenCV's layer fusion (helps tell fusion errors from kernel errors)",
+              .arity = cli::Arity::kFlag});
+}
+
+const RunnerRegistrar kOpenCvRunner({
+    .name = "opencv",
+    .flag = "--opencv",
+    .description = "OpenCV DNN (cv::dnn::readNetFromONNX, CPU)",
+    .add_options = add_opencv_options,
+    .availability = [](const cli::Args*) { return load_peer_module("opencv").status(); },
+    .version =
+        [](const cli::Args*) {
+          auto module = load_peer_module("opencv");
+          return module ? module.value()->version() : std::string();
+        },
+    .create =
+        [](const RunnerConfig& config) {
+          auto module = load_peer_module("opencv");
+          module.status().throw_if_error();
+          return module.value()->create(config);
+        },
+});
+
+}  // namespace
+}  // namespace parity
