@@ -35,8 +35,8 @@ OpenCvOptions options_from_args(const cli::Args* args) {
   return o;
 }
 
-// The part of an OpenCV error message that explains it: "(-2:Unspecified error) Can't create layer
-// ... in function 'f'" -> "Can't create layer ...".
+// The part of an OpenCV error message that explains it, on one line: "OpenCV(4.6.0) file:line:
+// error: (-2:Unspecified error) Can't create layer ... in function 'f'" -> "Can't create layer ...".
 std::string opencv_reason(const std::string& what) {
   std::string text = what;
   // Nested errors repeat the "OpenCV(4.6.0) file:line: error: (code:kind) " prefix; keep the innermost.
@@ -49,10 +49,16 @@ std::string opencv_reason(const std::string& what) {
     start = m[0].second;
   }
   if (last != std::string::npos) text = text.substr(last);
-  static const std::regex kFunction(R"( in function '[^']*'\s*$)");
+  static const std::regex kFunction(R"( ?in function '[^']*')");
   text = std::regex_replace(text, kFunction, "");
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ' || text.back() == '>')) text.pop_back();
-  return text;
+  // CV_Check messages continue on lines starting with "> ".
+  static const std::regex kContinuation(R"(\s*\n[> ]*)");
+  text = std::regex_replace(text, kContinuation, " ");
+  static const std::regex kSpaces(R"(\s+)");
+  text = std::regex_replace(text, kSpaces, " ");
+  while (!text.empty() && (text.back() == ' ' || text.back() == '>')) text.pop_back();
+  while (!text.empty() && text.front() == ' ') text.erase(0, 1);
+  return text.empty() ? std::string("(OpenCV gave no reason)") : text;
 }
 
 class OpenCvRunner final : public Runner {
@@ -103,30 +109,27 @@ void OpenCvRunner::read_graph_io() {
 
 void OpenCvRunner::fail_import(const cv::Exception& e) {
   const std::string what = e.what();
-  // "Node [TopK@ai.onnx]:(onnx_node_output_0!values) parse error: ..." names the node OpenCV rejected;
-  // without a node name OpenCV uses "onnx_node_output_0!<first output>".
+  // "Node [TopK@ai.onnx]:(onnx_node_output_0!values) parse error: ..." names the node OpenCV rejected.
   static const std::regex kNode(R"(Node \[([^@\]]*)@([^\]]*)\]:\(([^)]*)\))");
   std::smatch m;
   if (!std::regex_search(what, m, kNode))
     fail(ErrorCode::kUnsupported, "OpenCV DNN cannot import ", model_path_, ": ", opencv_reason(what));
   const std::string op = m[1], domain = m[2], label = m[3];
-  const std::string output_prefix = "onnx_node_output_0!";
+  // OpenCV labels nodes "onnx_node!<name>", or "onnx_node_output_<i>!<i-th output>" when unnamed.
+  const size_t bang = label.find('!');
+  const std::string kind = bang == std::string::npos ? std::string() : label.substr(0, bang);
+  const std::string key = bang == std::string::npos ? label : label.substr(bang + 1);
+  const std::string output_prefix = "onnx_node_output_";
+  int output_index = -1;
+  if (kind.rfind(output_prefix, 0) == 0) output_index = std::atoi(kind.c_str() + output_prefix.size());
   int index = -1;
-  std::string node_name;
-  for (int i = 0; i < graph_.node_size(); ++i) {
+  for (int i = 0; i < graph_.node_size() && index < 0; ++i) {
     const auto& node = graph_.node(i);
-    const bool named = !node.name().empty() && node.name() == label;
-    const bool by_output = label.rfind(output_prefix, 0) == 0 && node.output_size() > 0 &&
-                           node.output(0) == label.substr(output_prefix.size());
-    if (named || by_output) {
+    if (output_index >= 0 ? output_index < node.output_size() && node.output(output_index) == key : node.name() == key)
       index = i;
-      node_name = node.name();
-      break;
-    }
   }
   std::string where = index >= 0 ? str_cat("node #", index, " ") : std::string("node ");
-  where += node_name.empty() ? str_cat("(unnamed, output '", label.substr(label.rfind('!') + 1), "')")
-                             : str_cat("'", node_name, "'");
+  where += output_index >= 0 ? str_cat("(unnamed, output '", key, "')") : str_cat("'", key, "'");
   fail(ErrorCode::kUnsupported, "OpenCV DNN cannot import ", model_path_, ": first unsupported node is ", where,
        ", op ", op, " (domain ", domain, "): ", opencv_reason(what));
 }
