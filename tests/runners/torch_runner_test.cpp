@@ -113,6 +113,21 @@ TEST(TorchRunner, BadFilesAreOneLineErrors) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kInvalidModel);
     EXPECT_NE(std::string(e.what()).find("LibTorch cannot load"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+  }
+
+  // A shape forward() cannot take: LibTorch's own reason, without the TorchScript traceback.
+  auto conv = make_torch("conv_relu_linear.pt");
+  ActiveRunner active(*conv);
+  try {
+    active->infer({{"x", Tensor(DType::kFloat32, {1, 3, 4, 4})}});
+    FAIL();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.code(), ErrorCode::kRuntime);
+    EXPECT_NE(what.find("LibTorch failed to run"), std::string::npos) << what;
+    EXPECT_NE(what.find("shapes cannot be multiplied"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   }
 }
 

@@ -103,10 +103,13 @@ DType parity_dtype(c10::ScalarType type, const std::string& name) {
   }
 }
 
-// First line of a c10::Error (the rest is a C++ backtrace, or TorchScript's source excerpt).
-std::string torch_message(const c10::Error& e) {
-  std::string m = e.what_without_backtrace();
-  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+// One line out of a c10::Error: TorchScript wraps the real error ("RuntimeError: mat1 and mat2 shapes
+// cannot be multiplied ...") after a traceback of the script; plain errors are their first line.
+std::string torch_message(std::string m) {
+  const std::string marker = "RuntimeError: ";
+  if (const size_t pos = m.rfind(marker); pos != std::string::npos) m = m.substr(pos + marker.size());
+  if (const size_t eol = m.find('\n'); eol != std::string::npos) m = m.substr(0, eol);
+  while (!m.empty() && (m.back() == ' ' || m.back() == '\r')) m.pop_back();
   return m;
 }
 
@@ -135,9 +138,9 @@ void TorchRunner::activate_impl() {
   try {
     module_ = torch::jit::load(model_path_, c10::Device(c10::kCPU));
   } catch (const c10::Error& e) {
-    fail(ErrorCode::kInvalidModel, "LibTorch cannot load ", model_path_, " as TorchScript: ", torch_message(e));
+    fail(ErrorCode::kInvalidModel, "LibTorch cannot load ", model_path_, " as TorchScript: ", torch_message(e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    fail(ErrorCode::kInvalidModel, "LibTorch cannot load ", model_path_, " as TorchScript: ", e.what());
+    fail(ErrorCode::kInvalidModel, "LibTorch cannot load ", model_path_, " as TorchScript: ", torch_message(e.what()));
   }
   module_->eval();
   PARITY_CHECK(module_->find_method("forward"), kInvalidModel, model_path_, " has no forward() method");
@@ -204,9 +207,9 @@ TensorMap TorchRunner::infer_impl(const TensorMap& feed) {
     torch::NoGradGuard no_grad;
     result = module_->forward(args);
   } catch (const c10::Error& e) {
-    fail(ErrorCode::kRuntime, "LibTorch failed to run ", model_path_, ": ", torch_message(e));
+    fail(ErrorCode::kRuntime, "LibTorch failed to run ", model_path_, ": ", torch_message(e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    fail(ErrorCode::kRuntime, "LibTorch failed to run ", model_path_, ": ", e.what());
+    fail(ErrorCode::kRuntime, "LibTorch failed to run ", model_path_, ": ", torch_message(e.what()));
   }
   std::vector<std::pair<std::string, at::Tensor>> outputs;
   flatten(result, "", outputs);
