@@ -27,9 +27,8 @@ Tensor fixture_tensor(const std::string& file) { return onnx_io::tensor_from_pb_
 // Parses torch options the way `parity run` would.
 cli::Args torch_args(const std::vector<std::string>& argv) {
   cli::ArgParser parser("parity run", "");
-  RunnerRegistry::instance().find("torch")->add_options(parser);
-  parser.add({.flags = {"--input-shapes"}, .arity = cli::Arity::kOneOrMore});
-  parser.add({.flags = {"--input-dtypes"}, .arity = cli::Arity::kOneOrMore});
+  parser.add({.flags = {"--input-shapes"}, .arity = cli::Arity::kOneOrMore});  // the data loader's
+  RunnerRegistry::instance().find("torch")->add_options(parser);               // adds --input-dtypes
   return parser.parse(argv);
 }
 

@@ -14,6 +14,13 @@ void add_torch_options(cli::ArgParser& parser) {
               .metavar = "NAME",
               .arity = cli::Arity::kOneOrMore});
   parser.add({.flags = {"--torch-threads"}, .help = "Intra-op threads (0: LibTorch's default)", .metavar = "N"});
+  // TorchScript has no input dtypes; commands whose data loader already defines this option share it.
+  if (!parser.defines("--input-dtypes"))
+    parser.add({.flags = {"--input-dtypes"},
+                .help = "Input dtypes for models without metadata (TorchScript), name:dtype, e.g. ids:int64 "
+                        "(default float32)",
+                .metavar = "DTYPE",
+                .arity = cli::Arity::kOneOrMore});
 }
 
 const RunnerRegistrar kTorchRunner({
