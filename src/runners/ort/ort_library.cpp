@@ -154,9 +154,10 @@ std::vector<std::string> OrtLibrary::available_providers() const {
 OrtEnv* OrtLibrary::env() const {
   std::lock_guard<std::mutex> lock(cache_mutex());
   if (!env_) {
-    // Errors only: ORT's warnings (unused initializers, ...) would drown parity's output, and its
-    // errors reach the user through the OrtStatus messages anyway.
-    check(api_->CreateEnv(kOrtLogError, "parity", &env_), "ONNX Runtime CreateEnv");
+    // ORT's errors reach the user through OrtStatus messages, so its own log stays quiet unless
+    // parity is verbose (its warnings about unused initializers and the like would drown the output).
+    const OrtLoggingLevel level = logger().enabled(Severity::kVerbose) ? kOrtLogWarning : kOrtLogFatal;
+    check(api_->CreateEnv(level, "parity", &env_), "ONNX Runtime CreateEnv");
   }
   return env_;
 }

@@ -134,7 +134,7 @@ void OrtRunner::activate_impl() {
   const Logger& log = logger();
   const OrtLoggingLevel ort_log = log.enabled(Severity::kExtraVerbose) ? kOrtLogInfo
                                   : log.enabled(Severity::kVerbose)    ? kOrtLogWarning
-                                                                       : kOrtLogError;
+                                                                       : kOrtLogFatal;
   lib_->check(api.SetSessionLogSeverityLevel(session_options.ptr, ort_log), "ONNX Runtime log level");
   for (const auto& provider : providers) {
     if (provider == "CPUExecutionProvider") continue;  // always there, always the fallback
