@@ -2,15 +2,11 @@
 // MeanVarianceNormalization: https://github.com/onnx/onnx/blob/main/docs/Operators.md
 #include <cmath>
 
+#include "runtime/ops/common/axis.h"
 #include "runtime/ops/nn/nn_common.h"
 
 namespace parity::runtime::nn {
 namespace {
-
-int64_t normalize_axis_or_fail(int64_t axis, int64_t rank, const KernelContext& ctx) {
-  if (axis < -rank || axis >= rank) ctx.fail("axis ", axis, " is out of range for rank ", rank);
-  return axis < 0 ? axis + rank : axis;
-}
 
 /// https://github.com/onnx/onnx/blob/main/docs/Operators.md#BatchNormalization
 /// Inference uses the running statistics; training_mode (opset 14+) normalizes with the batch
@@ -163,7 +159,7 @@ class LayerNormalizationKernel : public Kernel {
 
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const int64_t axis = normalize_axis_or_fail(axis_, x.rank(), ctx);
+    const int64_t axis = ops::normalize_axis(axis_, x.rank(), ctx);
     const Shape block(x.shape().begin() + axis, x.shape().end());
     const int64_t inner = shape_numel(block);
     const int64_t outer = inner == 0 ? 0 : x.numel() / inner;
@@ -234,7 +230,7 @@ class LpNormalizationKernel : public Kernel {
 
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const int64_t axis = normalize_axis_or_fail(axis_, x.rank(), ctx);
+    const int64_t axis = ops::normalize_axis(axis_, x.rank(), ctx);
     const AxisSplit sp(x.shape(), axis);
     visit_float_compute(x.dtype(), ctx, [&](auto tag) {
       using A = typename decltype(tag)::type;
@@ -310,7 +306,7 @@ class MeanVarianceNormalizationKernel : public Kernel {
     const Tensor& x = ctx.input(0);
     const int64_t rank = x.rank();
     std::vector<bool> reduced(static_cast<size_t>(rank), false);
-    for (int64_t a : axes_) reduced[normalize_axis_or_fail(a, rank, ctx)] = true;
+    for (int64_t a : axes_) reduced[ops::normalize_axis(a, rank, ctx)] = true;
     // Group index of each element = its index with the reduced axes dropped.
     Shape kept;
     for (int64_t d = 0; d < rank; ++d)

@@ -41,22 +41,30 @@ WindowTables make_window_tables(const WindowGeometry& g) {
 }
 
 /// Calls visit(flat input index within the plane) for each valid element of the window at the
-/// output multi-index `out`.
+/// output multi-index `out`. `extents` and `pos` are caller-owned scratch (no allocation here).
 template <typename Visit>
 void for_each_in_window(const WindowTables& t, const std::vector<int64_t>& in_strides, const std::vector<int64_t>& out,
-                        std::vector<int64_t>& scratch, Visit&& visit) {
+                        std::vector<int64_t>& extents, std::vector<int64_t>& pos, Visit&& visit) {
   const size_t r = out.size();
-  std::vector<int64_t> extents(r);
+  if (r == 2) {  // the common image case, without the odometer
+    const auto& rows = t.valid[0][out[0]];
+    const auto& cols = t.valid[1][out[1]];
+    for (int64_t y : rows) {
+      const int64_t base = y * in_strides[0];
+      for (int64_t x : cols) visit(base + x);
+    }
+    return;
+  }
   for (size_t d = 0; d < r; ++d) {
     extents[d] = static_cast<int64_t>(t.valid[d][out[d]].size());
     if (extents[d] == 0) return;
+    pos[d] = 0;
   }
-  scratch.assign(r, 0);
   do {
     int64_t off = 0;
-    for (size_t d = 0; d < r; ++d) off += t.valid[d][out[d]][scratch[d]] * in_strides[d];
+    for (size_t d = 0; d < r; ++d) off += t.valid[d][out[d]][pos[d]] * in_strides[d];
     visit(off);
-  } while (next_index(scratch, extents));
+  } while (next_index(pos, extents));
 }
 
 enum class PoolKind { kAverage, kMax, kLp };
@@ -116,7 +124,7 @@ class WindowPoolKernel : public Kernel {
     const int64_t in_plane = g.in_numel(), out_plane = g.out_numel();
     const int64_t planes = x.dim(0) * x.dim(1);
     ctx.parallel_for(planes, [&](int64_t begin, int64_t end) {
-      std::vector<int64_t> out_idx(g.rank), scratch;
+      std::vector<int64_t> out_idx(g.rank), extents(g.rank), pos(g.rank);
       for (int64_t plane = begin; plane < end; ++plane) {
         const A* xp = xv.data() + plane * in_plane;
         A* yp = y.data() + plane * out_plane;
@@ -126,7 +134,7 @@ class WindowPoolKernel : public Kernel {
             case PoolKind::kAverage: {
               A sum = 0;
               int64_t count = 0;
-              for_each_in_window(tables, in_strides, out_idx, scratch, [&](int64_t off) {
+              for_each_in_window(tables, in_strides, out_idx, extents, pos, [&](int64_t off) {
                 sum += xp[off];
                 ++count;
               });
@@ -139,7 +147,7 @@ class WindowPoolKernel : public Kernel {
             }
             case PoolKind::kLp: {
               A sum = 0;
-              for_each_in_window(tables, in_strides, out_idx, scratch,
+              for_each_in_window(tables, in_strides, out_idx, extents, pos,
                                  [&](int64_t off) { sum += static_cast<A>(std::pow(std::abs(xp[off]), p_)); });
               yp[o] = static_cast<A>(std::pow(sum, 1.0 / p_));
               break;
@@ -147,7 +155,7 @@ class WindowPoolKernel : public Kernel {
             case PoolKind::kMax: {
               A best = -std::numeric_limits<A>::infinity();
               int64_t best_off = -1;
-              for_each_in_window(tables, in_strides, out_idx, scratch, [&](int64_t off) {
+              for_each_in_window(tables, in_strides, out_idx, extents, pos, [&](int64_t off) {
                 if (best_off < 0 || xp[off] > best) {
                   best = xp[off];
                   best_off = off;
