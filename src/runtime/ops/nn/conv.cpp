@@ -136,11 +136,11 @@ class QLinearConvKernel : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(3);
     const ConvProblem p = make_conv_problem(x.shape(), w.shape(), attrs_.group, attrs_.window, ctx);
-    const double x_scale = read_doubles(ctx.input(1)).at(0);
+    const double x_scale = scalar_double(ctx, 1, "x_scale");
     const std::vector<double> w_scale = per_channel(ctx.input(4), p.out_channels, ctx, "w_scale");
-    const double y_scale = read_doubles(ctx.input(6)).at(0);
+    const double y_scale = scalar_double(ctx, 6, "y_scale");
     const Tensor& y_zp_t = ctx.input(7);
-    const int64_t y_zp = read_int64s(y_zp_t).at(0);
+    const int64_t y_zp = scalar_int64(ctx, 7, "y_zero_point");
     const std::vector<int32_t> xs = subtract_zero_point(x, &ctx.input(2), 1, ctx, "x");
     const std::vector<int32_t> ws = subtract_zero_point(w, &ctx.input(5), p.out_channels, ctx, "w");
     std::vector<int32_t> bias;

@@ -20,8 +20,8 @@ class DropoutKernel : public Kernel {
     double ratio = ratio_attr_;
     bool training = false;
     if (opset_ >= 12) {
-      if (ctx.has_input(1)) ratio = read_doubles(ctx.input(1)).at(0);
-      if (ctx.has_input(2)) training = read_int64s(ctx.input(2)).at(0) != 0;
+      if (ctx.has_input(1)) ratio = scalar_double(ctx, 1, "ratio");
+      if (ctx.has_input(2)) training = scalar_int64(ctx, 2, "training_mode") != 0;
     }
     if (ratio < 0 || ratio >= 1) ctx.fail("ratio must be in [0, 1), got ", ratio);
     // Mask dtype: the data type before opset 10, bool from then on.

@@ -14,6 +14,20 @@ std::vector<int64_t> read_int64s(const Tensor& t) {
 
 std::vector<double> read_doubles(const Tensor& t) { return load_as<double>(t); }
 
+double scalar_double(const KernelContext& ctx, size_t i, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (t.numel() != 1) ctx.fail(what, " must hold one value, got shape ", shape_to_string(t.shape()));
+  if (t.dtype() == DType::kString || is_complex(t.dtype())) ctx.fail(what, " must be numeric");
+  return t.value_as_double(0);
+}
+
+int64_t scalar_int64(const KernelContext& ctx, size_t i, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (t.numel() != 1) ctx.fail(what, " must hold one value, got shape ", shape_to_string(t.shape()));
+  if (t.dtype() == DType::kString || is_complex(t.dtype())) ctx.fail(what, " must be numeric");
+  return read_int64s(t)[0];
+}
+
 AutoPad parse_auto_pad(const KernelInit& init) {
   const std::string s = init.attr_string("auto_pad", "NOTSET");
   if (s == "NOTSET" || s.empty()) return AutoPad::kNotSet;

@@ -114,6 +114,9 @@ class AccOutput {
 std::vector<int64_t> read_int64s(const Tensor& t);
 /// Numeric tensor as double values.
 std::vector<double> read_doubles(const Tensor& t);
+/// The single value of input i (a scalar or one-element tensor); fails naming `what` otherwise.
+double scalar_double(const KernelContext& ctx, size_t i, const char* what);
+int64_t scalar_int64(const KernelContext& ctx, size_t i, const char* what);
 
 enum class AutoPad { kNotSet, kSameUpper, kSameLower, kValid };
 AutoPad parse_auto_pad(const KernelInit& init);

@@ -37,10 +37,10 @@ class NonMaxSuppressionKernel : public Kernel {
     if (scores_t.rank() != 3 || scores_t.dim(0) != boxes_t.dim(0) || scores_t.dim(2) != boxes_t.dim(1))
       ctx.fail("scores must be (batches, classes, boxes) matching boxes, got ", shape_to_string(scores_t.shape()));
     const int64_t batches = boxes_t.dim(0), num_boxes = boxes_t.dim(1), classes = scores_t.dim(1);
-    const int64_t max_out = ctx.has_input(2) && ctx.input(2).numel() > 0 ? read_int64s(ctx.input(2)).at(0) : 0;
-    const double iou = ctx.has_input(3) && ctx.input(3).numel() > 0 ? read_doubles(ctx.input(3)).at(0) : 0.0;
+    const int64_t max_out = ctx.has_input(2) && ctx.input(2).numel() > 0 ? scalar_int64(ctx, 2, "max_output_boxes_per_class") : 0;
+    const double iou = ctx.has_input(3) && ctx.input(3).numel() > 0 ? scalar_double(ctx, 3, "iou_threshold") : 0.0;
     const bool has_score_threshold = ctx.has_input(4) && ctx.input(4).numel() > 0;
-    const double score_threshold = has_score_threshold ? read_doubles(ctx.input(4)).at(0) : 0.0;
+    const double score_threshold = has_score_threshold ? scalar_double(ctx, 4, "score_threshold") : 0.0;
     if (iou < 0 || iou > 1) ctx.fail("iou_threshold must be in [0, 1], got ", iou);
     const std::vector<double> bv = load_as<double>(boxes_t), sv = load_as<double>(scores_t);
     std::vector<Box> boxes(static_cast<size_t>(batches * num_boxes));

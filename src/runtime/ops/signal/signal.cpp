@@ -45,12 +45,6 @@ void twiddles(int64_t n, std::vector<double>& cos_t, std::vector<double>& sin_t)
   }
 }
 
-int64_t scalar_int(const KernelContext& ctx, size_t i, const char* what) {
-  const std::vector<int64_t> v = read_int64s(ctx.input(i));
-  if (v.size() != 1) ctx.fail(what, " must be a scalar, got ", v.size(), " values");
-  return v[0];
-}
-
 class DftKernel : public Kernel {
  public:
   explicit DftKernel(const KernelInit& init)
@@ -70,7 +64,7 @@ class DftKernel : public Kernel {
     const int64_t len_in = x.dim(axis);
     int64_t n = len_in;
     if (ctx.has_input(1)) {
-      n = scalar_int(ctx, 1, "dft_length");
+      n = scalar_int64(ctx, 1, "dft_length");
       if (n <= 0) ctx.fail("dft_length must be positive, got ", n);
     }
     const int64_t bins = onesided_ ? n / 2 + 1 : n;
@@ -118,13 +112,13 @@ class StftKernel : public Kernel {
     if (x.rank() != 3) ctx.fail("signal must be [batch, length, 1 or 2], got ", shape_to_string(x.shape()));
     const int64_t batch = x.dim(0), length = x.dim(1), comps = x.dim(2);
     if (comps != 1 && comps != 2) ctx.fail("last dimension must be 1 or 2, got ", comps);
-    const int64_t step = scalar_int(ctx, 1, "frame_step");
+    const int64_t step = scalar_int64(ctx, 1, "frame_step");
     if (step <= 0) ctx.fail("frame_step must be positive");
     std::vector<double> window;
     if (ctx.has_input(2)) window = read_doubles(ctx.input(2));
     int64_t frame = static_cast<int64_t>(window.size());
     if (ctx.has_input(3)) {
-      const int64_t fl = scalar_int(ctx, 3, "frame_length");
+      const int64_t fl = scalar_int64(ctx, 3, "frame_length");
       if (!window.empty() && fl != frame) ctx.fail("frame_length ", fl, " differs from the window length ", frame);
       frame = fl;
     }
@@ -172,7 +166,7 @@ class CosineWindowKernel : public Kernel {
   }
 
   void compute(KernelContext& ctx) const override {
-    const int64_t n = scalar_int(ctx, 0, "size");
+    const int64_t n = scalar_int64(ctx, 0, "size");
     if (n < 0) ctx.fail("size must be non-negative, got ", n);
     const double denom = static_cast<double>(periodic_ ? n : n - 1);
     std::vector<double> w(static_cast<size_t>(n));
@@ -209,11 +203,11 @@ class MelWeightMatrixKernel : public Kernel {
       : dtype_(compute_dtype(static_cast<DType>(init.attr_int("output_datatype", 1)), init.precision())) {}
 
   void compute(KernelContext& ctx) const override {
-    const int64_t mel_bins = scalar_int(ctx, 0, "num_mel_bins");
-    const int64_t dft_length = scalar_int(ctx, 1, "dft_length");
-    const int64_t sample_rate = scalar_int(ctx, 2, "sample_rate");
-    const double lower = read_doubles(ctx.input(3)).at(0);
-    const double upper = read_doubles(ctx.input(4)).at(0);
+    const int64_t mel_bins = scalar_int64(ctx, 0, "num_mel_bins");
+    const int64_t dft_length = scalar_int64(ctx, 1, "dft_length");
+    const int64_t sample_rate = scalar_int64(ctx, 2, "sample_rate");
+    const double lower = scalar_double(ctx, 3, "lower_edge_hertz");
+    const double upper = scalar_double(ctx, 4, "upper_edge_hertz");
     if (mel_bins <= 0 || dft_length <= 0 || sample_rate <= 0) ctx.fail("num_mel_bins, dft_length and sample_rate must be positive");
     if (lower < 0 || upper <= lower) ctx.fail("need 0 <= lower_edge_hertz < upper_edge_hertz");
     const int64_t spectrum_bins = dft_length / 2 + 1;
