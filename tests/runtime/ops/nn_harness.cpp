@@ -188,7 +188,7 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
   return "";
 }
 
-std::string run_backend_case(const fs::path& dir, Precision precision) {
+std::string run_backend_case(const fs::path& dir, Precision precision, double rtol, double atol) {
   onnx::ModelProto model;
   {
     std::ifstream in(dir / "model.onnx", std::ios::binary);
@@ -247,7 +247,7 @@ std::string run_backend_case(const fs::path& dir, Precision precision) {
       if (precision == Precision::kFloat64 && actual.defined() && actual.dtype() == DType::kFloat64 &&
           expected.dtype() != DType::kFloat64)
         actual = actual.cast(expected.dtype());
-      const std::string msg = compare_tensors(actual, expected);
+      const std::string msg = compare_tensors(actual, expected, rtol, atol);
       if (!msg.empty()) return str_cat("set ", s, " output ", k, " (", name, "): ", msg);
     }
   }

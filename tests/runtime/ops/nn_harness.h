@@ -51,6 +51,7 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
 /// Returns "" on success, a message starting with "skip:" when the model is not single-node,
 /// otherwise the failure description.
 std::string run_backend_case(const std::filesystem::path& dir,
-                             runtime::Precision precision = runtime::Precision::kFloat32);
+                             runtime::Precision precision = runtime::Precision::kFloat32, double rtol = 1e-3,
+                             double atol = 1e-7);
 
 }  // namespace parity::testing::nn
