@@ -151,19 +151,18 @@ double numpy_std(double var) {
   else return std::sqrt(var);
 }
 
-// np.median of cast-up data.
-template <typename C>
-double numpy_median(std::vector<C> x) {
-  const size_t n = x.size();
-  if constexpr (std::is_floating_point_v<C>) {
-    for (C v : x)
-      if (std::isnan(v)) return std::numeric_limits<double>::quiet_NaN();
+// np.median of cast-up data C, from the data sorted in its own type T (cast-up is monotonic, so
+// the order is the same; NaNs sort last and make the median NaN).
+template <typename C, typename T>
+double numpy_median(const std::vector<T>& sorted) {
+  const size_t n = sorted.size();
+  if constexpr (kIsFloat<T>) {
+    if (std::isnan(to<double>(sorted.back()))) return std::numeric_limits<double>::quiet_NaN();
   }
   const size_t mid = n / 2;
-  std::nth_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(mid), x.end());
-  const C upper = x[mid];
+  const C upper = to<C>(sorted[mid]);
   if (n % 2 == 1) return to<double>(upper);
-  const C lower = *std::max_element(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(mid));
+  const C lower = to<C>(sorted[mid - 1]);
   if constexpr (std::is_floating_point_v<C>) {
     const C sum = static_cast<C>(static_cast<C>(0) + lower) + upper;
     return static_cast<C>(static_cast<double>(sum) / 2.0);
@@ -216,13 +215,17 @@ std::vector<T> sorted_copy(const Tensor& tensor) {
 }
 
 template <typename T>
-double quantile_of(const Tensor& tensor, double q) {
-  if (tensor.numel() == 0) return std::numeric_limits<double>::infinity();
-  const auto sorted = sorted_copy<T>(tensor);
+double quantile_of_sorted(const std::vector<T>& sorted, double q) {
+  if (sorted.empty()) return std::numeric_limits<double>::infinity();
   if constexpr (kIsFloat<T>) {
     if (std::isnan(to<double>(sorted.back()))) return std::numeric_limits<double>::quiet_NaN();
   }
   return numpy_quantile_sorted(sorted, q);
+}
+
+template <typename T>
+double quantile_of(const Tensor& tensor, double q) {
+  return quantile_of_sorted(sorted_copy<T>(tensor), q);
 }
 
 template <typename T>
@@ -264,11 +267,14 @@ TensorStats stats_of(const Tensor& tensor) {
   s.argmax = unravel(static_cast<int64_t>(imax), tensor.shape());
   s.var = numpy_var(up);
   s.std_dev = numpy_std<C>(s.var);
-  s.median = numpy_median(std::move(up));
+  up.clear();
+  up.shrink_to_fit();
+  const std::vector<T> sorted = sorted_copy<T>(tensor);
+  s.median = numpy_median<C>(sorted);
   if (s.has_quantiles) {
-    s.p90 = quantile_of<T>(tensor, 0.9);
-    s.p95 = quantile_of<T>(tensor, 0.95);
-    s.p99 = quantile_of<T>(tensor, 0.99);
+    s.p90 = quantile_of_sorted(sorted, 0.9);
+    s.p95 = quantile_of_sorted(sorted, 0.95);
+    s.p99 = quantile_of_sorted(sorted, 0.99);
   }
   return s;
 }
