@@ -56,7 +56,12 @@ Json parse_json(const std::string& text, const std::string& what) {
   try {
     return Json::parse(text);
   } catch (const Json::exception& e) {
-    fail(ErrorCode::kInvalidModel, what, ": invalid JSON: ", e.what());
+    // Keep the line short: drop nlohmann's "[json.exception...] " tag and its echo of the input.
+    std::string message = e.what();
+    if (message.rfind("[json.exception", 0) == 0 && message.find("] ") != std::string::npos)
+      message = message.substr(message.find("] ") + 2);
+    if (const size_t echo = message.find("; last read:"); echo != std::string::npos) message.resize(echo);
+    fail(ErrorCode::kInvalidModel, what, ": invalid JSON: ", message);
   }
 }
 
