@@ -59,13 +59,13 @@ DataFileKind detect_data_file(const std::string& path) {
 }
 
 DataFile load_data(const std::string& path) {
-  const std::string bytes = formats::read_binary_file(path);
+  std::string bytes = formats::read_binary_file(path);
   DataFile file;
   file.kind = kind_from_content(bytes, path);
   switch (file.kind) {
     case DataFileKind::kNpy: {
       TensorMap map;
-      map.set(std::filesystem::path(path).stem().string(), npy_from_bytes(bytes, path));
+      map.set(std::filesystem::path(path).stem().string(), npy_from_string(std::move(bytes), path));
       file.iterations.push_back(std::move(map));
       break;
     }

@@ -1,6 +1,9 @@
 #include "core/formats/npy.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cstddef>
+#include <memory>
 #include <cstring>
 #include <optional>
 #include <vector>
@@ -211,7 +214,18 @@ std::string python_tuple_repr(const Shape& shape) {
 
 bool looks_like_npy(std::string_view bytes) { return bytes.substr(0, kMagic.size()) == kMagic; }
 
-Tensor npy_from_bytes(std::string_view bytes, std::string_view what) {
+namespace {
+
+// Where an array sits inside a .npy file.
+struct NpyLayout {
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  size_t data_offset = 0;
+  size_t byte_count = 0;
+  bool fortran_order = false;
+};
+
+NpyLayout parse_npy(std::string_view bytes, std::string_view what) {
   PARITY_CHECK(bytes.size() >= kMagic.size() + 2 && looks_like_npy(bytes), kInvalidModel, what,
                ": not a .npy file (missing the \\x93NUMPY magic string)");
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -252,15 +266,51 @@ Tensor npy_from_bytes(std::string_view bytes, std::string_view what) {
     PARITY_CHECK(!__builtin_mul_overflow(byte_count, static_cast<size_t>(d), &byte_count),
                  kInvalidModel, what, ": shape ", python_tuple_repr(shape), " is too large");
   }
-  const std::string_view data = bytes.substr(header_start + header_length);
-  PARITY_CHECK(data.size() >= byte_count, kInvalidModel, what, ": truncated .npy data: shape ",
+  const size_t available = bytes.size() - header_start - header_length;
+  PARITY_CHECK(available >= byte_count, kInvalidModel, what, ": truncated .npy data: shape ",
                python_tuple_repr(shape), " of ", dtype_name(dtype), " needs ", byte_count,
-               " bytes, found ", data.size());
-  if (fortran_order->flag && shape.size() > 1) {
-    const std::string reordered = fortran_to_c_order(data.substr(0, byte_count), shape, item_size);
-    return Tensor::from_bytes(dtype, shape, reordered.data(), reordered.size());
+               " bytes, found ", available);
+  return NpyLayout{dtype, shape, header_start + header_length, byte_count,
+                   fortran_order->flag && shape.size() > 1};
+}
+
+Tensor copy_tensor(std::string_view bytes, const NpyLayout& layout) {
+  const std::string_view data = bytes.substr(layout.data_offset, layout.byte_count);
+  if (layout.fortran_order) {
+    const std::string reordered = fortran_to_c_order(data, layout.shape, dtype_size(layout.dtype));
+    return Tensor::from_bytes(layout.dtype, layout.shape, reordered.data(), reordered.size());
   }
-  return Tensor::from_bytes(dtype, shape, data.data(), byte_count);
+  return Tensor::from_bytes(layout.dtype, layout.shape, data.data(), data.size());
+}
+
+// Keeps a whole .npy file alive as a tensor's memory, so large arrays are not copied again.
+class StringStorage final : public Storage {
+ public:
+  explicit StringStorage(std::string bytes) : bytes_(std::move(bytes)) {}
+  std::byte* data() override { return reinterpret_cast<std::byte*>(bytes_.data()); }
+  size_t size_bytes() const override { return bytes_.size(); }
+
+ private:
+  std::string bytes_;
+};
+
+}  // namespace
+
+Tensor npy_from_bytes(std::string_view bytes, std::string_view what) {
+  return copy_tensor(bytes, parse_npy(bytes, what));
+}
+
+Tensor npy_from_string(std::string&& bytes, std::string_view what) {
+  const NpyLayout layout = parse_npy(bytes, what);
+  if (layout.fortran_order || layout.byte_count == 0) return copy_tensor(bytes, layout);
+  auto storage = std::make_shared<StringStorage>(std::move(bytes));
+  const auto address = reinterpret_cast<uintptr_t>(storage->data() + layout.data_offset);
+  const size_t alignment = std::min<size_t>(dtype_size(layout.dtype), alignof(std::max_align_t));
+  if (address % alignment != 0) {
+    const std::string_view view(reinterpret_cast<const char*>(storage->data()), storage->size_bytes());
+    return copy_tensor(view, layout);
+  }
+  return Tensor(layout.dtype, layout.shape, std::move(storage), layout.data_offset);
 }
 
 std::string npy_to_bytes(const Tensor& tensor) {
@@ -305,7 +355,7 @@ std::string npy_to_bytes(const Tensor& tensor) {
   return out;
 }
 
-Tensor read_npy(const std::string& path) { return npy_from_bytes(formats::read_binary_file(path), path); }
+Tensor read_npy(const std::string& path) { return npy_from_string(formats::read_binary_file(path), path); }
 
 void write_npy(const std::string& path, const Tensor& tensor) {
   formats::write_binary_file(path, npy_to_bytes(tensor));

@@ -15,6 +15,10 @@ namespace parity {
 /// (big-endian, structured, strings/objects).
 Tensor npy_from_bytes(std::string_view bytes, std::string_view what = "npy data");
 
+/// Like npy_from_bytes, but takes ownership of the bytes and, when the data is suitably aligned,
+/// uses them as the tensor's memory instead of copying (for large files and members).
+Tensor npy_from_string(std::string&& bytes, std::string_view what = "npy data");
+
 /// Serializes a tensor exactly as numpy.save writes it (format 1.0, header padded to a multiple
 /// of 64 bytes). Throws kUnsupported for bfloat16 and string tensors (numpy has no such dtype).
 std::string npy_to_bytes(const Tensor& tensor);

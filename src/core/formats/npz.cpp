@@ -90,7 +90,7 @@ TensorMap npz_from_bytes(const std::string& bytes, const std::string& what) {
     std::string name = member;
     if (name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0) name.resize(name.size() - 4);
     PARITY_CHECK(!tensors.contains(name), kInvalidModel, what, ": duplicate tensor '", name, "'");
-    tensors.set(name, npy_from_bytes(data, what + " member '" + member + "'"));
+    tensors.set(name, npy_from_string(std::move(data), what + " member '" + member + "'"));
   }
   return tensors;
 }

@@ -102,8 +102,7 @@ Tensor decode_array(const Json& j, const std::string& what) {
   auto array = j.find("array");
   PARITY_CHECK(array != j.end() && array->is_string(), kInvalidModel, what,
                ": ndarray without an 'array' string");
-  const std::string npy = base64_decode(array->get_ref<const std::string&>(), what);
-  return npy_from_bytes(npy, what);
+  return npy_from_string(base64_decode(array->get_ref<const std::string&>(), what), what);
 }
 
 TensorMap decode_tensor_map(const Json& j, const std::string& what) {
