@@ -4,6 +4,7 @@ and str() text numpy/Polygraphy print for them, so parity's C++ tests can check 
 without Python. Run with /usr/bin/python3 (needs numpy); the outputs are committed."""
 import io
 import os
+import sys
 import zipfile
 
 import numpy as np
@@ -116,13 +117,24 @@ def main():
         for name, a in c.items():
             np.set_printoptions(**opts)
             out.write(f"=== {name}\n{stats_text(a)}\n--- histogram\n{histogram_text(a)}\n--- str\n{str(a)}\n")
+            # `inspect data -n 1 --line-width 40`, and `-n -1 --line-width -1` for small arrays.
+            np.set_printoptions(edgeitems=1, linewidth=40)
+            out.write(f"--- str_n1_w40\n{str(a)}\n")
+            if a.size <= 100:
+                np.set_printoptions(edgeitems=sys.maxsize, linewidth=sys.maxsize)
+                out.write(f"--- str_all\n{str(a)}\n")
         np.set_printoptions(edgeitems=3, linewidth=75)
 
     # .npy files exactly as numpy writes them, one per dtype, plus odd headers for the reader.
     dtypes = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
               "float16", "float32", "float64", "complex64", "complex128"]
     rng = np.random.RandomState(3)
-    with zipfile.ZipFile(os.path.join(OUT, "npy_by_dtype.zip"), "w") as z:
+    class FixedDateZip(zipfile.ZipFile):
+        # A fixed timestamp keeps the regenerated archive byte-identical.
+        def writestr(self, name, data):
+            super().writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
+
+    with FixedDateZip(os.path.join(OUT, "npy_by_dtype.zip"), "w") as z:
         for dt in dtypes:
             for shape_name, shape in [("scalar", ()), ("vec", (5,)), ("mat", (2, 3)), ("empty", (0, 4)),
                                       ("wide", (1,) * 30), ("long", (1234567890123, 0))]:

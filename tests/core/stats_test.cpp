@@ -14,7 +14,7 @@ namespace parity {
 namespace {
 
 struct Expected {
-  std::string stats, histogram, str;
+  std::string stats, histogram, str, str_n1_w40, str_all;
 };
 
 // tests/data/formats/stats_expected.txt: what numpy/Polygraphy print for stats_cases.npz
@@ -30,7 +30,8 @@ std::map<std::string, Expected> load_expected() {
       while (!s.empty() && s.back() == '\n') s.pop_back();
       return s;
     };
-    out[name] = {trim(parts["stats"]), trim(parts["histogram"]), trim(parts["str"])};
+    out[name] = {trim(parts["stats"]), trim(parts["histogram"]), trim(parts["str"]), trim(parts["str_n1_w40"]),
+                 parts.count("str_all") ? trim(parts["str_all"]) : std::string("(not generated)")};
     parts.clear();
   };
   while (std::getline(in, line)) {
@@ -40,8 +41,8 @@ std::map<std::string, Expected> load_expected() {
       section = "stats";
     } else if (line == "--- histogram") {
       section = "histogram";
-    } else if (line == "--- str") {
-      section = "str";
+    } else if (line == "--- str" || line == "--- str_n1_w40" || line == "--- str_all") {
+      section = line.substr(4);
     } else {
       parts[section] += line + "\n";
     }
@@ -77,6 +78,14 @@ TEST_F(NumpyParity, HistogramsMatchPolygraphy) {
 
 TEST_F(NumpyParity, ValuesPrintLikeNumpy) {
   for (const auto& [name, tensor] : *cases_) EXPECT_EQ(array_to_string(tensor), expected_->at(name).str) << name;
+}
+
+TEST_F(NumpyParity, ValuesHonourEdgeItemsAndLineWidth) {
+  for (const auto& [name, tensor] : *cases_) {
+    EXPECT_EQ(array_to_string(tensor, {.edge_items = 1, .line_width = 40}), expected_->at(name).str_n1_w40) << name;
+    if (tensor.numel() <= 100)
+      EXPECT_EQ(array_to_string(tensor, {.edge_items = -1, .line_width = -1}), expected_->at(name).str_all) << name;
+  }
 }
 
 TEST(Stats, FiguresOfASmallTensor) {
