@@ -58,6 +58,8 @@ void conv_forward(const ConvProblem& p, const A* x, const A* w, const A* bias, A
   const std::vector<int64_t> lead_out(g.out.begin(), g.out.end() - 1);
   const std::vector<int64_t> in_strides = shape_strides(g.in);
   const int64_t lead_rows = product(lead_out);
+  bool pointwise = k_numel == 1 && g.out == g.in;
+  for (int64_t d = 0; d < r; ++d) pointwise = pointwise && g.strides[d] == 1 && g.pad_begin[d] == 0;
 
   ctx.parallel_for(p.batch * p.out_channels, [&](int64_t begin, int64_t end) {
     std::vector<int64_t> kidx(static_cast<size_t>(r)), oidx(static_cast<size_t>(r > 0 ? r - 1 : 0));
@@ -67,6 +69,14 @@ void conv_forward(const ConvProblem& p, const A* x, const A* w, const A* bias, A
       A* yp = y + nm * out_plane;
       const A init = bias ? bias[m] : A(0);
       std::fill(yp, yp + out_plane, init);
+      if (pointwise) {  // 1x1 kernel, stride 1, no padding: each channel adds a scaled plane
+        for (int64_t c = 0; c < c_per_group; ++c) {
+          const A* xp = x + (n * p.in_channels + grp * c_per_group + c) * in_plane;
+          const A wv = w[m * c_per_group + c];
+          for (int64_t i = 0; i < out_plane; ++i) yp[i] += wv * xp[i];
+        }
+        continue;
+      }
       for (int64_t c = 0; c < c_per_group; ++c) {
         const A* xp = x + (n * p.in_channels + grp * c_per_group + c) * in_plane;
         const A* wp = w + (m * c_per_group + c) * k_numel;
