@@ -1,0 +1,93 @@
+// The Comparator: runs several runners on identical inputs and compares their outputs
+// (Polygraphy's Comparator.run / compare_accuracy / validate / postprocess).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compare/compare_func.h"
+#include "compare/data_loader.h"
+#include "core/run_results.h"
+#include "runners/runner.h"
+
+namespace parity::compare {
+
+/// Results of Comparator::compare_accuracy: for each compared runner pair, one IterationMatch
+/// per iteration. True when every output of every iteration matched.
+class AccuracyResult {
+ public:
+  struct Pair {
+    std::string runner0, runner1;
+    std::vector<IterationMatch> iterations;
+  };
+
+  explicit operator bool() const;
+  /// (passed, failed, total) iterations of a pair (the first pair by default).
+  struct Stats {
+    size_t passed = 0, failed = 0, total = 0;
+  };
+  Stats stats(size_t pair_index = 0) const;
+  /// Fraction of iterations that passed, 1.0 when there is nothing to compare.
+  double percentage(size_t pair_index = 0) const;
+
+  std::vector<Pair>& pairs() { return pairs_; }
+  const std::vector<Pair>& pairs() const { return pairs_; }
+
+ private:
+  std::vector<Pair> pairs_;
+};
+
+/// Called with the outputs of each inference as they are produced (before they are stored).
+using OutputCallback = std::function<void(const std::string& runner_name, size_t iteration, const TensorMap& outputs)>;
+
+struct RunOptions {
+  /// Untimed inferences per runner on the first feed before the measured ones.
+  int warm_up = 0;
+  /// Receives the feeds used, in iteration order (e.g. to save them with --save-inputs).
+  std::vector<TensorMap>* used_feeds = nullptr;
+  /// Sees every inference's outputs as they are produced.
+  OutputCallback on_outputs;
+  /// Keep outputs in the returned RunResults (off when on_outputs consumes them, to save memory).
+  bool store_outputs = true;
+};
+
+class Comparator {
+ public:
+  /// Runs each runner (activating it for the duration) on every feed of `feeds`, in order.
+  /// The first runner pulls feeds from the source (telling it its input metadata); the others
+  /// reuse them, matched by name and cast when dtypes differ. Outputs are deep-copied.
+  static RunResults run(const std::vector<Runner*>& runners, FeedSource& feeds, const RunOptions& options = {});
+  /// Same, with Polygraphy's default DataLoader (seed 1, one iteration).
+  static RunResults run(const std::vector<Runner*>& runners);
+
+  /// Each runner compared with the next: (0, 1), (1, 2), ...
+  static std::vector<std::pair<size_t, size_t>> default_comparisons(const RunResults& results);
+
+  /// Compares the results of runner pairs iteration by iteration with `compare_func`
+  /// (compare_funcs::simple() by default). Throws kInvalidArgument on a pair index out of range.
+  static AccuracyResult compare_accuracy(const RunResults& results, const CompareFunc& compare_func = {},
+                                         std::optional<std::vector<std::pair<size_t, size_t>>> comparisons = std::nullopt,
+                                         bool fail_fast = false);
+
+  /// Checks outputs for NaN (and Inf when check_inf). Returns true when all are valid.
+  static bool validate(const RunResults& results, bool check_inf = false, bool check_nan = true, bool fail_fast = false);
+
+  /// Applies `fn` to every iteration result in place; returns the results.
+  static RunResults& postprocess(RunResults& results, const std::function<void(IterationResult&)>& fn);
+};
+
+/// Polygraphy's PostprocessFunc.top_k: replaces outputs by the indices of their k largest values
+/// along `axis` (stable, clamped to the axis length). Outputs without a setting (and no "" default)
+/// are left alone.
+struct TopK {
+  int64_t k = 10;
+  int64_t axis = -1;
+};
+std::function<void(IterationResult&)> top_k(PerOutput<std::optional<TopK>> settings);
+/// Indices of the k largest values along axis (ties keep the lower index first), as int64.
+Tensor top_k_indices(const Tensor& t, int64_t k, int64_t axis);
+
+}  // namespace parity::compare

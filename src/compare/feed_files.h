@@ -1,0 +1,21 @@
+// Loading and saving feeds (inference inputs) as files: Polygraphy's inputs JSON, .npz archives
+// (one iteration each) and folders of .npz files (one iteration per file, in name order).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/tensor_map.h"
+
+namespace parity::compare {
+
+/// Loads the iterations stored at `path`: an inputs JSON list (Polygraphy --save-inputs), an
+/// .npz archive or a folder of .npz files. Throws kNotFound / kInvalidModel naming the path.
+std::vector<TensorMap> load_feeds(const std::string& path);
+/// Loads several paths and concatenates their iterations (Polygraphy's --load-inputs).
+std::vector<TensorMap> load_feeds(const std::vector<std::string>& paths);
+/// Saves feeds as Polygraphy's inputs JSON (.json) or, for a path ending in .npz with a single
+/// iteration, as an .npz archive.
+void save_feeds(const std::string& path, const std::vector<TensorMap>& feeds);
+
+}  // namespace parity::compare

@@ -1,0 +1,88 @@
+// Loaders: lazy, composable callables that produce models and runners (Polygraphy's loader
+// idiom). CamelCase names are lazy (they return a callable; nothing happens until it is called),
+// snake_case names are the immediately evaluated forms:
+//
+//   auto load = ModifyOutputs(OnnxFromPath("model.onnx"), {"mark", "all"});
+//   auto runner = RunnerFromOnnx("ort", load);   // the model is loaded on activate()
+//
+// Models are onnx::ModelProto (include <onnx/onnx_pb.h> to edit them); `extend` lets user code
+// modify what a loader returns, for anything the loaders do not cover.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "cli/args.h"
+#include "runners/runner.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace parity::loaders {
+
+template <typename T>
+using Loader = std::function<T()>;
+using Model = std::shared_ptr<onnx::ModelProto>;
+using ModelLoader = Loader<Model>;
+using BytesLoader = Loader<std::string>;
+
+// Immediate forms -----------------------------------------------------------------------------
+
+/// Reads a file's bytes. Throws kNotFound / kIo naming the path.
+std::string bytes_from_path(const std::string& path);
+/// Parses a serialized ModelProto. Throws kInvalidModel.
+Model onnx_from_bytes(const std::string& bytes, const std::string& what = "model bytes");
+/// Reads an ONNX model file (external data stays where it is: save next to the original).
+Model onnx_from_path(const std::string& path);
+std::string bytes_from_onnx(const onnx::ModelProto& model);
+/// Writes a model (atomically). Throws kIo.
+void save_onnx(const onnx::ModelProto& model, const std::string& path);
+/// Sets the graph outputs: `outputs` lists names to make outputs (existing outputs not listed
+/// are dropped), or is {"mark", "all"} to add every value a node produces, after the existing
+/// outputs; `exclude` then removes names. Value types come from ONNX shape inference where
+/// known. Unknown names are errors listing what exists.
+void modify_outputs(onnx::ModelProto& model, const std::vector<std::string>& outputs,
+                    const std::vector<std::string>& exclude = {});
+/// Names of every value produced by a node of the main graph, in node order.
+std::vector<std::string> produced_value_names(const onnx::ModelProto& model);
+
+// Lazy forms ----------------------------------------------------------------------------------
+
+BytesLoader BytesFromPath(std::string path);
+ModelLoader OnnxFromBytes(BytesLoader bytes);
+ModelLoader OnnxFromPath(std::string path);
+BytesLoader BytesFromOnnx(ModelLoader model);
+/// Saves the model when called and passes it on, so it chains with other loaders.
+ModelLoader SaveOnnx(ModelLoader model, std::string path);
+ModelLoader ModifyOutputs(ModelLoader model, std::vector<std::string> outputs,
+                          std::vector<std::string> exclude = {});
+
+/// A runner of a registered runtime ("ref", "ort", ...) whose model comes from a loader: the
+/// loader runs on activate(), the model is written to a temporary file (next to `base_dir` when
+/// given, so external data resolves) and handed to the runtime. Throws kUnavailable naming the
+/// registered runners when `runner_name` is unknown.
+/// `args` carries the runtime's CLI options (may be null: defaults).
+std::unique_ptr<Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoader model,
+                                       std::string base_dir = {}, const cli::Args* args = nullptr);
+
+/// Wraps a loader so that `fn` sees (and may modify) what it returns: fn(T&) modifies in place;
+/// if fn returns a T instead, that replaces the value (Polygraphy's func.extend).
+template <typename T, typename Fn>
+Loader<T> extend(Loader<T> base, Fn fn) {
+  return [base = std::move(base), fn = std::move(fn)]() -> T {
+    T value = base();
+    if constexpr (std::is_invocable_r_v<T, Fn, T&> && !std::is_void_v<std::invoke_result_t<Fn, T&>>) {
+      return fn(value);
+    } else {
+      fn(value);
+      return value;
+    }
+  };
+}
+
+}  // namespace parity::loaders
