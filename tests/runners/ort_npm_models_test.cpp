@@ -1,6 +1,9 @@
 // The third-party models scripts/setup.sh fetches (PP-OCRv4 detection and recognition, the PP-OCR
 // direction classifier, openWakeWord heads) on the peer runners: ONNX Runtime runs them; OpenCV DNN
 // 4.6 either agrees with ORT or names the first node it cannot import, on one line.
+#include "runners/ort/ort_config.h"
+
+#if PARITY_WITH_ORT_RUNNER
 #include <gtest/gtest.h>
 
 #include <random>
@@ -96,3 +99,5 @@ INSTANTIATE_TEST_SUITE_P(
 
 }  // namespace
 }  // namespace parity::testing
+
+#endif  // PARITY_WITH_ORT_RUNNER

@@ -1,6 +1,9 @@
 // ONNX Runtime runner: parity's binding to ORT's C ABI against the library scripts/setup.sh installs.
 #include <gtest/gtest.h>
 
+#include "runners/ort/ort_config.h"
+
+#if PARITY_WITH_ORT_RUNNER
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
@@ -210,3 +213,5 @@ TEST(OrtRunner, ListRunnersShowsVersionOrReason) {
 
 }  // namespace
 }  // namespace parity::testing
+
+#endif  // PARITY_WITH_ORT_RUNNER
