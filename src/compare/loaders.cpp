@@ -74,6 +74,12 @@ void save_onnx(const onnx::ModelProto& model, const std::string& path) {
   }
 }
 
+bool uses_external_data(const onnx::ModelProto& model) {
+  for (const auto& init : model.graph().initializer())
+    if (init.data_location() == onnx::TensorProto::EXTERNAL) return true;
+  return false;
+}
+
 std::vector<std::string> produced_value_names(const onnx::ModelProto& model) {
   std::vector<std::string> names;
   std::set<std::string> seen;
@@ -188,7 +194,9 @@ class LoadedRunner : public Runner {
  protected:
   void activate_impl() override {
     Model model = loader_();
-    const fs::path dir = base_dir_.empty() ? fs::temp_directory_path() : fs::path(base_dir_);
+    // Only a model with external data must sit next to its data files; others go to the temp dir
+    // (the model's own folder may be read-only).
+    const fs::path dir = base_dir_.empty() || !uses_external_data(*model) ? fs::temp_directory_path() : fs::path(base_dir_);
     std::random_device rd;
     temp_path_ = (dir / str_cat(".parity-model-", rd(), rd(), ".onnx")).string();
     save_onnx(*model, temp_path_);

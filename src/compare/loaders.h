@@ -48,6 +48,8 @@ void save_onnx(const onnx::ModelProto& model, const std::string& path);
 /// known. Unknown names are errors listing what exists.
 void modify_outputs(onnx::ModelProto& model, const std::vector<std::string>& outputs,
                     const std::vector<std::string>& exclude = {});
+/// True when some initializer keeps its data in an external file.
+bool uses_external_data(const onnx::ModelProto& model);
 /// Names of every value produced by a node of the main graph, in node order.
 std::vector<std::string> produced_value_names(const onnx::ModelProto& model);
 
@@ -63,8 +65,9 @@ ModelLoader ModifyOutputs(ModelLoader model, std::vector<std::string> outputs,
                           std::vector<std::string> exclude = {});
 
 /// A runner of a registered runtime ("ref", "ort", ...) whose model comes from a loader: the
-/// loader runs on activate(), the model is written to a temporary file (next to `base_dir` when
-/// given, so external data resolves) and handed to the runtime. Throws kUnavailable naming the
+/// loader runs on activate(), the model is written to a temporary file (in `base_dir` when the
+/// model has external data, so the data resolves; else in the temp folder) and handed to the
+/// runtime. Throws kUnavailable naming the
 /// registered runners when `runner_name` is unknown.
 /// `args` carries the runtime's CLI options (may be null: defaults).
 std::unique_ptr<Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoader model,
