@@ -1,0 +1,62 @@
+// Layer-by-layer comparison without keeping every intermediate tensor ("--onnx-outputs mark all"
+// with bounded memory). The reference runner (parity's ref executor) reports each value through
+// its per-tensor hook as it is produced; the peer runtime runs the model with a window of the
+// upcoming intermediates marked as outputs, one window at a time, sized to a byte budget. Each
+// pair is compared the moment it exists and only its statistics are kept.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "compare/compare_func.h"
+#include "core/tensor_map.h"
+
+namespace parity::compare {
+
+struct LayerwiseOptions {
+  SimpleCompareOptions compare;  // tolerances per tensor name, error stat
+  /// Bytes of peer outputs held at once; the window of marked tensors adapts to stay near it.
+  int64_t window_bytes = int64_t{64} << 20;
+  /// Tensors to leave out (--onnx-exclude-outputs).
+  std::set<std::string> exclude;
+  /// Whether the reference runner is the first of the pair (out0) or the second (out1).
+  bool reference_first = true;
+};
+
+struct LayerResult {
+  std::string name;     // tensor name
+  std::string node;     // producing node's name
+  std::string op_type;  // producing node's op type
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  bool compared = false;  // false when the peer did not produce it or it is not a tensor
+  bool passed = true;
+  double max_absdiff = 0, max_reldiff = 0, mean_absdiff = 0, mean_reldiff = 0;
+  std::string note;  // why not compared
+};
+
+struct LayerwiseReport {
+  std::string reference_name, peer_name;
+  std::vector<LayerResult> layers;     // in execution order
+  std::optional<size_t> first_failure;  // index into layers
+  int64_t peak_rss_bytes = 0;           // process peak resident memory after the run
+  int64_t total_tensor_bytes = 0;       // all compared tensors of both runners together
+  int64_t largest_tensor_bytes = 0;
+  int peer_runs = 0;
+  bool passed() const { return !first_failure.has_value(); }
+};
+
+/// Compares every intermediate tensor of `model_path` between parity's ref runner and the
+/// registered runner `peer` (e.g. "ort"; empty for reference statistics only) on one feed.
+/// `args` carries both runtimes' CLI options (may be null). Logs a per-layer table.
+LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer,
+                                  const cli::Args* args, const TensorMap& feed, const LayerwiseOptions& options);
+
+/// Current peak resident set size of this process, in bytes (getrusage).
+int64_t peak_rss_bytes();
+
+}  // namespace parity::compare
