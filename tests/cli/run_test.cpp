@@ -4,6 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -248,6 +249,34 @@ TEST(RunCommand, BundledDemoModel) {
   EXPECT_EQ(both.exit_code, 0) << both.output;
   auto layers = run_parity({"run", demo, "--ref", "--ort", "--onnx-outputs", "mark", "all", "--atol", "1e-5", "--rtol", "1e-3"});
   EXPECT_EQ(layers.exit_code, 0) << layers.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
+
+namespace parity::testing {
+namespace {
+
+// A real third-party model: PaddleOCR's PP-OCRv4 text detector (scripts/setup.sh fetches it).
+TEST(RunCommand, PPOCRv4DetectionEndToEnd) {
+  const std::string model = (source_dir() / ".cache/npm/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx").string();
+  if (!std::filesystem::exists(model)) GTEST_SKIP() << "PP-OCRv4 model not fetched (run scripts/setup.sh)";
+  auto ref = run_parity({"run", model, "--ref", "--input-shapes", "x:[1,3,320,320]", "--validate"});
+  if (contains(ref, "has no kernel for op")) GTEST_SKIP() << "ref kernels missing: " << ref.last_line();
+  ASSERT_EQ(ref.exit_code, 0) << ref.output;
+  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  auto both = run_parity({"run", model, "--ref", "--ort", "--input-shapes", "x:[1,3,320,320]", "--atol", "1e-4",
+                          "--rtol", "1e-2", "--check-error-stat", "median"});
+  EXPECT_EQ(both.exit_code, 0) << both.output;
+  // Every layer, streamed in windows of at most 8 MiB of ORT outputs.
+  auto layers = run_parity({"run", model, "--ref", "--ort", "--input-shapes", "x:[1,3,320,320]", "--onnx-outputs",
+                            "mark", "all", "--mark-all-window-mb", "8", "--atol", "1e-3", "--rtol", "1e-3",
+                            "--check-error-stat", "median"});
+  EXPECT_TRUE(contains(layers, "Layer-wise Comparison")) << layers.output;
+  EXPECT_TRUE(contains(layers, "672 tensor(s)")) << layers.output;
+  EXPECT_TRUE(contains(layers, "conv2d_")) << layers.output;
+  EXPECT_TRUE(contains(layers, "Memory | peak resident:")) << layers.output;
+  EXPECT_FALSE(contains(layers, "ort runs (windows): 1\n")) << "expected several windows\n" << layers.output;
 }
 
 }  // namespace
