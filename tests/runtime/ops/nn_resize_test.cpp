@@ -59,11 +59,14 @@ TEST(Resize, RejectsBothScalesAndSizes) {
   EXPECT_THROW(node.run({kRow, Tensor(), ft({2}, {1, 2})}), Error);
 }
 
-TEST(Upsample, NearestOpset7And9) {
+TEST(Upsample, NearestOpsets1And7And9) {
   NodeBuilder u7("Upsample", 7);
   u7.floats("scales", {1, 1, 2, 1});
   const Tensor x = ft({1, 1, 2, 1}, {1, 2});
   EXPECT_EQ(u7.run({x})[0].to_vector<float>(), (std::vector<float>{1, 1, 2, 2}));
+  NodeBuilder u1("Upsample", 1);
+  u1.f("height_scale", 2).f("width_scale", 1);
+  EXPECT_EQ(u1.run({x})[0].to_vector<float>(), (std::vector<float>{1, 1, 2, 2}));
   NodeBuilder u9("Upsample", 9);
   EXPECT_EQ(u9.run({x, ft({4}, {1, 1, 2, 1})})[0].to_vector<float>(), (std::vector<float>{1, 1, 2, 2}));
 }

@@ -171,6 +171,7 @@ class QLinearConvKernel : public Kernel {
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "Conv", 1, ConvKernel);
+PARITY_REGISTER_KERNEL("", "Conv", 11, ConvKernel);
 PARITY_REGISTER_KERNEL("", "ConvInteger", 10, ConvIntegerKernel);
 PARITY_REGISTER_KERNEL("", "QLinearConv", 10, QLinearConvKernel);
 

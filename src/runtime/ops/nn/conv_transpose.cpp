@@ -98,5 +98,6 @@ class ConvTransposeKernel : public Kernel {
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "ConvTranspose", 1, ConvTransposeKernel);
+PARITY_REGISTER_KERNEL("", "ConvTranspose", 11, ConvTransposeKernel);
 
 }  // namespace parity::runtime::nn

@@ -90,6 +90,9 @@ class SpaceToDepthKernel : public Kernel {
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "DepthToSpace", 1, DepthToSpaceKernel);
+PARITY_REGISTER_KERNEL("", "DepthToSpace", 11, DepthToSpaceKernel);
+PARITY_REGISTER_KERNEL("", "DepthToSpace", 13, DepthToSpaceKernel);
 PARITY_REGISTER_KERNEL("", "SpaceToDepth", 1, SpaceToDepthKernel);
+PARITY_REGISTER_KERNEL("", "SpaceToDepth", 13, SpaceToDepthKernel);
 
 }  // namespace parity::runtime::nn

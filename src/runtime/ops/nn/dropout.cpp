@@ -58,6 +58,10 @@ class DropoutKernel : public Kernel {
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "Dropout", 1, DropoutKernel);
+PARITY_REGISTER_KERNEL("", "Dropout", 6, DropoutKernel);
+PARITY_REGISTER_KERNEL("", "Dropout", 7, DropoutKernel);
+PARITY_REGISTER_KERNEL("", "Dropout", 10, DropoutKernel);
 PARITY_REGISTER_KERNEL("", "Dropout", 12, DropoutKernel);
+PARITY_REGISTER_KERNEL("", "Dropout", 13, DropoutKernel);
 
 }  // namespace parity::runtime::nn

@@ -352,11 +352,18 @@ class MeanVarianceNormalizationKernel : public Kernel {
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "BatchNormalization", 1, BatchNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "BatchNormalization", 6, BatchNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "BatchNormalization", 7, BatchNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "BatchNormalization", 9, BatchNormalizationKernel);
 PARITY_REGISTER_KERNEL("", "BatchNormalization", 14, BatchNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "BatchNormalization", 15, BatchNormalizationKernel);
 PARITY_REGISTER_KERNEL("", "InstanceNormalization", 1, InstanceNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "InstanceNormalization", 6, InstanceNormalizationKernel);
 PARITY_REGISTER_KERNEL("", "LayerNormalization", 17, LayerNormalizationKernel);
 PARITY_REGISTER_KERNEL("", "LpNormalization", 1, LpNormalizationKernel);
 PARITY_REGISTER_KERNEL("", "LRN", 1, LrnKernel);
+PARITY_REGISTER_KERNEL("", "LRN", 13, LrnKernel);
 PARITY_REGISTER_KERNEL("", "MeanVarianceNormalization", 9, MeanVarianceNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "MeanVarianceNormalization", 13, MeanVarianceNormalizationKernel);
 
 }  // namespace parity::runtime::nn

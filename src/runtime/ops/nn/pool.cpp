@@ -318,11 +318,22 @@ class MaxUnpoolKernel : public Kernel {
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "AveragePool", 1, AveragePoolKernel);
+PARITY_REGISTER_KERNEL("", "AveragePool", 7, AveragePoolKernel);
+PARITY_REGISTER_KERNEL("", "AveragePool", 10, AveragePoolKernel);
+PARITY_REGISTER_KERNEL("", "AveragePool", 11, AveragePoolKernel);
 PARITY_REGISTER_KERNEL("", "MaxPool", 1, MaxPoolKernel);
+PARITY_REGISTER_KERNEL("", "MaxPool", 8, MaxPoolKernel);
+PARITY_REGISTER_KERNEL("", "MaxPool", 10, MaxPoolKernel);
+PARITY_REGISTER_KERNEL("", "MaxPool", 11, MaxPoolKernel);
+PARITY_REGISTER_KERNEL("", "MaxPool", 12, MaxPoolKernel);
 PARITY_REGISTER_KERNEL("", "LpPool", 1, LpPoolKernel);
+PARITY_REGISTER_KERNEL("", "LpPool", 2, LpPoolKernel);
+PARITY_REGISTER_KERNEL("", "LpPool", 11, LpPoolKernel);
 PARITY_REGISTER_KERNEL("", "GlobalAveragePool", 1, GlobalAveragePoolKernel);
 PARITY_REGISTER_KERNEL("", "GlobalMaxPool", 1, GlobalMaxPoolKernel);
 PARITY_REGISTER_KERNEL("", "GlobalLpPool", 1, GlobalLpPoolKernel);
+PARITY_REGISTER_KERNEL("", "GlobalLpPool", 2, GlobalLpPoolKernel);
 PARITY_REGISTER_KERNEL("", "MaxUnpool", 9, MaxUnpoolKernel);
+PARITY_REGISTER_KERNEL("", "MaxUnpool", 11, MaxUnpoolKernel);
 
 }  // namespace parity::runtime::nn

@@ -253,14 +253,19 @@ class ResizeKernel : public Kernel {
   ResizeAttrs a_;
 };
 
-/// Upsample-7 (scales attribute) and Upsample-9 (scales input).
+/// Upsample-1 (height_scale/width_scale), Upsample-7 (scales attribute), Upsample-9 (scales input).
 class UpsampleKernel : public Kernel {
  public:
   explicit UpsampleKernel(const KernelInit& init) : opset_(init.opset()) {
     a_.mode = parse_mode(init);
     a_.coord = CoordMode::kAsymmetric;
     a_.nearest = NearestMode::kSimple;
-    if (opset_ < 9) scales_ = init.attr_floats("scales");
+    if (opset_ < 7) {
+      // Upsample-1: NCHW only, with height_scale / width_scale attributes.
+      scales_ = {1.0f, 1.0f, init.attr_float("height_scale"), init.attr_float("width_scale")};
+    } else if (opset_ < 9) {
+      scales_ = init.attr_floats("scales");
+    }
   }
 
   void compute(KernelContext& ctx) const override {
@@ -286,6 +291,8 @@ class UpsampleKernel : public Kernel {
 
 PARITY_REGISTER_KERNEL("", "Resize", 10, ResizeKernel);
 PARITY_REGISTER_KERNEL("", "Resize", 11, ResizeKernel);
+PARITY_REGISTER_KERNEL("", "Resize", 13, ResizeKernel);
+PARITY_REGISTER_KERNEL("", "Upsample", 1, UpsampleKernel);
 PARITY_REGISTER_KERNEL("", "Upsample", 7, UpsampleKernel);
 PARITY_REGISTER_KERNEL("", "Upsample", 9, UpsampleKernel);
 

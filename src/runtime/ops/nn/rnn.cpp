@@ -274,7 +274,14 @@ struct LstmKernel : RecurrentKernel {
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "RNN", 1, RnnKernel);
+PARITY_REGISTER_KERNEL("", "RNN", 7, RnnKernel);
+PARITY_REGISTER_KERNEL("", "RNN", 14, RnnKernel);
 PARITY_REGISTER_KERNEL("", "GRU", 1, GruKernel);
+PARITY_REGISTER_KERNEL("", "GRU", 3, GruKernel);
+PARITY_REGISTER_KERNEL("", "GRU", 7, GruKernel);
+PARITY_REGISTER_KERNEL("", "GRU", 14, GruKernel);
 PARITY_REGISTER_KERNEL("", "LSTM", 1, LstmKernel);
+PARITY_REGISTER_KERNEL("", "LSTM", 7, LstmKernel);
+PARITY_REGISTER_KERNEL("", "LSTM", 14, LstmKernel);
 
 }  // namespace parity::runtime::nn

@@ -85,5 +85,6 @@ class NonMaxSuppressionKernel : public Kernel {
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "NonMaxSuppression", 10, NonMaxSuppressionKernel);
+PARITY_REGISTER_KERNEL("", "NonMaxSuppression", 11, NonMaxSuppressionKernel);
 
 }  // namespace parity::runtime::nn
