@@ -1,5 +1,5 @@
-// The third-party models scripts/setup.sh fetches (PP-OCRv4 detection and recognition, the PP-OCR
-// direction classifier, openWakeWord heads) on the peer runners: ONNX Runtime runs them; OpenCV DNN
+// The bundled demo model and the third-party models scripts/setup.sh fetches (PP-OCRv4 detection
+// and recognition, the PP-OCR direction classifier, openWakeWord heads) on the peer runners: ONNX Runtime runs them; OpenCV DNN
 // 4.6 either agrees with ORT or names the first node it cannot import, on one line.
 #include "runners/ort/ort_config.h"
 
@@ -17,7 +17,7 @@ namespace parity::testing {
 namespace {
 
 struct ModelCase {
-  std::string file;  // under .cache/npm
+  std::string file;  // relative to the source tree
   Shape input_shape;
   Shape output_shape;
   bool probabilities;  // sigmoid/softmax outputs lie in [0, 1]
@@ -31,16 +31,16 @@ Tensor seeded_uniform(const Shape& shape, unsigned seed) {
   return t;
 }
 
-class NpmModels : public ::testing::TestWithParam<ModelCase> {
+class DeployModels : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override {
-    path_ = source_dir() / ".cache" / "npm" / GetParam().file;
+    path_ = source_dir() / GetParam().file;
     if (!std::filesystem::exists(path_)) GTEST_SKIP() << path_ << " missing (run scripts/setup.sh)";
   }
   std::filesystem::path path_;
 };
 
-TEST_P(NpmModels, OrtRunsThem) {
+TEST_P(DeployModels, OrtRunsThem) {
   if (!ort::OrtLibrary::load("")) GTEST_SKIP() << "ONNX Runtime unavailable";
   const ModelCase& c = GetParam();
   auto runner = ort::make_ort_runner(path_.string(), {});
@@ -57,7 +57,7 @@ TEST_P(NpmModels, OrtRunsThem) {
   }
 }
 
-TEST_P(NpmModels, OpenCvAgreesOrNamesTheFirstUnsupportedNode) {
+TEST_P(DeployModels, OpenCvAgreesOrNamesTheFirstUnsupportedNode) {
   const RunnerInfo* opencv = RunnerRegistry::instance().find("opencv");
   if (!opencv || !opencv->availability(nullptr).is_ok()) GTEST_SKIP() << "OpenCV unavailable";
   if (!ort::OrtLibrary::load("")) GTEST_SKIP() << "ONNX Runtime unavailable";
@@ -83,13 +83,14 @@ TEST_P(NpmModels, OpenCvAgreesOrNamesTheFirstUnsupportedNode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    PeerRunners, NpmModels,
+    PeerRunners, DeployModels,
     ::testing::Values(
-        ModelCase{"ocr-models/assets/ch_PP-OCRv4_det_infer.onnx", {1, 3, 64, 96}, {1, 1, 64, 96}, true},
-        ModelCase{"ocr-models/assets/ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 96}, {1, 12, 6625}, true},
-        ModelCase{"ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}, {1, 2}, true},
-        ModelCase{"openwakeword/models/hello_deepa.onnx", {1, 25, 96}, {1, 1}, true},
-        ModelCase{"openwakeword/models/namaste_deepa.onnx", {1, 24, 96}, {1, 1}, true}),
+        ModelCase{"models/demo.onnx", {1, 3, 32, 32}, {1, 10}, true},
+        ModelCase{".cache/npm/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx", {1, 3, 64, 96}, {1, 1, 64, 96}, true},
+        ModelCase{".cache/npm/ocr-models/assets/ch_PP-OCRv4_rec_infer.onnx", {1, 3, 48, 96}, {1, 12, 6625}, true},
+        ModelCase{".cache/npm/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx", {1, 3, 48, 192}, {1, 2}, true},
+        ModelCase{".cache/npm/openwakeword/models/hello_deepa.onnx", {1, 25, 96}, {1, 1}, true},
+        ModelCase{".cache/npm/openwakeword/models/namaste_deepa.onnx", {1, 24, 96}, {1, 1}, true}),
     [](const auto& info) {
       std::string name = std::filesystem::path(info.param.file).stem().string();
       for (char& ch : name)
