@@ -1,0 +1,68 @@
+#include "runners/ref/ref_runner.h"
+
+#include <thread>
+
+#include "runners/registry.h"
+
+namespace parity {
+
+RefRunner::RefRunner(std::string model_path, runtime::SessionOptions options, std::string name)
+    : Runner(name.empty() ? make_runner_name("ref") : std::move(name)),
+      model_path_(std::move(model_path)),
+      options_(options) {}
+
+const runtime::Session& RefRunner::session() const {
+  PARITY_CHECK(session_, kInvalidArgument, "runner ", this->name(), " is not active");
+  return *session_;
+}
+
+void RefRunner::activate_impl() { session_.emplace(runtime::Session::create(model_path_, options_).value()); }
+
+void RefRunner::deactivate_impl() { session_.reset(); }
+
+TensorMetadata RefRunner::input_metadata_impl() { return session().input_metadata(); }
+
+TensorMap RefRunner::infer_impl(const TensorMap& feed) { return session().run(feed, run_options_); }
+
+namespace {
+
+runtime::SessionOptions options_from_args(const cli::Args* args) {
+  runtime::SessionOptions options;
+  if (!args) return options;
+  if (auto threads = args->get_int("threads")) {
+    PARITY_CHECK(*threads >= 1 && *threads <= 1024, kInvalidArgument, "--threads must be between 1 and 1024, got ",
+                 *threads);
+    options.threads = static_cast<int>(*threads);
+  }
+  const std::string precision = args->get_or("precision", "fp32");
+  PARITY_CHECK(precision == "fp32" || precision == "fp64", kInvalidArgument,
+               "--precision must be fp32 or fp64, got '", precision, "'");
+  options.precision = precision == "fp64" ? runtime::Precision::kFloat64 : runtime::Precision::kFloat32;
+  return options;
+}
+
+RunnerRegistrar register_ref({
+    .name = "ref",
+    .flag = "--ref",
+    .description = "parity's own reference ONNX executor (fp32, or fp64 oracle with --precision fp64)",
+    .add_options =
+        [](cli::ArgParser& parser) {
+          parser.group("ref runner");
+          parser.add({.flags = {"--threads"}, .help = "Threads for the ref runner's kernels (default 1)", .metavar = "N"});
+          parser.add({.flags = {"--precision"},
+                      .help = "ref runner precision: fp32 (model dtypes) or fp64 (oracle: all floating math in "
+                              "double; outputs in the model's dtypes)",
+                      .metavar = "P",
+                      .choices = {"fp32", "fp64"}});
+        },
+    .availability = [](const cli::Args*) { return Status::ok(); },
+    .version = [](const cli::Args*) { return std::string("parity-ref"); },
+    .create =
+        [](const RunnerConfig& config) -> std::unique_ptr<Runner> {
+          return std::make_unique<RefRunner>(config.model_path, options_from_args(config.args));
+        },
+});
+
+}  // namespace
+
+}  // namespace parity

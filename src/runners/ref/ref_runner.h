@@ -1,0 +1,35 @@
+// RefRunner: the Runner API over parity's own executor (runtime::Session).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "runners/runner.h"
+#include "runtime/session.h"
+
+namespace parity {
+
+class RefRunner : public Runner {
+ public:
+  RefRunner(std::string model_path, runtime::SessionOptions options, std::string name = {});
+
+  /// The planned session (valid while active); for callers that need sequences or the hook.
+  const runtime::Session& session() const;
+  /// Run options used by infer() (e.g. a per-layer hook, extra outputs).
+  void set_run_options(runtime::RunOptions options) { run_options_ = std::move(options); }
+
+ protected:
+  void activate_impl() override;
+  void deactivate_impl() override;
+  TensorMetadata input_metadata_impl() override;
+  TensorMap infer_impl(const TensorMap& feed) override;
+
+ private:
+  std::string model_path_;
+  runtime::SessionOptions options_;
+  runtime::RunOptions run_options_;
+  std::optional<runtime::Session> session_;
+};
+
+}  // namespace parity

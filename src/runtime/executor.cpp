@@ -1,0 +1,108 @@
+// Runs planned graphs: one frame of value slots per graph invocation, kernels in plan order,
+// values released after their last use, nested graphs run with their captures.
+#include <new>
+
+#include "runtime/subgraph.h"
+#include "runtime/thread_pool.h"
+
+namespace parity::runtime {
+
+namespace {
+
+class ExecContext : public KernelContext {
+ public:
+  ExecContext(const PlannedNode& node, std::vector<Value>& frame, RunState& state)
+      : node_(node), frame_(frame), state_(state) {}
+
+  size_t num_inputs() const override { return node_.inputs.size(); }
+  size_t num_outputs() const override { return node_.outputs.size(); }
+  bool has_input(size_t i) const override {
+    return i < node_.inputs.size() && node_.inputs[i] >= 0 && !frame_[node_.inputs[i]].is_empty();
+  }
+  const Value& input_value(size_t i) const override {
+    if (!has_input(i)) fail("input ", i, " is missing");
+    return frame_[node_.inputs[i]];
+  }
+  bool has_output(size_t i) const override { return i < node_.outputs.size() && node_.outputs[i] >= 0; }
+  void set_output(size_t i, Value value) override { output_value(i) = std::move(value); }
+  Value& output_value(size_t i) override {
+    if (i >= node_.outputs.size()) fail("output ", i, " does not exist (the node has ", node_.outputs.size(), ")");
+    if (node_.outputs[i] >= 0) return frame_[node_.outputs[i]];
+    if (scratch_.size() <= i) scratch_.resize(node_.outputs.size());
+    return scratch_[i];
+  }
+  std::vector<Value> run_subgraph(const Subgraph& graph, std::vector<Value> inputs) override {
+    std::vector<Value> frame = execute_graph(graph, std::move(inputs), &frame_, state_, false);
+    std::vector<Value> outputs;
+    outputs.reserve(graph.output_slots_.size());
+    for (int s : graph.output_slots_) outputs.push_back(frame[s]);
+    return outputs;
+  }
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override {
+    if (state_.pool) state_.pool->parallel_for(n, fn);
+    else if (n > 0) fn(0, n);
+  }
+  int num_threads() const override { return state_.pool ? state_.pool->num_threads() : 1; }
+  Precision precision() const override { return state_.precision; }
+  uint64_t next_random_seed() override {
+    // splitmix64 over (session seed, call number): reproducible run to run.
+    uint64_t z = state_.seed + 0x9e3779b97f4a7c15ULL * (++state_.random_calls);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  std::string node_label() const override { return node_.label; }
+
+ private:
+  const PlannedNode& node_;
+  std::vector<Value>& frame_;
+  RunState& state_;
+  std::vector<Value> scratch_;
+};
+
+[[noreturn]] void rethrow_with_node(const PlannedNode& node, const Error& e) {
+  const std::string msg = e.what();
+  if (msg.find(node.label) != std::string::npos) throw e;
+  throw Error(e.code(), node.label + ": " + msg);
+}
+
+}  // namespace
+
+std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> inputs, const std::vector<Value>* outer,
+                                 RunState& state, bool is_main) {
+  std::vector<Value> frame(graph.slot_names_.size());
+  for (const auto& [slot, value] : graph.constants_) frame[slot] = value;
+  for (const auto& [slot, value] : graph.plan_time_values_) frame[slot] = value;
+  if (!graph.captures_.empty()) {
+    PARITY_ASSERT(outer, "a graph with outer-scope captures is run without an enclosing frame");
+    for (const auto& [local, outer_slot] : graph.captures_) frame[local] = (*outer)[outer_slot];
+  }
+  PARITY_CHECK(inputs.size() <= graph.input_slots_.size(), kRuntime, "a graph with ",
+               graph.input_slots_.size(), " inputs was given ", inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].is_empty()) frame[graph.input_slots_[i]] = std::move(inputs[i]);
+
+  const bool hook = is_main && state.hook && *state.hook;
+  const std::vector<bool>* keep = is_main ? state.keep_slots : nullptr;
+  for (const PlannedNode& node : graph.nodes_) {
+    // Plan-time folded values (Constant nodes) are already in the frame.
+    ExecContext ctx(node, frame, state);
+    try {
+      node.kernel->compute(ctx);
+    } catch (const Error& e) {
+      rethrow_with_node(node, e);
+    } catch (const std::bad_alloc&) {
+      fail(ErrorCode::kRuntime, node.label, ": out of memory");
+    } catch (const std::exception& e) {
+      fail(ErrorCode::kInternal, node.label, ": ", e.what());
+    }
+    if (hook)
+      for (int s : node.outputs)
+        if (s >= 0 && !frame[s].is_empty()) (*state.hook)(graph.slot_names_[s], frame[s]);
+    for (int s : node.release)
+      if (!keep || !(*keep)[s]) frame[s] = Value();
+  }
+  return frame;
+}
+
+}  // namespace parity::runtime

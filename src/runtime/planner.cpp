@@ -1,0 +1,403 @@
+// Plans a GraphProto into a Subgraph: function inlining, topological order, kernel selection,
+// attribute parsing, outer-scope captures and tensor lifetimes.
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <queue>
+#include <set>
+
+#include "onnx/proto_convert.h"
+#include "runtime/subgraph.h"
+
+namespace parity::runtime {
+
+namespace {
+
+std::string normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
+std::string display_domain(const std::string& domain) { return domain.empty() ? std::string("ai.onnx") : domain; }
+
+/// Names a graph uses but does not define (recursively through nested graphs): its outer-scope
+/// references.
+std::set<std::string> free_names(const onnx::GraphProto& graph);
+
+void add_node_uses(const onnx::NodeProto& node, std::set<std::string>& used) {
+  for (const auto& in : node.input())
+    if (!in.empty()) used.insert(in);
+  for (const auto& attr : node.attribute()) {
+    if (attr.has_g())
+      for (const auto& n : free_names(attr.g())) used.insert(n);
+    for (const auto& g : attr.graphs())
+      for (const auto& n : free_names(g)) used.insert(n);
+  }
+}
+
+std::set<std::string> free_names(const onnx::GraphProto& graph) {
+  std::set<std::string> defined, used;
+  for (const auto& v : graph.input()) defined.insert(v.name());
+  for (const auto& t : graph.initializer()) defined.insert(t.name());
+  for (const auto& t : graph.sparse_initializer()) defined.insert(t.values().name());
+  for (const auto& node : graph.node()) {
+    for (const auto& out : node.output()) defined.insert(out);
+    add_node_uses(node, used);
+  }
+  for (const auto& out : graph.output()) used.insert(out.name());
+  std::set<std::string> result;
+  for (const auto& n : used)
+    if (!defined.count(n)) result.insert(n);
+  return result;
+}
+
+/// A node after function inlining, with the opsets its op is resolved against.
+struct ExpandedNode {
+  onnx::NodeProto proto;
+  std::shared_ptr<const std::map<std::string, int>> opsets;  // null: the model's
+};
+
+std::shared_ptr<const std::map<std::string, int>> function_opsets(const onnx::FunctionProto& fn,
+                                                                 const std::map<std::string, int>& outer) {
+  auto opsets = std::make_shared<std::map<std::string, int>>(outer);
+  for (const auto& o : fn.opset_import()) (*opsets)[normalize_domain(o.domain())] = static_cast<int>(o.version());
+  return opsets;
+}
+
+class Expander {
+ public:
+  explicit Expander(const PlanEnv& env) : env_(env) {}
+  std::map<std::string, onnx::TypeProto> no_types_;
+
+  void expand(const onnx::NodeProto& node, std::shared_ptr<const std::map<std::string, int>> opsets,
+              std::vector<ExpandedNode>& out, int depth) {
+    const std::string domain = normalize_domain(node.domain());
+    const auto& ops = opsets ? *opsets : env_.opsets;
+    auto it = ops.find(domain);
+    const int opset = it == ops.end() ? 0 : it->second;
+    if (KernelRegistry::instance().resolve(domain, node.op_type(), opset) || depth > 16) {
+      out.push_back({node, opsets});
+      return;
+    }
+    // Model-local function.
+    auto fn_it = env_.functions.find(domain + "::" + node.op_type());
+    if (fn_it != env_.functions.end()) {
+      inline_function(node, *fn_it->second, function_opsets(*fn_it->second, ops), out, depth);
+      return;
+    }
+    // Operator defined by a function in its ONNX schema (no dedicated kernel yet).
+    const onnx::OpSchema* schema =
+        opset > 0 ? onnx::OpSchemaRegistry::Schema(node.op_type(), opset, display_domain(domain)) : nullptr;
+    if (schema) {
+      onnx::FunctionProto body;
+      bool have_body = false;
+      if (schema->HasFunction()) {
+        body = *schema->GetFunction();
+        have_body = true;
+      } else if (schema->HasContextDependentFunction()) {
+        std::vector<onnx::TypeProto> types;
+        for (const auto& in : node.input()) {
+          const auto& known = env_.value_types ? *env_.value_types : no_types_;
+          auto t = known.find(in);
+          types.push_back(t == known.end() ? onnx::TypeProto() : t->second);
+        }
+        try {
+          onnx::FunctionBodyBuildContextImpl ctx(node, types);
+          have_body = schema->BuildContextDependentFunction(ctx, body);
+        } catch (const std::exception&) {
+          have_body = false;
+        }
+      }
+      if (have_body && body.node_size() > 0) {
+        auto body_opsets = std::make_shared<std::map<std::string, int>>(ops);
+        (*body_opsets)[domain] = schema->since_version();
+        for (const auto& o : body.opset_import())
+          (*body_opsets)[normalize_domain(o.domain())] = static_cast<int>(o.version());
+        inline_function(node, body, body_opsets, out, depth);
+        return;
+      }
+    }
+    out.push_back({node, opsets});  // planning reports the missing kernel
+  }
+
+ private:
+  void inline_function(const onnx::NodeProto& call, const onnx::FunctionProto& fn,
+                       std::shared_ptr<const std::map<std::string, int>> opsets, std::vector<ExpandedNode>& out,
+                       int depth) {
+    const std::string prefix = "__" + call.op_type() + "_" + std::to_string(counter_++) + "__";
+    std::map<std::string, std::string> rename;
+    for (int i = 0; i < fn.input_size(); ++i) rename[fn.input(i)] = i < call.input_size() ? call.input(i) : "";
+    for (int i = 0; i < fn.output_size(); ++i) rename[fn.output(i)] = i < call.output_size() ? call.output(i) : "";
+    auto mapped = [&](const std::string& name) -> std::string {
+      if (name.empty()) return name;
+      auto it = rename.find(name);
+      return it != rename.end() ? it->second : prefix + name;
+    };
+    std::map<std::string, const onnx::AttributeProto*> call_attrs;
+    for (const auto& a : call.attribute()) call_attrs[a.name()] = &a;
+    for (const auto& body_node : fn.node()) {
+      onnx::NodeProto node = body_node;
+      node.clear_input();
+      node.clear_output();
+      for (const auto& in : body_node.input()) node.add_input(mapped(in));
+      for (const auto& o : body_node.output()) node.add_output(mapped(o));
+      node.clear_attribute();
+      for (const auto& a : body_node.attribute()) {
+        if (a.ref_attr_name().empty()) {
+          *node.add_attribute() = a;
+          continue;
+        }
+        auto ref = call_attrs.find(a.ref_attr_name());
+        if (ref == call_attrs.end()) continue;  // the body op's own default applies
+        onnx::AttributeProto copy = *ref->second;
+        copy.set_name(a.name());
+        *node.add_attribute() = copy;
+      }
+      if (node.name().empty()) node.set_name(prefix + body_node.op_type());
+      else node.set_name(prefix + node.name());
+      expand(node, opsets, out, depth + 1);
+    }
+  }
+
+  const PlanEnv& env_;
+  int counter_ = 0;
+};
+
+/// Plan-time view given to kernel factories.
+class PlanKernelInit : public KernelInit {
+ public:
+  PlanKernelInit(const NodeSpec& spec, const PlanEnv& env, const Subgraph& plan, const std::vector<int>& input_slots,
+                 std::vector<std::shared_ptr<Subgraph>>* planned)
+      : KernelInit(spec, env.precision), env_(env), plan_(plan), input_slots_(input_slots) {}
+
+  std::optional<Tensor> constant_input(size_t i) const override {
+    if (i >= input_slots_.size() || input_slots_[i] < 0) return std::nullopt;
+    const int slot = input_slots_[i];
+    // Main-graph inputs that also have an initializer may be overridden by the feed.
+    if (std::find(plan_.input_slots_.begin(), plan_.input_slots_.end(), slot) != plan_.input_slots_.end())
+      return std::nullopt;
+    for (const auto& [s, v] : plan_.constants_)
+      if (s == slot && v.is_tensor()) return v.tensor();
+    auto it = plan_.plan_time_values_.find(slot);
+    if (it != plan_.plan_time_values_.end() && it->second.is_tensor()) return it->second.tensor();
+    return std::nullopt;
+  }
+
+  std::shared_ptr<Subgraph> subgraph(const std::string& attr_name) const override {
+    const Attribute* attr = find_attr(attr_name);
+    if (!attr || attr->type != AttrType::kGraph || !attr->g) fail("graph attribute '", attr_name, "' is missing");
+    return plan_graph(*attr->g, env_, &plan_);
+  }
+
+ private:
+  const PlanEnv& env_;
+  const Subgraph& plan_;
+  const std::vector<int>& input_slots_;
+};
+
+std::string make_label(const NodeSpec& spec) {
+  std::string label = spec.domain.empty() ? spec.op_type : spec.domain + "::" + spec.op_type;
+  if (!spec.name.empty()) return label + " node '" + spec.name + "'";
+  for (const auto& o : spec.outputs)
+    if (!o.empty()) return label + " node (output '" + o + "')";
+  return label + " node";
+}
+
+std::string join_ints(const std::vector<int>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s;
+}
+
+/// Evaluates a Constant-like node (no inputs) at plan time so later kernels can see its value.
+class FoldContext : public KernelContext {
+ public:
+  FoldContext(const PlannedNode& node, Precision precision) : node_(node), precision_(precision) {
+    outputs_.resize(node.outputs.size());
+  }
+  size_t num_inputs() const override { return 0; }
+  size_t num_outputs() const override { return outputs_.size(); }
+  bool has_input(size_t) const override { return false; }
+  const Value& input_value(size_t) const override { fail("no inputs"); }
+  bool has_output(size_t i) const override { return i < outputs_.size(); }
+  void set_output(size_t i, Value v) override { outputs_.at(i) = std::move(v); }
+  Value& output_value(size_t i) override { return outputs_.at(i); }
+  std::vector<Value> run_subgraph(const Subgraph&, std::vector<Value>) override { fail("no subgraphs"); }
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { fn(0, n); }
+  int num_threads() const override { return 1; }
+  Precision precision() const override { return precision_; }
+  uint64_t next_random_seed() override { return 0; }
+  std::string node_label() const override { return node_.label; }
+  std::vector<Value> outputs_;
+
+ private:
+  const PlannedNode& node_;
+  Precision precision_;
+};
+
+}  // namespace
+
+std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEnv& env, const Subgraph* parent) {
+  auto plan = std::make_shared<Subgraph>();
+  Subgraph& g = *plan;
+  auto add_slot = [&](const std::string& name) -> int {
+    auto it = g.slot_of_.find(name);
+    if (it != g.slot_of_.end()) return it->second;
+    const int s = static_cast<int>(g.slot_names_.size());
+    g.slot_names_.push_back(name);
+    g.slot_of_[name] = s;
+    return s;
+  };
+  const std::string graph_label = parent ? "subgraph '" + graph.name() + "'" : "graph '" + graph.name() + "'";
+
+  // 1. Inputs and initializers.
+  for (const auto& in : graph.input()) {
+    g.input_names_.push_back(in.name());
+    g.input_meta_.push_back(onnx_io::meta_from_value_info(in));
+    g.input_slots_.push_back(add_slot(in.name()));
+  }
+  std::vector<std::pair<int, Tensor>> initializers;
+  for (const auto& init : graph.initializer()) {
+    Tensor t = onnx_io::tensor_from_proto(init, env.base_dir);
+    if (env.precision == Precision::kFloat64 && is_floating(t.dtype())) t = t.cast(DType::kFloat64);
+    initializers.emplace_back(add_slot(init.name()), std::move(t));
+  }
+
+  // 2. Inline functions, then give every node output a slot.
+  Expander expander(env);
+  std::vector<ExpandedNode> nodes;
+  for (const auto& node : graph.node()) expander.expand(node, nullptr, nodes, 0);
+  std::vector<int> producer;  // per slot: node index or -1
+  std::set<std::string> produced;
+  for (size_t n = 0; n < nodes.size(); ++n)
+    for (const auto& out : nodes[n].proto.output()) {
+      if (out.empty()) continue;
+      PARITY_CHECK(produced.insert(out).second, kInvalidModel, graph_label, ": value '", out,
+                   "' is produced by more than one node");
+      const int s = add_slot(out);
+      if (producer.size() <= static_cast<size_t>(s)) producer.resize(s + 1, -1);
+      producer[s] = static_cast<int>(n);
+    }
+
+  // 3. Outer-scope captures.
+  std::set<std::string> used;
+  for (const auto& n : nodes) add_node_uses(n.proto, used);
+  for (const auto& out : graph.output()) used.insert(out.name());
+  for (const auto& name : used) {
+    if (g.slot_of_.count(name)) continue;
+    const int outer = parent ? parent->slot(name) : -1;
+    PARITY_CHECK(outer >= 0, kInvalidModel, graph_label, ": value '", name,
+                 "' is used but not produced by any node, initializer or graph input");
+    g.captures_.emplace_back(add_slot(name), outer);
+  }
+  const size_t num_slots = g.slot_names_.size();
+  producer.resize(num_slots, -1);
+  g.is_initializer_.assign(num_slots, false);
+  for (auto& [slot, t] : initializers) {
+    g.is_initializer_[slot] = true;
+    g.constants_.emplace_back(slot, Value(std::move(t)));
+  }
+
+  // 4. Topological order (stable: original order wherever dependencies allow).
+  std::vector<std::vector<int>> node_uses(nodes.size());
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    std::set<std::string> u;
+    add_node_uses(nodes[n].proto, u);
+    for (const auto& name : u) node_uses[n].push_back(g.slot_of_.at(name));
+  }
+  std::vector<int> indegree(nodes.size(), 0);
+  std::vector<std::vector<int>> dependents(nodes.size());
+  for (size_t n = 0; n < nodes.size(); ++n)
+    for (int s : node_uses[n])
+      if (producer[s] >= 0 && producer[s] != static_cast<int>(n)) {
+        ++indegree[n];
+        dependents[producer[s]].push_back(static_cast<int>(n));
+      }
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (size_t n = 0; n < nodes.size(); ++n)
+    if (indegree[n] == 0) ready.push(static_cast<int>(n));
+  std::vector<int> order;
+  while (!ready.empty()) {
+    const int n = ready.top();
+    ready.pop();
+    order.push_back(n);
+    for (int d : dependents[n])
+      if (--indegree[d] == 0) ready.push(d);
+  }
+  if (order.size() != nodes.size()) {
+    for (size_t n = 0; n < nodes.size(); ++n)
+      if (indegree[n] > 0)
+        fail(ErrorCode::kInvalidModel, graph_label, ": the graph has a cycle through node '", nodes[n].proto.name(),
+             "' (", nodes[n].proto.op_type(), ")");
+  }
+
+  // 5. Outputs.
+  for (const auto& out : graph.output()) {
+    g.output_names_.push_back(out.name());
+    g.output_meta_.push_back(onnx_io::meta_from_value_info(out));
+    g.output_slots_.push_back(g.slot_of_.at(out.name()));
+  }
+
+  // 6. Kernels, in execution order (Constant values are folded so later kernels can see them).
+  for (int n : order) {
+    const auto& proto = nodes[n].proto;
+    const auto& opsets = nodes[n].opsets ? *nodes[n].opsets : env.opsets;
+    PlannedNode pn;
+    pn.spec.name = proto.name();
+    pn.spec.op_type = proto.op_type();
+    pn.spec.domain = normalize_domain(proto.domain());
+    auto op_it = opsets.find(pn.spec.domain);
+    pn.spec.opset = op_it == opsets.end() ? 0 : op_it->second;
+    for (const auto& in : proto.input()) {
+      pn.spec.inputs.push_back(in);
+      pn.inputs.push_back(in.empty() ? -1 : g.slot_of_.at(in));
+    }
+    for (const auto& out : proto.output()) {
+      pn.spec.outputs.push_back(out);
+      pn.outputs.push_back(out.empty() ? -1 : g.slot_of_.at(out));
+    }
+    pn.label = make_label(pn.spec);
+    const auto& registry = KernelRegistry::instance();
+    const KernelDef* def = registry.resolve(pn.spec.domain, pn.spec.op_type, pn.spec.opset);
+    if (!def) {
+      const auto versions = registry.versions(pn.spec.domain, pn.spec.op_type);
+      if (versions.empty())
+        fail(ErrorCode::kUnsupported, "parity has no kernel for op '", pn.spec.op_type, "' in domain '",
+             display_domain(pn.spec.domain), "' (", pn.label, ", opset ", pn.spec.opset, ")");
+      fail(ErrorCode::kUnsupported, "no kernel for op '", pn.spec.op_type, "' (domain ",
+           display_domain(pn.spec.domain), ") at opset ", pn.spec.opset, "; versions that exist: ",
+           join_ints(versions), " (", pn.label, ")");
+    }
+    pn.spec.since_version = def->since_version;
+    for (const auto& a : proto.attribute()) pn.spec.attributes[a.name()] = onnx_io::attribute_from_proto(a, env.base_dir);
+    PlanKernelInit init(pn.spec, env, g, pn.inputs, nullptr);
+    try {
+      pn.kernel = def->create(init);
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      if (msg.find(pn.label) != std::string::npos) throw;
+      throw Error(e.code(), pn.label + ": " + msg);
+    }
+    PARITY_ASSERT(pn.kernel, "kernel factory for ", pn.label, " returned null");
+    if (pn.spec.domain.empty() && pn.spec.op_type == "Constant" && pn.inputs.empty()) {
+      FoldContext fold(pn, env.precision);
+      pn.kernel->compute(fold);
+      for (size_t i = 0; i < pn.outputs.size(); ++i)
+        if (pn.outputs[i] >= 0 && !fold.outputs_[i].is_empty()) g.plan_time_values_[pn.outputs[i]] = fold.outputs_[i];
+    }
+    g.nodes_.push_back(std::move(pn));
+  }
+
+  // 7. Lifetimes: release each slot after its last use; outputs live to the end.
+  g.keep_alive_.assign(num_slots, false);
+  for (int s : g.output_slots_) g.keep_alive_[s] = true;
+  std::vector<int> last_use(num_slots, -1);
+  for (size_t i = 0; i < g.nodes_.size(); ++i) {
+    const int n = order[i];
+    for (int s : node_uses[n]) last_use[s] = static_cast<int>(i);
+    for (int s : g.nodes_[i].outputs)
+      if (s >= 0 && last_use[s] < static_cast<int>(i)) last_use[s] = static_cast<int>(i);
+  }
+  for (size_t s = 0; s < num_slots; ++s)
+    if (!g.keep_alive_[s] && last_use[s] >= 0) g.nodes_[last_use[s]].release.push_back(static_cast<int>(s));
+  return plan;
+}
+
+}  // namespace parity::runtime

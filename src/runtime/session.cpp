@@ -1,0 +1,260 @@
+#include "runtime/session.h"
+
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "onnx/proto_convert.h"
+#include "runtime/subgraph.h"
+#include "runtime/thread_pool.h"
+
+namespace parity::runtime {
+
+namespace fs = std::filesystem;
+
+struct Session::Impl {
+  SessionOptions options;
+  std::shared_ptr<onnx::ModelProto> model;  // owns the FunctionProtos the plan refers to
+  std::shared_ptr<Subgraph> plan;
+  std::unique_ptr<ThreadPool> pool;
+  std::shared_ptr<const std::map<std::string, onnx::TypeProto>> value_types;
+  std::map<std::string, DType> declared_dtype;  // tensor values with a known declared dtype
+  std::vector<bool> is_initializer_input;       // per main-graph input
+};
+
+namespace {
+
+std::string normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
+
+/// Declared types of every value we can find: graph inputs/outputs, value_info, and what ONNX
+/// shape inference adds (best effort: a model it rejects still runs).
+std::shared_ptr<std::map<std::string, onnx::TypeProto>> collect_value_types(const onnx::ModelProto& model) {
+  auto types = std::make_shared<std::map<std::string, onnx::TypeProto>>();
+  onnx::ModelProto inferred = model;
+  try {
+    onnx::shape_inference::InferShapes(inferred);
+  } catch (const std::exception&) {
+    inferred = model;
+  }
+  const auto& g = inferred.graph();
+  for (const auto& v : g.input()) (*types)[v.name()] = v.type();
+  for (const auto& v : g.value_info()) (*types)[v.name()] = v.type();
+  for (const auto& v : g.output()) (*types)[v.name()] = v.type();
+  for (const auto& t : g.initializer()) {
+    onnx::TypeProto tp;
+    tp.mutable_tensor_type()->set_elem_type(t.data_type());
+    auto* shape = tp.mutable_tensor_type()->mutable_shape();
+    for (auto d : t.dims()) shape->add_dim()->set_dim_value(d);
+    types->emplace(t.name(), tp);
+  }
+  return types;
+}
+
+Value to_compute_precision(Value v, Precision precision) {
+  if (precision != Precision::kFloat64) return v;
+  if (v.is_tensor() && is_floating(v.tensor().dtype()) && v.tensor().dtype() != DType::kFloat64)
+    return Value(v.tensor().cast(DType::kFloat64));
+  if (v.is_sequence()) {
+    std::vector<Tensor> items;
+    for (const auto& t : v.sequence_items())
+      items.push_back(is_floating(t.dtype()) ? t.cast(DType::kFloat64) : t);
+    return Value::sequence(std::move(items), compute_dtype(v.sequence_dtype(), precision));
+  }
+  return v;
+}
+
+/// Narrows an fp64-oracle tensor to the model's dtype. bfloat16 truncates, as ONNX 1.12's Cast.
+Tensor narrow_tensor(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype || !is_floating(t.dtype())) return t;
+  if (dtype != DType::kBFloat16) return t.cast(dtype);
+  const Tensor f = t.cast(DType::kFloat32);
+  Tensor out(DType::kBFloat16, t.shape());
+  const auto* src = static_cast<const uint32_t*>(f.raw_data());
+  auto* dst = static_cast<uint16_t*>(out.raw_data());
+  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = static_cast<uint16_t>(src[i] >> 16);
+  return out;
+}
+
+Value to_dtype(const Value& v, DType dtype) {
+  if (dtype == DType::kUndefined || !is_floating(dtype)) return v;
+  if (v.is_tensor()) return Value(narrow_tensor(v.tensor(), dtype));
+  if (v.is_sequence()) {
+    std::vector<Tensor> items;
+    for (const auto& t : v.sequence_items()) items.push_back(narrow_tensor(t, dtype));
+    return Value::sequence(std::move(items), dtype);
+  }
+  return v;
+}
+
+DType declared_elem_dtype(const onnx::TypeProto& type) {
+  if (type.has_tensor_type()) return static_cast<DType>(type.tensor_type().elem_type());
+  if (type.has_sequence_type()) return declared_elem_dtype(type.sequence_type().elem_type());
+  if (type.has_optional_type()) return declared_elem_dtype(type.optional_type().elem_type());
+  return DType::kUndefined;
+}
+
+std::string value_kind_name(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kTensor: return "a tensor";
+    case Value::Kind::kSequence: return "a sequence";
+    case Value::Kind::kOptionalNone: return "an empty optional";
+    default: return "nothing";
+  }
+}
+
+}  // namespace
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+Session::~Session() = default;
+
+Result<Session> Session::create(const fs::path& model_path, const SessionOptions& options) {
+  return capture_result<Session>([&] {
+    std::ifstream in(model_path, std::ios::binary);
+    PARITY_CHECK(in, kNotFound, "cannot open model '", model_path.string(), "'");
+    onnx::ModelProto model;
+    PARITY_CHECK(model.ParseFromIstream(&in), kInvalidModel, "'", model_path.string(),
+                 "' is not a valid ONNX model (protobuf parse failed)");
+    return create(model, options, model_path.parent_path()).value();
+  });
+}
+
+Result<Session> Session::create(const onnx::ModelProto& model_in, const SessionOptions& options,
+                                const fs::path& base_dir) {
+  return capture_result<Session>([&] {
+    PARITY_CHECK(options.threads >= 1, kInvalidArgument, "thread count must be at least 1, got ", options.threads);
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    impl->model = std::make_shared<onnx::ModelProto>(model_in);
+    const onnx::ModelProto& model = *impl->model;
+    PARITY_CHECK(model.has_graph(), kInvalidModel, "the model has no graph");
+
+    PlanEnv env;
+    env.precision = options.precision;
+    env.base_dir = base_dir;
+    for (const auto& o : model.opset_import()) env.opsets[normalize_domain(o.domain())] = static_cast<int>(o.version());
+    if (!env.opsets.count("")) env.opsets[""] = model.ir_version() >= 3 ? 1 : 1;
+    for (const auto& fn : model.functions()) env.functions[normalize_domain(fn.domain()) + "::" + fn.name()] = &fn;
+    impl->value_types = collect_value_types(model);
+    env.value_types = impl->value_types;
+    for (const auto& [name, type] : *impl->value_types) {
+      const DType d = declared_elem_dtype(type);
+      if (d != DType::kUndefined) impl->declared_dtype[name] = d;
+    }
+
+    impl->plan = plan_graph(model.graph(), env, nullptr);
+    for (int s : impl->plan->input_slots_) impl->is_initializer_input.push_back(impl->plan->is_initializer_[s]);
+    impl->pool = std::make_unique<ThreadPool>(options.threads);
+    return Session(std::move(impl));
+  });
+}
+
+TensorMetadata Session::input_metadata() const {
+  TensorMetadata meta;
+  const auto& plan = *impl_->plan;
+  for (size_t i = 0; i < plan.input_names_.size(); ++i)
+    if (!impl_->is_initializer_input[i])
+      meta.add(plan.input_meta_[i].name, plan.input_meta_[i].dtype, plan.input_meta_[i].shape);
+  return meta;
+}
+
+std::vector<std::string> Session::all_input_names() const { return impl_->plan->input_names_; }
+std::vector<std::string> Session::output_names() const { return impl_->plan->output_names_; }
+
+TensorMetadata Session::output_metadata() const {
+  TensorMetadata meta;
+  for (const auto& m : impl_->plan->output_meta_) meta.add(m.name, m.dtype, m.shape);
+  return meta;
+}
+
+std::vector<std::string> Session::intermediate_names() const {
+  std::vector<std::string> names;
+  for (const auto& node : impl_->plan->nodes_)
+    for (int s : node.outputs)
+      if (s >= 0) names.push_back(impl_->plan->slot_names_[s]);
+  return names;
+}
+
+const SessionOptions& Session::options() const { return impl_->options; }
+
+NamedValues Session::run_values(const NamedValues& feed, const RunOptions& run_options) const {
+  const Subgraph& plan = *impl_->plan;
+  const Precision precision = impl_->options.precision;
+
+  // Feed checks: every name known, every required input present with the declared dtype/shape.
+  std::vector<Value> inputs(plan.input_slots_.size());
+  for (const auto& [name, value] : feed) {
+    auto it = std::find(plan.input_names_.begin(), plan.input_names_.end(), name);
+    PARITY_CHECK(it != plan.input_names_.end(), kInvalidArgument, "the feed has '", name,
+                 "', which is not an input of the model; inputs are: ", join_names(input_metadata().names()));
+    const size_t i = static_cast<size_t>(it - plan.input_names_.begin());
+    const TensorMeta& meta = plan.input_meta_[i];
+    const auto type_it = impl_->value_types->find(name);
+    const bool expects_tensor = type_it == impl_->value_types->end() || type_it->second.has_tensor_type();
+    if (expects_tensor) {
+      PARITY_CHECK(value.is_tensor(), kInvalidArgument, "input '", name, "' must be a tensor, got ",
+                   value_kind_name(value));
+      const Tensor& t = value.tensor();
+      PARITY_CHECK(meta.dtype == DType::kUndefined || t.dtype() == meta.dtype, kInvalidArgument, "input '", name,
+                   "' has dtype ", dtype_name(t.dtype()), " but the model expects ", dtype_name(meta.dtype));
+      PARITY_CHECK(!run_options.check_input_shapes || meta.shape.unknown_rank || meta.shape.accepts(t.shape()), kInvalidArgument, "input '", name,
+                   "' has shape ", shape_to_string(t.shape()), " but the model expects ", meta.shape.to_string());
+    }
+    inputs[i] = to_compute_precision(value, precision);
+  }
+  for (size_t i = 0; i < plan.input_names_.size(); ++i)
+    PARITY_CHECK(!inputs[i].is_empty() || impl_->is_initializer_input[i], kInvalidArgument, "input '",
+                 plan.input_names_[i], "' is missing from the feed; the model's inputs are: ",
+                 join_names(input_metadata().names()));
+
+  // Requested outputs stay alive to the end of the run.
+  std::vector<int> out_slots;
+  std::vector<std::string> out_names = run_options.outputs.empty() ? plan.output_names_ : run_options.outputs;
+  for (const auto& name : out_names) {
+    const int s = plan.slot(name);
+    PARITY_CHECK(s >= 0, kNotFound, "'", name, "' is not a value of the model's main graph");
+    out_slots.push_back(s);
+  }
+  std::vector<bool> keep(plan.slot_names_.size(), false);
+  for (int s : out_slots) keep[s] = true;
+
+  RunState state;
+  state.pool = impl_->pool.get();
+  state.precision = precision;
+  state.seed = impl_->options.seed;
+  state.hook = run_options.hook ? &run_options.hook : nullptr;
+  state.keep_slots = &keep;
+  std::vector<Value> frame = execute_graph(plan, std::move(inputs), nullptr, state, true);
+
+  NamedValues results;
+  const bool narrow = precision == Precision::kFloat64 && impl_->options.outputs_in_model_dtype;
+  for (size_t k = 0; k < out_slots.size(); ++k) {
+    Value v = frame[out_slots[k]];
+    PARITY_CHECK(!v.is_empty(), kRuntime, "output '", out_names[k], "' was not produced by the graph");
+    if (narrow) {
+      auto d = impl_->declared_dtype.find(out_names[k]);
+      if (d != impl_->declared_dtype.end()) v = to_dtype(v, d->second);
+    }
+    results.emplace_back(out_names[k], std::move(v));
+  }
+  return results;
+}
+
+TensorMap Session::run(const TensorMap& feed, const RunOptions& options) const {
+  NamedValues values;
+  for (const auto& [name, t] : feed) values.emplace_back(name, Value(t));
+  TensorMap out;
+  for (auto& [name, v] : run_values(values, options)) {
+    PARITY_CHECK(v.is_tensor(), kUnsupported, "output '", name, "' is ", value_kind_name(v),
+                 ", not a tensor; use Session::run_values for sequence and optional outputs");
+    out.set(name, v.tensor());
+  }
+  return out;
+}
+
+}  // namespace parity::runtime

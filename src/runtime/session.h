@@ -1,0 +1,91 @@
+// Session: parity's own ONNX executor ("ref"). Plans a model once (topological order, one kernel
+// per node, attributes parsed, tensor lifetimes), then runs it many times.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/metadata.h"
+#include "core/status.h"
+#include "core/tensor_map.h"
+#include "runtime/kernel.h"
+#include "runtime/value.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace parity::runtime {
+
+struct SessionOptions {
+  /// Threads used by kernels (parallel_for); 1 runs everything on the calling thread.
+  int threads = 1;
+  /// kFloat64 is the fp64 oracle: floating initializers, constants and feeds are converted to
+  /// double and every kernel computes in double. Cast to float16/float32 keeps double (no
+  /// rounding to the narrow type), so the whole graph approximates exact arithmetic.
+  Precision precision = Precision::kFloat32;
+  /// In fp64 mode: convert floating outputs back to the dtype the model declares (true), or hand
+  /// them out as float64 (false). Ignored in fp32 mode.
+  bool outputs_in_model_dtype = true;
+  /// Seed of the random ops (RandomNormal, Bernoulli, ...): equal seeds give equal runs.
+  uint64_t seed = 0;
+};
+
+/// A named runtime value (tensor, sequence or optional) for feeds and results.
+using NamedValues = std::vector<std::pair<std::string, Value>>;
+
+struct RunOptions {
+  /// Sees every value a main-graph node produces, as it is produced (name, value). Values are
+  /// released after their last use unless requested as outputs, so a hook can compare layer by
+  /// layer without keeping everything alive. In fp64 mode the values are float64.
+  std::function<void(const std::string& name, const Value& value)> hook;
+  /// Names to return instead of the graph outputs: graph outputs or any intermediate value of the
+  /// main graph (Polygraphy's "mark all"). Empty: the graph outputs.
+  std::vector<std::string> outputs;
+  /// Check feeds against the declared input shapes (dtypes are always checked). The ONNX backend
+  /// test runner does not check shapes, and some of its test data disagrees with the declared ones.
+  bool check_input_shapes = true;
+};
+
+class Session {
+ public:
+  /// Loads and plans a model file. Errors (unreadable file, unknown op with the versions that
+  /// exist, malformed graph) come back as the Result's error.
+  static Result<Session> create(const std::filesystem::path& model_path, const SessionOptions& options = {});
+  /// Plans an in-memory model; base_dir resolves external data.
+  static Result<Session> create(const onnx::ModelProto& model, const SessionOptions& options = {},
+                                const std::filesystem::path& base_dir = {});
+
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+  ~Session();
+
+  /// Inputs the caller must feed (graph inputs without an initializer), with declared types.
+  TensorMetadata input_metadata() const;
+  /// Every graph input, including those with an initializer default (feeding them overrides it).
+  std::vector<std::string> all_input_names() const;
+  std::vector<std::string> output_names() const;
+  TensorMetadata output_metadata() const;
+  /// Names of every value the main graph produces, in execution order (for "mark all").
+  std::vector<std::string> intermediate_names() const;
+  const SessionOptions& options() const;
+
+  /// Runs with tensor feeds and returns tensors; throws parity::Error (missing input, wrong
+  /// dtype/shape, failure inside a node naming the node). Non-tensor outputs are an error here:
+  /// use run_values.
+  TensorMap run(const TensorMap& feed, const RunOptions& options = {}) const;
+  /// General form: feeds and results may be sequences or optionals.
+  NamedValues run_values(const NamedValues& feed, const RunOptions& options = {}) const;
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace parity::runtime

@@ -1,0 +1,96 @@
+// The executor's plan of one graph (the main graph or an If/Loop/Scan body): nodes in topological
+// order with their kernels, value slots, constants, outer-scope captures and release lists.
+// Kernels treat Subgraph as opaque and run it through KernelContext::run_subgraph.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/metadata.h"
+#include "runtime/kernel.h"
+
+namespace onnx {
+class GraphProto;
+class FunctionProto;
+class TypeProto;
+}  // namespace onnx
+
+namespace parity::runtime {
+
+/// Model-wide facts the planner needs for every graph it plans.
+struct PlanEnv {
+  std::map<std::string, int> opsets;  // domain ("" = ai.onnx) -> opset version
+  Precision precision = Precision::kFloat32;
+  std::filesystem::path base_dir;     // for external data
+  /// Model-local functions, keyed by "domain::name"; inlined at plan time.
+  std::map<std::string, const onnx::FunctionProto*> functions;
+  /// Types of values known from the model (inputs, value_info, shape inference); used to build
+  /// context-dependent function bodies. May be null.
+  std::shared_ptr<const std::map<std::string, onnx::TypeProto>> value_types;
+};
+
+struct PlannedNode {
+  NodeSpec spec;
+  std::string label;               // "Add node 'n'" for messages
+  std::unique_ptr<Kernel> kernel;
+  std::vector<int> inputs;         // slot per input, -1 when omitted
+  std::vector<int> outputs;        // slot per output, -1 when omitted
+  std::vector<int> release;        // slots whose last use is this node
+};
+
+class Subgraph {
+ public:
+  const std::vector<std::string>& input_names() const { return input_names_; }
+  const std::vector<std::string>& output_names() const { return output_names_; }
+  size_t num_inputs() const { return input_names_.size(); }
+  size_t num_outputs() const { return output_names_.size(); }
+  /// Declared types of the graph's inputs/outputs (dtype kUndefined when not a tensor/unknown).
+  const std::vector<TensorMeta>& input_meta() const { return input_meta_; }
+  const std::vector<TensorMeta>& output_meta() const { return output_meta_; }
+
+  // --- executor internals ---
+  std::vector<std::string> slot_names_;
+  std::unordered_map<std::string, int> slot_of_;
+  std::vector<std::string> input_names_, output_names_;
+  std::vector<TensorMeta> input_meta_, output_meta_;
+  std::vector<int> input_slots_, output_slots_;
+  std::vector<std::pair<int, Value>> constants_;    // initializers (slot, value)
+  std::vector<bool> is_initializer_;                // per slot
+  std::vector<std::pair<int, int>> captures_;       // (local slot, enclosing graph's slot)
+  std::vector<PlannedNode> nodes_;
+  std::vector<bool> keep_alive_;                    // per slot: graph outputs are never released
+  std::unordered_map<int, Value> plan_time_values_; // Constant node outputs folded at plan time
+
+  int slot(const std::string& name) const {
+    auto it = slot_of_.find(name);
+    return it == slot_of_.end() ? -1 : it->second;
+  }
+};
+
+/// Plans `graph`. `parent` is the enclosing graph's plan (nullptr for the main graph); names the
+/// graph uses but does not define are captured from it.
+std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEnv& env, const Subgraph* parent);
+
+/// Run-time state shared by all frames of one Session::run call.
+struct RunState {
+  ThreadPool* pool = nullptr;
+  Precision precision = Precision::kFloat32;
+  uint64_t seed = 0;
+  uint64_t random_calls = 0;
+  /// Called for every value a main-graph node produces (nullptr: no hook).
+  const std::function<void(const std::string&, const Value&)>* hook = nullptr;
+  /// Main-graph slots the caller asked for (kept alive until the end of the run).
+  const std::vector<bool>* keep_slots = nullptr;
+};
+
+/// Runs a planned graph. `inputs` are positional (graph inputs); `outer` is the frame of the
+/// enclosing graph (for captures). Returns the values of all slots after the run (released slots
+/// empty); callers read outputs through output_slots_.
+std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> inputs, const std::vector<Value>* outer,
+                                 RunState& state, bool is_main);
+
+}  // namespace parity::runtime

@@ -1,0 +1,38 @@
+// A small fixed-size thread pool for KernelContext::parallel_for.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace parity::runtime {
+
+class ThreadPool {
+ public:
+  /// num_threads counts the calling thread: 1 means no worker threads (everything runs inline).
+  explicit ThreadPool(int num_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  /// Splits [0, n) into contiguous chunks and runs fn(begin, end) on them, the calling thread
+  /// included; returns when all chunks are done. The first exception thrown by a chunk is
+  /// rethrown here. Calls from inside a chunk run serially (no nested parallelism, no deadlock).
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+
+ private:
+  void worker_loop();
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<std::function<void()>> queue_;
+  bool stopping_ = false;
+};
+
+}  // namespace parity::runtime

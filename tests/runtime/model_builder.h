@@ -1,0 +1,81 @@
+// Builds small ONNX models in memory for executor tests.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "onnx/proto_convert.h"
+
+namespace parity::testing {
+
+class ModelBuilder {
+ public:
+  explicit ModelBuilder(int opset = 17) {
+    model_.set_ir_version(8);
+    auto* o = model_.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    model_.mutable_graph()->set_name("test_graph");
+  }
+  onnx::GraphProto& graph() { return *model_.mutable_graph(); }
+
+  /// Adds a tensor input; dims < 0 are dynamic.
+  ModelBuilder& input(const std::string& name, DType dtype, const std::vector<int64_t>& dims) {
+    set_tensor_type(graph().add_input(), name, dtype, dims);
+    return *this;
+  }
+  ModelBuilder& output(const std::string& name, DType dtype, const std::vector<int64_t>& dims) {
+    set_tensor_type(graph().add_output(), name, dtype, dims);
+    return *this;
+  }
+  ModelBuilder& initializer(const std::string& name, const Tensor& t) {
+    onnx_io::tensor_to_proto(t, graph().add_initializer(), name);
+    return *this;
+  }
+  onnx::NodeProto& node(const std::string& op, std::initializer_list<std::string> inputs,
+                        std::initializer_list<std::string> outputs, const std::string& name = {}) {
+    auto* n = graph().add_node();
+    n->set_op_type(op);
+    n->set_name(name);
+    for (const auto& i : inputs) n->add_input(i);
+    for (const auto& o : outputs) n->add_output(o);
+    return *n;
+  }
+  const onnx::ModelProto& model() const { return model_; }
+
+  static void set_tensor_type(onnx::ValueInfoProto* v, const std::string& name, DType dtype,
+                              const std::vector<int64_t>& dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(static_cast<int>(dtype));
+    auto* shape = tt->mutable_shape();
+    for (auto d : dims) {
+      auto* dim = shape->add_dim();
+      if (d >= 0) dim->set_dim_value(d);
+      else dim->set_dim_param("N");
+    }
+  }
+
+ private:
+  onnx::ModelProto model_;
+};
+
+inline void add_int_attr(onnx::NodeProto& n, const std::string& name, int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+inline void add_graph_attr(onnx::NodeProto& n, const std::string& name, const onnx::GraphProto& g) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = g;
+}
+
+}  // namespace parity::testing
