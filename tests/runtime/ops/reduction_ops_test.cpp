@@ -75,6 +75,7 @@ TEST(Reduce, IntegerWrapAndMean) {
 
 TEST(ArgReduce, TiesAndKeepdims) {
   OpTester("ArgMax", 13)
+      .attr("axis", 1)
       .input<float>({2, 3}, {1, 3, 3, 5, 2, 5})
       .output<int64_t>({2, 1}, {1, 0})
       .run();
