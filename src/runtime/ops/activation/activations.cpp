@@ -1,0 +1,160 @@
+// Element-wise activations: https://github.com/onnx/onnx/blob/main/docs/Operators.md
+// (Relu, LeakyRelu, Elu, Selu, Celu, Sigmoid, HardSigmoid, HardSwish, Softplus, Softsign,
+// ThresholdedRelu, Mish). Attributes are read once at plan time.
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "runtime/ops/common/unary_kernel.h"
+
+namespace parity::runtime::ops {
+namespace {
+
+using ReluTypes = SignedNumericTypes;  // floats since opset 1, signed ints since 14
+
+struct ReluOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  using Types = ReluTypes;
+  template <typename C>
+  C operator()(C x) const {
+    if constexpr (std::is_integral_v<C>) return x > 0 ? x : C(0);
+    else return x > C(0) ? x : (std::isnan(x) ? x : C(0));
+  }
+};
+
+struct LeakyReluOp {
+  using Types = FloatTypes;
+  explicit LeakyReluOp(const KernelInit& init) : alpha(init.attr_float("alpha", 0.01f)) {}
+  template <typename C>
+  C operator()(C x) const {
+    return x < C(0) ? C(alpha) * x : x;
+  }
+  float alpha;
+};
+
+struct EluOp {
+  using Types = FloatTypes;
+  explicit EluOp(const KernelInit& init) : alpha(init.attr_float("alpha", 1.0f)) {}
+  template <typename C>
+  C operator()(C x) const {
+    return x < C(0) ? C(alpha) * (std::exp(x) - C(1)) : x;
+  }
+  float alpha;
+};
+
+struct SeluOp {
+  using Types = FloatTypes;
+  explicit SeluOp(const KernelInit& init)
+      : alpha(init.attr_float("alpha", 1.67326319217681884765625f)),
+        gamma(init.attr_float("gamma", 1.05070102214813232421875f)) {}
+  template <typename C>
+  C operator()(C x) const {
+    return x > C(0) ? C(gamma) * x : C(gamma) * (C(alpha) * std::exp(x) - C(alpha));
+  }
+  float alpha, gamma;
+};
+
+struct CeluOp {
+  using Types = FloatTypes;
+  explicit CeluOp(const KernelInit& init) : alpha(init.attr_float("alpha", 1.0f)) {
+    if (alpha == 0.0f) init.fail("attribute 'alpha' must not be 0");
+  }
+  template <typename C>
+  C operator()(C x) const {
+    const C a = C(alpha);
+    return std::max(C(0), x) + std::min(C(0), a * (std::exp(x / a) - C(1)));
+  }
+  float alpha;
+};
+
+struct SigmoidOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  using Types = FloatTypes;
+  template <typename C>
+  C operator()(C x) const {
+    // Written so that neither branch overflows exp().
+    if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
+    const C e = std::exp(x);
+    return e / (C(1) + e);
+  }
+};
+
+struct HardSigmoidOp {
+  using Types = FloatTypes;
+  explicit HardSigmoidOp(const KernelInit& init)
+      : alpha(init.attr_float("alpha", 0.2f)), beta(init.attr_float("beta", 0.5f)) {}
+  template <typename C>
+  C operator()(C x) const {
+    return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+  }
+  float alpha, beta;
+};
+
+struct HardSwishOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  using Types = FloatTypes;
+  template <typename C>
+  C operator()(C x) const {
+    return x * std::max(C(0), std::min(C(1), x / C(6) + C(0.5)));
+  }
+};
+
+template <typename C>
+C softplus(C x) {
+  // log(1 + exp(x)) without overflow for large x.
+  return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
+
+struct SoftplusOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  using Types = FloatTypes;
+  template <typename C>
+  C operator()(C x) const {
+    return softplus(x);
+  }
+};
+
+struct SoftsignOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  using Types = FloatTypes;
+  template <typename C>
+  C operator()(C x) const {
+    return x / (C(1) + std::fabs(x));
+  }
+};
+
+struct ThresholdedReluOp {
+  using Types = FloatTypes;
+  explicit ThresholdedReluOp(const KernelInit& init) : alpha(init.attr_float("alpha", 1.0f)) {}
+  template <typename C>
+  C operator()(C x) const {
+    return x > C(alpha) ? x : C(0);
+  }
+  float alpha;
+};
+
+struct MishOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  using Types = FloatTypes;
+  template <typename C>
+  C operator()(C x) const {
+    return x * std::tanh(softplus(x));
+  }
+};
+
+}  // namespace
+
+PARITY_REGISTER_KERNEL("", "Relu", 1, UnaryKernel<ReluOp>);
+PARITY_REGISTER_KERNEL("", "LeakyRelu", 1, UnaryKernel<LeakyReluOp>);
+PARITY_REGISTER_KERNEL("", "Elu", 1, UnaryKernel<EluOp>);
+PARITY_REGISTER_KERNEL("", "Selu", 1, UnaryKernel<SeluOp>);
+PARITY_REGISTER_KERNEL("", "Celu", 12, UnaryKernel<CeluOp>);
+PARITY_REGISTER_KERNEL("", "Sigmoid", 1, UnaryKernel<SigmoidOp>);
+PARITY_REGISTER_KERNEL("", "HardSigmoid", 1, UnaryKernel<HardSigmoidOp>);
+PARITY_REGISTER_KERNEL("", "HardSwish", 14, UnaryKernel<HardSwishOp>);
+PARITY_REGISTER_KERNEL("", "Softplus", 1, UnaryKernel<SoftplusOp>);
+PARITY_REGISTER_KERNEL("", "Softsign", 1, UnaryKernel<SoftsignOp>);
+PARITY_REGISTER_KERNEL("", "ThresholdedRelu", 10, UnaryKernel<ThresholdedReluOp>);
+PARITY_REGISTER_KERNEL("", "Mish", 18, UnaryKernel<MishOp>);
+
+}  // namespace parity::runtime::ops
