@@ -18,6 +18,13 @@ TEST(Quantize, PerTensorRoundsHalfToEvenAndSaturates) {
       .input<int8_t>({}, {0})
       .output<int8_t>({3}, {5, -5, 127})
       .run();
+  // 0.5 / float32(5/255) is exactly 25.5 in float32 (25.4999... in double): rounds to even 26.
+  OpTester("QuantizeLinear", 13)
+      .input<float>({1}, {0.5f})
+      .input<float>({}, {5.0f / 255.0f})
+      .input<uint8_t>({}, {153})
+      .output<uint8_t>({1}, {179})
+      .run();
   // Without zero point the output is uint8.
   OpTester("QuantizeLinear", 13).input<float>({2}, {2.5f, 3.5f}).input<float>({}, {1}).output<uint8_t>({2}, {2, 4}).run();
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "runtime/ops/common/axis.h"
 #include "runtime/ops/common/dispatch.h"
@@ -63,8 +64,11 @@ class QuantizeLinearKernel final : public Kernel {
         Q* out = y.data<Q>();
         for (int64_t i = 0; i < x.numel(); ++i) {
           const int64_t q = p.index(i);
-          const double v = std::nearbyint(static_cast<double>(to_compute(in[i])) / scales[q]) + (pz ? pz[q] : 0);
-          out[i] = saturate<Q>(v);
+          // Divide in the input's own precision: a float32 quotient that rounds to exactly .5 must
+          // round half-to-even like the spec's float32 reference, not as its double value would.
+          using C = std::conditional_t<std::is_integral_v<compute_t<T>>, double, compute_t<T>>;
+          const C quotient = static_cast<C>(to_compute(in[i])) / static_cast<C>(scales[q]);
+          out[i] = saturate<Q>(std::nearbyint(static_cast<double>(quotient)) + (pz ? pz[q] : 0));
         }
       });
     });
