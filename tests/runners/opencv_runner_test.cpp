@@ -66,6 +66,18 @@ TEST(OpenCvRunner, FirstUnsupportedNodeIsNamed) {
   }
 }
 
+TEST(OpenCvRunner, DropoutMaskIsRefusedNotACrash) {
+  REQUIRE_OPENCV();
+  auto runner = make_opencv((node_case("test_dropout_default_mask") / "model.onnx").string());
+  try {
+    runner->activate();
+    FAIL() << "OpenCV would read past Dropout's single output";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("only the first output of Dropout"), std::string::npos) << e.what();
+  }
+}
+
 TEST(OpenCvRunner, MissingModuleIsUnavailableNotFatal) {
   // A folder without the module stands for "OpenCV's libraries are not installed".
   TempDir empty;

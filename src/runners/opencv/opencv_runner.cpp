@@ -145,6 +145,14 @@ void OpenCvRunner::activate_impl() {
     fail_import(e);
   }
   PARITY_CHECK(!net_.empty(), kUnsupported, "OpenCV DNN imported an empty network from ", model_path_);
+  // OpenCV imports Dropout as a one-output identity; asking its forward() for the mask reads past the
+  // layer's outputs and crashes, so refuse that output here.
+  for (const auto& node : graph_.node())
+    if (node.op_type() == "Dropout")
+      for (int k = 1; k < node.output_size(); ++k)
+        PARITY_CHECK(node.output(k).empty() || !outputs_.contains(node.output(k)), kUnsupported,
+                     "OpenCV DNN cannot produce output '", node.output(k), "' of ", model_path_,
+                     ": it computes only the first output of Dropout (no mask)");
   net_.setPreferableBackend(cv::dnn::DNN_BACKEND_OPENCV);
   net_.setPreferableTarget(cv::dnn::DNN_TARGET_CPU);
   net_.enableFusion(options_.fusion);
