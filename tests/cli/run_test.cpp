@@ -194,6 +194,13 @@ TEST(RunCommand, LayerwiseMarkAllReportsEveryTensor) {
   auto strict = run_parity({"run", model, "--ref", "--ort", "--onnx-outputs", "mark", "all", "--atol", "0", "--rtol", "0"});
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
   EXPECT_TRUE(contains(strict, "First divergence beyond tolerance at layer")) << strict.output;
+  // Per-tensor tolerances apply to intermediate tensors too, and must name one.
+  auto per_tensor = run_parity({"run", model, "--ref", "--ort", "--onnx-outputs", "mark", "all", "--atol", "0", "--rtol",
+                                "0", "c1:1", "bn:1", "p1:1", "c2:1", "y:1"});
+  EXPECT_EQ(per_tensor.exit_code, 0) << per_tensor.output;
+  auto unknown = run_parity({"run", model, "--ref", "--ort", "--onnx-outputs", "mark", "all", "--atol", "zz:1"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_TRUE(contains(unknown, "--atol: no tensor named 'zz'; tensors: c1, bn, p1, c2, y")) << unknown.output;
 }
 
 TEST(RunCommand, OnnxOutputsSelectsTensors) {

@@ -416,6 +416,18 @@ class RunCommand : public Command {
     std::string peer;
     for (const auto& n : runner_names)
       if (n != "ref") peer = n;
+    // Per-tensor tolerances must name tensors of the model.
+    const std::vector<std::string> tensors = loaders::produced_value_names(*loaders::onnx_from_path(model));
+    for (const char* dest : {"atol", "rtol", "check_error_stat", "error_quantile"}) {
+      std::vector<std::string> named;
+      for (const auto& item : args.list(dest)) {
+        auto [name, value] = split_name_value(item);
+        if (!name.empty()) named.push_back(name);
+      }
+      std::string flag = std::string("--") + dest;
+      std::replace(flag.begin(), flag.end(), '_', '-');
+      check_names_exist(named, tensors, flag, "tensor");
+    }
 
     // Feeds: the same data loader as a normal run, with the reference's input metadata.
     std::unique_ptr<FeedSource> feeds = make_feed_source(args);
