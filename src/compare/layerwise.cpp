@@ -15,10 +15,7 @@
 #include "core/logger.h"
 #include "runners/registry.h"
 // The streaming comparison drives parity's own executor through its per-tensor hook.
-#if __has_include("runners/ref/ref_runner.h")
 #include "runners/ref/ref_runner.h"
-#define PARITY_HAVE_REF_RUNNER 1
-#endif
 
 namespace parity::compare {
 
@@ -85,12 +82,6 @@ void log_table(const LayerwiseReport& report, const LayerwiseOptions& options, b
 
 }  // namespace
 
-#ifndef PARITY_HAVE_REF_RUNNER
-LayerwiseReport compare_layerwise(const std::string&, const std::string&, const cli::Args*, const TensorMap&,
-                                  const LayerwiseOptions&) {
-  fail(ErrorCode::kUnavailable, "layer-by-layer comparison needs the ref runner, which this build lacks");
-}
-#else
 LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer, const cli::Args* args,
                                   const TensorMap& feed, const LayerwiseOptions& options) {
   const RunnerInfo* ref_info = RunnerRegistry::instance().find("ref");
@@ -295,6 +286,5 @@ LayerwiseReport compare_layerwise(const std::string& model_path, const std::stri
              mib(report.largest_tensor_bytes), with_peer ? str_cat(" | ", peer, " runs (windows): ", report.peer_runs) : "");
   return report;
 }
-#endif  // PARITY_HAVE_REF_RUNNER
 
 }  // namespace parity::compare

@@ -21,10 +21,6 @@ const std::string kRunResults = kFixtures + "/run_results.json";
 
 bool contains(const CommandResult& r, const std::string& text) { return r.output.find(text) != std::string::npos; }
 
-bool have_ref() { return RunnerRegistry::instance().find("ref") != nullptr; }
-#define REQUIRE_REF() \
-  if (!have_ref()) GTEST_SKIP() << "this build has no ref runner"
-
 bool ort_available() {
   const RunnerInfo* ort = RunnerRegistry::instance().find("ort");
   return ort && (!ort->availability || ort->availability(nullptr).is_ok());
@@ -93,7 +89,6 @@ void write_conv_model(const std::string& path) {
 }
 
 TEST(RunCommand, SaveInputsReproducesPolygraphyBitForBit) {
-  REQUIRE_REF();
   TempDir tmp;
   const std::string saved = (tmp / "in.json").string();
   auto r = run_parity({"run", kIdentityModel, "--ref", "--seed", "1", "--iterations", "2", "--val-range", "ids:[0,10]",
@@ -141,7 +136,6 @@ TEST(RunCommand, LoadedPolygraphyResultsCompareAsPolygraphyDoes) {
 }
 
 TEST(RunCommand, RefAloneAndRunnersInFlagOrder) {
-  REQUIRE_REF();
   auto alone = run_parity({"run", kIdentityModel, "--ref"});
   EXPECT_EQ(alone.exit_code, 0) << alone.output;
   auto twice = run_parity({"run", kIdentityModel, "--ref", "--ref", "--iterations", "2", "--val-range", "[0,5]"});
@@ -159,7 +153,6 @@ TEST(RunCommand, RefAloneAndRunnersInFlagOrder) {
 }
 
 TEST(RunCommand, LoadInputsSaveOutputsAndValidate) {
-  REQUIRE_REF();
   TempDir tmp;
   const std::string in = (tmp / "in.json").string(), out = (tmp / "out.json").string();
   ASSERT_EQ(run_parity({"run", kIdentityModel, "--ref", "--save-inputs", in}).exit_code, 0);
@@ -176,7 +169,6 @@ TEST(RunCommand, LoadInputsSaveOutputsAndValidate) {
 }
 
 TEST(RunCommand, LayerwiseMarkAllReportsEveryTensor) {
-  REQUIRE_REF();
   TempDir tmp;
   const std::string model = (tmp / "convnet.onnx").string();
   write_conv_model(model);
@@ -204,7 +196,6 @@ TEST(RunCommand, LayerwiseMarkAllReportsEveryTensor) {
 }
 
 TEST(RunCommand, OnnxOutputsSelectsTensors) {
-  REQUIRE_REF();
   if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
   TempDir tmp;
   const std::string model = (tmp / "convnet.onnx").string();
@@ -218,7 +209,6 @@ TEST(RunCommand, OnnxOutputsSelectsTensors) {
 }
 
 TEST(RunCommand, BadInputIsOneClearErrorExit1) {
-  REQUIRE_REF();
   TempDir tmp;
   struct Case {
     std::vector<std::string> args;
@@ -257,7 +247,6 @@ TEST(RunCommand, BadInputIsOneClearErrorExit1) {
 }
 
 TEST(RunCommand, BundledDemoModel) {
-  REQUIRE_REF();
   const std::string demo = (source_dir() / "models" / "demo.onnx").string();
   auto r = run_parity({"run", demo, "--ref", "--validate"});
   if (contains(r, "has no kernel for op")) GTEST_SKIP() << "ref kernels missing: " << r.last_line();
@@ -277,7 +266,6 @@ namespace {
 
 // A real third-party model: PaddleOCR's PP-OCRv4 text detector (scripts/setup.sh fetches it).
 TEST(RunCommand, PPOCRv4DetectionEndToEnd) {
-  REQUIRE_REF();
   const std::string model = (source_dir() / ".cache/npm/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx").string();
   if (!std::filesystem::exists(model)) GTEST_SKIP() << "PP-OCRv4 model not fetched (run scripts/setup.sh)";
   auto ref = run_parity({"run", model, "--ref", "--input-shapes", "x:[1,3,320,320]", "--validate"});
