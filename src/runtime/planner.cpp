@@ -161,11 +161,13 @@ class Expander {
 };
 
 /// Plan-time view given to kernel factories.
-class PlanKernelInit : public KernelInit {
+class PlanKernelInit : public KernelInit, public GraphAccess {
  public:
   PlanKernelInit(const NodeSpec& spec, const PlanEnv& env, const Subgraph& plan, const std::vector<int>& input_slots,
-                 std::vector<std::shared_ptr<Subgraph>>* planned)
-      : KernelInit(spec, env.precision), env_(env), plan_(plan), input_slots_(input_slots) {}
+                 const onnx::GraphProto& graph)
+      : KernelInit(spec, env.precision), env_(env), plan_(plan), input_slots_(input_slots), graph_(graph) {}
+
+  const onnx::GraphProto& graph_proto() const override { return graph_; }
 
   std::optional<Tensor> constant_input(size_t i) const override {
     if (i >= input_slots_.size() || input_slots_[i] < 0) return std::nullopt;
@@ -190,6 +192,7 @@ class PlanKernelInit : public KernelInit {
   const PlanEnv& env_;
   const Subgraph& plan_;
   const std::vector<int>& input_slots_;
+  const onnx::GraphProto& graph_;
 };
 
 std::string make_label(const NodeSpec& spec) {
@@ -367,7 +370,7 @@ std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEn
     }
     pn.spec.since_version = def->since_version;
     for (const auto& a : proto.attribute()) pn.spec.attributes[a.name()] = onnx_io::attribute_from_proto(a, env.base_dir);
-    PlanKernelInit init(pn.spec, env, g, pn.inputs, nullptr);
+    PlanKernelInit init(pn.spec, env, g, pn.inputs, graph);
     try {
       pn.kernel = def->create(init);
     } catch (const Error& e) {

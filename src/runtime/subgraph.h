@@ -21,6 +21,14 @@ class TypeProto;
 
 namespace parity::runtime {
 
+/// Implemented by the executor's KernelInit: the graph that holds the node, for ops that reason
+/// about the graph itself (Gradient). Kernels reach it with dynamic_cast.
+class GraphAccess {
+ public:
+  virtual ~GraphAccess() = default;
+  virtual const onnx::GraphProto& graph_proto() const = 0;
+};
+
 /// Model-wide facts the planner needs for every graph it plans.
 struct PlanEnv {
   std::map<std::string, int> opsets;  // domain ("" = ai.onnx) -> opset version
