@@ -250,7 +250,12 @@ std::vector<std::string> near_matches(const std::string& name, const std::vector
 
 // --- toposort / cleanup ------------------------------------------------------------------------
 
-void Graph::toposort() {
+namespace {
+
+/// Stable Kahn sort of a graph's nodes. Returns the order; when nodes are left over, `cycle` gets
+/// the indices of one cycle among them (producer before consumer).
+std::vector<size_t> sort_nodes(const Graph& g, std::vector<size_t>* cycle) {
+  const auto& nodes = g.nodes;
   const size_t n = nodes.size();
   std::unordered_map<const Value*, size_t> producer_index;
   for (size_t i = 0; i < n; ++i)
@@ -276,18 +281,18 @@ void Graph::toposort() {
     pending[i] = deps[i].size();
     if (pending[i] == 0) ready.push(i);
   }
-  std::vector<NodePtr> sorted;
-  sorted.reserve(n);
+  std::vector<size_t> order;
+  order.reserve(n);
   std::vector<bool> done(n, false);
   while (!ready.empty()) {
     const size_t i = ready.top();
     ready.pop();
     done[i] = true;
-    sorted.push_back(nodes[i]);
+    order.push_back(i);
     for (size_t u : users[i])
       if (--pending[u] == 0) ready.push(u);
   }
-  if (sorted.size() != n) {
+  if (order.size() != n && cycle) {
     // Every unsorted node waits on another unsorted node: walking producers must revisit one.
     size_t cur = 0;
     while (done[cur]) ++cur;
@@ -304,13 +309,34 @@ void Graph::toposort() {
         }
       cur = next;
     }
-    std::vector<size_t> cycle(path.begin() + position[cur], path.end());
-    std::reverse(cycle.begin(), cycle.end());  // producer -> consumer order
+    cycle->assign(path.begin() + position[cur], path.end());
+    std::reverse(cycle->begin(), cycle->end());
+  }
+  return order;
+}
+
+}  // namespace
+
+std::vector<NodePtr> Graph::find_cycle() const {
+  std::vector<size_t> cycle;
+  sort_nodes(*this, &cycle);
+  std::vector<NodePtr> out;
+  for (size_t i : cycle) out.push_back(nodes[i]);
+  return out;
+}
+
+void Graph::toposort() {
+  std::vector<size_t> cycle;
+  const std::vector<size_t> order = sort_nodes(*this, &cycle);
+  if (!cycle.empty()) {
     std::string text;
     for (size_t i : cycle) text += nodes[i]->label() + " -> ";
     text += nodes[cycle.front()]->label();
     fail(ErrorCode::kInvalidModel, "graph '", name, "' has a cycle: ", text);
   }
+  std::vector<NodePtr> sorted;
+  sorted.reserve(order.size());
+  for (size_t i : order) sorted.push_back(nodes[i]);
   nodes = std::move(sorted);
   for (const auto& node : nodes)
     for (const auto& [_, sub] : node->subgraphs) sub->toposort();

@@ -175,6 +175,8 @@ class Graph {
   /// Sorts nodes so every node follows its producers (stable: a sorted graph keeps its order).
   /// Subgraphs are sorted too. A cycle throws kInvalidModel naming the nodes in it.
   void toposort();
+  /// Nodes of one cycle in this graph (producer before consumer), empty when the graph is acyclic.
+  std::vector<NodePtr> find_cycle() const;
   /// Removes nodes and initializers that contribute to no graph output (and, optionally, unused
   /// graph inputs). Subgraphs are cleaned too when recurse is set.
   void cleanup(bool remove_unused_inputs = false, bool recurse = true);
