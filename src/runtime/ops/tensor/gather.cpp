@@ -8,16 +8,10 @@
 namespace parity::runtime {
 namespace {
 
+using tensor_ops::checked_index;
 using tensor_ops::elements;
 using ops::normalize_axis;
 using tensor_ops::visit_storage_type;
-
-/// Index into a dimension of size dim; negative values count from the end.
-int64_t checked_index(int64_t index, int64_t dim, const KernelContext& ctx, int64_t axis) {
-  if (index < -dim || index >= dim)
-    ctx.fail("index ", index, " is out of range for axis ", axis, " of size ", dim);
-  return index < 0 ? index + dim : index;
-}
 
 class GatherKernel final : public Kernel {
  public:
@@ -75,29 +69,22 @@ class GatherElementsKernel final : public Kernel {
       if (d != axis && indices_t.shape()[d] > data.shape()[d])
         ctx.fail("indices ", shape_to_string(indices_t.shape()), " exceed data ", shape_to_string(data.shape()),
                  " on axis ", d);
-    const std::vector<int64_t> indices = ops::read_int_values(ctx, indices_t, "indices");
+    std::vector<int64_t> indices = ops::read_int_values(ctx, indices_t, "indices");
     const std::vector<int64_t> strides = shape_strides(data.shape());
     const Shape& shape = indices_t.shape();
     const int64_t dim = data.shape()[axis];
+    for (int64_t& i : indices) i = checked_index(i, dim, ctx, axis);
 
     Tensor& out = ctx.allocate_output(0, data.dtype(), shape);
     visit_storage_type(data.dtype(), [&](auto tag) {
       using S = typename decltype(tag)::type;
       const S* src = elements<S>(data);
       S* dst = elements<S>(out);
-      std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
-      int64_t base = 0;  // data offset of coord with the axis coordinate zeroed
-      for (size_t i = 0; i < indices.size(); ++i) {
-        dst[i] = src[base + checked_index(indices[i], dim, ctx, axis) * strides[axis]];
-        for (int64_t d = rank - 1; d >= 0; --d) {
-          if (++coord[d] < shape[d]) {
-            if (d != axis) base += strides[d];
-            break;
-          }
-          if (d != axis) base -= strides[d] * (shape[d] - 1);
-          coord[d] = 0;
-        }
-      }
+      std::vector<int64_t> walk_strides = strides;
+      walk_strides[axis] = 0;  // the axis coordinate comes from the index
+      tensor_ops::for_each_offset(shape, walk_strides, [&](int64_t i, int64_t base) {
+        dst[i] = src[base + indices[i] * strides[axis]];
+      });
     });
   }
 
@@ -124,7 +111,11 @@ class GatherNDKernel final : public Kernel {
     const int64_t k = indices_t.shape().back();
     if (k < 0 || k > r - b)
       ctx.fail("the last dimension of indices (", k, ") must be at most rank(data) - batch_dims = ", r - b);
-    const std::vector<int64_t> indices = ops::read_int_values(ctx, indices_t, "indices");
+    std::vector<int64_t> indices = ops::read_int_values(ctx, indices_t, "indices");
+    for (size_t i = 0; i < indices.size(); ++i) {
+      const int64_t axis = b + static_cast<int64_t>(i) % k;
+      indices[i] = checked_index(indices[i], data.shape()[axis], ctx, axis);
+    }
 
     Shape out_shape(indices_t.shape().begin(), indices_t.shape().end() - 1);
     out_shape.insert(out_shape.end(), data.shape().begin() + b + k, data.shape().end());
@@ -145,7 +136,7 @@ class GatherNDKernel final : public Kernel {
       for (int64_t t = 0; t < tuples; ++t) {
         int64_t offset = (t / (tuples / batches)) * batch_stride;
         for (int64_t j = 0; j < k; ++j)
-          offset += checked_index(indices[t * k + j], data.shape()[b + j], ctx, b + j) * strides[b + j];
+          offset += indices[t * k + j] * strides[b + j];
         dst = std::copy(src + offset, src + offset + slice, dst);
       }
     });

@@ -49,6 +49,35 @@ S* elements(Tensor& t) {
   return static_cast<S*>(t.raw_data());
 }
 
+/// An index into an axis of size dim; negative values count from the end. Out of range fails the
+/// node.
+inline int64_t checked_index(int64_t index, int64_t dim, const KernelContext& ctx, int64_t axis) {
+  if (index < -dim || index >= dim) ctx.fail("index ", index, " is out of range for axis ", axis, " of size ", dim);
+  return index < 0 ? index + dim : index;
+}
+
+/// Walks `shape` in row-major order calling fn(flat_index, offset) with
+/// offset = sum(coord[d] * strides[d]) maintained incrementally (strides may belong to another
+/// tensor of the same rank, e.g. the data tensor of GatherElements walked over the indices shape).
+template <typename Fn>
+void for_each_offset(const Shape& shape, const std::vector<int64_t>& strides, Fn&& fn) {
+  const int64_t n = shape_numel(shape);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    fn(i, offset);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++coord[d] < shape[d]) {
+        offset += strides[d];
+        break;
+      }
+      offset -= strides[d] * (shape[d] - 1);
+      coord[d] = 0;
+    }
+  }
+}
+
 /// Copies the elements visited by walking `out_shape` in row-major order, where output index i
 /// along dim d moves the source by src_strides[d] elements (0 = broadcast, negative = reversed),
 /// starting at src_offset.
