@@ -1,0 +1,50 @@
+// `parity test onnx-backend` on bad input: an unknown op and a missing folder give one clear
+// line and exit 1; a single test folder runs and prints the summary.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "model_builder.h"
+#include "support/test_support.h"
+
+namespace parity::testing {
+namespace {
+
+void write_case(const std::filesystem::path& dir, const std::string& op) {
+  std::filesystem::create_directories(dir / "test_data_set_0");
+  ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {2});
+  m.node(op, {"x"}, {"y"}, "n");
+  m.output("y", DType::kFloat32, {2});
+  std::ofstream out(dir / "model.onnx", std::ios::binary);
+  m.model().SerializeToOstream(&out);
+  onnx::TensorProto t;
+  onnx_io::tensor_to_proto(Tensor::from_vector<float>({2}, {1, 2}), &t, "x");
+  std::ofstream(dir / "test_data_set_0/input_0.pb", std::ios::binary) << t.SerializeAsString();
+  onnx_io::tensor_to_proto(Tensor::from_vector<float>({2}, {1, 2}), &t, "y");
+  std::ofstream(dir / "test_data_set_0/output_0.pb", std::ios::binary) << t.SerializeAsString();
+}
+
+TEST(BackendCommand, PassErrorAndSummary) {
+  TempDir tmp;
+  write_case(tmp / "suite/test_identity_ok", "Identity");
+  write_case(tmp / "suite/test_unknown", "FancyOp");
+  CommandResult r = run_parity({"test", "onnx-backend", (tmp / "suite").string(), "--no-skip-file", "--report",
+                                (tmp / "r.json").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("[pass] suite/test_identity_ok"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[error] suite/test_unknown: parity has no kernel for op 'FancyOp' in domain 'ai.onnx'"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Summary: 1 passed, 0 failed, 1 errored, 0 skipped (2 total)"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(tmp / "r.json"));
+}
+
+TEST(BackendCommand, MissingFolderIsAUserError) {
+  CommandResult r = run_parity({"test", "onnx-backend", "/nonexistent/tests"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("test folder '/nonexistent/tests' does not exist"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace parity::testing
