@@ -157,4 +157,16 @@ PARITY_REGISTER_KERNEL("", "Softsign", 1, UnaryKernel<SoftsignOp>);
 PARITY_REGISTER_KERNEL("", "ThresholdedRelu", 10, UnaryKernel<ThresholdedReluOp>);
 PARITY_REGISTER_KERNEL("", "Mish", 18, UnaryKernel<MishOp>);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "Relu", 6, UnaryKernel<ReluOp>);
+PARITY_REGISTER_KERNEL("", "Relu", 13, UnaryKernel<ReluOp>);
+PARITY_REGISTER_KERNEL("", "Relu", 14, UnaryKernel<ReluOp>);
+PARITY_REGISTER_KERNEL("", "LeakyRelu", 6, UnaryKernel<LeakyReluOp>);
+PARITY_REGISTER_KERNEL("", "LeakyRelu", 16, UnaryKernel<LeakyReluOp>);
+PARITY_REGISTER_KERNEL("", "Elu", 6, UnaryKernel<EluOp>);
+PARITY_REGISTER_KERNEL("", "Selu", 6, UnaryKernel<SeluOp>);
+PARITY_REGISTER_KERNEL("", "Sigmoid", 6, UnaryKernel<SigmoidOp>);
+PARITY_REGISTER_KERNEL("", "Sigmoid", 13, UnaryKernel<SigmoidOp>);
+PARITY_REGISTER_KERNEL("", "HardSigmoid", 6, UnaryKernel<HardSigmoidOp>);
+
 }  // namespace parity::runtime::ops

@@ -102,4 +102,12 @@ PARITY_REGISTER_KERNEL("", "Clip", 11, ClipKernel);
 PARITY_REGISTER_KERNEL("", "PRelu", 1, PReluKernel);
 PARITY_REGISTER_KERNEL("", "PRelu", 7, PReluKernel);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "Clip", 6, ClipAttrKernel);
+PARITY_REGISTER_KERNEL("", "Clip", 12, ClipKernel);
+PARITY_REGISTER_KERNEL("", "Clip", 13, ClipKernel);
+PARITY_REGISTER_KERNEL("", "PRelu", 6, PReluKernel);
+PARITY_REGISTER_KERNEL("", "PRelu", 9, PReluKernel);
+PARITY_REGISTER_KERNEL("", "PRelu", 16, PReluKernel);
+
 }  // namespace parity::runtime::ops

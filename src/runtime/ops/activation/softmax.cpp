@@ -92,4 +92,9 @@ PARITY_REGISTER_KERNEL("", "LogSoftmax", 13, SoftmaxKernel<SoftmaxKind::kLogSoft
 PARITY_REGISTER_KERNEL("", "Hardmax", 1, SoftmaxKernel<SoftmaxKind::kHardmax>);
 PARITY_REGISTER_KERNEL("", "Hardmax", 13, SoftmaxKernel<SoftmaxKind::kHardmax>);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "Softmax", 11, SoftmaxKernel<SoftmaxKind::kSoftmax>);
+PARITY_REGISTER_KERNEL("", "LogSoftmax", 11, SoftmaxKernel<SoftmaxKind::kLogSoftmax>);
+PARITY_REGISTER_KERNEL("", "Hardmax", 11, SoftmaxKernel<SoftmaxKind::kHardmax>);
+
 }  // namespace parity::runtime::ops

@@ -163,4 +163,16 @@ PARITY_REGISTER_KERNEL("", "IsNaN", 9, IsNaNKernel);
 PARITY_REGISTER_KERNEL("", "IsInf", 10, IsInfKernel);
 PARITY_REGISTER_KERNEL("", "Where", 9, WhereKernel);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "Equal", 11, CompareKernel<EqualOp>);
+PARITY_REGISTER_KERNEL("", "Equal", 13, CompareKernel<EqualOp>);
+PARITY_REGISTER_KERNEL("", "Greater", 9, CompareKernel<GreaterOp>);
+PARITY_REGISTER_KERNEL("", "Greater", 13, CompareKernel<GreaterOp>);
+PARITY_REGISTER_KERNEL("", "GreaterOrEqual", 16, CompareKernel<GreaterOrEqualOp>);
+PARITY_REGISTER_KERNEL("", "Less", 9, CompareKernel<LessOp>);
+PARITY_REGISTER_KERNEL("", "Less", 13, CompareKernel<LessOp>);
+PARITY_REGISTER_KERNEL("", "LessOrEqual", 16, CompareKernel<LessOrEqualOp>);
+PARITY_REGISTER_KERNEL("", "IsNaN", 13, IsNaNKernel);
+PARITY_REGISTER_KERNEL("", "Where", 16, WhereKernel);
+
 }  // namespace parity::runtime::ops

@@ -141,4 +141,8 @@ class SoftmaxCrossEntropyLossKernel final : public Kernel {
 PARITY_REGISTER_KERNEL("", "NegativeLogLikelihoodLoss", 12, NegativeLogLikelihoodLossKernel);
 PARITY_REGISTER_KERNEL("", "SoftmaxCrossEntropyLoss", 12, SoftmaxCrossEntropyLossKernel);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "NegativeLogLikelihoodLoss", 13, NegativeLogLikelihoodLossKernel);
+PARITY_REGISTER_KERNEL("", "SoftmaxCrossEntropyLoss", 13, SoftmaxCrossEntropyLossKernel);
+
 }  // namespace parity::runtime::ops

@@ -180,4 +180,22 @@ PARITY_REGISTER_KERNEL("", "BitShift", 11, BinaryKernel<BitShiftOp>);
 PARITY_REGISTER_KERNEL("", "Pow", 1, PowKernel);
 PARITY_REGISTER_KERNEL("", "Pow", 7, PowKernel);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "Add", 6, BinaryKernel<AddOp>);
+PARITY_REGISTER_KERNEL("", "Add", 13, BinaryKernel<AddOp>);
+PARITY_REGISTER_KERNEL("", "Add", 14, BinaryKernel<AddOp>);
+PARITY_REGISTER_KERNEL("", "Sub", 6, BinaryKernel<SubOp>);
+PARITY_REGISTER_KERNEL("", "Sub", 13, BinaryKernel<SubOp>);
+PARITY_REGISTER_KERNEL("", "Sub", 14, BinaryKernel<SubOp>);
+PARITY_REGISTER_KERNEL("", "Mul", 6, BinaryKernel<MulOp>);
+PARITY_REGISTER_KERNEL("", "Mul", 13, BinaryKernel<MulOp>);
+PARITY_REGISTER_KERNEL("", "Mul", 14, BinaryKernel<MulOp>);
+PARITY_REGISTER_KERNEL("", "Div", 6, BinaryKernel<DivOp>);
+PARITY_REGISTER_KERNEL("", "Div", 13, BinaryKernel<DivOp>);
+PARITY_REGISTER_KERNEL("", "Div", 14, BinaryKernel<DivOp>);
+PARITY_REGISTER_KERNEL("", "Mod", 13, BinaryKernel<ModOp>);
+PARITY_REGISTER_KERNEL("", "Pow", 12, PowKernel);
+PARITY_REGISTER_KERNEL("", "Pow", 13, PowKernel);
+PARITY_REGISTER_KERNEL("", "Pow", 15, PowKernel);
+
 }  // namespace parity::runtime::ops

@@ -103,4 +103,7 @@ class DetKernel final : public Kernel {
 PARITY_REGISTER_KERNEL("", "CumSum", 11, CumSumKernel);
 PARITY_REGISTER_KERNEL("", "Det", 11, DetKernel);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "CumSum", 14, CumSumKernel);
+
 }  // namespace parity::runtime::ops

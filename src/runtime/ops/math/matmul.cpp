@@ -131,4 +131,13 @@ class GemmKernel final : public Kernel {
 PARITY_REGISTER_KERNEL("", "MatMul", 1, MatMulKernel);
 PARITY_REGISTER_KERNEL("", "Gemm", 1, GemmKernel);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "MatMul", 9, MatMulKernel);
+PARITY_REGISTER_KERNEL("", "MatMul", 13, MatMulKernel);
+PARITY_REGISTER_KERNEL("", "Gemm", 6, GemmKernel);
+PARITY_REGISTER_KERNEL("", "Gemm", 7, GemmKernel);
+PARITY_REGISTER_KERNEL("", "Gemm", 9, GemmKernel);
+PARITY_REGISTER_KERNEL("", "Gemm", 11, GemmKernel);
+PARITY_REGISTER_KERNEL("", "Gemm", 13, GemmKernel);
+
 }  // namespace parity::runtime::ops

@@ -118,4 +118,26 @@ PARITY_REGISTER_KERNEL("", "Acosh", 9, UnaryKernel<AcoshOp>);
 PARITY_REGISTER_KERNEL("", "Atanh", 9, UnaryKernel<AtanhOp>);
 PARITY_REGISTER_KERNEL("", "Erf", 9, UnaryKernel<ErfOp>);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "Abs", 6, UnaryKernel<AbsOp>);
+PARITY_REGISTER_KERNEL("", "Abs", 13, UnaryKernel<AbsOp>);
+PARITY_REGISTER_KERNEL("", "Neg", 6, UnaryKernel<NegOp>);
+PARITY_REGISTER_KERNEL("", "Neg", 13, UnaryKernel<NegOp>);
+PARITY_REGISTER_KERNEL("", "Sign", 13, UnaryKernel<SignOp>);
+PARITY_REGISTER_KERNEL("", "Reciprocal", 6, UnaryKernel<ReciprocalOp>);
+PARITY_REGISTER_KERNEL("", "Reciprocal", 13, UnaryKernel<ReciprocalOp>);
+PARITY_REGISTER_KERNEL("", "Floor", 6, UnaryKernel<FloorOp>);
+PARITY_REGISTER_KERNEL("", "Floor", 13, UnaryKernel<FloorOp>);
+PARITY_REGISTER_KERNEL("", "Ceil", 6, UnaryKernel<CeilOp>);
+PARITY_REGISTER_KERNEL("", "Ceil", 13, UnaryKernel<CeilOp>);
+PARITY_REGISTER_KERNEL("", "Sqrt", 6, UnaryKernel<SqrtOp>);
+PARITY_REGISTER_KERNEL("", "Sqrt", 13, UnaryKernel<SqrtOp>);
+PARITY_REGISTER_KERNEL("", "Exp", 6, UnaryKernel<ExpOp>);
+PARITY_REGISTER_KERNEL("", "Exp", 13, UnaryKernel<ExpOp>);
+PARITY_REGISTER_KERNEL("", "Log", 6, UnaryKernel<LogOp>);
+PARITY_REGISTER_KERNEL("", "Log", 13, UnaryKernel<LogOp>);
+PARITY_REGISTER_KERNEL("", "Tanh", 6, UnaryKernel<TanhOp>);
+PARITY_REGISTER_KERNEL("", "Tanh", 13, UnaryKernel<TanhOp>);
+PARITY_REGISTER_KERNEL("", "Erf", 13, UnaryKernel<ErfOp>);
+
 }  // namespace parity::runtime::ops

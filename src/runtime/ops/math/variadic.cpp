@@ -73,4 +73,20 @@ PARITY_REGISTER_KERNEL("", "Min", 1, VariadicKernel<Variadic::kMin>);
 PARITY_REGISTER_KERNEL("", "Sum", 1, VariadicKernel<Variadic::kSum>);
 PARITY_REGISTER_KERNEL("", "Mean", 1, VariadicKernel<Variadic::kMean>);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "Max", 6, VariadicKernel<Variadic::kMax>);
+PARITY_REGISTER_KERNEL("", "Max", 8, VariadicKernel<Variadic::kMax>);
+PARITY_REGISTER_KERNEL("", "Max", 12, VariadicKernel<Variadic::kMax>);
+PARITY_REGISTER_KERNEL("", "Max", 13, VariadicKernel<Variadic::kMax>);
+PARITY_REGISTER_KERNEL("", "Min", 6, VariadicKernel<Variadic::kMin>);
+PARITY_REGISTER_KERNEL("", "Min", 8, VariadicKernel<Variadic::kMin>);
+PARITY_REGISTER_KERNEL("", "Min", 12, VariadicKernel<Variadic::kMin>);
+PARITY_REGISTER_KERNEL("", "Min", 13, VariadicKernel<Variadic::kMin>);
+PARITY_REGISTER_KERNEL("", "Sum", 6, VariadicKernel<Variadic::kSum>);
+PARITY_REGISTER_KERNEL("", "Sum", 8, VariadicKernel<Variadic::kSum>);
+PARITY_REGISTER_KERNEL("", "Sum", 13, VariadicKernel<Variadic::kSum>);
+PARITY_REGISTER_KERNEL("", "Mean", 6, VariadicKernel<Variadic::kMean>);
+PARITY_REGISTER_KERNEL("", "Mean", 8, VariadicKernel<Variadic::kMean>);
+PARITY_REGISTER_KERNEL("", "Mean", 13, VariadicKernel<Variadic::kMean>);
+
 }  // namespace parity::runtime::ops

@@ -72,4 +72,12 @@ class ArgReduceKernel final : public Kernel {
 PARITY_REGISTER_KERNEL("", "ArgMax", 1, ArgReduceKernel<true>);
 PARITY_REGISTER_KERNEL("", "ArgMin", 1, ArgReduceKernel<false>);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "ArgMax", 11, ArgReduceKernel<true>);
+PARITY_REGISTER_KERNEL("", "ArgMax", 12, ArgReduceKernel<true>);
+PARITY_REGISTER_KERNEL("", "ArgMax", 13, ArgReduceKernel<true>);
+PARITY_REGISTER_KERNEL("", "ArgMin", 11, ArgReduceKernel<false>);
+PARITY_REGISTER_KERNEL("", "ArgMin", 12, ArgReduceKernel<false>);
+PARITY_REGISTER_KERNEL("", "ArgMin", 13, ArgReduceKernel<false>);
+
 }  // namespace parity::runtime::ops

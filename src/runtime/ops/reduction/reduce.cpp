@@ -176,4 +176,27 @@ PARITY_REGISTER_KERNEL("", "ReduceLogSumExp", 18, ReduceKernel<Reduction::kLogSu
 PARITY_REGISTER_KERNEL("", "ReduceSumSquare", 1, ReduceKernel<Reduction::kSumSquare>);
 PARITY_REGISTER_KERNEL("", "ReduceSumSquare", 18, ReduceKernel<Reduction::kSumSquare>);
 
+// Later schema versions that only widened types or allowed negative axes: same kernel class.
+PARITY_REGISTER_KERNEL("", "ReduceSum", 11, ReduceKernel<Reduction::kSum>);
+PARITY_REGISTER_KERNEL("", "ReduceMean", 11, ReduceKernel<Reduction::kMean>);
+PARITY_REGISTER_KERNEL("", "ReduceMean", 13, ReduceKernel<Reduction::kMean>);
+PARITY_REGISTER_KERNEL("", "ReduceMax", 11, ReduceKernel<Reduction::kMax>);
+PARITY_REGISTER_KERNEL("", "ReduceMax", 12, ReduceKernel<Reduction::kMax>);
+PARITY_REGISTER_KERNEL("", "ReduceMax", 13, ReduceKernel<Reduction::kMax>);
+PARITY_REGISTER_KERNEL("", "ReduceMin", 11, ReduceKernel<Reduction::kMin>);
+PARITY_REGISTER_KERNEL("", "ReduceMin", 12, ReduceKernel<Reduction::kMin>);
+PARITY_REGISTER_KERNEL("", "ReduceMin", 13, ReduceKernel<Reduction::kMin>);
+PARITY_REGISTER_KERNEL("", "ReduceProd", 11, ReduceKernel<Reduction::kProd>);
+PARITY_REGISTER_KERNEL("", "ReduceProd", 13, ReduceKernel<Reduction::kProd>);
+PARITY_REGISTER_KERNEL("", "ReduceL1", 11, ReduceKernel<Reduction::kL1>);
+PARITY_REGISTER_KERNEL("", "ReduceL1", 13, ReduceKernel<Reduction::kL1>);
+PARITY_REGISTER_KERNEL("", "ReduceL2", 11, ReduceKernel<Reduction::kL2>);
+PARITY_REGISTER_KERNEL("", "ReduceL2", 13, ReduceKernel<Reduction::kL2>);
+PARITY_REGISTER_KERNEL("", "ReduceLogSum", 11, ReduceKernel<Reduction::kLogSum>);
+PARITY_REGISTER_KERNEL("", "ReduceLogSum", 13, ReduceKernel<Reduction::kLogSum>);
+PARITY_REGISTER_KERNEL("", "ReduceLogSumExp", 11, ReduceKernel<Reduction::kLogSumExp>);
+PARITY_REGISTER_KERNEL("", "ReduceLogSumExp", 13, ReduceKernel<Reduction::kLogSumExp>);
+PARITY_REGISTER_KERNEL("", "ReduceSumSquare", 11, ReduceKernel<Reduction::kSumSquare>);
+PARITY_REGISTER_KERNEL("", "ReduceSumSquare", 13, ReduceKernel<Reduction::kSumSquare>);
+
 }  // namespace parity::runtime::ops
