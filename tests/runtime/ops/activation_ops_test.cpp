@@ -16,6 +16,18 @@ TEST(Activation, ReluFamily) {
   OpTester("ThresholdedRelu", 10).attr("alpha", 2.0f).input<float>({3}, {1, 2, 3}).output<float>({3}, {0, 0, 3}).run();
 }
 
+TEST(Activation, Shrink) {
+  OpTester("Shrink", 9)
+      .attr("lambd", 1.5f)
+      .attr("bias", 1.5f)
+      .input<float>({5}, {-2, -1.5f, 0, 1.5f, 2})
+      .output<float>({5}, {-0.5f, 0, 0, 0, 0.5f})
+      .run();
+  // Default lambd 0.5, bias 0: hard shrink; integers keep their dtype.
+  OpTester("Shrink", 9).input<int32_t>({3}, {-1, 0, 3}).output<int32_t>({3}, {-1, 0, 3}).run();
+  OpTester("Shrink", 9).attr("bias", 1.0f).input<int8_t>({3}, {-3, 0, 3}).output<int8_t>({3}, {-2, 0, 2}).run();
+}
+
 TEST(Activation, ExponentialFamily) {
   const float e = std::exp(-1.0f);
   OpTester("Elu", 6).attr("alpha", 2.0f).input<float>({2}, {-1, 1}).output<float>({2}, {2 * (e - 1), 1}).run();

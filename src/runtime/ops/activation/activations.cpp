@@ -1,6 +1,6 @@
 // Element-wise activations: https://github.com/onnx/onnx/blob/main/docs/Operators.md
 // (Relu, LeakyRelu, Elu, Selu, Celu, Sigmoid, HardSigmoid, HardSwish, Softplus, Softsign,
-// ThresholdedRelu, Mish). Attributes are read once at plan time.
+// ThresholdedRelu, Mish, Shrink). Attributes are read once at plan time.
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
@@ -142,8 +142,26 @@ struct MishOp : NoAttrs {
   }
 };
 
+// Shrink is defined for every numeric type; integers are shifted in double and truncated back,
+// as the reference evaluator does (numpy promotes to float64, then astype).
+struct ShrinkOp {
+  using Types = NumericTypes;
+  explicit ShrinkOp(const KernelInit& init)
+      : lambd(init.attr_float("lambd", 0.5f)), bias(init.attr_float("bias", 0.0f)) {}
+  template <typename C>
+  C operator()(C x) const {
+    const double v = static_cast<double>(x);
+    if (v < -static_cast<double>(lambd)) return static_cast<C>(v + bias);
+    if (v > static_cast<double>(lambd)) return static_cast<C>(v - bias);
+    return C(0);
+  }
+  float lambd;
+  float bias;
+};
+
 }  // namespace
 
+PARITY_REGISTER_KERNEL("", "Shrink", 9, UnaryKernel<ShrinkOp>);
 PARITY_REGISTER_KERNEL("", "Relu", 1, UnaryKernel<ReluOp>);
 PARITY_REGISTER_KERNEL("", "LeakyRelu", 1, UnaryKernel<LeakyReluOp>);
 PARITY_REGISTER_KERNEL("", "Elu", 1, UnaryKernel<EluOp>);
