@@ -72,7 +72,7 @@ TEST(SurgeonExtract, BoundaryWithoutProducerIsAnError) {
   const auto r = run_parity({"surgeon", "extract", model.string(), "--inputs", "W:auto:auto", "--outputs", "y",
                              "-o", (tmp / "o.onnx").string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "node relu (Relu) needs tensor 'x'")) << r.output;
+  EXPECT_TRUE(contains(r.output, "node 'relu' (Relu) needs tensor 'x'")) << r.output;
 }
 
 TEST(SurgeonExtract, RefusesToOverwriteTheInputUnlessForced) {

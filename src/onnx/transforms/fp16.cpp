@@ -50,6 +50,11 @@ class Converter {
 
   Fp16Report run() {
     std::vector<NodePlan> plans;
+    for (const auto& c : g_.initializers) known_values_[c.get()] = &c->values();
+    for (const auto& node : g_.nodes)
+      if (node->op_type == "Constant" && node->outputs.size() == 1 && node->outputs[0])
+        if (auto it = node->attrs.find("value"); it != node->attrs.end() && it->second.type == AttrType::kTensor)
+          known_values_[node->outputs[0].get()] = &it->second.t;
     for (const auto& node : g_.nodes) plans.push_back(plan(*node));
     // A Constant node whose consumers want float32 (Resize scales, kept ops) stays float32 rather
     // than round-tripping through float16.
@@ -87,7 +92,7 @@ class Converter {
     for (size_t n = 0; n < g_.nodes.size(); ++n) {
       auto& node = *g_.nodes[n];
       for (size_t j = 0; j < node.outputs.size(); ++j) {
-        const ir::ValuePtr& out = node.outputs[j];
+        const ir::ValuePtr out = node.outputs[j];  // a copy: the slot is reassigned below
         if (!out) continue;
         const DType new_dtype = plans[n].new_outputs[j];
         if (new_dtype == out->dtype) {
@@ -153,7 +158,7 @@ class Converter {
     const bool unknown_output_type =
         std::any_of(node.outputs.begin(), node.outputs.end(), [](const auto& v) { return v && v->dtype == DType::kUndefined; });
     p.keep = !schema || !node.subgraphs.empty() || unknown_output_type || default_fp32_ops().count(node.op_type) ||
-             options_.keep_ops.count(node.op_type);
+             options_.keep_ops.count(node.op_type) || reads_values_beyond_fp16(node);
     if (p.keep) {
       ++report_.kept_nodes;
       return p;
@@ -167,6 +172,19 @@ class Converter {
         p.new_outputs[j] = DType::kFloat16;
     ++report_.converted_nodes;
     return p;
+  }
+
+  // A node fed float32 constants that float16 cannot hold (e.g. BatchNormalization variances of 1e7)
+  // must compute in float32: saturating them would change its results.
+  bool reads_values_beyond_fp16(const ir::Node& node) const {
+    for (const auto& in : node.inputs) {
+      if (!in || in->dtype != DType::kFloat32) continue;
+      auto it = known_values_.find(in.get());
+      if (it == known_values_.end() || it->second->dtype() != DType::kFloat32) continue;
+      for (float v : it->second->values<float>())
+        if (std::isfinite(v) && std::abs(v) > kFp16Max) return true;
+    }
+    return false;
   }
 
   // Attributes that name an output dtype or hold float32 values of an output.
@@ -251,6 +269,7 @@ class Converter {
   const Fp16Options& options_;
   Fp16Report report_;
   std::unordered_map<const ir::Value*, std::map<DType, ir::ValuePtr>> variants_;
+  std::unordered_map<const ir::Value*, const Tensor*> known_values_;  // float32 constants by value
   std::vector<ir::NodePtr> new_casts_;
   std::vector<ir::ValuePtr> new_constants_;
   std::unordered_set<std::string> names_;
