@@ -9,10 +9,7 @@
 
 #include "core/logger.h"
 #include "onnx/transforms/extract.h"
-#if __has_include("runtime/session.h")
 #include "runtime/session.h"
-#define PARITY_HAVE_SESSION 1
-#endif
 
 namespace parity::transforms {
 
@@ -100,7 +97,6 @@ size_t fold_shape_nodes(ir::Graph& g) {
   return folded;
 }
 
-#ifdef PARITY_HAVE_SESSION
 // Evaluates `nodes` (in graph order, all inputs constant or produced among them) and returns the
 // values of `wanted`.
 TensorMap evaluate(const ir::Graph& g, const std::vector<ir::NodePtr>& nodes, const std::vector<ir::ValuePtr>& wanted) {
@@ -120,11 +116,9 @@ TensorMap evaluate(const ir::Graph& g, const std::vector<ir::NodePtr>& nodes, co
   for (const auto& v : wanted) run.outputs.push_back(v->name);
   return session.run({}, run);
 }
-#endif
 
 // Evaluates every node whose inputs are all constant. Returns the number of values folded.
 size_t fold_computed(ir::Graph& g, const FoldOptions& options) {
-#ifdef PARITY_HAVE_SESSION
   std::unordered_set<const ir::Value*> foldable_values;
   std::vector<ir::NodePtr> foldable;
   for (const auto& node : g.nodes) {
@@ -206,11 +200,6 @@ size_t fold_computed(ir::Graph& g, const FoldOptions& options) {
       if (is_constant_value(g, in)) add_initializer(g, in);
   g.cleanup(false, true);
   return folded;
-#else
-  (void)g;
-  (void)options;
-  return 0;
-#endif
 }
 
 }  // namespace

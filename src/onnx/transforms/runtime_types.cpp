@@ -3,15 +3,11 @@
 #include <onnx/onnx_pb.h>
 
 #include "compare/data_loader.h"
-#if __has_include("runtime/session.h")
 #include "runtime/session.h"
-#define PARITY_HAVE_SESSION 1
-#endif
 
 namespace parity::transforms {
 
 TensorMetadata resolve_types_by_running(const onnx_io::Model& model, const std::vector<std::string>& names) {
-#ifdef PARITY_HAVE_SESSION
   runtime::Session session = runtime::Session::create(model.proto(), {}, model.base_dir()).value();
   compare::DataLoader loader;
   loader.input_metadata(session.input_metadata());
@@ -25,11 +21,6 @@ TensorMetadata resolve_types_by_running(const onnx_io::Model& model, const std::
     if (t) found.add(name, t->dtype(), DimShape(t->shape()));
   }
   return found;
-#else
-  (void)model;
-  (void)names;
-  return {};
-#endif
 }
 
 }  // namespace parity::transforms

@@ -62,6 +62,49 @@ TEST(Extract, ExplicitTypesWin) {
   EXPECT_EQ(g->nodes.size(), 2u);
 }
 
+// The fallback for `auto` fields shape inference cannot settle: run parity's runtime on generated
+// inputs and read the types and shapes off the values.
+TEST(Extract, RuntimeResolvesTypesOfIntermediates) {
+  const TensorMetadata found = resolve_types_by_running(chain_model(), {"b", "c"});
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found.at("b").dtype, DType::kFloat32);
+  EXPECT_EQ(found.at("c").shape.to_static(), (Shape{4}));
+}
+
+TEST(Extract, ResolverFillsWhatInferenceLeavesUnknown) {
+  // A custom-domain node hides the type of its output from shape inference.
+  onnx::ModelProto m = testing::empty_model();
+  auto* g = m.mutable_graph();
+  add_tensor_info(g->add_input(), "x", onnx::TensorProto::FLOAT, {4});
+  add_tensor_info(g->add_output(), "y", onnx::TensorProto::FLOAT, {4});
+  add_node(g, "Mystery", {"x"}, {"a"}, "mystery")->set_domain("example.custom");
+  auto* op = m.add_opset_import();
+  op->set_domain("example.custom");
+  op->set_version(1);
+  add_node(g, "Relu", {"a"}, {"y"}, "relu");
+  ExtractOptions options;
+  options.inputs = {parse_input_spec("a:auto:auto")};
+  std::vector<std::string> asked;
+  options.resolve_types = [&](const onnx_io::Model&, const std::vector<std::string>& names) {
+    asked = names;
+    TensorMetadata meta;
+    meta.add("a", DType::kFloat32, DimShape{4});
+    return meta;
+  };
+  auto cut = extract_subgraph(onnx_io::Model(std::make_unique<onnx::ModelProto>(m)), options);
+  EXPECT_EQ(asked, std::vector<std::string>{"a"});
+  EXPECT_EQ(cut->inputs[0]->dtype, DType::kFloat32);
+  EXPECT_EQ(cut->nodes.size(), 1u);
+  // Without a resolver an unknown input dtype is a clear error.
+  options.resolve_types = nullptr;
+  try {
+    extract_subgraph(onnx_io::Model(std::make_unique<onnx::ModelProto>(m)), options);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("could not determine the dtype of input 'a'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Extract, UnknownNamesSuggestNearMatches) {
   ExtractOptions options;
   options.outputs = {parse_output_spec("sigmod")};
