@@ -1,0 +1,28 @@
+// Shared pieces of the commands that write models (surgeon *, convert): the model argument, the
+// output options (-o, --force, external data), loading, the overwrite guard and saving with a
+// libonnx check.
+#pragma once
+
+#include <filesystem>
+
+#include "cli/args.h"
+#include "onnx/model.h"
+
+namespace parity::cli::model_edit {
+
+/// Adds the positional MODEL argument.
+void add_model_argument(ArgParser& parser);
+/// Adds -o/--output, --force and the external-data save options.
+void add_output_options(ArgParser& parser);
+/// Loads the model named by the MODEL argument (errors carry the path).
+onnx_io::Model load_input(const Args& args);
+/// The -o path, refused (kInvalidArgument) when it or its external-data file is the input model's
+/// file or one of its weight files, unless --force.
+std::filesystem::path output_path(const Args& args, const onnx_io::Model& input);
+/// Save options from --external-data and friends.
+onnx_io::SaveOptions save_options(const Args& args);
+/// Saves the model, then runs libonnx's checker on the written file unless check is false; a
+/// checker failure is an error (the file stays, so it can be inspected).
+void save_output(const onnx_io::Model& model, const std::filesystem::path& path, const Args& args, bool check = true);
+
+}  // namespace parity::cli::model_edit

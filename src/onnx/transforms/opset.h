@@ -1,0 +1,19 @@
+// Opset conversion through libonnx's version converter, safe for models whose weights are external
+// or larger than protobuf's 2 GiB limit: big weights never pass through the converter.
+#pragma once
+
+#include <cstdint>
+
+#include "onnx/model.h"
+
+namespace parity::transforms {
+
+/// Converts the default-domain opset to target_opset in place. Unsupported conversions throw
+/// kUnsupported with libonnx's reason.
+void convert_opset(onnx_io::Model& model, int64_t target_opset);
+
+/// Runs libonnx's checker on a saved model file (external data resolved next to it). Throws
+/// kInvalidModel with the checker's message.
+void check_saved_model(const std::filesystem::path& path);
+
+}  // namespace parity::transforms
