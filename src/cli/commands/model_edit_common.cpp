@@ -2,12 +2,11 @@
 
 #include <onnx/onnx_pb.h>
 
-#include <cmath>
-#include <cstdlib>
 #include <set>
 
 #include "core/logger.h"
 #include "onnx/external_data.h"
+#include "onnx/save_args.h"
 #include "onnx/transforms/opset.h"
 #include "onnx/transforms/proto_walk.h"
 
@@ -16,24 +15,6 @@ namespace parity::cli::model_edit {
 namespace fs = std::filesystem;
 
 namespace {
-
-uint64_t parse_size(const std::string& text, const std::string& what) {
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  std::string suffix = end ? std::string(end) : std::string();
-  for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (suffix.size() == 2 && suffix[1] == 'B') suffix.pop_back();
-  double scale = 1;
-  if (suffix == "K") scale = 1024.0;
-  else if (suffix == "M") scale = 1024.0 * 1024;
-  else if (suffix == "G") scale = 1024.0 * 1024 * 1024;
-  else
-    PARITY_CHECK(suffix.empty() || suffix == "B", kInvalidArgument, "invalid size '", text, "' for ", what,
-                 "; use a byte count with an optional K, M or G suffix");
-  PARITY_CHECK(end != text.c_str() && std::isfinite(value) && value >= 0, kInvalidArgument, "invalid size '", text,
-               "' for ", what);
-  return static_cast<uint64_t>(std::llround(value * scale));
-}
 
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec;
@@ -52,20 +33,7 @@ void add_output_options(ArgParser& parser) {
   parser.add({.flags = {"-o", "--output"}, .help = "Path of the model to write", .metavar = "OUT", .required = true});
   parser.add({.flags = {"--force"}, .help = "Allow the output to overwrite the input model or its weight files",
               .arity = Arity::kFlag});
-  parser.group("Model saving");
-  parser.add({.flags = {"--external-data", "--save-external-data"},
-              .dest = "external_data",
-              .help = "Store weights in a side file next to the saved model (needed past protobuf's 2 GiB limit)",
-              .arity = Arity::kFlag});
-  parser.add({.flags = {"--external-data-location"},
-              .help = "Name of the side file, relative to the model's folder (default: <model file>.data)",
-              .metavar = "NAME"});
-  parser.add({.flags = {"--external-data-size-threshold"},
-              .help = "Only tensors of at least this many bytes go to the side file; accepts K, M, G suffixes "
-                      "(default: 1024)",
-              .metavar = "SIZE"});
-  parser.add({.flags = {"--no-save-all-tensors-to-one-file"},
-              .help = "Write one side file per tensor instead of one for all", .arity = Arity::kFlag});
+  onnx_io::add_model_save_options(parser);
 }
 
 onnx_io::Model load_input(const Args& args) {
@@ -74,21 +42,7 @@ onnx_io::Model load_input(const Args& args) {
   return onnx_io::load_model(path).value();
 }
 
-onnx_io::SaveOptions save_options(const Args& args) {
-  onnx_io::SaveOptions options;
-  options.external_data = args.flag("external_data");
-  if (auto location = args.get("external_data_location")) {
-    options.location = *location;
-    options.external_data = true;
-  }
-  if (auto threshold = args.get("external_data_size_threshold")) {
-    options.size_threshold = parse_size(*threshold, "--external-data-size-threshold");
-    options.external_data = true;
-  }
-  options.all_tensors_to_one_file = !args.flag("no_save_all_tensors_to_one_file");
-  if (!options.all_tensors_to_one_file) options.external_data = true;
-  return options;
-}
+onnx_io::SaveOptions save_options(const Args& args) { return onnx_io::model_save_options(args); }
 
 fs::path output_path(const Args& args, const onnx_io::Model& input) {
   const fs::path out = args.get_or("output", "");
