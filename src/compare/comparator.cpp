@@ -69,7 +69,7 @@ TensorMap fit_feed(const TensorMap& cached, const TensorMetadata& inputs, const 
                  "' of iteration ", iteration, " has dtype ", dtype_name(t->dtype()), " but ", runner_name, " expects ",
                  dtype_name(meta.dtype));
     PARITY_CHECK(meta.shape.unknown_rank || meta.shape.accepts(t->shape()), kInvalidArgument, "input '", meta.name,
-                 "' of iteration ", iteration, " has shape ", py_shape(t->shape()), " but ", runner_name, " expects ",
+                 "' of iteration ", iteration, " has shape ", shape_to_string(t->shape()), " but ", runner_name, " expects ",
                  meta.shape.to_string());
     feed.set(meta.name, *t);
   }

@@ -441,8 +441,8 @@ IterationMatch run_comparison(const MatchFn& match, bool fail_fast, const Iterat
     }
     const Tensor& out1 = r1.outputs.at(*name1);
     report_cat(Severity::kStart, "Comparing Output: '", name0, "' (dtype=", dtype_name(out0.dtype()),
-               ", shape=", py_shape(out0.shape()), ") with '", *name1, "' (dtype=", dtype_name(out1.dtype()),
-               ", shape=", py_shape(out1.shape()), ")");
+               ", shape=", shape_to_string(out0.shape()), ") with '", *name1, "' (dtype=", dtype_name(out1.dtype()),
+               ", shape=", shape_to_string(out1.shape()), ")");
     OutputCompareResult result;
     {
       LogIndent indent;
@@ -473,7 +473,7 @@ std::optional<Tensor> align_shapes(const std::string& name, const Tensor& out0, 
   if (out0.shape() == out1.shape()) return out1;
   if (!check_shapes && out0.numel() == out1.numel()) return out1.reshaped(out0.shape());
   report_cat(Severity::kError, "FAILED | Output: `", name, "` | Will not compare outputs of different shapes.\n",
-             "Note: Output shapes are ", py_shape(out0.shape()), " and ", py_shape(out1.shape()), ".");
+             "Note: Output shapes are ", shape_to_string(out0.shape()), " and ", shape_to_string(out1.shape()), ".");
   if (check_shapes)
     report_cat(Severity::kError, "Note: Use --no-shape-check or set check_shapes=False to attempt to compare values anyway.");
   return std::nullopt;

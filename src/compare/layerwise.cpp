@@ -57,7 +57,7 @@ void log_table(const LayerwiseReport& report, const LayerwiseOptions& options, b
   for (const auto& l : report.layers) {
     name_w = std::max(name_w, std::min<size_t>(l.name.size(), 48));
     op_w = std::max(op_w, l.op_type.size());
-    shape_w = std::max(shape_w, py_shape(l.shape).size());
+    shape_w = std::max(shape_w, shape_to_string(l.shape).size());
   }
   std::string table = str_cat(fit("#", 5), " ", fit("Tensor", name_w), " ", fit("Op", op_w), " ", fit("dtype", 8), " ",
                               fit("Shape", shape_w), " ");
@@ -65,7 +65,7 @@ void log_table(const LayerwiseReport& report, const LayerwiseOptions& options, b
   for (size_t i = 0; i < report.layers.size(); ++i) {
     const LayerResult& l = report.layers[i];
     table += "\n" + str_cat(fit(std::to_string(i), 5), " ", fit(l.name, name_w), " ", fit(l.op_type, op_w), " ",
-                            fit(std::string(dtype_name(l.dtype)), 8), " ", fit(py_shape(l.shape), shape_w), " ");
+                            fit(std::string(dtype_name(l.dtype)), 8), " ", fit(shape_to_string(l.shape), shape_w), " ");
     if (!with_peer) {
       table += fit(format_g(l.mean_absdiff), 11) + " " + format_g(l.max_absdiff);
     } else if (!l.compared) {
@@ -222,7 +222,7 @@ LayerwiseReport compare_layerwise(const std::string& model_path, const std::stri
     layer.compared = true;
     if (mine.numel() != theirs.numel() || (options.compare.check_shapes && mine.shape() != theirs.shape())) {
       layer.passed = false;
-      layer.note = "shapes " + py_shape(mine.shape()) + " vs " + py_shape(theirs.shape());
+      layer.note = "shapes " + shape_to_string(mine.shape()) + " vs " + shape_to_string(theirs.shape());
     } else {
       const Tensor& out0 = options.reference_first ? mine : theirs;
       const Tensor out1 = (options.reference_first ? theirs : mine).reshaped(out0.shape());

@@ -28,15 +28,6 @@ void report(Severity severity, const std::string& message) {
   logger().log(severity, text);
 }
 
-std::string py_shape(const Shape& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
-}
 
 std::string format_g(double value, int precision) {
   if (std::isnan(value)) return "nan";

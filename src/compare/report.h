@@ -28,8 +28,6 @@ void report_cat(Severity severity, const Args&... args) {
   if (logger().enabled(severity)) report(severity, str_cat(args...));
 }
 
-/// "(1, 3, 4, 4)", "(5,)", "()" as Python prints shape tuples.
-std::string py_shape(const Shape& shape);
 /// Python's format(x, '.5g') (and friends): "1e-05", "0.00010005", "nan", "inf".
 std::string format_g(double value, int precision = 5);
 

@@ -55,6 +55,7 @@ std::string DimShape::to_string() const {
     if (i) s += ", ";
     s += dims[i].to_string();
   }
+  if (dims.size() == 1) s += ",";
   return s + ")";
 }
 

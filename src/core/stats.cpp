@@ -389,20 +389,11 @@ std::string format_g(double value, int precision) {
   return buffer;
 }
 
-std::string python_tuple(const Shape& values) {
-  std::string s = "(";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(values[i]);
-  }
-  if (values.size() == 1) s += ",";
-  return s + ")";
-}
 
 std::string format_stats(const TensorStats& s) {
   auto g = [](double v) { return format_g(v, 5); };
   // Polygraphy's argmin of an empty array is the integer 0, not a tuple.
-  auto at = [&](const Shape& index) { return s.count == 0 ? std::string("0") : python_tuple(index); };
+  auto at = [&](const Shape& index) { return s.count == 0 ? std::string("0") : shape_to_string(index); };
   std::string out = "mean=" + g(s.mean) + ", std-dev=" + g(s.std_dev) + ", var=" + g(s.var) +
                     ", median=" + g(s.median) + ", min=" + g(s.min) + " at " + at(s.argmin) +
                     ", max=" + g(s.max) + " at " + at(s.argmax) + ", avg-magnitude=" + g(s.avg_magnitude);

@@ -58,7 +58,5 @@ std::string format_histogram(const Tensor& tensor,
 
 /// Python's format(value, '.{precision}g') ("nan", "inf", "1e-05", "0.47773").
 std::string format_g(double value, int precision);
-/// Python's repr of a tuple of ints: "()", "(5,)", "(1, 3)".
-std::string python_tuple(const Shape& values);
 
 }  // namespace parity

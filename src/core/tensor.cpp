@@ -20,6 +20,7 @@ std::string shape_to_string(const Shape& shape) {
     if (i) s += ", ";
     s += std::to_string(shape[i]);
   }
+  if (shape.size() == 1) s += ",";
   return s + ")";
 }
 

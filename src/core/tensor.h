@@ -18,7 +18,7 @@ using Shape = std::vector<int64_t>;
 
 /// Number of elements of a shape (1 for a scalar, 0 when any dimension is 0).
 int64_t shape_numel(const Shape& shape);
-/// "(1, 3, 224, 224)" as Polygraphy prints shapes; "()" for a scalar.
+/// Python tuple form, as Polygraphy and numpy print shapes: "(1, 3, 224, 224)", "(5,)", "()".
 std::string shape_to_string(const Shape& shape);
 /// Row-major strides (in elements).
 std::vector<int64_t> shape_strides(const Shape& shape);

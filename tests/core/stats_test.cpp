@@ -105,9 +105,9 @@ TEST(Stats, FormatsLikePython) {
   EXPECT_EQ(format_g(1e-5, 5), "1e-05");
   EXPECT_EQ(format_g(123456789, 5), "1.2346e+08");
   EXPECT_EQ(format_g(-std::numeric_limits<double>::quiet_NaN(), 5), "nan");
-  EXPECT_EQ(python_tuple({}), "()");
-  EXPECT_EQ(python_tuple({5}), "(5,)");
-  EXPECT_EQ(python_tuple({1, 3}), "(1, 3)");
+  EXPECT_EQ(shape_to_string({}), "()");
+  EXPECT_EQ(shape_to_string({5}), "(5,)");
+  EXPECT_EQ(shape_to_string({1, 3}), "(1, 3)");
 }
 
 TEST(Stats, StringAndComplexTensorsHaveNoStats) {

@@ -44,7 +44,7 @@ std::string strip(const std::string& s) {
 }
 
 std::string metadata_string(const Tensor& t) {
-  return str_cat("[dtype=", dtype_name(t.dtype()), ", shape=", python_tuple(t.shape()), "]");
+  return str_cat("[dtype=", dtype_name(t.dtype()), ", shape=", shape_to_string(t.shape()), "]");
 }
 
 struct Options {

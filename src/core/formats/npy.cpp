@@ -200,15 +200,6 @@ std::string fortran_to_c_order(std::string_view data, const Shape& shape, size_t
   return out;
 }
 
-std::string python_tuple_repr(const Shape& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) s += ",";
-  return s + ")";
-}
 
 }  // namespace
 
@@ -262,13 +253,13 @@ NpyLayout parse_npy(std::string_view bytes, std::string_view what) {
   size_t byte_count = item_size;
   for (int64_t d : shape) {
     PARITY_CHECK(d >= 0, kInvalidModel, what, ": negative dimension in shape ",
-                 python_tuple_repr(shape));
+                 shape_to_string(shape));
     PARITY_CHECK(!__builtin_mul_overflow(byte_count, static_cast<size_t>(d), &byte_count),
-                 kInvalidModel, what, ": shape ", python_tuple_repr(shape), " is too large");
+                 kInvalidModel, what, ": shape ", shape_to_string(shape), " is too large");
   }
   const size_t available = bytes.size() - header_start - header_length;
   PARITY_CHECK(available >= byte_count, kInvalidModel, what, ": truncated .npy data: shape ",
-               python_tuple_repr(shape), " of ", dtype_name(dtype), " needs ", byte_count,
+               shape_to_string(shape), " of ", dtype_name(dtype), " needs ", byte_count,
                " bytes, found ", available);
   return NpyLayout{dtype, shape, header_start + header_length, byte_count,
                    fortran_order->flag && shape.size() > 1};
@@ -320,7 +311,7 @@ std::string npy_to_bytes(const Tensor& tensor) {
                " tensor to .npy: numpy has no such dtype",
                tensor.dtype() == DType::kBFloat16 ? " (cast it to float32 first)" : "");
   const Shape& shape = tensor.shape();
-  const std::string shape_repr = python_tuple_repr(shape);
+  const std::string shape_repr = shape_to_string(shape);
   std::string header = "{'descr': '" + *descr + "', 'fortran_order': False, 'shape': " +
                        shape_repr + ", }";
   if (!shape.empty()) {

@@ -45,7 +45,7 @@ TEST(Extract, CutsBetweenTensorsWithInferredTypes) {
   ASSERT_EQ(g->inputs.size(), 1u);
   EXPECT_EQ(g->inputs[0]->name, "a");
   EXPECT_EQ(g->inputs[0]->dtype, DType::kFloat32);
-  EXPECT_EQ(g->inputs[0]->shape.to_string(), "(4)");
+  EXPECT_EQ(g->inputs[0]->shape.to_string(), "(4,)");
   ASSERT_EQ(g->outputs.size(), 1u);
   EXPECT_EQ(g->outputs[0]->dtype, DType::kFloat32);
   ASSERT_EQ(g->initializers.size(), 1u);  // W stays, nothing else
