@@ -51,7 +51,7 @@ TEST(InspectModel, PaddleOcrRecognitionLayersWithShapes) {
                                  "         -> {conv2d_185.tmp_0 [dtype=float32, shape=('p2o.DynamicDimension.0', 16, 24, "))
       << r.output.substr(0, 4000);
   EXPECT_TRUE(contains(r.output, "p2o.Conv.0.strides = [2, 2]"));
-  EXPECT_TRUE(contains(r.output, "value = Tensor: [dtype=float32, shape=(60)]"));
+  EXPECT_TRUE(contains(r.output, "value = Tensor: [dtype=float32, shape=(60,)]"));
 }
 
 /// cond ? x + W : x - W, with the branches reading outer-scope tensors.
@@ -85,10 +85,10 @@ TEST(InspectModel, SubgraphsAreNestedAndIndented) {
                                  "                ---- 0 Subgraph Input(s) ----"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "                Node 0    | then_branch_op [Op: Add]\n"
-                                 "                    {x [dtype=float32, shape=(4)],\n"
-                                 "                     Initializer | W [dtype=float32, shape=(4)]}"))
+                                 "                    {x [dtype=float32, shape=(4,)],\n"
+                                 "                     Initializer | W [dtype=float32, shape=(4,)]}"))
       << r.output;
-  EXPECT_TRUE(contains(r.output, "Initializer | W [dtype=float32, shape=(4)] | Values:\n        [1, -2, 3, -4]"))
+  EXPECT_TRUE(contains(r.output, "Initializer | W [dtype=float32, shape=(4,)] | Values:\n        [1, -2, 3, -4]"))
       << r.output;
 }
 
