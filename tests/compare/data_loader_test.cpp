@@ -9,36 +9,15 @@
 
 #include "compare/random_state.h"
 #include "core/status.h"
+#include "compare/fixture_npy.h"
 #include "support/test_support.h"
 
 namespace parity::compare {
 namespace {
 
+using parity::testing::base64_decode;
 using parity::testing::fixtures_dir;
 using parity::testing::read_file;
-
-// Decodes the fixture's base64 .npy payloads independently of parity's file-format code, so this
-// test checks the generator alone.
-std::string base64_decode(const std::string& in) {
-  std::string out;
-  int value = 0, bits = -8;
-  for (unsigned char c : in) {
-    int d;
-    if (c >= 'A' && c <= 'Z') d = c - 'A';
-    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9') d = c - '0' + 52;
-    else if (c == '+') d = 62;
-    else if (c == '/') d = 63;
-    else continue;
-    value = (value << 6) + d;
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((value >> bits) & 0xFF));
-      bits -= 8;
-    }
-  }
-  return out;
-}
 
 // Raw element bytes of a version 1.0 .npy file.
 std::string npy_payload(const std::string& npy) {
