@@ -1,0 +1,147 @@
+// End-to-end tests of `parity bench`: the Markdown and JSON reports have one row per model and
+// thread count with finite positive medians, unavailable runners show as n/a, and bad input is one
+// clear error that writes nothing. No assertion depends on how fast anything ran.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "runners/registry.h"
+#include "support/test_support.h"
+
+namespace parity::testing {
+namespace {
+
+const std::string kDemo = (source_dir() / "models" / "demo.onnx").string();
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+bool ort_available() {
+  const RunnerInfo* ort = RunnerRegistry::instance().find("ort");
+  return ort && (!ort->availability || ort->availability(nullptr).is_ok());
+}
+
+// The fastest settings that still time every runner a few times.
+std::vector<std::string> quick(std::vector<std::string> args) {
+  for (const char* a : {"--iterations", "3", "--min-time", "0", "--warm-up", "1"}) args.push_back(a);
+  return args;
+}
+
+void expect_timed(const nlohmann::json& cell, const std::string& what) {
+  ASSERT_TRUE(cell.contains("median_ms")) << what << ": " << cell.dump();
+  const double median = cell["median_ms"].get<double>();
+  EXPECT_TRUE(std::isfinite(median) && median > 0) << what << ": " << median;
+  EXPECT_LE(cell["p10_ms"].get<double>(), median) << what;
+  EXPECT_GE(cell["p90_ms"].get<double>(), median) << what;
+  EXPECT_GE(cell["iterations"].get<int>(), 3) << what;
+  EXPECT_EQ(cell["samples_ms"].size(), cell["iterations"].get<size_t>()) << what;
+}
+
+TEST(BenchCommand, RefAndOrtReportMediansAndRatio) {
+  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  TempDir dir;
+  auto r = run_parity(quick({"bench", kDemo, "--runners", "ref,ort", "--threads", "1", "--markdown",
+                             (dir / "table.md").string(), "--json", (dir / "bench.json").string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.last_line(), "PASSED")) << r.output;
+  EXPECT_TRUE(contains(r.output, "ref/ort geometric mean: 1 thread: ")) << r.output;
+
+  const std::string md = read_file(dir / "table.md");
+  EXPECT_TRUE(contains(md, "| model | input | threads | ref ms median (p10-p90) | ort ms median (p10-p90) | ref/ort |"))
+      << md;
+  EXPECT_TRUE(contains(md, "|---|---|---|--:|--:|--:|")) << md;
+  EXPECT_TRUE(contains(md, "| demo | ")) << md;
+  EXPECT_TRUE(contains(md, " | 1 | ")) << md;
+  EXPECT_FALSE(contains(md, "n/a")) << md;
+
+  const auto report = nlohmann::json::parse(read_file(dir / "bench.json"));
+  ASSERT_EQ(report["results"].size(), 1u);
+  const auto& row = report["results"][0];
+  EXPECT_EQ(row["label"], "demo");
+  EXPECT_EQ(row["threads"], 1);
+  expect_timed(row["runners"]["ref"], "ref");
+  expect_timed(row["runners"]["ort"], "ort");
+  const double ratio = row["ref_over_ort"].get<double>();
+  EXPECT_NEAR(ratio, row["runners"]["ref"]["median_ms"].get<double>() / row["runners"]["ort"]["median_ms"].get<double>(),
+              1e-9 * ratio);
+  EXPECT_EQ(report["settings"]["threads"], nlohmann::json::array({1}));
+  EXPECT_FALSE(report["machine"]["cpu"].get<std::string>().empty());
+}
+
+TEST(BenchCommand, OneRowPerThreadCountAndProfile) {
+  TempDir dir;
+  auto r = run_parity(quick({"bench", kDemo, "--runners", "ref", "--threads", "1,2", "--profile", "--json",
+                             (dir / "bench.json").string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto report = nlohmann::json::parse(read_file(dir / "bench.json"));
+  ASSERT_EQ(report["results"].size(), 2u);
+  EXPECT_EQ(report["results"][0]["threads"], 1);
+  EXPECT_EQ(report["results"][1]["threads"], 2);
+  for (const auto& row : report["results"]) {
+    expect_timed(row["runners"]["ref"], "ref");
+    EXPECT_TRUE(row["ref_over_ort"].is_null());
+    // The profile accounts for the model's nodes by operator type; the demo is a conv net.
+    const auto& ops = row["ref_profile"]["ops"];
+    ASSERT_FALSE(ops.empty()) << row.dump();
+    bool has_conv = false;
+    for (const auto& op : ops) has_conv |= op["op_type"] == "Conv";
+    EXPECT_TRUE(has_conv) << ops.dump();
+  }
+  EXPECT_TRUE(contains(r.output, "ref per operator type: demo at 1 thread(s)")) << r.output;
+}
+
+TEST(BenchCommand, UnavailableRunnerIsNotApplicable) {
+  TempDir dir;
+  auto r = run_parity(quick({"bench", kDemo, "--runners", "ref,ort", "--threads", "1", "--ort-library",
+                             "/nonexistent/libonnxruntime.so", "--markdown", (dir / "table.md").string(), "--json",
+                             (dir / "bench.json").string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string md = read_file(dir / "table.md");
+  EXPECT_TRUE(contains(md, "| n/a (1) |")) << md;
+  EXPECT_TRUE(contains(md, "(1) ort on demo: unavailable: ")) << md;
+  const auto report = nlohmann::json::parse(read_file(dir / "bench.json"));
+  const auto& row = report["results"][0];
+  EXPECT_TRUE(contains(row["runners"]["ort"]["unavailable"].get<std::string>(), "/nonexistent")) << row.dump();
+  expect_timed(row["runners"]["ref"], "ref");
+  EXPECT_TRUE(row["ref_over_ort"].is_null());
+
+  // With nothing left to time the row has no figure at all: FAILED.
+  auto none = run_parity(quick({"bench", kDemo, "--runners", "ort", "--threads", "1", "--ort-library",
+                                "/nonexistent/libonnxruntime.so"}));
+  EXPECT_EQ(none.exit_code, 1) << none.output;
+  EXPECT_TRUE(contains(none.output, "no runner could be timed")) << none.output;
+}
+
+TEST(BenchCommand, BadInputIsOneErrorAndWritesNothing) {
+  TempDir dir;
+  const std::string md = (dir / "table.md").string();
+  write_file(md, "keep");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"bench", (dir / "missing.onnx").string()}, "missing.onnx"},
+      {{"bench", kDemo, "--runners", "ref,nosuch"}, "unknown runner 'nosuch'"},
+      {{"bench", kDemo, "--runners", "ref,ref"}, "'ref' is named twice"},
+      {{"bench", kDemo, "--threads", "0"}, "--threads must be between 1 and 1024, got 0"},
+      {{"bench", kDemo, "--threads", "two"}, "invalid integer 'two' for --threads"},
+      {{"bench", kDemo, "--iterations", "0"}, "--iterations must be at least 1"},
+      {{"bench", kDemo, "--min-time", "-1"}, "--min-time must be 0 or more"},
+      {{"bench", kDemo, "--input-shapes", "other=x:[1,3]"}, "no model given is called 'other'"},
+      {{"bench", kDemo, "--input-shapes", "x"}, "must be [MODEL=]name:[d0,d1,...]"},
+      {{"bench", kDemo, "--json", (dir / "no-such-folder" / "b.json").string()}, "no-such-folder"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = c.args;
+    args.insert(args.end(), {"--markdown", md});
+    auto r = run_parity(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, "[E] ") && contains(r.output, c.message)) << c.message << "\n" << r.output;
+    EXPECT_TRUE(contains(r.last_line(), "FAILED")) << r.output;
+    EXPECT_EQ(read_file(md), "keep") << c.message;
+  }
+}
+
+}  // namespace
+}  // namespace parity::testing
