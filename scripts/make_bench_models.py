@@ -40,6 +40,18 @@ def mobilenet_v2():
 MODELS = {"resnet50": resnet50, "mobilenet_v2": mobilenet_v2, "vit_tiny": vit_tiny}
 
 
+def inline_identity_initializers(model):
+    """torch.onnx shares equal weights through Identity nodes on an initializer; OpenCV DNN 4.6 cannot
+    import those, so each becomes an initializer of its own under the Identity's output name."""
+    graph = model.graph
+    initializers = {t.name: t for t in graph.initializer}
+    for node in [n for n in graph.node if n.op_type == "Identity" and n.input[0] in initializers]:
+        copy = graph.initializer.add()
+        copy.CopyFrom(initializers[node.input[0]])
+        copy.name = node.output[0]
+        graph.node.remove(node)
+
+
 def export(name, make, out_dir):
     path = os.path.join(out_dir, name + ".onnx")
     if os.path.exists(path):
@@ -60,7 +72,10 @@ def export(name, make, out_dir):
                           do_constant_folding=True)
     import onnx
 
-    onnx.checker.check_model(tmp)
+    model = onnx.load(tmp)
+    inline_identity_initializers(model)
+    onnx.checker.check_model(model)
+    onnx.save(model, tmp)
     os.replace(tmp, path)  # only a complete, checked model gets the final name
     return path, True
 

@@ -9,9 +9,11 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <sys/resource.h>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <set>
 #include <thread>
 
@@ -34,6 +36,14 @@ using Clock = std::chrono::steady_clock;
 using Json = nlohmann::ordered_json;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// User + system CPU time of the whole process, every thread included.
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 // "1,2" / "[1,2]" / separate values -> items.
 std::vector<std::string> comma_items(const std::vector<std::string>& values) {
@@ -107,6 +117,7 @@ struct RunnerCell {
   std::string runner;
   std::string unavailable;      // non-empty: why this runner has no figure
   std::vector<double> samples;  // seconds, sorted once timing is done
+  double cpu_seconds = 0.0;     // process CPU time (all threads) during the timed runs
   double median() const { return percentile(samples, 50); }
 };
 
@@ -248,7 +259,9 @@ class BenchCommand : public Command {
         "Examples:\n"
         "  parity bench models/demo.onnx                          ref, ort and opencv at 1 and 2 threads\n"
         "  parity bench det.onnx rec.onnx --input-shapes det=x:[1,3,640,640] rec=x:[1,3,48,320]\n"
-        "  parity bench model.onnx --runners ref,ort --threads 1 --profile   where ref spends its time");
+        "  parity bench model.onnx --runners ref,ort --threads 1 --profile   where ref spends its time\n"
+        "--threads sets every runner's thread count: it replaces --ort-threads, --ort-inter-threads (1) and\n"
+        "--opencv-threads. The JSON report has every sample and each runner's CPU time per wall time.");
   }
 
   int run(const Args& args) override {
@@ -388,9 +401,12 @@ class BenchCommand : public Command {
     // A runner that fails on the feed (a wrong shape, an op it cannot run) drops out as n/a.
     auto run_once = [&](size_t i, bool check_inputs) -> std::optional<double> {
       try {
+        const double cpu_before = process_cpu_seconds();  // outside the timed span
         const Clock::time_point start = Clock::now();
         runners[i]->infer(feed, check_inputs);
-        return seconds_since(start);
+        const double wall = seconds_since(start);
+        row.cells[i].cpu_seconds += process_cpu_seconds() - cpu_before;
+        return wall;
       } catch (const Error& e) {
         if (e.is_internal()) throw;
         row.cells[i].unavailable = std::string("failed: ") + e.what();
@@ -401,6 +417,7 @@ class BenchCommand : public Command {
     };
     for (size_t i = 0; i < runners.size(); ++i)
       for (int64_t w = 0; runners[i] && w < std::max<int64_t>(settings.warm_up, 1); ++w) run_once(i, w == 0);
+    for (auto& cell : row.cells) cell.cpu_seconds = 0.0;  // count the timed runs only
 
     const Clock::time_point start = Clock::now();
     const size_t n = runners.size();
@@ -669,6 +686,8 @@ class BenchCommand : public Command {
                            {"p10_ms", percentile(c.samples, 10) * 1e3},
                            {"p90_ms", percentile(c.samples, 90) * 1e3},
                            {"min_ms", c.samples.front() * 1e3},
+                           // CPU time over wall time of the timed runs: about the threads it kept busy.
+                           {"cpu_per_wall", c.cpu_seconds / std::accumulate(c.samples.begin(), c.samples.end(), 0.0)},
                            {"iterations", c.samples.size()},
                            {"samples_ms", samples}};
       }
