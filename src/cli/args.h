@@ -80,6 +80,8 @@ class ArgParser {
   std::string help() const;
   const std::string& prog() const { return prog_; }
   bool defines(const std::string& flag) const { return find_flag(flag) != nullptr; }
+  /// The options defined so far, in order (e.g. to copy some of another parser's options).
+  const std::vector<OptionSpec>& options() const { return options_; }
 
  private:
   const OptionSpec* find_flag(const std::string& flag) const;

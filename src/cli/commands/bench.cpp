@@ -242,18 +242,15 @@ class BenchCommand : public Command {
     parser.add({.flags = {"--markdown"}, .help = "Write the table as Markdown (README-ready)", .metavar = "FILE"});
     parser.add({.flags = {"--json"}, .help = "Write every figure and sample as JSON", .metavar = "FILE"});
 
-    // Each runtime's own options (--ort-library, --ort-opt-level, --opencv-no-fusion, ...). A group
-    // that defines a flag bench already has (ref's --threads) is left out: bench's flag drives it.
+    // Each runtime's own options (--ort-library, --kernels, --opencv-no-fusion, ...), except those
+    // bench defines itself: bench's --threads replaces ref's.
     for (const auto& info : RunnerRegistry::instance().all()) {
       if (!info.add_options) continue;
-      ArgParser probe("probe", "");
-      add_options_without_runners(probe);
-      try {
-        info.add_options(probe);
-      } catch (const Error&) {
-        continue;
-      }
-      info.add_options(parser);
+      ArgParser group("group", "");
+      info.add_options(group);
+      for (const OptionSpec& spec : group.options())
+        if (std::none_of(spec.flags.begin(), spec.flags.end(), [&](const std::string& f) { return parser.defines(f); }))
+          parser.add(spec);
     }
     parser.set_epilog(
         "Examples:\n"
@@ -290,13 +287,6 @@ class BenchCommand : public Command {
   }
 
  private:
-  // Bench's own options, also used to probe runner groups for clashes.
-  static void add_options_without_runners(ArgParser& parser) {
-    for (const char* flag : {"--runners", "--threads", "--iterations", "--iters", "--min-time", "--warm-up", "--seed",
-                             "--input-shapes", "--inputs", "--profile", "--profile-top", "--markdown", "--json"})
-      parser.add({.flags = {flag}});
-  }
-
   static Settings read_settings(const Args& args) {
     Settings s;
     s.models = args.list("models");
