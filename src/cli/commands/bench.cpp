@@ -508,7 +508,12 @@ class BenchCommand : public Command {
   // one note, e.g. the same import failure at every thread count).
   static std::string cell_text(const RunnerCell& c, const Row& row, std::vector<std::string>& notes) {
     if (!c.unavailable.empty()) {
-      const std::string note = str_cat(c.runner, " on ", row.label, ": ", first_line(c.unavailable, 400));
+      // The row names the model: its path inside the reason is only noise.
+      std::string reason = first_line(c.unavailable, 400);
+      const std::string file = std::filesystem::path(row.model).filename().string();
+      for (size_t at = reason.find(row.model); at != std::string::npos; at = reason.find(row.model, at + file.size()))
+        reason.replace(at, row.model.size(), file);
+      const std::string note = str_cat(c.runner, " on ", row.label, ": ", reason);
       auto it = std::find(notes.begin(), notes.end(), note);
       if (it == notes.end()) it = notes.insert(notes.end(), note);
       return str_cat("n/a (", it - notes.begin() + 1, ")");
@@ -609,7 +614,7 @@ class BenchCommand : public Command {
     for (const auto& [name, version] : report["runners"].items())
       versions.push_back(name + " " + version.get<std::string>());
     out += str_cat("runners: ", join_names(versions), ". Median latency in ms (p10-p90) over at least ", s.iterations,
-                   " alternating timed runs and ", s.min_time, " s per row, after ", s.warm_up, " warm-up runs.\n\n");
+                   " alternating timed runs and ", s.min_time, " s per row, after ", s.warm_up, " warm-up run", s.warm_up == 1 ? "" : "s", ".\n\n");
     std::vector<std::string> notes;
     const auto t = table(rows, s, notes);
     for (size_t l = 0; l < t.size(); ++l) {
