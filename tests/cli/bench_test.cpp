@@ -86,6 +86,11 @@ TEST(BenchCommand, OneRowPerThreadCountAndProfile) {
     bool has_conv = false;
     for (const auto& op : ops) has_conv |= op["op_type"] == "Conv";
     EXPECT_TRUE(has_conv) << ops.dump();
+    // Node by node too, slowest first, each with the shape it produced.
+    const auto& nodes = row["ref_profile"]["slowest_nodes"];
+    ASSERT_FALSE(nodes.empty()) << row.dump();
+    for (size_t i = 1; i < nodes.size(); ++i) EXPECT_GE(nodes[i - 1]["ms"].get<double>(), nodes[i]["ms"].get<double>());
+    for (const auto& node : nodes) EXPECT_FALSE(node["output_shape"].get<std::string>().empty()) << node.dump();
   }
   EXPECT_TRUE(contains(r.output, "ref per operator type: demo at 1 thread(s)")) << r.output;
 }

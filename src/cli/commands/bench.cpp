@@ -14,7 +14,6 @@
 #include <fstream>
 #include <map>
 #include <numeric>
-#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -113,6 +112,18 @@ struct OpTime {
   double seconds = 0.0;  // per run
 };
 
+// One node's time in a --profile run, with what tells its kernel apart.
+struct NodeTime {
+  std::string op_type;
+  std::string name;
+  std::string detail;        // "k3x3 s2 g32" for convolutions and pooling
+  std::string output_shape;  // "1x32x112x112"
+  double seconds = 0.0;      // per run
+};
+
+// Slowest nodes kept per row (the JSON lists them all; the text shows --profile-top of them).
+constexpr size_t kProfileNodesKept = 20;
+
 struct RunnerCell {
   std::string runner;
   std::string unavailable;      // non-empty: why this runner has no figure
@@ -128,7 +139,8 @@ struct Row {
   std::string inputs;  // "x 1x3x224x224"
   std::vector<RunnerCell> cells;
   int rounds = 0;
-  std::vector<OpTime> ref_profile;  // with --profile
+  std::vector<OpTime> ref_profile;  // with --profile, slowest first
+  std::vector<NodeTime> ref_nodes;  // with --profile, slowest first
   double ref_profile_total = 0.0;   // seconds per profiled run
   const RunnerCell* cell(const std::string& runner) const {
     for (const auto& c : cells)
@@ -459,27 +471,48 @@ class BenchCommand : public Command {
     }
   }
 
+  // Conv-like attributes that tell kernels apart: "k3x3 s2 g32" (kernel, strides, group).
+  static std::string node_detail(const onnx::NodeProto& node) {
+    std::string out;
+    for (const auto& a : node.attribute()) {
+      if (a.name() == "kernel_shape" || a.name() == "strides") {
+        std::string dims;
+        for (int64_t v : a.ints()) dims += (dims.empty() ? "" : "x") + std::to_string(v);
+        if (a.name() == "strides" && dims.find_first_not_of("1x") == std::string::npos) continue;
+        out += (out.empty() ? "" : " ") + std::string(a.name() == "kernel_shape" ? "k" : "s") + dims;
+      } else if (a.name() == "group" && a.i() != 1) {
+        out += (out.empty() ? "" : " ") + std::string("g") + std::to_string(a.i());
+      }
+    }
+    return out;
+  }
+
   // Times ref node by node: the hook runs right after each node computes, so the time since the
   // previous hook call (or the run's start) is that node's. Multi-output nodes count once.
   static void profile_ref(RefRunner& ref, const TensorMap& feed, const std::string& model, const Settings& settings,
                           Row& row) {
     const auto proto = loaders::onnx_from_path(model);
-    std::map<std::string, size_t> producer;  // output name -> node index
-    for (int n = 0; n < proto->graph().node_size(); ++n)
-      for (const auto& out : proto->graph().node(n).output())
-        if (!out.empty()) producer.emplace(out, static_cast<size_t>(n));
+    const auto& graph = proto->graph();
+    std::map<std::string, int> producer;  // output name -> node index
+    for (int n = 0; n < graph.node_size(); ++n)
+      for (const auto& out : graph.node(n).output())
+        if (!out.empty()) producer.emplace(out, n);
 
-    std::map<std::string, OpTime> by_op;
-    std::map<std::string, std::set<size_t>> nodes_of_op;
+    std::map<int, NodeTime> by_node;  // -1: values no node of the file produces
     Clock::time_point last;
     runtime::RunOptions options;
-    options.hook = [&](const std::string& name, const runtime::Value&) {
+    options.hook = [&](const std::string& name, const runtime::Value& value) {
       const Clock::time_point now = Clock::now();
       const auto it = producer.find(name);
-      const std::string op = it == producer.end() ? "(unknown node)" : proto->graph().node(static_cast<int>(it->second)).op_type();
-      by_op[op].op_type = op;
-      by_op[op].seconds += std::chrono::duration<double>(now - last).count();
-      if (it != producer.end()) nodes_of_op[op].insert(it->second);
+      const int n = it == producer.end() ? -1 : it->second;
+      NodeTime& t = by_node[n];
+      if (t.op_type.empty()) {
+        t.op_type = n < 0 ? "(unknown node)" : graph.node(n).op_type();
+        t.name = n < 0 ? name : graph.node(n).name();
+        t.detail = n < 0 ? "" : node_detail(graph.node(n));
+        if (value.is_tensor()) t.output_shape = shape_dims(value.tensor().shape());
+      }
+      t.seconds += std::chrono::duration<double>(now - last).count();
       last = now;
     };
     ref.set_run_options(options);
@@ -492,14 +525,23 @@ class BenchCommand : public Command {
       total += seconds_since(start);
     }
     ref.set_run_options({});
-    for (auto& [op, t] : by_op) {
+    row.ref_profile_total = total / runs;
+
+    std::map<std::string, OpTime> by_op;
+    for (auto& [n, t] : by_node) {
       t.seconds /= runs;
-      t.nodes = static_cast<int>(nodes_of_op[op].size());
-      row.ref_profile.push_back(t);
+      OpTime& op = by_op[t.op_type];
+      op.op_type = t.op_type;
+      op.nodes += n < 0 ? 0 : 1;
+      op.seconds += t.seconds;
+      row.ref_nodes.push_back(t);
     }
+    for (const auto& [name, op] : by_op) row.ref_profile.push_back(op);
     std::sort(row.ref_profile.begin(), row.ref_profile.end(),
               [](const OpTime& a, const OpTime& b) { return a.seconds > b.seconds; });
-    row.ref_profile_total = total / runs;
+    std::sort(row.ref_nodes.begin(), row.ref_nodes.end(),
+              [](const NodeTime& a, const NodeTime& b) { return a.seconds > b.seconds; });
+    if (row.ref_nodes.size() > kProfileNodesKept) row.ref_nodes.resize(kProfileNodesKept);
   }
 
   // ---- reports --------------------------------------------------------------------------------
@@ -593,6 +635,12 @@ class BenchCommand : public Command {
                       t.nodes == 1 ? " " : "s", fixed3(t.seconds * 1e3).c_str(),
                       row.ref_profile_total > 0 ? 100.0 * t.seconds / row.ref_profile_total : 0.0);
         out += buf;
+      }
+      out += "  slowest nodes:\n";
+      for (size_t i = 0; i < row.ref_nodes.size() && i < static_cast<size_t>(s.profile_top); ++i) {
+        const NodeTime& t = row.ref_nodes[i];
+        out += str_cat("    ", fixed3(t.seconds * 1e3), " ms  ", t.op_type, t.detail.empty() ? "" : " " + t.detail,
+                       " -> ", t.output_shape.empty() ? "?" : t.output_shape, "  (", t.name, ")\n");
       }
     }
     return out;
@@ -693,7 +741,11 @@ class BenchCommand : public Command {
         Json ops = Json::array();
         for (const auto& op : row.ref_profile)
           ops.push_back({{"op_type", op.op_type}, {"nodes", op.nodes}, {"ms", op.seconds * 1e3}});
-        r["ref_profile"] = {{"ms_per_run", row.ref_profile_total * 1e3}, {"ops", ops}};
+        Json nodes = Json::array();
+        for (const auto& t : row.ref_nodes)
+          nodes.push_back({{"name", t.name}, {"op_type", t.op_type}, {"detail", t.detail},
+                           {"output_shape", t.output_shape}, {"ms", t.seconds * 1e3}});
+        r["ref_profile"] = {{"ms_per_run", row.ref_profile_total * 1e3}, {"ops", ops}, {"slowest_nodes", nodes}};
       }
       results.push_back(r);
     }
