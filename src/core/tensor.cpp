@@ -34,10 +34,11 @@ std::vector<int64_t> shape_strides(const Shape& shape) {
 namespace {
 class HeapStorage final : public Storage {
  public:
-  explicit HeapStorage(size_t bytes) : size_(bytes) {
-    // 64-byte alignment so vectorized kernels can use aligned loads; zero-filled for determinism.
+  HeapStorage(size_t bytes, bool zeroed) : size_(bytes) {
+    // 64-byte alignment so vectorized kernels can use aligned loads; zero-filled for determinism
+    // unless the caller overwrites every byte anyway.
     data_ = static_cast<std::byte*>(::operator new[](bytes ? bytes : 1, std::align_val_t(64)));
-    std::memset(data_, 0, bytes);
+    if (zeroed) std::memset(data_, 0, bytes);
   }
   ~HeapStorage() override { ::operator delete[](data_, std::align_val_t(64)); }
   std::byte* data() override { return data_; }
@@ -58,9 +59,9 @@ class StringStorage final : public Storage {
   std::vector<std::string> strings_;
 };
 
-std::shared_ptr<Storage> allocate_storage(DType dtype, int64_t numel) {
+std::shared_ptr<Storage> allocate_storage(DType dtype, int64_t numel, bool zeroed = true) {
   if (dtype == DType::kString) return std::make_shared<StringStorage>(static_cast<size_t>(numel));
-  return std::make_shared<HeapStorage>(static_cast<size_t>(numel) * dtype_size(dtype));
+  return std::make_shared<HeapStorage>(static_cast<size_t>(numel) * dtype_size(dtype), zeroed);
 }
 }  // namespace
 
@@ -69,6 +70,13 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
                dtype_name(dtype));
   numel_ = shape_numel(shape_);
   storage_ = allocate_storage(dtype_, numel_);
+}
+
+Tensor Tensor::uninitialized(DType dtype, Shape shape) {
+  PARITY_CHECK(is_valid_dtype(dtype), kInvalidArgument, "cannot create a tensor of dtype ", dtype_name(dtype));
+  if (dtype == DType::kString) return Tensor(dtype, std::move(shape));
+  const int64_t numel = shape_numel(shape);
+  return Tensor(dtype, std::move(shape), allocate_storage(dtype, numel, /*zeroed=*/false));
 }
 
 Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t byte_offset)

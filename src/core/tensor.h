@@ -41,6 +41,9 @@ class Tensor {
   Tensor() = default;
   /// Allocates a zero-initialized tensor.
   Tensor(DType dtype, Shape shape);
+  /// Allocates without zero-filling, for producers that overwrite every element (optimized
+  /// kernels). String tensors are still default-constructed.
+  static Tensor uninitialized(DType dtype, Shape shape);
   /// Wraps existing storage (e.g. an mmapped external-data region); byte_offset into storage.
   Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t byte_offset = 0);
 

@@ -69,6 +69,15 @@ std::shared_ptr<Subgraph> KernelInit::subgraph(const std::string& attr_name) con
   fail("subgraph attribute '", attr_name, "' cannot be planned outside an executor");
 }
 
+DType KernelInit::input_dtype(size_t) const { return DType::kUndefined; }
+std::optional<Shape> KernelInit::input_static_shape(size_t) const { return std::nullopt; }
+
+std::unique_ptr<Kernel> KernelInit::create_reference_kernel() const {
+  const KernelDef* def = KernelRegistry::instance().resolve(spec_.domain, spec_.op_type, spec_.opset);
+  PARITY_ASSERT(def, "no reference kernel for ", node_label());
+  return def->create(*this);
+}
+
 const Tensor& KernelContext::input(size_t i) const {
   if (!has_input(i)) fail("input ", i, " is missing");
   const Value& v = input_value(i);
@@ -81,6 +90,11 @@ Tensor& KernelContext::allocate_output(size_t i, DType dtype, const Shape& shape
   return output_value(i).tensor();
 }
 
+Tensor& KernelContext::allocate_output_uninitialized(size_t i, DType dtype, const Shape& shape) {
+  set_output(i, Value(Tensor::uninitialized(dtype, shape)));
+  return output_value(i).tensor();
+}
+
 KernelRegistry& KernelRegistry::instance() {
   static KernelRegistry registry;
   return registry;
@@ -88,7 +102,8 @@ KernelRegistry& KernelRegistry::instance() {
 
 void KernelRegistry::add(KernelDef def) {
   for (const auto& d : defs_)
-    PARITY_ASSERT(!(d.domain == def.domain && d.op_type == def.op_type && d.since_version == def.since_version),
+    PARITY_ASSERT(!(d.domain == def.domain && d.op_type == def.op_type && d.since_version == def.since_version &&
+                    d.tier == def.tier),
                   "kernel ", def.domain, "::", def.op_type, " v", def.since_version, " registered twice (",
                   d.source_file, " and ", def.source_file, ")");
   defs_.push_back(std::move(def));
@@ -97,25 +112,34 @@ void KernelRegistry::add(KernelDef def) {
 const KernelDef* KernelRegistry::resolve(const std::string& domain, const std::string& op, int opset) const {
   const KernelDef* best = nullptr;
   for (const auto& d : defs_)
-    if (d.domain == domain && d.op_type == op && d.since_version <= opset &&
+    if (d.tier == KernelTier::kReference && d.domain == domain && d.op_type == op && d.since_version <= opset &&
         (!best || d.since_version > best->since_version))
       best = &d;
   return best;
 }
 
+const KernelDef* KernelRegistry::resolve_optimized(const KernelDef& reference, int opset) const {
+  const KernelDef* best = nullptr;
+  for (const auto& d : defs_)
+    if (d.tier == KernelTier::kOptimized && d.domain == reference.domain && d.op_type == reference.op_type &&
+        d.since_version <= opset && (!best || d.since_version > best->since_version))
+      best = &d;
+  return best && best->since_version >= reference.since_version ? best : nullptr;
+}
+
 std::vector<int> KernelRegistry::versions(const std::string& domain, const std::string& op) const {
   std::vector<int> v;
   for (const auto& d : defs_)
-    if (d.domain == domain && d.op_type == op) v.push_back(d.since_version);
+    if (d.tier == KernelTier::kReference && d.domain == domain && d.op_type == op) v.push_back(d.since_version);
   std::sort(v.begin(), v.end());
   return v;
 }
 
 KernelRegistrar::KernelRegistrar(const char* domain, const char* op, int since, KernelFactory factory,
-                                 const char* file) {
+                                 const char* file, KernelTier tier) {
   std::string d = domain;
   if (d == "ai.onnx") d.clear();
-  KernelRegistry::instance().add({d, op, since, std::move(factory), file});
+  KernelRegistry::instance().add({d, op, since, std::move(factory), file, tier});
 }
 
 }  // namespace parity::runtime

@@ -4,6 +4,12 @@
 //
 // A kernel is built once per node at plan time from a KernelInit (attributes parsed there) and
 // then computes many times from a KernelContext.
+//
+// Two tiers: every op has a readable reference kernel (PARITY_REGISTER_KERNEL), the oracle; ops
+// that dominate real models may also have an optimized kernel beside it
+// (PARITY_REGISTER_OPTIMIZED_KERNEL), tested against the reference. The planner uses the
+// optimized one in fp32 sessions unless told otherwise; its factory may return nullptr to decline
+// a node it does not handle (attributes, dtypes), and the reference kernel is used instead.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +42,12 @@ enum class Precision {
 inline DType compute_dtype(DType dtype, Precision precision) {
   return (precision == Precision::kFloat64 && is_floating(dtype)) ? DType::kFloat64 : dtype;
 }
+
+/// Which kernel implementation a session prefers.
+enum class KernelTier {
+  kReference,  // the readable, spec-faithful kernels (always used in fp64-oracle mode)
+  kOptimized,  // optimized kernels where registered, reference elsewhere
+};
 
 /// Everything the executor knows about a node when building its kernel.
 struct NodeSpec {
@@ -86,6 +98,15 @@ class KernelInit {
   virtual std::optional<Tensor> constant_input(size_t i) const;
   /// Plans the subgraph held by a graph attribute (If/Loop/Scan). Provided by the executor.
   virtual std::shared_ptr<Subgraph> subgraph(const std::string& attr_name) const;
+  /// Declared or inferred dtype of input i (kUndefined when unknown). Optimized kernels use it to
+  /// decline nodes they do not support; run-time inputs are still checked, since a declared type
+  /// may be absent.
+  virtual DType input_dtype(size_t i) const;
+  /// Declared or inferred shape of input i when every dimension is a known number.
+  virtual std::optional<Shape> input_static_shape(size_t i) const;
+  /// Builds this node's reference kernel. Optimized kernels keep one to delegate the run-time
+  /// cases they do not handle (another dtype, a shape the fast path does not cover).
+  virtual std::unique_ptr<class Kernel> create_reference_kernel() const;
 
   /// Throws kInvalidModel with the node's op and name in the message.
   template <typename... Args>
@@ -115,6 +136,8 @@ class KernelContext {
   virtual bool has_output(size_t i) const = 0;
   /// Allocates (zeroed) and stores output i; returns it for filling.
   Tensor& allocate_output(size_t i, DType dtype, const Shape& shape);
+  /// As allocate_output, without zero-filling: for kernels that write every element.
+  Tensor& allocate_output_uninitialized(size_t i, DType dtype, const Shape& shape);
   virtual void set_output(size_t i, Value value) = 0;
   virtual Value& output_value(size_t i) = 0;
 
@@ -142,6 +165,20 @@ class Kernel {
   virtual void compute(KernelContext& ctx) const = 0;
 };
 
+/// An optimized kernel that can apply the elementwise node that consumes its only output (an
+/// activation such as Relu or Clip) while it writes that output, saving a pass over memory.
+/// The planner offers each single-consumer tail; the kernel accepts it by returning true and
+/// from then on produces the tail's result in its own output.
+class FusableKernel {
+ public:
+  virtual ~FusableKernel() = default;
+  /// `tail` is the consuming node; its input 0 is this kernel's output. Constant inputs of the
+  /// tail (Clip's min/max) are readable through tail.constant_input(). On acceptance the tail's
+  /// inputs 1.. are appended to this node's inputs: compute() reads them as
+  /// ctx.input(first_extra_input + k - 1) (e.g. the other addend of a residual Add).
+  virtual bool fuse_tail(const KernelInit& tail, size_t first_extra_input) = 0;
+};
+
 using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelInit&)>;
 
 struct KernelDef {
@@ -150,15 +187,20 @@ struct KernelDef {
   int since_version = 1;
   KernelFactory create;
   std::string source_file;
+  KernelTier tier = KernelTier::kReference;
 };
 
 class KernelRegistry {
  public:
   static KernelRegistry& instance();
   void add(KernelDef def);
-  /// The registration with the largest since_version <= opset; nullptr if none.
+  /// The reference registration with the largest since_version <= opset; nullptr if none.
   const KernelDef* resolve(const std::string& domain, const std::string& op_type, int opset) const;
-  /// All since_versions registered for (domain, op), ascending.
+  /// The optimized registration that covers the same semantics as `reference` at `opset`: the
+  /// largest optimized since_version <= opset, if it is at least the reference's since_version
+  /// (an older optimized kernel would implement superseded semantics). nullptr if none.
+  const KernelDef* resolve_optimized(const KernelDef& reference, int opset) const;
+  /// All reference since_versions registered for (domain, op), ascending.
   std::vector<int> versions(const std::string& domain, const std::string& op_type) const;
   const std::vector<KernelDef>& all() const { return defs_; }
 
@@ -167,7 +209,8 @@ class KernelRegistry {
 };
 
 struct KernelRegistrar {
-  KernelRegistrar(const char* domain, const char* op, int since, KernelFactory factory, const char* file);
+  KernelRegistrar(const char* domain, const char* op, int since, KernelFactory factory, const char* file,
+                  KernelTier tier = KernelTier::kReference);
 };
 
 }  // namespace parity::runtime
@@ -182,3 +225,14 @@ struct KernelRegistrar {
         return std::make_unique<KernelClass>(init);                                                 \
       },                                                                                            \
       __FILE__)
+
+/// Registers an optimized KernelClass beside the reference one. KernelClass is built through
+/// `static std::unique_ptr<Kernel> create(const KernelInit&)`, which returns nullptr to decline a
+/// node (the reference kernel then runs it).
+#define PARITY_REGISTER_OPTIMIZED_KERNEL(domain, op, since, KernelClass)                                    \
+  static ::parity::runtime::KernelRegistrar PARITY_KERNEL_CONCAT(parity_kernel_registrar_, __LINE__)(      \
+      domain, op, since,                                                                                  \
+      [](const ::parity::runtime::KernelInit& init) -> std::unique_ptr<::parity::runtime::Kernel> {       \
+        return KernelClass::create(init);                                                                 \
+      },                                                                                                  \
+      __FILE__, ::parity::runtime::KernelTier::kOptimized)

@@ -182,6 +182,23 @@ class PlanKernelInit : public KernelInit, public GraphAccess {
     return std::nullopt;
   }
 
+  DType input_dtype(size_t i) const override {
+    const onnx::TypeProto* type = input_type(i);
+    if (!type || !type->has_tensor_type()) return DType::kUndefined;
+    return static_cast<DType>(type->tensor_type().elem_type());
+  }
+
+  std::optional<Shape> input_static_shape(size_t i) const override {
+    const onnx::TypeProto* type = input_type(i);
+    if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return std::nullopt;
+    Shape shape;
+    for (const auto& d : type->tensor_type().shape().dim()) {
+      if (!d.has_dim_value() || d.dim_value() < 0) return std::nullopt;
+      shape.push_back(d.dim_value());
+    }
+    return shape;
+  }
+
   std::shared_ptr<Subgraph> subgraph(const std::string& attr_name) const override {
     const Attribute* attr = find_attr(attr_name);
     if (!attr || attr->type != AttrType::kGraph || !attr->g) fail("graph attribute '", attr_name, "' is missing");
@@ -193,6 +210,12 @@ class PlanKernelInit : public KernelInit, public GraphAccess {
   const Subgraph& plan_;
   const std::vector<int>& input_slots_;
   const onnx::GraphProto& graph_;
+
+  const onnx::TypeProto* input_type(size_t i) const {
+    if (!env_.value_types || !has_input(i)) return nullptr;
+    auto it = env_.value_types->find(spec().inputs[i]);
+    return it == env_.value_types->end() ? nullptr : &it->second;
+  }
 };
 
 std::string make_label(const NodeSpec& spec) {
@@ -234,6 +257,85 @@ class FoldContext : public KernelContext {
   const PlannedNode& node_;
   Precision precision_;
 };
+
+/// Offers each fusable kernel the node that alone consumes its only output, repeatedly (Conv,
+/// then Add, then Relu). A tail is absorbed only if everything else it reads is available where
+/// the head runs; its extra inputs are appended to the head's inputs. Absorbed nodes are removed
+/// from `g.nodes_` and `uses`.
+void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv& env, const onnx::GraphProto& graph) {
+  const size_t num_nodes = g.nodes_.size();
+  std::vector<int> position_of_producer(g.slot_names_.size(), -1);
+  for (size_t i = 0; i < num_nodes; ++i)
+    for (int s : g.nodes_[i].outputs)
+      if (s >= 0) position_of_producer[s] = static_cast<int>(i);
+  std::vector<std::vector<int>> consumers(g.slot_names_.size());
+  for (size_t i = 0; i < num_nodes; ++i)
+    for (int s : uses[i]) consumers[s].push_back(static_cast<int>(i));
+  std::vector<bool> is_graph_output(g.slot_names_.size(), false);
+  for (int s : g.output_slots_) is_graph_output[s] = true;
+
+  std::vector<bool> absorbed(num_nodes, false);
+  for (size_t i = 0; i < num_nodes; ++i) {
+    if (absorbed[i]) continue;
+    PlannedNode& head = g.nodes_[i];
+    auto* fusable = dynamic_cast<FusableKernel*>(head.kernel.get());
+    if (!fusable) continue;
+    while (true) {
+      int out_index = -1, live_outputs = 0;
+      for (size_t k = 0; k < head.outputs.size(); ++k)
+        if (head.outputs[k] >= 0) {
+          out_index = static_cast<int>(k);
+          ++live_outputs;
+        }
+      if (live_outputs != 1) break;
+      const int slot = head.outputs[out_index];
+      if (is_graph_output[slot] || consumers[slot].size() != 1) break;
+      const int j = consumers[slot][0];
+      PlannedNode& tail = g.nodes_[j];
+      if (absorbed[j] || j <= static_cast<int>(i) || tail.inputs.empty() || tail.inputs[0] != slot) break;
+      if (std::count(tail.inputs.begin(), tail.inputs.end(), slot) != 1) break;
+      if (std::count_if(tail.outputs.begin(), tail.outputs.end(), [](int s) { return s >= 0; }) != 1 ||
+          tail.outputs[0] < 0)
+        break;
+      bool extras_ready = true;  // every other slot the tail reads exists before the head runs
+      for (int s : uses[j])
+        if (s != slot && position_of_producer[s] >= static_cast<int>(i)) extras_ready = false;
+      if (!extras_ready) break;
+      PlanKernelInit tail_init(tail.spec, env, g, tail.inputs, graph);
+      const size_t first_extra_input = head.inputs.size();
+      if (!fusable->fuse_tail(tail_init, first_extra_input)) break;
+
+      for (size_t k = 1; k < tail.inputs.size(); ++k) {
+        head.inputs.push_back(tail.inputs[k]);
+        head.spec.inputs.push_back(tail.spec.inputs[k]);
+      }
+      head.outputs[out_index] = tail.outputs[0];
+      head.spec.outputs[out_index] = tail.spec.outputs[0];
+      head.label += " (fused with " + tail.label + ")";
+      position_of_producer[tail.outputs[0]] = static_cast<int>(i);
+      for (int s : uses[j]) {
+        auto& c = consumers[s];
+        c.erase(std::remove(c.begin(), c.end(), j), c.end());
+        if (s != slot && std::find(uses[i].begin(), uses[i].end(), s) == uses[i].end()) {
+          uses[i].push_back(s);
+          c.push_back(static_cast<int>(i));
+        }
+      }
+      absorbed[j] = true;
+      ++g.fused_nodes_;
+    }
+  }
+  if (!g.fused_nodes_) return;
+  std::vector<PlannedNode> kept;
+  std::vector<std::vector<int>> kept_uses;
+  for (size_t i = 0; i < num_nodes; ++i)
+    if (!absorbed[i]) {
+      kept.push_back(std::move(g.nodes_[i]));
+      kept_uses.push_back(std::move(uses[i]));
+    }
+  g.nodes_ = std::move(kept);
+  uses = std::move(kept_uses);
+}
 
 }  // namespace
 
@@ -372,7 +474,9 @@ std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEn
     for (const auto& a : proto.attribute()) pn.spec.attributes[a.name()] = onnx_io::attribute_from_proto(a, env.base_dir);
     PlanKernelInit init(pn.spec, env, g, pn.inputs, graph);
     try {
-      pn.kernel = def->create(init);
+      if (env.tier == KernelTier::kOptimized && env.precision == Precision::kFloat32)
+        if (const KernelDef* optimized = registry.resolve_optimized(*def, pn.spec.opset)) pn.kernel = optimized->create(init);
+      if (!pn.kernel) pn.kernel = def->create(init);
     } catch (const Error& e) {
       const std::string msg = e.what();
       if (msg.find(pn.label) != std::string::npos) throw;
@@ -388,13 +492,17 @@ std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEn
     g.nodes_.push_back(std::move(pn));
   }
 
-  // 7. Lifetimes: release each slot after its last use; outputs live to the end.
+  // 7. Fusion: optimized kernels absorb the elementwise node that consumes their output.
+  std::vector<std::vector<int>> uses(g.nodes_.size());  // per planned node, slots it reads
+  for (size_t i = 0; i < g.nodes_.size(); ++i) uses[i] = node_uses[order[i]];
+  if (env.fuse) fuse_tails(g, uses, env, graph);
+
+  // 8. Lifetimes: release each slot after its last use; outputs live to the end.
   g.keep_alive_.assign(num_slots, false);
   for (int s : g.output_slots_) g.keep_alive_[s] = true;
   std::vector<int> last_use(num_slots, -1);
   for (size_t i = 0; i < g.nodes_.size(); ++i) {
-    const int n = order[i];
-    for (int s : node_uses[n]) last_use[s] = static_cast<int>(i);
+    for (int s : uses[i]) last_use[s] = static_cast<int>(i);
     for (int s : g.nodes_[i].outputs)
       if (s >= 0 && last_use[s] < static_cast<int>(i)) last_use[s] = static_cast<int>(i);
   }

@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -20,7 +21,22 @@ struct Session::Impl {
   SessionOptions options;
   std::shared_ptr<onnx::ModelProto> model;  // owns the FunctionProtos the plan refers to
   std::shared_ptr<Subgraph> plan;
+  PlanEnv env;
+  /// Without fusion, for runs that observe intermediates; planned on first need when `plan`
+  /// fused anything (else it is `plan`).
+  mutable std::once_flag unfused_once;
+  mutable std::shared_ptr<Subgraph> unfused_plan;
   std::unique_ptr<ThreadPool> pool;
+
+  const Subgraph& observable_plan() const {
+    if (!plan->fused_nodes_) return *plan;
+    std::call_once(unfused_once, [&] {
+      PlanEnv unfused_env = env;
+      unfused_env.fuse = false;
+      unfused_plan = plan_graph(model->graph(), unfused_env, nullptr);
+    });
+    return *unfused_plan;
+  }
   std::shared_ptr<const std::map<std::string, onnx::TypeProto>> value_types;
   std::map<std::string, DType> declared_dtype;  // tensor values with a known declared dtype
   std::vector<bool> is_initializer_input;       // per main-graph input
@@ -134,9 +150,11 @@ Result<Session> Session::create(const onnx::ModelProto& model_in, const SessionO
     const onnx::ModelProto& model = *impl->model;
     PARITY_CHECK(model.has_graph(), kInvalidModel, "the model has no graph");
 
-    PlanEnv env;
+    PlanEnv& env = impl->env;
     env.precision = options.precision;
     env.base_dir = base_dir;
+    env.tier = options.precision == Precision::kFloat32 ? options.kernels : KernelTier::kReference;
+    env.fuse = options.fuse && env.tier == KernelTier::kOptimized;
     for (const auto& o : model.opset_import()) env.opsets[normalize_domain(o.domain())] = static_cast<int>(o.version());
     if (!env.opsets.count("")) env.opsets[""] = model.ir_version() >= 3 ? 1 : 1;
     for (const auto& fn : model.functions()) env.functions[normalize_domain(fn.domain()) + "::" + fn.name()] = &fn;
@@ -174,16 +192,22 @@ TensorMetadata Session::output_metadata() const {
 
 std::vector<std::string> Session::intermediate_names() const {
   std::vector<std::string> names;
-  for (const auto& node : impl_->plan->nodes_)
+  const Subgraph& plan = impl_->observable_plan();
+  for (const auto& node : plan.nodes_)
     for (int s : node.outputs)
-      if (s >= 0) names.push_back(impl_->plan->slot_names_[s]);
+      if (s >= 0) names.push_back(plan.slot_names_[s]);
   return names;
 }
 
 const SessionOptions& Session::options() const { return impl_->options; }
 
 NamedValues Session::run_values(const NamedValues& feed, const RunOptions& run_options) const {
-  const Subgraph& plan = *impl_->plan;
+  bool observes_intermediates = static_cast<bool>(run_options.hook);
+  for (const auto& name : run_options.outputs)
+    if (std::find(impl_->plan->output_names_.begin(), impl_->plan->output_names_.end(), name) ==
+        impl_->plan->output_names_.end())
+      observes_intermediates = true;
+  const Subgraph& plan = observes_intermediates ? impl_->observable_plan() : *impl_->plan;
   const Precision precision = impl_->options.precision;
 
   // Feed checks: every name known, every required input present with the declared dtype/shape.

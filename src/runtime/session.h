@@ -34,6 +34,13 @@ struct SessionOptions {
   bool outputs_in_model_dtype = true;
   /// Seed of the random ops (RandomNormal, Bernoulli, ...): equal seeds give equal runs.
   uint64_t seed = 0;
+  /// Optimized kernels where they exist (default), or the reference kernels only. The fp64
+  /// oracle always uses the reference kernels.
+  KernelTier kernels = KernelTier::kOptimized;
+  /// Fuse elementwise tails into the optimized kernel that produces their input. Runs with a hook
+  /// or with intermediate outputs transparently use an unfused plan (built on first need), so
+  /// every intermediate stays observable.
+  bool fuse = true;
 };
 
 /// A named runtime value (tensor, sequence or optional) for feeds and results.

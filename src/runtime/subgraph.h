@@ -39,6 +39,11 @@ struct PlanEnv {
   /// Types of values known from the model (inputs, value_info, shape inference); used to build
   /// context-dependent function bodies. May be null.
   std::shared_ptr<const std::map<std::string, onnx::TypeProto>> value_types;
+  /// Optimized kernels where registered (fp32 only; fp64-oracle plans always use the reference).
+  KernelTier tier = KernelTier::kReference;
+  /// Let fusable optimized kernels absorb the elementwise node that consumes their output. The
+  /// absorbed node's input is then never produced, so hooks and "mark all" need an unfused plan.
+  bool fuse = false;
 };
 
 struct PlannedNode {
@@ -72,6 +77,7 @@ class Subgraph {
   std::vector<PlannedNode> nodes_;
   std::vector<bool> keep_alive_;                    // per slot: graph outputs are never released
   std::unordered_map<int, Value> plan_time_values_; // Constant node outputs folded at plan time
+  int fused_nodes_ = 0;                             // nodes absorbed into their producer
 
   int slot(const std::string& name) const {
     auto it = slot_of_.find(name);

@@ -38,6 +38,11 @@ runtime::SessionOptions options_from_args(const cli::Args* args) {
   PARITY_CHECK(precision == "fp32" || precision == "fp64", kInvalidArgument,
                "--precision must be fp32 or fp64, got '", precision, "'");
   options.precision = precision == "fp64" ? runtime::Precision::kFloat64 : runtime::Precision::kFloat32;
+  const std::string kernels = args->get_or("kernels", "optimized");
+  PARITY_CHECK(kernels == "optimized" || kernels == "reference", kInvalidArgument,
+               "--kernels must be optimized or reference, got '", kernels, "'");
+  options.kernels = kernels == "reference" ? runtime::KernelTier::kReference : runtime::KernelTier::kOptimized;
+  options.fuse = !args->has("no_fusion");
   return options;
 }
 
@@ -54,6 +59,14 @@ RunnerRegistrar register_ref({
                               "double; outputs in the model's dtypes)",
                       .metavar = "P",
                       .choices = {"fp32", "fp64"}});
+          parser.add({.flags = {"--kernels"},
+                      .help = "ref runner kernels: optimized (default; reference where an op has no optimized "
+                              "kernel) or reference (the readable oracle kernels only; fp64 always uses them)",
+                      .metavar = "TIER",
+                      .choices = {"optimized", "reference"}});
+          parser.add({.flags = {"--no-fusion"},
+                      .help = "ref runner: do not fuse activations into the optimized kernel producing their input",
+                      .arity = cli::Arity::kFlag});
         },
     .availability = [](const cli::Args*) { return Status::ok(); },
     .version = [](const cli::Args*) { return std::string("parity-ref"); },

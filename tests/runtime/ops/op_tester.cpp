@@ -13,15 +13,30 @@ using runtime::Value;
 class TesterInit : public KernelInit {
  public:
   TesterInit(const runtime::NodeSpec& spec, runtime::Precision precision,
-             const std::vector<std::optional<Tensor>>& constants)
-      : KernelInit(spec, precision), constants_(constants) {}
+             const std::vector<std::optional<Tensor>>& constants,
+             const std::vector<std::optional<runtime::Value>>& inputs)
+      : KernelInit(spec, precision), constants_(constants), inputs_(inputs) {}
   std::optional<Tensor> constant_input(size_t i) const override {
     if (i < constants_.size() && constants_[i]) return constants_[i];
     return std::nullopt;
   }
+  // Like a model with full shape information: the planner knows every input's type.
+  DType input_dtype(size_t i) const override {
+    const Tensor* t = input_tensor(i);
+    return t ? t->dtype() : DType::kUndefined;
+  }
+  std::optional<Shape> input_static_shape(size_t i) const override {
+    const Tensor* t = input_tensor(i);
+    return t ? std::optional<Shape>(t->shape()) : std::nullopt;
+  }
 
  private:
+  const Tensor* input_tensor(size_t i) const {
+    if (i >= inputs_.size() || !inputs_[i] || !inputs_[i]->is_tensor()) return nullptr;
+    return &inputs_[i]->tensor();
+  }
   const std::vector<std::optional<Tensor>>& constants_;
+  const std::vector<std::optional<runtime::Value>>& inputs_;
 };
 
 class TesterContext : public KernelContext {
@@ -182,12 +197,17 @@ OpTester& OpTester::precision(runtime::Precision precision) {
   return *this;
 }
 
-std::vector<Tensor> OpTester::run_outputs() {
-  const auto* def = runtime::KernelRegistry::instance().resolve(spec_.domain, spec_.op_type, spec_.opset);
+std::vector<Tensor> OpTester::run_outputs(runtime::KernelTier tier, bool* used_optimized) {
+  const auto& registry = runtime::KernelRegistry::instance();
+  const auto* def = registry.resolve(spec_.domain, spec_.op_type, spec_.opset);
   if (!def) fail(ErrorCode::kUnsupported, "no kernel for ", spec_.op_type, " at opset ", spec_.opset);
   spec_.since_version = def->since_version;
-  TesterInit init(spec_, precision_, constants_);
-  auto kernel = def->create(init);
+  TesterInit init(spec_, precision_, constants_, inputs_);
+  std::unique_ptr<runtime::Kernel> kernel;
+  if (tier == runtime::KernelTier::kOptimized)
+    if (const auto* optimized = registry.resolve_optimized(*def, spec_.opset)) kernel = optimized->create(init);
+  if (used_optimized) *used_optimized = kernel != nullptr;
+  if (!kernel) kernel = def->create(init);
   std::vector<Value> inputs;
   for (const auto& in : inputs_) inputs.push_back(in ? *in : Value());
   TesterContext ctx(spec_, std::move(inputs), precision_);
@@ -222,6 +242,27 @@ void OpTester::run() {
       continue;
     }
     EXPECT_TRUE(tensors_close(actual, e.tensor, atol_, rtol_)) << "output " << i << " of " << spec_.op_type;
+  }
+}
+
+void OpTester::compare_tiers(bool expect_optimized) {
+  std::vector<Tensor> reference, optimized;
+  bool used_optimized = false;
+  try {
+    reference = run_outputs(runtime::KernelTier::kReference);
+    optimized = run_outputs(runtime::KernelTier::kOptimized, &used_optimized);
+  } catch (const Error& e) {
+    ADD_FAILURE() << spec_.op_type << " failed: [" << error_code_name(e.code()) << "] " << e.what();
+    return;
+  }
+  if (expect_optimized && !used_optimized) {
+    ADD_FAILURE() << "no optimized kernel accepted this " << spec_.op_type << " node";
+    return;
+  }
+  for (size_t i = 0; i < reference.size(); ++i) {
+    if (!reference[i].defined()) continue;
+    EXPECT_TRUE(tensors_close(optimized[i], reference[i], atol_, rtol_))
+        << "output " << i << " of " << spec_.op_type << ": optimized vs reference kernel";
   }
 }
 

@@ -63,8 +63,15 @@ class OpTester {
 
   /// Builds the kernel, runs it once and EXPECTs every output to match.
   void run();
-  /// Builds the kernel and runs it; returns the produced outputs (no checks).
-  std::vector<Tensor> run_outputs();
+  /// Builds the kernel and runs it; returns the produced outputs (no checks). With kOptimized the
+  /// optimized kernel is used and `used_optimized` (if given) tells whether one accepted the node.
+  std::vector<Tensor> run_outputs(runtime::KernelTier tier = runtime::KernelTier::kReference,
+                                  bool* used_optimized = nullptr);
+  /// The two-tier check: runs the node with its optimized kernel and with its reference kernel on
+  /// the same inputs and EXPECTs every output to agree within the tolerance. Unless
+  /// `expect_optimized` is false, it also fails when no optimized kernel took the node (so a test
+  /// can never silently compare the reference with itself).
+  void compare_tiers(bool expect_optimized = true);
   /// Runs and expects a parity::Error with the given code (at plan or run time); returns its message.
   std::string run_expect_error(ErrorCode code);
 

@@ -1,0 +1,119 @@
+#include "runtime/dnnl/dnnl_support.h"
+
+#if PARITY_HAVE_DNNL
+
+#include <omp.h>
+
+#include <cmath>
+
+namespace parity::runtime::dnnl_support {
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+ThreadScope::ThreadScope(int threads) : previous_(omp_get_max_threads()) {
+  if (threads != previous_) omp_set_num_threads(threads);
+}
+
+ThreadScope::~ThreadScope() {
+  if (omp_get_max_threads() != previous_) omp_set_num_threads(previous_);
+}
+
+dnnl::memory::dims to_dims(const Shape& shape) { return dnnl::memory::dims(shape.begin(), shape.end()); }
+
+dnnl::memory::desc plain_desc(const Shape& shape, dnnl::memory::data_type type) {
+  using tag = dnnl::memory::format_tag;
+  static const tag kPlain[] = {tag::a, tag::a, tag::ab, tag::abc, tag::abcd, tag::abcde, tag::abcdef};
+  PARITY_ASSERT(shape.size() <= 6, "oneDNN descriptors support rank <= 6, got ", shape.size());
+  if (shape.empty()) return dnnl::memory::desc({1}, type, tag::a);
+  return dnnl::memory::desc(to_dims(shape), type, kPlain[shape.size()]);
+}
+
+dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& tensor) {
+  return dnnl::memory(desc, cpu_engine(), const_cast<void*>(static_cast<const void*>(tensor.raw_data())));
+}
+
+void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args, int threads) {
+  ThreadScope scope(threads);
+  dnnl::stream stream(cpu_engine());
+  prim.execute(stream, args);
+  stream.wait();
+}
+
+namespace {
+
+/// A scalar constant input of the tail (Clip's min/max); nullopt when absent or not constant.
+std::optional<float> constant_scalar(const KernelInit& tail, size_t i) {
+  if (!tail.has_input(i)) return std::nullopt;
+  std::optional<Tensor> t = tail.constant_input(i);
+  if (!t || t->numel() != 1) return std::nullopt;
+  return static_cast<float>(t->cast(DType::kFloat32).data<float>()[0]);
+}
+
+}  // namespace
+
+bool append_activation(PostOps& post, const KernelInit& tail) {
+  using alg = dnnl::algorithm;
+  const std::string& op = tail.op_type();
+  const std::string& domain = tail.spec().domain;
+  auto eltwise = [&](alg a, float alpha = 0.f, float beta = 0.f) {
+    post.ops.append_eltwise(1.f, a, alpha, beta);
+    post.description += (post.description.empty() ? "" : "+") + op;
+    return true;
+  };
+  // Every activation must take exactly the fused value (plus constant parameters).
+  if (domain == "com.microsoft") {
+    if (op == "Gelu" && tail.num_inputs() == 1) return eltwise(alg::eltwise_gelu_erf);
+    return false;
+  }
+  if (!domain.empty()) return false;
+  if (op == "Relu") return eltwise(alg::eltwise_relu);
+  if (op == "LeakyRelu") return eltwise(alg::eltwise_relu, tail.attr_float("alpha", 0.01f));
+  if (op == "Sigmoid") return eltwise(alg::eltwise_logistic);
+  if (op == "Tanh") return eltwise(alg::eltwise_tanh);
+  if (op == "Elu") return eltwise(alg::eltwise_elu, tail.attr_float("alpha", 1.f));
+  if (op == "Exp") return eltwise(alg::eltwise_exp);
+  if (op == "Abs") return eltwise(alg::eltwise_abs);
+  if (op == "Sqrt") return eltwise(alg::eltwise_sqrt);
+  if (op == "Softplus") return eltwise(alg::eltwise_soft_relu);
+  if (op == "Mish") return eltwise(alg::eltwise_mish);
+  if (op == "HardSwish") return eltwise(alg::eltwise_hardswish);
+  if (op == "Gelu") {
+    const std::string approximate = tail.attr_string("approximate", "none");
+    if (approximate == "none") return eltwise(alg::eltwise_gelu_erf);
+    if (approximate == "tanh") return eltwise(alg::eltwise_gelu_tanh);
+    return false;
+  }
+  if (op == "HardSigmoid") {
+    // max(0, min(1, alpha*x + beta)): a linear step, then a clip.
+    post.ops.append_eltwise(1.f, alg::eltwise_linear, tail.attr_float("alpha", 0.2f), tail.attr_float("beta", 0.5f));
+    post.ops.append_eltwise(1.f, alg::eltwise_clip_v2, 0.f, 1.f);
+    post.description += (post.description.empty() ? "" : "+") + op;
+    return true;
+  }
+  if (op == "Clip") {
+    if (tail.opset() < 11) {
+      return eltwise(alg::eltwise_clip_v2, tail.attr_float("min", -INFINITY), tail.attr_float("max", INFINITY));
+    }
+    float lo = -INFINITY, hi = INFINITY;
+    if (tail.has_input(1)) {
+      auto v = constant_scalar(tail, 1);
+      if (!v) return false;
+      lo = *v;
+    }
+    if (tail.has_input(2)) {
+      auto v = constant_scalar(tail, 2);
+      if (!v) return false;
+      hi = *v;
+    }
+    if (lo > hi) return false;  // ONNX defines this case differently from a clip; leave it to the reference
+    return eltwise(alg::eltwise_clip_v2, lo, hi);
+  }
+  return false;
+}
+
+}  // namespace parity::runtime::dnnl_support
+
+#endif  // PARITY_HAVE_DNNL

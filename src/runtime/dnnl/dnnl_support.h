@@ -1,0 +1,91 @@
+// Glue between parity's runtime and oneDNN, shared by the optimized kernels: the CPU engine,
+// thread control, plain-layout memory descriptors, a per-kernel primitive cache keyed by shape,
+// and the mapping of ONNX activation nodes to oneDNN post-ops (for fusion).
+//
+// Only compiled when oneDNN was found (PARITY_HAVE_DNNL); optimized kernels that use it guard
+// their whole file with the same macro, so a build without oneDNN simply has no such kernels.
+#pragma once
+
+#if PARITY_HAVE_DNNL
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/tensor.h"
+#include "runtime/kernel.h"
+
+namespace parity::runtime::dnnl_support {
+
+/// The process-wide CPU engine.
+dnnl::engine& cpu_engine();
+
+/// oneDNN parallelizes with OpenMP; this sets the calling thread's OpenMP team size to the
+/// session's thread count for the lifetime of the guard, so `--threads 1` really is one thread.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int previous_;
+};
+
+dnnl::memory::dims to_dims(const Shape& shape);
+/// Dense row-major ("abcd...") descriptor of the given shape (rank 1..6).
+dnnl::memory::desc plain_desc(const Shape& shape, dnnl::memory::data_type type = dnnl::memory::data_type::f32);
+/// Wraps a tensor's buffer without copying. oneDNN takes a non-const pointer even for sources.
+dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& tensor);
+
+/// Runs `prim` on a stream of cpu_engine() with the session's thread count.
+void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args, int threads);
+
+/// One post-op chain built from fused tail nodes (activations, residual Add).
+struct PostOps {
+  dnnl::post_ops ops;
+  /// Run-time tensors the binary post-ops read, by position in the chain: (post-op index,
+  /// input index of the fused node in ctx).
+  std::vector<std::pair<int, size_t>> binary_inputs;
+  std::string description;  // "Relu", "Add+Relu" for labels and tests
+  bool empty() const { return ops.len() == 0; }
+};
+
+/// Appends the tail node as a oneDNN eltwise post-op when it is an activation oneDNN computes
+/// the way ONNX defines it: Relu, LeakyRelu, Clip (constant bounds), Sigmoid, Tanh, Elu,
+/// HardSigmoid, HardSwish, Softplus, Exp, Abs, Sqrt, Gelu (opset 20 or com.microsoft), Mish.
+/// Returns false (and leaves `post` unchanged) for anything else.
+bool append_activation(PostOps& post, const KernelInit& tail);
+
+/// Small thread-safe cache of plan objects built for one input shape (primitives with their
+/// descriptors, reordered weights); real models see one shape, so it rarely holds more than one.
+template <typename Entry>
+class ShapeCache {
+ public:
+  /// The entry for `key`, built by `make` on first use.
+  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, const std::function<Entry()>& make) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(key);
+    if (it != entries_.end()) return it->second;
+    if (entries_.size() >= kMaxEntries) entries_.clear();  // shapes keep changing: don't grow forever
+    auto entry = std::make_shared<const Entry>(make());
+    entries_.emplace(key, entry);
+    return entry;
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 16;
+  mutable std::mutex mutex_;
+  mutable std::map<std::vector<int64_t>, std::shared_ptr<const Entry>> entries_;
+};
+
+}  // namespace parity::runtime::dnnl_support
+
+#endif  // PARITY_HAVE_DNNL
