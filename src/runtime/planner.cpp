@@ -292,8 +292,19 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
       if (is_graph_output[slot] || consumers[slot].size() != 1) break;
       const int j = consumers[slot][0];
       PlannedNode& tail = g.nodes_[j];
-      if (absorbed[j] || j <= static_cast<int>(i) || tail.inputs.empty() || tail.inputs[0] != slot) break;
+      if (absorbed[j] || j <= static_cast<int>(i) || tail.inputs.empty()) break;
       if (std::count(tail.inputs.begin(), tail.inputs.end(), slot) != 1) break;
+      // A commutative binary tail that reads the head's output second (torch exports nn.Linear
+      // as Add(bias, MatMul(...))) is offered with its operands swapped: the fused value is
+      // always the tail's input 0.
+      NodeSpec tail_spec = tail.spec;
+      std::vector<int> tail_inputs = tail.inputs;
+      if (tail_inputs[0] != slot && tail_inputs.size() == 2 && tail_inputs[1] == slot && tail_spec.domain.empty() &&
+          (tail_spec.op_type == "Add" || tail_spec.op_type == "Mul")) {
+        std::swap(tail_inputs[0], tail_inputs[1]);
+        std::swap(tail_spec.inputs[0], tail_spec.inputs[1]);
+      }
+      if (tail_inputs[0] != slot) break;
       if (std::count_if(tail.outputs.begin(), tail.outputs.end(), [](int s) { return s >= 0; }) != 1 ||
           tail.outputs[0] < 0)
         break;
@@ -301,13 +312,13 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
       for (int s : uses[j])
         if (s != slot && position_of_producer[s] >= static_cast<int>(i)) extras_ready = false;
       if (!extras_ready) break;
-      PlanKernelInit tail_init(tail.spec, env, g, tail.inputs, graph);
+      PlanKernelInit tail_init(tail_spec, env, g, tail_inputs, graph);
       const size_t first_extra_input = head.inputs.size();
       if (!fusable->fuse_tail(tail_init, first_extra_input)) break;
 
-      for (size_t k = 1; k < tail.inputs.size(); ++k) {
-        head.inputs.push_back(tail.inputs[k]);
-        head.spec.inputs.push_back(tail.spec.inputs[k]);
+      for (size_t k = 1; k < tail_inputs.size(); ++k) {
+        head.inputs.push_back(tail_inputs[k]);
+        head.spec.inputs.push_back(tail_spec.inputs[k]);
       }
       head.outputs[out_index] = tail.outputs[0];
       head.spec.outputs[out_index] = tail.spec.outputs[0];

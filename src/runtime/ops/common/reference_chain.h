@@ -1,0 +1,41 @@
+// Run-time fallback for an optimized kernel that fused tail nodes: computes the head node and
+// each absorbed tail with their reference kernels, exactly as the unfused graph would. Optimized
+// kernels use it for the cases their fast path does not cover (another dtype, a shape oneDNN
+// rejects, zero-size tensors), so accepting a fusion at plan time never loses generality.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/kernel.h"
+
+namespace parity::runtime::ops {
+
+class ReferenceChain {
+ public:
+  /// `head` is the fused node's own reference kernel; it reads inputs [0, head_inputs) of the
+  /// fused node and writes output 0.
+  ReferenceChain(std::unique_ptr<Kernel> head, size_t head_inputs);
+
+  /// Records an absorbed tail (call from fuse_tail once the fusion is accepted): its reference
+  /// kernel and where its extra inputs start among the fused node's inputs.
+  void add_tail(const KernelInit& tail, size_t first_extra_input);
+  size_t num_tails() const { return tails_.size(); }
+
+  /// Computes output 0 of the fused node with reference kernels only.
+  void compute(KernelContext& ctx) const;
+
+ private:
+  struct Tail {
+    std::unique_ptr<Kernel> kernel;
+    size_t first_extra_input = 0;
+    size_t extra_inputs = 0;
+    size_t outputs = 1;
+  };
+  std::unique_ptr<Kernel> head_;
+  size_t head_inputs_;
+  std::vector<Tail> tails_;
+};
+
+}  // namespace parity::runtime::ops

@@ -1,0 +1,363 @@
+// Optimized MatMul and Gemm (float32) on oneDNN's matmul primitive, beside the reference kernels
+// in matmul.cpp.
+//
+// - Constant weights (the usual linear / transformer layer) are reordered once per input shape
+//   into the layout oneDNN's matmul prefers (format_tag::any), with Gemm's alpha folded in.
+// - MatMul whose B has no batch (or only 1s) folds A's batch dims into M: one large GEMM.
+// - Fused tails: an Add of a bias broadcast along the last dim (torch's nn.Linear export is
+//   MatMul + Add), Add/Sub/Mul/Div by a constant scalar (attention scaling) and activations
+//   (dnnl_support::append_activation) run as oneDNN bias / post-ops while the output is written.
+// - Anything else (other dtypes, zero-size dims, shapes oneDNN rejects) runs the reference
+//   kernels of the node and of its fused tails (ReferenceChain), so results never depend on
+//   what the fast path covers.
+#if PARITY_HAVE_DNNL
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "runtime/dnnl/dnnl_support.h"
+#include "runtime/ops/common/reference_chain.h"
+
+namespace parity::runtime::ops {
+namespace {
+
+namespace ds = dnnl_support;
+using dnnl::memory;
+
+constexpr int kMaxDnnlRank = 12;  // DNNL_MAX_NDIMS
+
+bool maybe_float(DType dtype) { return dtype == DType::kFloat32 || dtype == DType::kUndefined; }
+
+/// Row-major descriptor of any rank oneDNN accepts (plain_desc stops at 6).
+memory::desc dense_desc(const memory::dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * std::max<memory::dim>(dims[d], 1);
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+/// A scalar constant input of a tail node; nullopt when absent, not constant or not one element.
+std::optional<float> constant_scalar(const KernelInit& tail, size_t i, size_t* rank = nullptr) {
+  if (!tail.has_input(i)) return std::nullopt;
+  std::optional<Tensor> t = tail.constant_input(i);
+  if (!t || t->numel() != 1 || t->dtype() != DType::kFloat32) return std::nullopt;
+  if (rank) *rank = t->shape().size();
+  return t->data<float>()[0];
+}
+
+/// What runs after the product: an optional bias (a fused node input) and a post-op chain.
+struct Epilogue {
+  int bias_input = -1;  // index of the fused node's input holding a bias broadcast along the last dim
+  ds::PostOps post;
+  size_t min_out_rank = 0;  // fused constants of this rank would broadcast a smaller output
+  std::vector<int64_t> key;  // describes the chain for the primitive cache
+
+  /// Accepts `tail` into the chain when oneDNN can apply it exactly. `bias_allowed`: the product
+  /// has no bias yet, so an Add of a last-dim vector can become it.
+  bool accept(const KernelInit& tail, size_t first_extra_input, bool bias_allowed) {
+    const std::string& op = tail.op_type();
+    if (!tail.spec().domain.empty()) return ds::append_activation(post, tail);
+    const bool binary = tail.num_inputs() == 2 && tail.has_input(1);
+    if (binary && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")) {
+      size_t rank = 0;
+      if (std::optional<float> c = constant_scalar(tail, 1, &rank)) {
+        float alpha = 1.f, beta = 0.f;
+        if (op == "Add") beta = *c;
+        if (op == "Sub") beta = -*c;
+        if (op == "Mul") alpha = *c;
+        if (op == "Div") {
+          if (*c == 0.f || !std::isfinite(*c)) return false;
+          alpha = 1.f / *c;
+        }
+        post.ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, alpha, beta);
+        post.description += (post.description.empty() ? "" : "+") + op;
+        min_out_rank = std::max(min_out_rank, rank);
+        return true;
+      }
+      if (op != "Add" || !bias_allowed || bias_input >= 0 || !post.empty()) return false;
+      if (!maybe_float(tail.input_dtype(1))) return false;
+      std::optional<Shape> shape;
+      if (std::optional<Tensor> t = tail.constant_input(1)) shape = t->shape();
+      else shape = tail.input_static_shape(1);
+      if (!shape || shape->empty()) return false;
+      for (size_t d = 0; d + 1 < shape->size(); ++d)
+        if ((*shape)[d] != 1) return false;
+      bias_input = static_cast<int>(first_extra_input);
+      min_out_rank = std::max(min_out_rank, shape->size());
+      post.description += (post.description.empty() ? "" : "+") + op;
+      return true;
+    }
+    return ds::append_activation(post, tail);
+  }
+};
+
+/// A matmul primitive built for one set of shapes; `ok` is false when oneDNN has no
+/// implementation for it (the kernel then runs the reference chain).
+struct MatMulPrimitive {
+  bool ok = false;
+  dnnl::matmul prim;
+  memory::desc src, weights, bias, dst;
+  bool has_bias = false;
+  memory packed_weights;  // constant weights in the primitive's layout (empty: use the input as is)
+};
+
+/// Creates the primitive; reorders `constant_weights` (laid out as `weights_plain`) when given.
+MatMulPrimitive make_matmul(const memory::desc& src, const memory::desc& weights_plain,
+                            const std::optional<memory::desc>& bias, const memory::desc& dst, const Epilogue& epilogue,
+                            const Tensor* constant_weights, int threads) {
+  MatMulPrimitive p;
+  ds::ThreadScope scope(threads);
+  try {
+    const memory::desc weights_request =
+        constant_weights ? memory::desc(weights_plain.dims(), memory::data_type::f32, memory::format_tag::any)
+                         : weights_plain;
+    dnnl::primitive_attr attr;
+    if (!epilogue.post.empty()) attr.set_post_ops(epilogue.post.ops);
+    const dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(src, weights_request, *bias, dst)
+                                         : dnnl::matmul::desc(src, weights_request, dst);
+    const dnnl::matmul::primitive_desc pd(desc, attr, ds::cpu_engine());
+    p.prim = dnnl::matmul(pd);
+    p.src = src;
+    p.weights = pd.weights_desc();
+    p.dst = dst;
+    p.has_bias = bias.has_value();
+    if (bias) p.bias = *bias;
+    if (constant_weights) {
+      memory plain(weights_plain, ds::cpu_engine(), const_cast<void*>(constant_weights->raw_data()));
+      p.packed_weights = memory(p.weights, ds::cpu_engine());
+      dnnl::stream stream(ds::cpu_engine());
+      dnnl::reorder(plain, p.packed_weights).execute(stream, plain, p.packed_weights);
+      stream.wait();
+    }
+    p.ok = true;
+  } catch (const dnnl::error&) {
+    p.ok = false;
+  }
+  return p;
+}
+
+void run_matmul(const MatMulPrimitive& p, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out,
+                int threads) {
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, ds::wrap(p.src, a)},
+      {DNNL_ARG_WEIGHTS, p.packed_weights ? p.packed_weights : ds::wrap(p.weights, b)},
+      {DNNL_ARG_DST, ds::wrap(p.dst, out)}};
+  if (p.has_bias) args.emplace(DNNL_ARG_BIAS, ds::wrap(p.bias, *bias));
+  ds::execute(p.prim, args, threads);
+}
+
+/// The bias operand of a fused Add when it broadcasts along the last dim of `out_shape` only.
+const Tensor* usable_bias(const KernelContext& ctx, int bias_input, const Shape& out_shape) {
+  const Tensor& bias = ctx.input(static_cast<size_t>(bias_input));
+  if (bias.dtype() != DType::kFloat32 || bias.rank() == 0 || static_cast<size_t>(bias.rank()) > out_shape.size()) return nullptr;
+  for (int64_t d = 0; d + 1 < bias.rank(); ++d)
+    if (bias.dim(d) != 1) return nullptr;
+  const int64_t last = bias.shape().back();
+  return last == out_shape.back() || last == 1 ? &bias : nullptr;
+}
+
+class DnnlMatMulKernel final : public Kernel, public FusableKernel {
+ public:
+  static std::unique_ptr<Kernel> create(const KernelInit& init) {
+    if (!maybe_float(init.input_dtype(0)) || !maybe_float(init.input_dtype(1))) return nullptr;
+    return std::unique_ptr<Kernel>(new DnnlMatMulKernel(init));
+  }
+
+  bool fuse_tail(const KernelInit& tail, size_t first_extra_input) override {
+    if (!epilogue_.accept(tail, first_extra_input, true)) return false;
+    chain_.add_tail(tail, first_extra_input);
+    return true;
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32 || a.rank() == 0 || b.rank() == 0)
+      return chain_.compute(ctx);
+    Shape sa = a.shape(), sb = b.shape();
+    const bool a_vector = sa.size() == 1, b_vector = sb.size() == 1;
+    if (a_vector) sa.insert(sa.begin(), 1);
+    if (b_vector) sb.push_back(1);
+    const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+    if (sb[sb.size() - 2] != k) return chain_.compute(ctx);  // the reference reports the mismatch
+    // numpy broadcast of the batch dims, right-aligned.
+    const size_t batch_rank = std::max(sa.size(), sb.size()) - 2;
+    Shape batch_a(batch_rank, 1), batch_b(batch_rank, 1), batch(batch_rank, 1);
+    std::copy(sa.begin(), sa.end() - 2, batch_a.end() - (sa.size() - 2));
+    std::copy(sb.begin(), sb.end() - 2, batch_b.end() - (sb.size() - 2));
+    for (size_t d = 0; d < batch_rank; ++d) {
+      if (batch_a[d] != batch_b[d] && batch_a[d] != 1 && batch_b[d] != 1) return chain_.compute(ctx);
+      batch[d] = batch_a[d] == 1 ? batch_b[d] : batch_a[d];
+    }
+    Shape out_shape = batch;
+    if (!a_vector) out_shape.push_back(m);
+    if (!b_vector) out_shape.push_back(n);
+    if (m == 0 || n == 0 || k == 0 || shape_numel(batch) == 0 || out_shape.size() < epilogue_.min_out_rank)
+      return chain_.compute(ctx);
+    const Tensor* bias = nullptr;
+    if (epilogue_.bias_input >= 0) {
+      if (b_vector || !(bias = usable_bias(ctx, epilogue_.bias_input, out_shape))) return chain_.compute(ctx);
+    }
+    const bool fold = shape_numel(batch_b) == 1;  // weights shared by every batch: one (batch*M, K) GEMM
+    if (!fold && batch_rank + 2 > kMaxDnnlRank) return chain_.compute(ctx);
+
+    const int threads = ctx.num_threads();
+    std::vector<int64_t> key{threads};
+    key.insert(key.end(), sa.begin(), sa.end());
+    key.push_back(-1);
+    key.insert(key.end(), sb.begin(), sb.end());
+    if (bias) key.push_back(bias->shape().back());
+    auto prim = cache_.get(key, [&] {
+      memory::dims src, weights, dst, bias_dims;
+      if (fold) {
+        const int64_t rows = shape_numel(batch_a) * m;
+        src = {rows, k};
+        weights = {k, n};
+        dst = {rows, n};
+      } else {
+        src.assign(batch_a.begin(), batch_a.end());
+        weights.assign(batch_b.begin(), batch_b.end());
+        dst.assign(batch.begin(), batch.end());
+        src.insert(src.end(), {m, k});
+        weights.insert(weights.end(), {k, n});
+        dst.insert(dst.end(), {m, n});
+      }
+      std::optional<memory::desc> bias_desc;
+      if (bias) {
+        bias_dims.assign(dst.size(), 1);
+        bias_dims.back() = bias->shape().back();
+        bias_desc = dense_desc(bias_dims);
+      }
+      return make_matmul(dense_desc(src), dense_desc(weights), bias_desc, dense_desc(dst), epilogue_,
+                         constant_b_ ? &*constant_b_ : nullptr, threads);
+    });
+    if (!prim->ok) return chain_.compute(ctx);
+    Tensor& out = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+    run_matmul(*prim, a, b, bias, out, threads);
+  }
+
+ private:
+  explicit DnnlMatMulKernel(const KernelInit& init) : chain_(init.create_reference_kernel(), init.num_inputs()) {
+    std::optional<Tensor> b = init.constant_input(1);
+    if (b && b->dtype() == DType::kFloat32) constant_b_ = std::move(b);
+  }
+
+  ReferenceChain chain_;
+  std::optional<Tensor> constant_b_;
+  Epilogue epilogue_;
+  ds::ShapeCache<MatMulPrimitive> cache_;
+};
+
+/// Gemm: Y = alpha * op(A) * op(B) + beta * C. Alpha is folded into constant weights, beta into a
+/// constant C; the cases where neither folding nor oneDNN's bias can express them are declined.
+class DnnlGemmKernel final : public Kernel, public FusableKernel {
+ public:
+  static std::unique_ptr<Kernel> create(const KernelInit& init) {
+    for (size_t i = 0; i < 3; ++i)
+      if (init.has_input(i) && !maybe_float(init.input_dtype(i))) return nullptr;
+    const float alpha = init.attr_float("alpha", 1.f), beta = init.attr_float("beta", 1.f);
+    std::optional<Tensor> b = init.constant_input(1);
+    const bool constant_b = b && b->dtype() == DType::kFloat32;
+    if (alpha != 1.f && !constant_b) return nullptr;
+    if (init.has_input(2)) {
+      std::optional<Tensor> c = init.constant_input(2);
+      const bool constant_c = c && c->dtype() == DType::kFloat32;
+      if (beta == 0.f) return nullptr;  // beta * C still spreads C's NaN/Inf: leave that to the reference
+      if (beta != 1.f && !constant_c) return nullptr;
+    }
+    return std::unique_ptr<Kernel>(new DnnlGemmKernel(init, alpha, beta));
+  }
+
+  bool fuse_tail(const KernelInit& tail, size_t first_extra_input) override {
+    if (!epilogue_.accept(tail, first_extra_input, !has_c_)) return false;
+    chain_.add_tail(tail, first_extra_input);
+    return true;
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32 || a.rank() != 2 || b.rank() != 2)
+      return chain_.compute(ctx);
+    const int64_t m = trans_a_ ? a.dim(1) : a.dim(0);
+    const int64_t k = trans_a_ ? a.dim(0) : a.dim(1);
+    const int64_t kb = trans_b_ ? b.dim(1) : b.dim(0);
+    const int64_t n = trans_b_ ? b.dim(0) : b.dim(1);
+    if (k != kb || m == 0 || n == 0 || k == 0) return chain_.compute(ctx);
+    const Shape out_shape{m, n};
+    if (out_shape.size() < epilogue_.min_out_rank) return chain_.compute(ctx);
+    // The bias: Gemm's C (scaled by beta when constant) or a fused Add's last-dim vector.
+    const Tensor* bias = nullptr;
+    memory::dims bias_dims;
+    if (has_c_) {
+      bias = constant_c_ ? &*constant_c_ : &ctx.input(2);
+      if (bias->dtype() != DType::kFloat32 || bias->rank() > 2) return chain_.compute(ctx);
+      bias_dims = {1, 1};
+      for (int64_t d = 0; d < bias->rank(); ++d) bias_dims[2 - bias->rank() + d] = bias->shape()[d];
+      if ((bias_dims[0] != 1 && bias_dims[0] != m) || (bias_dims[1] != 1 && bias_dims[1] != n))
+        return chain_.compute(ctx);
+    } else if (epilogue_.bias_input >= 0) {
+      if (!(bias = usable_bias(ctx, epilogue_.bias_input, out_shape))) return chain_.compute(ctx);
+      bias_dims = {1, bias->shape().back()};
+    }
+    const int threads = ctx.num_threads();
+    std::vector<int64_t> key{threads, m, k, n};
+    key.insert(key.end(), bias_dims.begin(), bias_dims.end());
+    auto prim = cache_.get(key, [&] {
+      const memory::desc src(memory::dims{m, k}, memory::data_type::f32,
+                             trans_a_ ? memory::dims{1, m} : memory::dims{k, 1});
+      const memory::desc weights(memory::dims{k, n}, memory::data_type::f32,
+                                 trans_b_ ? memory::dims{1, k} : memory::dims{n, 1});
+      std::optional<memory::desc> bias_desc;
+      if (bias) bias_desc = dense_desc(bias_dims);
+      return make_matmul(src, weights, bias_desc, dense_desc({m, n}), epilogue_,
+                         constant_b_ ? &*constant_b_ : nullptr, threads);
+    });
+    if (!prim->ok) return chain_.compute(ctx);
+    Tensor& out = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+    run_matmul(*prim, a, b, bias, out, threads);
+  }
+
+ private:
+  DnnlGemmKernel(const KernelInit& init, float alpha, float beta)
+      : chain_(init.create_reference_kernel(), init.num_inputs()),
+        trans_a_(init.attr_int("transA", 0) != 0),
+        trans_b_(init.attr_int("transB", 0) != 0),
+        has_c_(init.has_input(2)) {
+    std::optional<Tensor> b = init.constant_input(1);
+    if (b && b->dtype() == DType::kFloat32) {
+      constant_b_ = b->clone();
+      if (alpha != 1.f)
+        for (float& v : constant_b_->values<float>()) v *= alpha;
+    }
+    if (has_c_ && beta != 1.f) {
+      // create() only accepts beta != 1 with a constant C.
+      constant_c_ = init.constant_input(2)->clone();
+      for (float& v : constant_c_->values<float>()) v *= beta;
+    }
+  }
+
+  ReferenceChain chain_;
+  bool trans_a_, trans_b_, has_c_;
+  std::optional<Tensor> constant_b_;  // alpha * B when B is constant
+  std::optional<Tensor> constant_c_;  // beta * C when beta != 1
+  Epilogue epilogue_;
+  ds::ShapeCache<MatMulPrimitive> cache_;
+};
+
+}  // namespace
+
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "MatMul", 1, DnnlMatMulKernel);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "MatMul", 9, DnnlMatMulKernel);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "MatMul", 13, DnnlMatMulKernel);
+// Gemm before opset 7 has the 'broadcast' attribute semantics: left to the reference kernel.
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "Gemm", 7, DnnlGemmKernel);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "Gemm", 9, DnnlGemmKernel);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "Gemm", 11, DnnlGemmKernel);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "Gemm", 13, DnnlGemmKernel);
+
+}  // namespace parity::runtime::ops
+
+#endif  // PARITY_HAVE_DNNL

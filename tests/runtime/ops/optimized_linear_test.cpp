@@ -1,0 +1,344 @@
+// The optimized (oneDNN) MatMul, Gemm, Softmax, LogSoftmax and LayerNormalization kernels against
+// the reference kernels: random inputs with fixed seeds, edge-case shapes, declines, and fusion of
+// bias / scaling / activation tails through a Session.
+#if PARITY_HAVE_DNNL
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+#include "nn_harness.h"
+#include "op_tester.h"
+#include "runtime/kernel.h"
+#include "runtime/session.h"
+
+namespace parity::testing {
+namespace {
+
+using nn::random_tensor;
+using runtime::KernelTier;
+
+constexpr double kAtol = 1e-4, kRtol = 1e-4;
+
+/// MatMul of random A and B; B is a plan-time constant (pre-packed weights) when `constant_b`.
+void compare_matmul(const Shape& a, const Shape& b, bool constant_b, uint32_t seed, int opset = 13) {
+  SCOPED_TRACE(shape_to_string(a) + " x " + shape_to_string(b) + (constant_b ? " (constant B)" : ""));
+  OpTester t("MatMul", opset);
+  t.input(random_tensor(a, seed));
+  if (constant_b) t.constant_input(random_tensor(b, seed + 1));
+  else t.input(random_tensor(b, seed + 1));
+  t.tolerance(kAtol, kRtol).compare_tiers();
+}
+
+TEST(OptimizedMatMul, MatchesReferenceOnTwoDimensionalAndFoldedBatches) {
+  uint32_t seed = 1;
+  for (bool constant_b : {false, true}) {
+    compare_matmul({5, 7}, {7, 3}, constant_b, seed++);
+    compare_matmul({64, 96}, {96, 80}, constant_b, seed++);
+    compare_matmul({2, 197, 192}, {192, 576}, constant_b, seed++);  // a transformer projection
+    compare_matmul({2, 3, 4, 5}, {5, 6}, constant_b, seed++);
+    compare_matmul({3, 4, 5}, {1, 5, 6}, constant_b, seed++);  // B's batch of 1s folds too
+  }
+}
+
+TEST(OptimizedMatMul, MatchesReferenceWithBroadcastBatchDims) {
+  uint32_t seed = 100;
+  for (bool constant_b : {false, true}) {
+    compare_matmul({3, 8, 16}, {3, 16, 8}, constant_b, seed++);  // attention scores
+    compare_matmul({4, 5}, {2, 5, 6}, constant_b, seed++);       // A broadcast over B's batch
+    compare_matmul({2, 1, 4, 5}, {3, 5, 6}, constant_b, seed++);
+    compare_matmul({1, 3, 4, 5}, {2, 1, 5, 6}, constant_b, seed++);
+    compare_matmul({2, 1, 1, 1, 1, 1, 2, 3}, {2, 1, 1, 1, 1, 3, 2}, constant_b, seed++);  // rank 8
+  }
+}
+
+TEST(OptimizedMatMul, MatchesReferenceOnVectorsAndDegenerateSizes) {
+  uint32_t seed = 200;
+  for (bool constant_b : {false, true}) {
+    compare_matmul({7}, {7, 3}, constant_b, seed++);
+    compare_matmul({5, 7}, {7}, constant_b, seed++);
+    compare_matmul({7}, {7}, constant_b, seed++);
+    compare_matmul({2, 3, 7}, {7}, constant_b, seed++);
+    compare_matmul({7}, {2, 7, 3}, constant_b, seed++);
+    compare_matmul({5, 1}, {1, 3}, constant_b, seed++);  // K = 1
+    compare_matmul({1, 9}, {9, 4}, constant_b, seed++);  // M = 1
+    compare_matmul({6, 9}, {9, 1}, constant_b, seed++);  // N = 1
+    compare_matmul({0, 5}, {5, 3}, constant_b, seed++);  // zero-size M: reference path
+    compare_matmul({4, 0}, {0, 3}, constant_b, seed++);  // K = 0: zeros
+    compare_matmul({0, 4, 5}, {5, 3}, constant_b, seed++);
+  }
+}
+
+TEST(OptimizedMatMul, OlderOpsetsUseTheSameKernel) {
+  compare_matmul({3, 4}, {4, 5}, false, 300, 1);
+  compare_matmul({2, 3, 4}, {4, 5}, true, 301, 9);
+}
+
+TEST(OptimizedMatMul, DeclinesOtherDtypesAndReportsMismatches) {
+  OpTester ints("MatMul", 13);
+  ints.input<int32_t>({2, 2}, {1, 2, 3, 4}).input<int32_t>({2, 2}, {1, 0, 0, 1});
+  bool used = true;
+  EXPECT_EQ(ints.run_outputs(KernelTier::kOptimized, &used)[0].to_vector<int32_t>(),
+            (std::vector<int32_t>{1, 2, 3, 4}));
+  EXPECT_FALSE(used);
+  // A float node fed a mismatch at run time reports it through the reference kernel.
+  OpTester bad("MatMul", 13);
+  bad.input(random_tensor({2, 3}, 1)).input(random_tensor({4, 5}, 2));
+  try {
+    bad.run_outputs(KernelTier::kOptimized);
+    ADD_FAILURE() << "a 2x3 by 4x5 MatMul ran";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kRuntime);
+    EXPECT_NE(std::string(e.what()).find("inner dimensions"), std::string::npos) << e.what();
+  }
+}
+
+/// Gemm with optional C (constant or fed) and attributes.
+struct GemmCase {
+  int64_t m, k, n;
+  bool trans_a = false, trans_b = false;
+  float alpha = 1.f, beta = 1.f;
+  std::optional<Shape> c;
+  bool constant_b = true, constant_c = true;
+};
+
+void compare_gemm(const GemmCase& g, uint32_t seed, bool expect_optimized = true) {
+  SCOPED_TRACE("Gemm m=" + std::to_string(g.m) + " k=" + std::to_string(g.k) + " n=" + std::to_string(g.n) +
+               " transA=" + std::to_string(g.trans_a) + " transB=" + std::to_string(g.trans_b) +
+               " alpha=" + std::to_string(g.alpha) + " beta=" + std::to_string(g.beta) +
+               " C=" + (g.c ? shape_to_string(*g.c) : "none"));
+  OpTester t("Gemm", 13);
+  t.attr("transA", g.trans_a ? 1 : 0).attr("transB", g.trans_b ? 1 : 0).attr("alpha", g.alpha).attr("beta", g.beta);
+  t.input(random_tensor(g.trans_a ? Shape{g.k, g.m} : Shape{g.m, g.k}, seed));
+  const Tensor b = random_tensor(g.trans_b ? Shape{g.n, g.k} : Shape{g.k, g.n}, seed + 1);
+  if (g.constant_b) t.constant_input(b);
+  else t.input(b);
+  if (g.c) {
+    const Tensor c = random_tensor(*g.c, seed + 2);
+    if (g.constant_c) t.constant_input(c);
+    else t.input(c);
+  }
+  t.tolerance(kAtol, kRtol).compare_tiers(expect_optimized);
+}
+
+TEST(OptimizedGemm, MatchesReferenceForTransposesAndBiasShapes) {
+  uint32_t seed = 400;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (bool constant_b : {false, true}) {
+        GemmCase g{6, 5, 4, ta, tb};
+        g.constant_b = constant_b;
+        compare_gemm(g, seed++);
+        for (const Shape& c : {Shape{}, Shape{4}, Shape{1, 4}, Shape{6, 1}, Shape{6, 4}, Shape{1, 1}}) {
+          g.c = c;
+          g.constant_c = (seed % 2) == 0;
+          compare_gemm(g, seed++);
+        }
+      }
+}
+
+TEST(OptimizedGemm, FoldsAlphaAndBetaIntoConstants) {
+  GemmCase g{8, 12, 10, false, true, 0.5f, 2.f, Shape{10}};
+  compare_gemm(g, 500);
+  g.trans_a = true;
+  g.c = Shape{8, 10};
+  g.alpha = -1.5f;
+  g.beta = 0.25f;
+  compare_gemm(g, 501);
+  // A linear layer: transB, bias, batch 1 (openWakeWord's heads).
+  compare_gemm(GemmCase{1, 2400, 32, false, true, 1.f, 1.f, Shape{32}}, 502);
+  compare_gemm(GemmCase{1, 32, 1, false, true, 1.f, 1.f, Shape{1}}, 503);
+  compare_gemm(GemmCase{3, 1, 2, false, false, 1.f, 1.f, Shape{2}}, 504);  // K = 1
+}
+
+TEST(OptimizedGemm, DeclinesWhatItCannotFoldAndDelegatesEmptyShapes) {
+  // alpha with a fed B, beta with a fed C, beta = 0: the reference kernel runs the node.
+  GemmCase fed_b{4, 3, 5, false, false, 2.f, 1.f, std::nullopt, false};
+  compare_gemm(fed_b, 600, false);
+  GemmCase fed_c{4, 3, 5, false, false, 1.f, 0.5f, Shape{5}, true, false};
+  compare_gemm(fed_c, 601, false);
+  GemmCase beta0{4, 3, 5, false, false, 1.f, 0.f, Shape{5}};
+  compare_gemm(beta0, 602, false);
+  bool used = true;
+  OpTester t("Gemm", 13);
+  t.input(random_tensor({4, 3}, 1)).input(random_tensor({3, 5}, 2)).attr("alpha", 2.f);
+  t.run_outputs(KernelTier::kOptimized, &used);
+  EXPECT_FALSE(used);
+  // Accepted at plan time, empty at run time: the reference computes it.
+  compare_gemm(GemmCase{0, 3, 5, false, false, 1.f, 1.f, Shape{5}}, 603);
+  compare_gemm(GemmCase{4, 0, 5, false, false, 1.f, 1.f, Shape{5}}, 604);
+}
+
+void compare_softmax(const std::string& op, int opset, const Shape& shape, std::optional<int64_t> axis, uint32_t seed) {
+  SCOPED_TRACE(op + " opset " + std::to_string(opset) + " " + shape_to_string(shape) +
+               " axis=" + (axis ? std::to_string(*axis) : "default"));
+  OpTester t(op, opset);
+  if (axis) t.attr("axis", *axis);
+  Tensor x = random_tensor(shape, seed);
+  for (float& v : x.values<float>()) v *= 8.f;  // a wide range exercises the max subtraction
+  t.input(x).tolerance(1e-5, 1e-4).compare_tiers();
+}
+
+TEST(OptimizedSoftmax, MatchesReferenceForBothAxisSemantics) {
+  uint32_t seed = 700;
+  for (const std::string op : {"Softmax", "LogSoftmax"}) {
+    // Opset 13: one axis, also a middle one.
+    compare_softmax(op, 13, {3, 197, 197}, std::nullopt, seed++);
+    compare_softmax(op, 13, {2, 5, 7}, 1, seed++);
+    compare_softmax(op, 13, {2, 5, 7}, -3, seed++);
+    compare_softmax(op, 13, {9}, 0, seed++);
+    // Before 13: coerced to 2-D at axis (default 1), normalized over everything after it.
+    compare_softmax(op, 11, {2, 5, 7}, std::nullopt, seed++);
+    compare_softmax(op, 11, {2, 5, 7}, 0, seed++);
+    compare_softmax(op, 1, {1, 2, 25, 40}, 3, seed++);  // PP-OCR's attention softmax (opset 9)
+    compare_softmax(op, 11, {2, 5, 7}, -1, seed++);
+  }
+}
+
+TEST(OptimizedSoftmax, DelegatesEmptyAndDeclinesDouble) {
+  OpTester empty("Softmax", 13);
+  empty.input(Tensor(DType::kFloat32, {0, 4})).compare_tiers();
+  OpTester f64("Softmax", 13);
+  f64.input<double>({2}, {0.0, 1.0});
+  bool used = true;
+  f64.run_outputs(KernelTier::kOptimized, &used);
+  EXPECT_FALSE(used);
+}
+
+void compare_layer_norm(const Shape& x, int64_t axis, bool with_bias, uint32_t seed) {
+  SCOPED_TRACE("LayerNormalization " + shape_to_string(x) + " axis=" + std::to_string(axis));
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const Shape block(x.begin() + (axis < 0 ? axis + rank : axis), x.end());
+  OpTester t("LayerNormalization", 17);
+  t.attr("axis", axis).attr("epsilon", 1e-6f);
+  t.input(random_tensor(x, seed)).input(random_tensor(block, seed + 1));
+  if (with_bias) t.input(random_tensor(block, seed + 2));
+  t.tolerance(1e-5, 1e-4).compare_tiers();
+}
+
+TEST(OptimizedLayerNorm, MatchesReference) {
+  compare_layer_norm({1, 197, 192}, -1, true, 800);
+  compare_layer_norm({2, 3, 4, 5}, 2, true, 801);
+  compare_layer_norm({2, 3, 4, 5}, 0, false, 802);
+  compare_layer_norm({7, 1}, -1, true, 803);
+}
+
+TEST(OptimizedLayerNorm, DeclinesStatisticsOutputsAndDelegatesBroadcastScale) {
+  OpTester stats("LayerNormalization", 17);
+  stats.input(random_tensor({2, 4}, 1)).input(random_tensor({4}, 2)).output_shape_only(DType::kFloat32, {2, 4});
+  stats.output_shape_only(DType::kFloat32, {2, 1});
+  bool used = true;
+  stats.run_outputs(KernelTier::kOptimized, &used);
+  EXPECT_FALSE(used);
+  // A Scale that broadcasts inside the normalized block is left to the reference at run time.
+  OpTester broadcast("LayerNormalization", 17);
+  broadcast.attr("axis", 1).input(random_tensor({2, 3, 4}, 3)).input(random_tensor({1, 4}, 4));
+  broadcast.tolerance(1e-5, 1e-4).compare_tiers();
+}
+
+/// A tail node's plan-time view, with constant inputs, for calling fuse_tail directly.
+class TailInit : public runtime::KernelInit {
+ public:
+  TailInit(const runtime::NodeSpec& spec, std::vector<std::optional<Tensor>> constants)
+      : KernelInit(spec, runtime::Precision::kFloat32), constants_(std::move(constants)) {}
+  std::optional<Tensor> constant_input(size_t i) const override {
+    return i < constants_.size() ? constants_[i] : std::nullopt;
+  }
+
+ private:
+  std::vector<std::optional<Tensor>> constants_;
+};
+
+runtime::NodeSpec node_spec(const std::string& op, std::vector<std::string> inputs, int opset = 17) {
+  runtime::NodeSpec spec;
+  spec.op_type = op;
+  spec.opset = opset;
+  spec.since_version = opset;
+  spec.inputs = std::move(inputs);
+  spec.outputs = {op + "_out"};
+  return spec;
+}
+
+TEST(OptimizedMatMul, AcceptsBiasScalingAndActivationTailsOnly) {
+  const auto& registry = runtime::KernelRegistry::instance();
+  runtime::NodeSpec spec = node_spec("MatMul", {"a", "w"});
+  const auto* reference = registry.resolve("", "MatMul", 17);
+  ASSERT_NE(reference, nullptr);
+  const auto* optimized = registry.resolve_optimized(*reference, 17);
+  ASSERT_NE(optimized, nullptr);
+  spec.since_version = reference->since_version;
+  TailInit init(spec, {std::nullopt, random_tensor({4, 3}, 1)});
+  auto kernel = optimized->create(init);
+  ASSERT_NE(kernel, nullptr);
+  auto* fusable = dynamic_cast<runtime::FusableKernel*>(kernel.get());
+  ASSERT_NE(fusable, nullptr);
+
+  const runtime::NodeSpec add = node_spec("Add", {"mm", "bias"});
+  EXPECT_TRUE(fusable->fuse_tail(TailInit(add, {std::nullopt, random_tensor({3}, 2)}), 2));
+  const runtime::NodeSpec relu = node_spec("Relu", {"x"});
+  EXPECT_TRUE(fusable->fuse_tail(TailInit(relu, {}), 3));
+  const runtime::NodeSpec mul = node_spec("Mul", {"x", "s"});
+  EXPECT_TRUE(fusable->fuse_tail(TailInit(mul, {std::nullopt, Tensor::scalar<float>(0.125f)}), 3));
+  // A second bias (the post-ops already started) and a non-scalar Mul are refused.
+  EXPECT_FALSE(fusable->fuse_tail(TailInit(add, {std::nullopt, random_tensor({3}, 3)}), 4));
+  EXPECT_FALSE(fusable->fuse_tail(TailInit(mul, {std::nullopt, random_tensor({3}, 4)}), 4));
+  const runtime::NodeSpec transpose = node_spec("Transpose", {"x"});
+  EXPECT_FALSE(fusable->fuse_tail(TailInit(transpose, {}), 4));
+}
+
+/// X(batch, 4, 8) -> MatMul(W) -> Add(bias, .) -> Relu -> Mul(0.5) -> Y, plus a Gemm head with a
+/// Sigmoid tail: the fused optimized plan must equal the reference plan.
+ModelBuilder linear_model(int64_t batch) {
+  ModelBuilder m(17);
+  m.input("x", DType::kFloat32, {batch, 4, 8});
+  m.input("g", DType::kFloat32, {3, 8});
+  m.initializer("w", random_tensor({8, 16}, 11));
+  m.initializer("bias", random_tensor({16}, 12));
+  m.initializer("half", Tensor::scalar<float>(0.5f));
+  m.initializer("gw", random_tensor({5, 8}, 13));
+  m.initializer("gb", random_tensor({5}, 14));
+  m.node("MatMul", {"x", "w"}, {"mm"});
+  m.node("Add", {"bias", "mm"}, {"biased"});  // torch's nn.Linear order: bias first
+  m.node("Relu", {"biased"}, {"act"});
+  m.node("Mul", {"act", "half"}, {"y"});
+  auto& gemm = m.node("Gemm", {"g", "gw", "gb"}, {"gemm"});
+  add_int_attr(gemm, "transB", 1);
+  m.node("Sigmoid", {"gemm"}, {"z"});
+  m.output("y", DType::kFloat32, {batch, 4, 16});
+  m.output("z", DType::kFloat32, {3, 5});
+  return m;
+}
+
+void expect_tiers_agree(const ModelBuilder& model, const TensorMap& feed, int threads) {
+  runtime::SessionOptions fast;
+  fast.threads = threads;
+  runtime::SessionOptions reference = fast;
+  reference.kernels = KernelTier::kReference;
+  auto optimized_session = runtime::Session::create(model.model(), fast).value();
+  auto reference_session = runtime::Session::create(model.model(), reference).value();
+  const TensorMap expected = reference_session.run(feed);
+  const TensorMap actual = optimized_session.run(feed);
+  for (const auto& [name, tensor] : expected) EXPECT_TRUE(tensors_close(actual.at(name), tensor, kAtol, kRtol)) << name;
+  // Asking for an intermediate uses the unfused plan; it agrees as well.
+  runtime::RunOptions intermediates;
+  intermediates.outputs = {"mm", "y", "z"};
+  const TensorMap unfused = optimized_session.run(feed, intermediates);
+  EXPECT_TRUE(tensors_close(unfused.at("y"), expected.at("y"), kAtol, kRtol));
+}
+
+TEST(OptimizedLinearFusion, SessionMatchesReferenceTier) {
+  for (int threads : {1, 2}) expect_tiers_agree(linear_model(2), {{"x", random_tensor({2, 4, 8}, 20)}, {"g", random_tensor({3, 8}, 21)}}, threads);
+}
+
+TEST(OptimizedLinearFusion, FusedChainFallsBackToReferenceKernelsOnEmptyBatch) {
+  // Dynamic batch fed as 0: the fused MatMul+Add+Relu+Mul runs its reference chain.
+  expect_tiers_agree(linear_model(-1), {{"x", Tensor(DType::kFloat32, {0, 4, 8})}, {"g", random_tensor({3, 8}, 22)}}, 1);
+}
+
+}  // namespace
+}  // namespace parity::testing
+
+#endif  // PARITY_HAVE_DNNL
