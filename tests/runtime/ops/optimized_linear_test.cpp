@@ -9,10 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "model_builder.h"
-#include "nn_harness.h"
-#include "op_tester.h"
+#include "runtime/model_builder.h"
+#include "runtime/ops/nn_harness.h"
+#include "runtime/ops/op_tester.h"
 #include "runtime/kernel.h"
+#include "runtime/ops/common/reference_chain.h"
 #include "runtime/session.h"
 
 namespace parity::testing {
@@ -23,14 +24,26 @@ using runtime::KernelTier;
 
 constexpr double kAtol = 1e-4, kRtol = 1e-4;
 
+/// Runs the two-tier comparison and checks whether the optimized kernel took its oneDNN fast path
+/// (`fast`) or handed the case to the reference kernels at run time.
+void compare_expecting(OpTester& t, bool fast, bool expect_optimized = true) {
+  const uint64_t before = runtime::ops::ReferenceChain::fallback_count();
+  t.compare_tiers(expect_optimized);
+  if (expect_optimized) {
+    EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count() == before, fast)
+        << (fast ? "the fast path was expected" : "a reference fallback was expected");
+  }
+}
+
 /// MatMul of random A and B; B is a plan-time constant (pre-packed weights) when `constant_b`.
-void compare_matmul(const Shape& a, const Shape& b, bool constant_b, uint32_t seed, int opset = 13) {
+void compare_matmul(const Shape& a, const Shape& b, bool constant_b, uint32_t seed, int opset = 13, bool fast = true) {
   SCOPED_TRACE(shape_to_string(a) + " x " + shape_to_string(b) + (constant_b ? " (constant B)" : ""));
   OpTester t("MatMul", opset);
   t.input(random_tensor(a, seed));
   if (constant_b) t.constant_input(random_tensor(b, seed + 1));
   else t.input(random_tensor(b, seed + 1));
-  t.tolerance(kAtol, kRtol).compare_tiers();
+  t.output_shape_only(DType::kFloat32, {}).tolerance(kAtol, kRtol);
+  compare_expecting(t, fast);
 }
 
 TEST(OptimizedMatMul, MatchesReferenceOnTwoDimensionalAndFoldedBatches) {
@@ -52,6 +65,9 @@ TEST(OptimizedMatMul, MatchesReferenceWithBroadcastBatchDims) {
     compare_matmul({2, 1, 4, 5}, {3, 5, 6}, constant_b, seed++);
     compare_matmul({1, 3, 4, 5}, {2, 1, 5, 6}, constant_b, seed++);
     compare_matmul({2, 1, 1, 1, 1, 1, 2, 3}, {2, 1, 1, 1, 1, 3, 2}, constant_b, seed++);  // rank 8
+    // Large enough to be split by rows over threads: chunks keep the batch strides.
+    compare_matmul({3, 197, 64}, {3, 64, 197}, constant_b, seed++);
+    compare_matmul({2, 1, 150, 64}, {3, 64, 120}, constant_b, seed++);
   }
 }
 
@@ -66,9 +82,9 @@ TEST(OptimizedMatMul, MatchesReferenceOnVectorsAndDegenerateSizes) {
     compare_matmul({5, 1}, {1, 3}, constant_b, seed++);  // K = 1
     compare_matmul({1, 9}, {9, 4}, constant_b, seed++);  // M = 1
     compare_matmul({6, 9}, {9, 1}, constant_b, seed++);  // N = 1
-    compare_matmul({0, 5}, {5, 3}, constant_b, seed++);  // zero-size M: reference path
-    compare_matmul({4, 0}, {0, 3}, constant_b, seed++);  // K = 0: zeros
-    compare_matmul({0, 4, 5}, {5, 3}, constant_b, seed++);
+    compare_matmul({0, 5}, {5, 3}, constant_b, seed++, 13, false);  // zero-size M: reference path
+    compare_matmul({4, 0}, {0, 3}, constant_b, seed++, 13, false);  // K = 0: zeros
+    compare_matmul({0, 4, 5}, {5, 3}, constant_b, seed++, 13, false);
   }
 }
 
@@ -79,14 +95,14 @@ TEST(OptimizedMatMul, OlderOpsetsUseTheSameKernel) {
 
 TEST(OptimizedMatMul, DeclinesOtherDtypesAndReportsMismatches) {
   OpTester ints("MatMul", 13);
-  ints.input<int32_t>({2, 2}, {1, 2, 3, 4}).input<int32_t>({2, 2}, {1, 0, 0, 1});
+  ints.input<int32_t>({2, 2}, {1, 2, 3, 4}).input<int32_t>({2, 2}, {1, 0, 0, 1}).output_shape_only(DType::kInt32, {});
   bool used = true;
   EXPECT_EQ(ints.run_outputs(KernelTier::kOptimized, &used)[0].to_vector<int32_t>(),
             (std::vector<int32_t>{1, 2, 3, 4}));
   EXPECT_FALSE(used);
   // A float node fed a mismatch at run time reports it through the reference kernel.
   OpTester bad("MatMul", 13);
-  bad.input(random_tensor({2, 3}, 1)).input(random_tensor({4, 5}, 2));
+  bad.input(random_tensor({2, 3}, 1)).input(random_tensor({4, 5}, 2)).output_shape_only(DType::kFloat32, {});
   try {
     bad.run_outputs(KernelTier::kOptimized);
     ADD_FAILURE() << "a 2x3 by 4x5 MatMul ran";
@@ -103,6 +119,7 @@ struct GemmCase {
   float alpha = 1.f, beta = 1.f;
   std::optional<Shape> c;
   bool constant_b = true, constant_c = true;
+  bool fast = true;  // expected to take the oneDNN path (not a run-time fallback)
 };
 
 void compare_gemm(const GemmCase& g, uint32_t seed, bool expect_optimized = true) {
@@ -121,7 +138,8 @@ void compare_gemm(const GemmCase& g, uint32_t seed, bool expect_optimized = true
     if (g.constant_c) t.constant_input(c);
     else t.input(c);
   }
-  t.tolerance(kAtol, kRtol).compare_tiers(expect_optimized);
+  t.output_shape_only(DType::kFloat32, {}).tolerance(kAtol, kRtol);
+  compare_expecting(t, g.fast, expect_optimized);
 }
 
 TEST(OptimizedGemm, MatchesReferenceForTransposesAndBiasShapes) {
@@ -152,6 +170,9 @@ TEST(OptimizedGemm, FoldsAlphaAndBetaIntoConstants) {
   compare_gemm(GemmCase{1, 2400, 32, false, true, 1.f, 1.f, Shape{32}}, 502);
   compare_gemm(GemmCase{1, 32, 1, false, true, 1.f, 1.f, Shape{1}}, 503);
   compare_gemm(GemmCase{3, 1, 2, false, false, 1.f, 1.f, Shape{2}}, 504);  // K = 1
+  // Split by rows over threads, with transposed A and a per-row C.
+  compare_gemm(GemmCase{300, 200, 100, true, false, 1.f, 1.f, Shape{300, 1}}, 505);
+  compare_gemm(GemmCase{300, 200, 100, false, true, 1.f, 1.f, Shape{300, 100}, false, false}, 506);
 }
 
 TEST(OptimizedGemm, DeclinesWhatItCannotFoldAndDelegatesEmptyShapes) {
@@ -165,11 +186,16 @@ TEST(OptimizedGemm, DeclinesWhatItCannotFoldAndDelegatesEmptyShapes) {
   bool used = true;
   OpTester t("Gemm", 13);
   t.input(random_tensor({4, 3}, 1)).input(random_tensor({3, 5}, 2)).attr("alpha", 2.f);
+  t.output_shape_only(DType::kFloat32, {});
   t.run_outputs(KernelTier::kOptimized, &used);
   EXPECT_FALSE(used);
   // Accepted at plan time, empty at run time: the reference computes it.
-  compare_gemm(GemmCase{0, 3, 5, false, false, 1.f, 1.f, Shape{5}}, 603);
-  compare_gemm(GemmCase{4, 0, 5, false, false, 1.f, 1.f, Shape{5}}, 604);
+  GemmCase empty_m{0, 3, 5, false, false, 1.f, 1.f, Shape{5}};
+  empty_m.fast = false;
+  compare_gemm(empty_m, 603);
+  GemmCase empty_k{4, 0, 5, false, false, 1.f, 1.f, Shape{5}};
+  empty_k.fast = false;
+  compare_gemm(empty_k, 604);
 }
 
 void compare_softmax(const std::string& op, int opset, const Shape& shape, std::optional<int64_t> axis, uint32_t seed) {
@@ -179,7 +205,8 @@ void compare_softmax(const std::string& op, int opset, const Shape& shape, std::
   if (axis) t.attr("axis", *axis);
   Tensor x = random_tensor(shape, seed);
   for (float& v : x.values<float>()) v *= 8.f;  // a wide range exercises the max subtraction
-  t.input(x).tolerance(1e-5, 1e-4).compare_tiers();
+  t.input(x).output_shape_only(DType::kFloat32, {}).tolerance(1e-5, 1e-4);
+  compare_expecting(t, true);
 }
 
 TEST(OptimizedSoftmax, MatchesReferenceForBothAxisSemantics) {
@@ -195,14 +222,16 @@ TEST(OptimizedSoftmax, MatchesReferenceForBothAxisSemantics) {
     compare_softmax(op, 11, {2, 5, 7}, 0, seed++);
     compare_softmax(op, 1, {1, 2, 25, 40}, 3, seed++);  // PP-OCR's attention softmax (opset 9)
     compare_softmax(op, 11, {2, 5, 7}, -1, seed++);
+    compare_softmax(op, 13, {2, 150, 9, 40}, 1, seed++);  // split by rows over threads, inner > 1
   }
 }
 
 TEST(OptimizedSoftmax, DelegatesEmptyAndDeclinesDouble) {
   OpTester empty("Softmax", 13);
-  empty.input(Tensor(DType::kFloat32, {0, 4})).compare_tiers();
+  empty.input(Tensor(DType::kFloat32, {0, 4})).output_shape_only(DType::kFloat32, {});
+  compare_expecting(empty, false);
   OpTester f64("Softmax", 13);
-  f64.input<double>({2}, {0.0, 1.0});
+  f64.input<double>({2}, {0.0, 1.0}).output_shape_only(DType::kFloat64, {});
   bool used = true;
   f64.run_outputs(KernelTier::kOptimized, &used);
   EXPECT_FALSE(used);
@@ -216,7 +245,8 @@ void compare_layer_norm(const Shape& x, int64_t axis, bool with_bias, uint32_t s
   t.attr("axis", axis).attr("epsilon", 1e-6f);
   t.input(random_tensor(x, seed)).input(random_tensor(block, seed + 1));
   if (with_bias) t.input(random_tensor(block, seed + 2));
-  t.tolerance(1e-5, 1e-4).compare_tiers();
+  t.output_shape_only(DType::kFloat32, {}).tolerance(1e-5, 1e-4);
+  compare_expecting(t, true);
 }
 
 TEST(OptimizedLayerNorm, MatchesReference) {
@@ -224,6 +254,7 @@ TEST(OptimizedLayerNorm, MatchesReference) {
   compare_layer_norm({2, 3, 4, 5}, 2, true, 801);
   compare_layer_norm({2, 3, 4, 5}, 0, false, 802);
   compare_layer_norm({7, 1}, -1, true, 803);
+  compare_layer_norm({4, 197, 192}, -1, true, 804);  // split by rows over threads
 }
 
 TEST(OptimizedLayerNorm, DeclinesStatisticsOutputsAndDelegatesBroadcastScale) {
@@ -236,7 +267,8 @@ TEST(OptimizedLayerNorm, DeclinesStatisticsOutputsAndDelegatesBroadcastScale) {
   // A Scale that broadcasts inside the normalized block is left to the reference at run time.
   OpTester broadcast("LayerNormalization", 17);
   broadcast.attr("axis", 1).input(random_tensor({2, 3, 4}, 3)).input(random_tensor({1, 4}, 4));
-  broadcast.tolerance(1e-5, 1e-4).compare_tiers();
+  broadcast.output_shape_only(DType::kFloat32, {}).tolerance(1e-5, 1e-4);
+  compare_expecting(broadcast, false);
 }
 
 /// A tail node's plan-time view, with constant inputs, for calling fuse_tail directly.
@@ -312,7 +344,7 @@ ModelBuilder linear_model(int64_t batch) {
   return m;
 }
 
-void expect_tiers_agree(const ModelBuilder& model, const TensorMap& feed, int threads) {
+void expect_tiers_agree(const ModelBuilder& model, const TensorMap& feed, int threads, bool fast_path) {
   runtime::SessionOptions fast;
   fast.threads = threads;
   runtime::SessionOptions reference = fast;
@@ -320,7 +352,9 @@ void expect_tiers_agree(const ModelBuilder& model, const TensorMap& feed, int th
   auto optimized_session = runtime::Session::create(model.model(), fast).value();
   auto reference_session = runtime::Session::create(model.model(), reference).value();
   const TensorMap expected = reference_session.run(feed);
+  const uint64_t before = runtime::ops::ReferenceChain::fallback_count();
   const TensorMap actual = optimized_session.run(feed);
+  EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count() == before, fast_path);
   for (const auto& [name, tensor] : expected) EXPECT_TRUE(tensors_close(actual.at(name), tensor, kAtol, kRtol)) << name;
   // Asking for an intermediate uses the unfused plan; it agrees as well.
   runtime::RunOptions intermediates;
@@ -330,12 +364,44 @@ void expect_tiers_agree(const ModelBuilder& model, const TensorMap& feed, int th
 }
 
 TEST(OptimizedLinearFusion, SessionMatchesReferenceTier) {
-  for (int threads : {1, 2}) expect_tiers_agree(linear_model(2), {{"x", random_tensor({2, 4, 8}, 20)}, {"g", random_tensor({3, 8}, 21)}}, threads);
+  for (int threads : {1, 2}) expect_tiers_agree(linear_model(2), {{"x", random_tensor({2, 4, 8}, 20)}, {"g", random_tensor({3, 8}, 21)}}, threads, true);
 }
 
 TEST(OptimizedLinearFusion, FusedChainFallsBackToReferenceKernelsOnEmptyBatch) {
   // Dynamic batch fed as 0: the fused MatMul+Add+Relu+Mul runs its reference chain.
-  expect_tiers_agree(linear_model(-1), {{"x", Tensor(DType::kFloat32, {0, 4, 8})}, {"g", random_tensor({3, 8}, 22)}}, 1);
+  expect_tiers_agree(linear_model(-1), {{"x", Tensor(DType::kFloat32, {0, 4, 8})}, {"g", random_tensor({3, 8}, 22)}}, 1, false);
+}
+
+/// Attention-sized products, softmax and layer norm: large enough that every kernel splits its
+/// rows over the session's threads, so primitives run on threads other than their creator's.
+TEST(OptimizedLinearFusion, ChunkedKernelsAgreeAcrossThreadsAndRuns) {
+  ModelBuilder m(17);
+  m.input("q", DType::kFloat32, {3, 197, 64});
+  m.input("k", DType::kFloat32, {3, 64, 197});
+  m.input("v", DType::kFloat32, {3, 197, 128});
+  m.initializer("scale", random_tensor({128}, 30));
+  m.initializer("shift", random_tensor({128}, 31));
+  m.node("MatMul", {"q", "k"}, {"scores"});
+  m.node("Softmax", {"scores"}, {"probs"});
+  m.node("MatMul", {"probs", "v"}, {"context"});
+  m.node("LayerNormalization", {"context", "scale", "shift"}, {"y"});
+  m.output("y", DType::kFloat32, {3, 197, 128});
+  const TensorMap feed{{"q", random_tensor({3, 197, 64}, 32)},
+                       {"k", random_tensor({3, 64, 197}, 33)},
+                       {"v", random_tensor({3, 197, 128}, 34)}};
+  runtime::SessionOptions reference;
+  reference.kernels = KernelTier::kReference;
+  const Tensor expected = runtime::Session::create(m.model(), reference).value().run(feed).at("y");
+  for (int threads : {1, 2, 3}) {
+    runtime::SessionOptions options;
+    options.threads = threads;
+    auto session = runtime::Session::create(m.model(), options).value();
+    for (int run = 0; run < 3; ++run) {
+      const uint64_t before = runtime::ops::ReferenceChain::fallback_count();
+      EXPECT_TRUE(tensors_close(session.run(feed).at("y"), expected, kAtol, kRtol)) << threads << " threads, run " << run;
+      EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), before);
+    }
+  }
 }
 
 }  // namespace

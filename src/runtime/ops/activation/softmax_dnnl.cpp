@@ -4,7 +4,12 @@
 // since 13 only 'axis' is normalized. Other dtypes, scalars and empty tensors use the reference.
 #if PARITY_HAVE_DNNL
 
+#include <memory>
+#include <vector>
+
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/dnnl/row_chunks.h"
+#include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/common/axis.h"
 
 namespace parity::runtime::ops {
@@ -13,9 +18,12 @@ namespace {
 namespace ds = dnnl_support;
 using dnnl::memory;
 
+// Below this many elements a thread hand-off costs more than it saves.
+constexpr int64_t kMinParallelElements = 64 * 1024;
+
 struct SoftmaxPrimitive {
   dnnl::primitive prim;
-  memory::desc data;
+  memory::desc data, scratchpad;
 };
 
 template <bool kLog>
@@ -31,38 +39,55 @@ class DnnlSoftmaxKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const int64_t rank = x.rank();
     if (x.dtype() != DType::kFloat32 || rank == 0 || x.numel() == 0 || axis_ < -rank || axis_ >= rank)
-      return reference_->compute(ctx);
+      return reference_.compute(ctx);
     const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
     const int64_t outer = size_to_axis(x.shape(), axis);
     const int64_t len = flatten_ ? size_from_axis(x.shape(), axis) : x.dim(axis);
     const int64_t inner = flatten_ ? 1 : size_from_axis(x.shape(), axis + 1);
-    const int threads = ctx.num_threads();
-    auto prim = cache_.get({threads, outer, len, inner}, [&] {
-      ds::ThreadScope scope(threads);
-      SoftmaxPrimitive p;
-      p.data = inner == 1 ? memory::desc({outer, len}, memory::data_type::f32, memory::format_tag::ab)
-                          : memory::desc({outer, len, inner}, memory::data_type::f32, memory::format_tag::abc);
-      if constexpr (kLog) {
-        const dnnl::logsoftmax_forward::desc desc(dnnl::prop_kind::forward_inference, p.data, 1);
-        p.prim = dnnl::logsoftmax_forward(dnnl::logsoftmax_forward::primitive_desc(desc, ds::cpu_engine()));
-      } else {
-        const dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, p.data, 1);
-        p.prim = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(desc, ds::cpu_engine()));
-      }
-      return p;
-    });
+    const int64_t chunks = ds::row_chunk_count(ctx, outer, 1, x.numel(), kMinParallelElements);
+    // One primitive per chunk size (at most two); chunks run single-threaded on parity's threads.
+    auto primitive_for = [&](int64_t rows) {
+      return cache_.get({rows, len, inner}, [&] {
+        ds::ThreadScope scope(1);
+        SoftmaxPrimitive p;
+        p.data = inner == 1 ? memory::desc({rows, len}, memory::data_type::f32, memory::format_tag::ab)
+                            : memory::desc({rows, len, inner}, memory::data_type::f32, memory::format_tag::abc);
+        if constexpr (kLog) {
+          const dnnl::logsoftmax_forward::desc desc(dnnl::prop_kind::forward_inference, p.data, 1);
+          const dnnl::logsoftmax_forward::primitive_desc pd(desc, ds::user_scratchpad_attr(), ds::cpu_engine());
+          p.prim = dnnl::logsoftmax_forward(pd);
+          p.scratchpad = pd.scratchpad_desc();
+        } else {
+          const dnnl::softmax_forward::desc desc(dnnl::prop_kind::forward_inference, p.data, 1);
+          const dnnl::softmax_forward::primitive_desc pd(desc, ds::user_scratchpad_attr(), ds::cpu_engine());
+          p.prim = dnnl::softmax_forward(pd);
+          p.scratchpad = pd.scratchpad_desc();
+        }
+        return p;
+      });
+    };
+    std::vector<std::shared_ptr<const SoftmaxPrimitive>> by_chunk;
+    for (int64_t c = 0; c < chunks; ++c) by_chunk.push_back(primitive_for(outer * (c + 1) / chunks - outer * c / chunks));
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, x.shape());
-    ds::execute(prim->prim, {{DNNL_ARG_SRC, ds::wrap(prim->data, x)}, {DNNL_ARG_DST, ds::wrap(prim->data, y)}},
-                threads);
+    float* src = const_cast<float*>(x.data<float>());
+    float* dst = y.data<float>();
+    ds::run_row_chunks(ctx, outer, chunks, [&](int64_t c, int64_t begin, int64_t) {
+      const SoftmaxPrimitive& p = *by_chunk[c];
+      const int64_t offset = begin * len * inner;
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(p.data, ds::cpu_engine(), src + offset)},
+                                           {DNNL_ARG_DST, memory(p.data, ds::cpu_engine(), dst + offset)}};
+      if (p.scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, ds::thread_scratchpad(p.scratchpad));
+      ds::execute(p.prim, args, 1);
+    });
   }
 
  private:
   explicit DnnlSoftmaxKernel(const KernelInit& init)
-      : reference_(init.create_reference_kernel()),
+      : reference_(init.create_reference_kernel(), init.num_inputs()),
         flatten_(init.spec().since_version < 13),
         axis_(init.attr_int("axis", flatten_ ? 1 : -1)) {}
 
-  std::unique_ptr<Kernel> reference_;
+  ReferenceChain reference_;  // the reference kernel, for the cases above
   bool flatten_;
   int64_t axis_;
   ds::ShapeCache<SoftmaxPrimitive> cache_;

@@ -1,5 +1,6 @@
 #include "runtime/ops/common/reference_chain.h"
 
+#include <atomic>
 #include <utility>
 
 namespace parity::runtime::ops {
@@ -39,6 +40,8 @@ class ForwardingContext final : public KernelContext {
   std::vector<Value> outputs_;
 };
 
+std::atomic<uint64_t> g_fallbacks{0};
+
 const Value* optional_input(const KernelContext& ctx, size_t i) {
   return ctx.has_input(i) ? &ctx.input_value(i) : nullptr;
 }
@@ -57,7 +60,10 @@ void ReferenceChain::add_tail(const KernelInit& tail, size_t first_extra_input) 
   tails_.push_back(std::move(t));
 }
 
+uint64_t ReferenceChain::fallback_count() { return g_fallbacks.load(); }
+
 void ReferenceChain::compute(KernelContext& ctx) const {
+  ++g_fallbacks;
   if (tails_.empty()) {
     head_->compute(ctx);
     return;

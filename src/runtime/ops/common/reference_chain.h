@@ -4,6 +4,7 @@
 // rejects, zero-size tensors), so accepting a fusion at plan time never loses generality.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ class ReferenceChain {
 
   /// Computes output 0 of the fused node with reference kernels only.
   void compute(KernelContext& ctx) const;
+
+  /// How many times any ReferenceChain ran, process-wide: lets tests check that a case took (or
+  /// did not take) an optimized kernel's fast path.
+  static uint64_t fallback_count();
 
  private:
   struct Tail {

@@ -14,11 +14,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
 
 namespace parity::runtime::ops {
@@ -31,11 +35,18 @@ constexpr int kMaxDnnlRank = 12;  // DNNL_MAX_NDIMS
 
 bool maybe_float(DType dtype) { return dtype == DType::kFloat32 || dtype == DType::kUndefined; }
 
-/// Row-major descriptor of any rank oneDNN accepts (plain_desc stops at 6).
-memory::desc dense_desc(const memory::dims& dims) {
+memory::dims dense_strides(const memory::dims& dims) {
   memory::dims strides(dims.size(), 1);
   for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * std::max<memory::dim>(dims[d], 1);
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return strides;
+}
+
+/// Row-major descriptor of any rank oneDNN accepts (plain_desc stops at 6).
+memory::desc dense_desc(const memory::dims& dims) { return memory::desc(dims, memory::data_type::f32, dense_strides(dims)); }
+
+/// Descriptor of `dims` inside a dense tensor of `full` dims (a chunk of rows keeps the full strides).
+memory::desc strided_desc(const memory::dims& dims, const memory::dims& full) {
+  return memory::desc(dims, memory::data_type::f32, dense_strides(full));
 }
 
 /// A scalar constant input of a tail node; nullopt when absent, not constant or not one element.
@@ -93,44 +104,64 @@ struct Epilogue {
   }
 };
 
-/// A matmul primitive built for one set of shapes; `ok` is false when oneDNN has no
+/// Descriptors of one row chunk of a matmul (src and dst hold `rows` rows of the full operands).
+struct MatMulGeometry {
+  memory::desc src, weights, dst;
+  std::optional<memory::desc> bias;
+};
+
+/// A matmul primitive built for one chunk geometry; `ok` is false when oneDNN has no
 /// implementation for it (the kernel then runs the reference chain).
 struct MatMulPrimitive {
   bool ok = false;
   dnnl::matmul prim;
-  memory::desc src, weights, bias, dst;
-  bool has_bias = false;
-  memory packed_weights;  // constant weights in the primitive's layout (empty: use the input as is)
+  MatMulGeometry geometry;
+  memory packed_weights;  // constant weights in the primitive's layout (empty: the input as is)
+  memory::desc scratchpad;
 };
 
-/// Creates the primitive; reorders `constant_weights` (laid out as `weights_plain`) when given.
-MatMulPrimitive make_matmul(const memory::desc& src, const memory::desc& weights_plain,
-                            const std::optional<memory::desc>& bias, const memory::desc& dst, const Epilogue& epilogue,
-                            const Tensor* constant_weights, int threads) {
+/// Constant weights reordered into each layout a primitive asked for, shared by the primitives
+/// of all shapes and chunk sizes that want the same layout.
+class WeightPacks {
+ public:
+  memory get(const memory::desc& plain, const memory::desc& wanted, const Tensor& weights) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [desc, packed] : packs_)
+      if (desc == wanted) return packed;
+    memory source(plain, ds::cpu_engine(), const_cast<void*>(weights.raw_data()));
+    memory packed(wanted, ds::cpu_engine());
+    dnnl::stream stream(ds::cpu_engine());
+    dnnl::reorder(source, packed).execute(stream, source, packed);
+    stream.wait();
+    if (packs_.size() >= 4) packs_.clear();  // shapes keep changing: primitives hold their own handles
+    packs_.emplace_back(wanted, packed);
+    return packed;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<memory::desc, memory>> packs_;
+};
+
+/// Creates a single-threaded primitive (chunks run in parallel on parity's threads).
+MatMulPrimitive make_matmul(const MatMulGeometry& g, const Epilogue& epilogue, const Tensor* constant_weights,
+                            WeightPacks& packs) {
   MatMulPrimitive p;
-  ds::ThreadScope scope(threads);
+  ds::ThreadScope scope(1);
   try {
     const memory::desc weights_request =
-        constant_weights ? memory::desc(weights_plain.dims(), memory::data_type::f32, memory::format_tag::any)
-                         : weights_plain;
-    dnnl::primitive_attr attr;
+        constant_weights ? memory::desc(g.weights.dims(), memory::data_type::f32, memory::format_tag::any)
+                         : g.weights;
+    dnnl::primitive_attr attr = ds::user_scratchpad_attr();
     if (!epilogue.post.empty()) attr.set_post_ops(epilogue.post.ops);
-    const dnnl::matmul::desc desc = bias ? dnnl::matmul::desc(src, weights_request, *bias, dst)
-                                         : dnnl::matmul::desc(src, weights_request, dst);
+    const dnnl::matmul::desc desc = g.bias ? dnnl::matmul::desc(g.src, weights_request, *g.bias, g.dst)
+                                           : dnnl::matmul::desc(g.src, weights_request, g.dst);
     const dnnl::matmul::primitive_desc pd(desc, attr, ds::cpu_engine());
     p.prim = dnnl::matmul(pd);
-    p.src = src;
-    p.weights = pd.weights_desc();
-    p.dst = dst;
-    p.has_bias = bias.has_value();
-    if (bias) p.bias = *bias;
-    if (constant_weights) {
-      memory plain(weights_plain, ds::cpu_engine(), const_cast<void*>(constant_weights->raw_data()));
-      p.packed_weights = memory(p.weights, ds::cpu_engine());
-      dnnl::stream stream(ds::cpu_engine());
-      dnnl::reorder(plain, p.packed_weights).execute(stream, plain, p.packed_weights);
-      stream.wait();
-    }
+    p.geometry = g;
+    p.geometry.weights = pd.weights_desc();
+    p.scratchpad = pd.scratchpad_desc();
+    if (constant_weights) p.packed_weights = packs.get(g.weights, pd.weights_desc(), *constant_weights);
     p.ok = true;
   } catch (const dnnl::error&) {
     p.ok = false;
@@ -138,20 +169,49 @@ MatMulPrimitive make_matmul(const memory::desc& src, const memory::desc& weights
   return p;
 }
 
+memory wrap_at(const memory::desc& desc, const Tensor& tensor, int64_t offset) {
+  return memory(desc, ds::cpu_engine(), const_cast<float*>(tensor.data<float>()) + offset);
+}
+
+/// Element offsets of a chunk's first row in src, dst and bias.
+struct ChunkOffsets {
+  int64_t src = 0, dst = 0, bias = 0;
+};
+
 void run_matmul(const MatMulPrimitive& p, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out,
-                int threads) {
+                const ChunkOffsets& at) {
   std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, ds::wrap(p.src, a)},
-      {DNNL_ARG_WEIGHTS, p.packed_weights ? p.packed_weights : ds::wrap(p.weights, b)},
-      {DNNL_ARG_DST, ds::wrap(p.dst, out)}};
-  if (p.has_bias) args.emplace(DNNL_ARG_BIAS, ds::wrap(p.bias, *bias));
-  ds::execute(p.prim, args, threads);
+      {DNNL_ARG_SRC, wrap_at(p.geometry.src, a, at.src)},
+      {DNNL_ARG_WEIGHTS, p.packed_weights ? p.packed_weights : ds::wrap(p.geometry.weights, b)},
+      {DNNL_ARG_DST, wrap_at(p.geometry.dst, out, at.dst)}};
+  if (p.geometry.bias) args.emplace(DNNL_ARG_BIAS, wrap_at(*p.geometry.bias, *bias, at.bias));
+  if (p.scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, ds::thread_scratchpad(p.scratchpad));
+  ds::execute(p.prim, args, 1);
+}
+
+/// Splits `rows` output rows over the session's threads and runs `make`'s primitive per chunk;
+/// returns false (nothing written) when oneDNN cannot build a primitive for some chunk size.
+bool run_chunked(KernelContext& ctx, int64_t rows, int64_t work,
+                 const std::function<std::shared_ptr<const MatMulPrimitive>(int64_t rows)>& primitive_for,
+                 const std::function<void(const MatMulPrimitive&, int64_t begin)>& run) {
+  // Below ~1M multiply-adds a chunk's thread hand-off costs more than it saves.
+  constexpr int64_t kMinParallelWork = int64_t{1} << 20;
+  const int64_t chunks = ds::row_chunk_count(ctx, rows, 4, work, kMinParallelWork);
+  std::vector<std::shared_ptr<const MatMulPrimitive>> by_chunk(static_cast<size_t>(chunks));
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t size = rows * (c + 1) / chunks - rows * c / chunks;
+    by_chunk[c] = c > 0 && size == rows * c / chunks - rows * (c - 1) / chunks ? by_chunk[c - 1] : primitive_for(size);
+    if (!by_chunk[c]->ok) return false;
+  }
+  ds::run_row_chunks(ctx, rows, chunks, [&](int64_t c, int64_t begin, int64_t) { run(*by_chunk[c], begin); });
+  return true;
 }
 
 /// The bias operand of a fused Add when it broadcasts along the last dim of `out_shape` only.
 const Tensor* usable_bias(const KernelContext& ctx, int bias_input, const Shape& out_shape) {
   const Tensor& bias = ctx.input(static_cast<size_t>(bias_input));
-  if (bias.dtype() != DType::kFloat32 || bias.rank() == 0 || static_cast<size_t>(bias.rank()) > out_shape.size()) return nullptr;
+  if (bias.dtype() != DType::kFloat32 || bias.rank() == 0 || static_cast<size_t>(bias.rank()) > out_shape.size())
+    return nullptr;
   for (int64_t d = 0; d + 1 < bias.rank(); ++d)
     if (bias.dim(d) != 1) return nullptr;
   const int64_t last = bias.shape().back();
@@ -200,42 +260,58 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel {
     if (epilogue_.bias_input >= 0) {
       if (b_vector || !(bias = usable_bias(ctx, epilogue_.bias_input, out_shape))) return chain_.compute(ctx);
     }
-    const bool fold = shape_numel(batch_b) == 1;  // weights shared by every batch: one (batch*M, K) GEMM
+    // Weights shared by every batch: one (batch * M, K) x (K, N) product, split by rows.
+    const bool fold = shape_numel(batch_b) == 1 && shape_numel(batch_a) == shape_numel(batch);
     if (!fold && batch_rank + 2 > kMaxDnnlRank) return chain_.compute(ctx);
+    const int64_t rows = fold ? shape_numel(batch_a) * m : m;
 
-    const int threads = ctx.num_threads();
-    std::vector<int64_t> key{threads};
+    std::vector<int64_t> key{fold ? 1 : 0};
     key.insert(key.end(), sa.begin(), sa.end());
     key.push_back(-1);
     key.insert(key.end(), sb.begin(), sb.end());
     if (bias) key.push_back(bias->shape().back());
-    auto prim = cache_.get(key, [&] {
-      memory::dims src, weights, dst, bias_dims;
-      if (fold) {
-        const int64_t rows = shape_numel(batch_a) * m;
-        src = {rows, k};
-        weights = {k, n};
-        dst = {rows, n};
-      } else {
-        src.assign(batch_a.begin(), batch_a.end());
-        weights.assign(batch_b.begin(), batch_b.end());
-        dst.assign(batch.begin(), batch.end());
-        src.insert(src.end(), {m, k});
-        weights.insert(weights.end(), {k, n});
-        dst.insert(dst.end(), {m, n});
-      }
-      std::optional<memory::desc> bias_desc;
-      if (bias) {
-        bias_dims.assign(dst.size(), 1);
-        bias_dims.back() = bias->shape().back();
-        bias_desc = dense_desc(bias_dims);
-      }
-      return make_matmul(dense_desc(src), dense_desc(weights), bias_desc, dense_desc(dst), epilogue_,
-                         constant_b_ ? &*constant_b_ : nullptr, threads);
-    });
-    if (!prim->ok) return chain_.compute(ctx);
-    Tensor& out = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
-    run_matmul(*prim, a, b, bias, out, threads);
+    key.push_back(0);  // chunk rows go here
+    auto primitive_for = [&](int64_t chunk_rows) {
+      key.back() = chunk_rows;
+      return cache_.get(key, [&] {
+        MatMulGeometry g;
+        memory::dims src, dst, weights, full_src, full_dst;
+        if (fold) {
+          src = {chunk_rows, k};
+          dst = {chunk_rows, n};
+          weights = {k, n};
+          full_src = src;
+          full_dst = dst;
+        } else {
+          src.assign(batch_a.begin(), batch_a.end());
+          dst.assign(batch.begin(), batch.end());
+          weights.assign(batch_b.begin(), batch_b.end());
+          full_src = src;
+          full_dst = dst;
+          src.insert(src.end(), {chunk_rows, k});
+          full_src.insert(full_src.end(), {m, k});
+          dst.insert(dst.end(), {chunk_rows, n});
+          full_dst.insert(full_dst.end(), {m, n});
+          weights.insert(weights.end(), {k, n});
+        }
+        g.src = strided_desc(src, full_src);
+        g.dst = strided_desc(dst, full_dst);
+        g.weights = dense_desc(weights);
+        if (bias) {
+          memory::dims bias_dims(dst.size(), 1);
+          bias_dims.back() = bias->shape().back();
+          g.bias = dense_desc(bias_dims);
+        }
+        return make_matmul(g, epilogue_, constant_b_ ? &*constant_b_ : nullptr, packs_);
+      });
+    };
+    Tensor out = Tensor::uninitialized(DType::kFloat32, out_shape);
+    const bool ran = run_chunked(ctx, rows, shape_numel(batch) * m * n * k, primitive_for,
+                                 [&](const MatMulPrimitive& p, int64_t begin) {
+                                   run_matmul(p, a, b, bias, out, {begin * k, begin * n, 0});
+                                 });
+    if (!ran) return chain_.compute(ctx);
+    ctx.set_output(0, Value(std::move(out)));
   }
 
  private:
@@ -247,6 +323,7 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel {
   ReferenceChain chain_;
   std::optional<Tensor> constant_b_;
   Epilogue epilogue_;
+  mutable WeightPacks packs_;
   ds::ShapeCache<MatMulPrimitive> cache_;
 };
 
@@ -302,22 +379,27 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
       if (!(bias = usable_bias(ctx, epilogue_.bias_input, out_shape))) return chain_.compute(ctx);
       bias_dims = {1, bias->shape().back()};
     }
-    const int threads = ctx.num_threads();
-    std::vector<int64_t> key{threads, m, k, n};
+    const bool bias_per_row = bias && bias_dims[0] == m && m != 1;
+    std::vector<int64_t> key{m, k, n};
     key.insert(key.end(), bias_dims.begin(), bias_dims.end());
-    auto prim = cache_.get(key, [&] {
-      const memory::desc src(memory::dims{m, k}, memory::data_type::f32,
-                             trans_a_ ? memory::dims{1, m} : memory::dims{k, 1});
-      const memory::desc weights(memory::dims{k, n}, memory::data_type::f32,
-                                 trans_b_ ? memory::dims{1, k} : memory::dims{n, 1});
-      std::optional<memory::desc> bias_desc;
-      if (bias) bias_desc = dense_desc(bias_dims);
-      return make_matmul(src, weights, bias_desc, dense_desc({m, n}), epilogue_,
-                         constant_b_ ? &*constant_b_ : nullptr, threads);
+    key.push_back(0);  // chunk rows go here
+    auto primitive_for = [&](int64_t chunk_rows) {
+      key.back() = chunk_rows;
+      return cache_.get(key, [&] {
+        MatMulGeometry g;
+        g.src = memory::desc({chunk_rows, k}, memory::data_type::f32, trans_a_ ? memory::dims{1, m} : memory::dims{k, 1});
+        g.weights = memory::desc({k, n}, memory::data_type::f32, trans_b_ ? memory::dims{1, k} : memory::dims{n, 1});
+        g.dst = dense_desc({chunk_rows, n});
+        if (bias) g.bias = dense_desc({bias_per_row ? chunk_rows : 1, bias_dims[1]});
+        return make_matmul(g, epilogue_, constant_b_ ? &*constant_b_ : nullptr, packs_);
+      });
+    };
+    Tensor out = Tensor::uninitialized(DType::kFloat32, out_shape);
+    const bool ran = run_chunked(ctx, m, m * n * k, primitive_for, [&](const MatMulPrimitive& p, int64_t begin) {
+      run_matmul(p, a, b, bias, out, {trans_a_ ? begin : begin * k, begin * n, bias_per_row ? begin * bias_dims[1] : 0});
     });
-    if (!prim->ok) return chain_.compute(ctx);
-    Tensor& out = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
-    run_matmul(*prim, a, b, bias, out, threads);
+    if (!ran) return chain_.compute(ctx);
+    ctx.set_output(0, Value(std::move(out)));
   }
 
  private:
@@ -344,6 +426,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
   std::optional<Tensor> constant_b_;  // alpha * B when B is constant
   std::optional<Tensor> constant_c_;  // beta * C when beta != 1
   Epilogue epilogue_;
+  mutable WeightPacks packs_;
   ds::ShapeCache<MatMulPrimitive> cache_;
 };
 

@@ -6,7 +6,12 @@
 // run the reference kernel.
 #if PARITY_HAVE_DNNL
 
+#include <memory>
+#include <vector>
+
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/dnnl/row_chunks.h"
+#include "runtime/ops/common/reference_chain.h"
 
 namespace parity::runtime::ops {
 namespace {
@@ -14,9 +19,12 @@ namespace {
 namespace ds = dnnl_support;
 using dnnl::memory;
 
+// Below this many elements a thread hand-off costs more than it saves.
+constexpr int64_t kMinParallelElements = 64 * 1024;
+
 struct LayerNormPrimitive {
   dnnl::layer_normalization_forward prim;
-  memory::desc data, param;
+  memory::desc data, param, scratchpad;
 };
 
 /// True when `param` equals `block` up to leading 1s (no broadcasting inside the block).
@@ -46,44 +54,58 @@ class DnnlLayerNormKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     const int64_t rank = x.rank();
     if (x.dtype() != DType::kFloat32 || rank == 0 || x.numel() == 0 || axis_ < -rank || axis_ >= rank)
-      return reference_->compute(ctx);
+      return reference_.compute(ctx);
     const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
     const Shape block(x.shape().begin() + axis, x.shape().end());
     const int64_t inner = shape_numel(block);
     const int64_t outer = x.numel() / inner;
     const Tensor& scale = ctx.input(1);
     const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    if (scale.dtype() != DType::kFloat32 || !matches_block(scale.shape(), block)) return reference_->compute(ctx);
+    if (scale.dtype() != DType::kFloat32 || !matches_block(scale.shape(), block)) return reference_.compute(ctx);
     if (bias && (bias->dtype() != DType::kFloat32 || !matches_block(bias->shape(), block)))
-      return reference_->compute(ctx);
-    const int threads = ctx.num_threads();
-    auto prim = cache_.get({threads, outer, inner, bias ? 1 : 0}, [&] {
-      ds::ThreadScope scope(threads);
-      LayerNormPrimitive p;
-      p.data = memory::desc({outer, inner}, memory::data_type::f32, memory::format_tag::ab);
-      p.param = memory::desc({inner}, memory::data_type::f32, memory::format_tag::a);
-      auto flags = dnnl::normalization_flags::use_scale;
-      if (bias) flags |= dnnl::normalization_flags::use_shift;
-      const dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, p.data, epsilon_, flags);
-      p.prim = dnnl::layer_normalization_forward(
-          dnnl::layer_normalization_forward::primitive_desc(desc, ds::cpu_engine()));
-      return p;
-    });
+      return reference_.compute(ctx);
+    const int64_t chunks = ds::row_chunk_count(ctx, outer, 1, x.numel(), kMinParallelElements);
+    // One primitive per chunk size (at most two); chunks run single-threaded on parity's threads.
+    auto primitive_for = [&](int64_t rows) {
+      return cache_.get({rows, inner, bias ? 1 : 0}, [&] {
+        ds::ThreadScope scope(1);
+        LayerNormPrimitive p;
+        p.data = memory::desc({rows, inner}, memory::data_type::f32, memory::format_tag::ab);
+        p.param = memory::desc({inner}, memory::data_type::f32, memory::format_tag::a);
+        auto flags = dnnl::normalization_flags::use_scale;
+        if (bias) flags |= dnnl::normalization_flags::use_shift;
+        const dnnl::layer_normalization_forward::desc desc(dnnl::prop_kind::forward_inference, p.data, epsilon_,
+                                                           flags);
+        const dnnl::layer_normalization_forward::primitive_desc pd(desc, ds::user_scratchpad_attr(),
+                                                                   ds::cpu_engine());
+        p.prim = dnnl::layer_normalization_forward(pd);
+        p.scratchpad = pd.scratchpad_desc();
+        return p;
+      });
+    };
+    std::vector<std::shared_ptr<const LayerNormPrimitive>> by_chunk;
+    for (int64_t c = 0; c < chunks; ++c) by_chunk.push_back(primitive_for(outer * (c + 1) / chunks - outer * c / chunks));
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, x.shape());
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, ds::wrap(prim->data, x)},
-                                         {DNNL_ARG_DST, ds::wrap(prim->data, y)},
-                                         {DNNL_ARG_SCALE, ds::wrap(prim->param, scale)}};
-    if (bias) args.emplace(DNNL_ARG_SHIFT, ds::wrap(prim->param, *bias));
-    ds::execute(prim->prim, args, threads);
+    float* src = const_cast<float*>(x.data<float>());
+    float* dst = y.data<float>();
+    ds::run_row_chunks(ctx, outer, chunks, [&](int64_t c, int64_t begin, int64_t) {
+      const LayerNormPrimitive& p = *by_chunk[c];
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(p.data, ds::cpu_engine(), src + begin * inner)},
+                                           {DNNL_ARG_DST, memory(p.data, ds::cpu_engine(), dst + begin * inner)},
+                                           {DNNL_ARG_SCALE, ds::wrap(p.param, scale)}};
+      if (bias) args.emplace(DNNL_ARG_SHIFT, ds::wrap(p.param, *bias));
+      if (p.scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, ds::thread_scratchpad(p.scratchpad));
+      ds::execute(p.prim, args, 1);
+    });
   }
 
  private:
   explicit DnnlLayerNormKernel(const KernelInit& init)
-      : reference_(init.create_reference_kernel()),
+      : reference_(init.create_reference_kernel(), init.num_inputs()),
         axis_(init.attr_int("axis", -1)),
         epsilon_(init.attr_float("epsilon", 1e-5f)) {}
 
-  std::unique_ptr<Kernel> reference_;
+  ReferenceChain reference_;  // the reference kernel, for the cases above
   int64_t axis_;
   float epsilon_;
   ds::ShapeCache<LayerNormPrimitive> cache_;
