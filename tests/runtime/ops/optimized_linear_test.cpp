@@ -404,6 +404,30 @@ TEST(OptimizedLinearFusion, ChunkedKernelsAgreeAcrossThreadsAndRuns) {
   }
 }
 
+TEST(OptimizedLinearFusion, BiasFirstAddAndActivationAreFusedIntoTheMatMul) {
+  // The fused node's label names its tails: a run-time mismatch (K = 5 against weights of K = 8)
+  // fails in the fused node's reference chain and shows that Add(bias, MatMul) and Relu were fused.
+  ModelBuilder m(17);
+  m.input("x", DType::kFloat32, {2, 4, -1});
+  m.initializer("w", random_tensor({8, 16}, 40));
+  m.initializer("bias", random_tensor({16}, 41));
+  m.node("MatMul", {"x", "w"}, {"mm"}, "proj");
+  m.node("Add", {"bias", "mm"}, {"biased"}, "proj_bias");
+  m.node("Relu", {"biased"}, {"y"}, "act");
+  m.output("y", DType::kFloat32, {2, 4, 16});
+  auto session = runtime::Session::create(m.model()).value();
+  EXPECT_EQ(session.run({{"x", random_tensor({2, 4, 8}, 42)}}).at("y").shape(), (Shape{2, 4, 16}));
+  try {
+    session.run({{"x", random_tensor({2, 4, 5}, 43)}});
+    ADD_FAILURE() << "a K mismatch ran";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("proj"), std::string::npos) << message;
+    EXPECT_NE(message.find("fused with Add node 'proj_bias'"), std::string::npos) << message;
+    EXPECT_NE(message.find("fused with Relu node 'act'"), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 }  // namespace parity::testing
 

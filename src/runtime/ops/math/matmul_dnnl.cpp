@@ -410,7 +410,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
         has_c_(init.has_input(2)) {
     std::optional<Tensor> b = init.constant_input(1);
     if (b && b->dtype() == DType::kFloat32) {
-      constant_b_ = b->clone();
+      constant_b_ = alpha == 1.f ? std::move(*b) : b->clone();  // a copy shares the initializer's storage
       if (alpha != 1.f)
         for (float& v : constant_b_->values<float>()) v *= alpha;
     }
