@@ -117,6 +117,18 @@ TEST(BenchCommand, UnavailableRunnerIsNotApplicable) {
   EXPECT_TRUE(contains(none.output, "no runner could be timed")) << none.output;
 }
 
+TEST(BenchCommand, BadRunnerOptionIsAnErrorNotNotApplicable) {
+  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  auto r = run_parity(quick({"bench", kDemo, "--runners", "ref,ort", "--threads", "1", "--ort-config", "novalue"}));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "[E] --ort-config 'novalue' must be KEY=VALUE")) << r.output;
+  // A bad value of a real key is ONNX Runtime's to reject when it loads the model: n/a, with its reason.
+  auto bad = run_parity(quick({"bench", kDemo, "--runners", "ref,ort", "--threads", "1", "--ort-config",
+                               "session.intra_op.allow_spinning=2"}));
+  EXPECT_EQ(bad.exit_code, 0) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "allow_spinning")) << bad.output;
+}
+
 TEST(BenchCommand, BadInputIsOneErrorAndWritesNothing) {
   TempDir dir;
   const std::string md = (dir / "table.md").string();

@@ -270,7 +270,9 @@ class BenchCommand : public Command {
         "  parity bench det.onnx rec.onnx --input-shapes det=x:[1,3,640,640] rec=x:[1,3,48,320]\n"
         "  parity bench model.onnx --runners ref,ort --threads 1 --profile   where ref spends its time\n"
         "--threads sets every runner's thread count: it replaces --ort-threads, --ort-inter-threads (1) and\n"
-        "--opencv-threads. The JSON report has every sample and each runner's CPU time per wall time.");
+        "--opencv-threads. ONNX Runtime runs with --ort-config session.force_spinning_stop=1 unless given\n"
+        "otherwise, so its idle workers do not spin through the next runner's turn. The JSON report has\n"
+        "every sample and each runner's CPU time per wall time.");
   }
 
   int run(const Args& args) override {
@@ -358,6 +360,12 @@ class BenchCommand : public Command {
     derived.add_value("ort_inter_threads", "1");
     derived.add_value("opencv_threads", n);
     derived.add_value("torch_threads", n);
+    // ORT's idle workers spin after a run by default, taking cores from the runner timed next;
+    // stopping them when a run returns keeps ORT's in-run behaviour and the alternation fair.
+    const auto entries = args.list("ort_config");
+    if (std::none_of(entries.begin(), entries.end(),
+                     [](const std::string& e) { return e.rfind("session.force_spinning_stop=", 0) == 0; }))
+      derived.add_value("ort_config", "session.force_spinning_stop=1");
     return derived;
   }
 
@@ -381,8 +389,9 @@ class BenchCommand : public Command {
         cell.unavailable = "unavailable: " + available.message();
         continue;
       }
+      // Creating a runner only reads its options: an error there is the user's (a bad option value).
+      runners[i] = info->create(RunnerConfig{model, &derived});
       try {
-        runners[i] = info->create(RunnerConfig{model, &derived});
         runners[i]->activate();
       } catch (const Error& e) {
         if (e.is_internal()) throw;

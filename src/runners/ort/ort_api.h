@@ -174,9 +174,11 @@ struct OrtApi {
   void* slots_101_124[24];
   OrtStatus* (*GetAvailableProviders)(char*** out, int* count);      // 125
   OrtStatus* (*ReleaseAvailableProviders)(char** providers, int count);  // 126
-  // GetStringTensorElementLength .. ReleaseOp (string elements, config entries, IO binding, sparse
-  // tensors, provider-specific options, custom thread hooks, custom ops)
-  void* slots_127_215[89];
+  void* slots_127_129[3];  // GetStringTensorElementLength, GetStringTensorElement, FillStringTensorElement
+  OrtStatus* (*AddSessionConfigEntry)(OrtSessionOptions* options, const char* key, const char* value);  // 130
+  // CreateAllocator .. ReleaseOp (IO binding, sparse tensors, provider-specific options, custom
+  // thread hooks, custom ops)
+  void* slots_131_215[85];
   OrtStatus* (*SessionOptionsAppendExecutionProvider)(OrtSessionOptions* options, const char* provider_name,
                                                       const char* const* keys, const char* const* values,
                                                       size_t count);  // 216
@@ -230,6 +232,7 @@ PARITY_ORT_SLOT(ReleaseTensorTypeAndShapeInfo, 99);
 PARITY_ORT_SLOT(ReleaseSessionOptions, 100);
 PARITY_ORT_SLOT(GetAvailableProviders, 125);
 PARITY_ORT_SLOT(ReleaseAvailableProviders, 126);
+PARITY_ORT_SLOT(AddSessionConfigEntry, 130);
 PARITY_ORT_SLOT(SessionOptionsAppendExecutionProvider, 216);
 #undef PARITY_ORT_SLOT
 

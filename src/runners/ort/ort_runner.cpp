@@ -131,6 +131,9 @@ void OrtRunner::activate_impl() {
   if (options_.inter_op_threads > 0)
     lib_->check(api.SetInterOpNumThreads(session_options.ptr, options_.inter_op_threads), "--ort-inter-threads",
                 ErrorCode::kInvalidArgument);
+  for (const auto& [key, value] : options_.config_entries)
+    lib_->check(api.AddSessionConfigEntry(session_options.ptr, key.c_str(), value.c_str()),
+                str_cat("--ort-config ", key, "=", value), ErrorCode::kInvalidArgument);
   const Logger& log = logger();
   const OrtLoggingLevel ort_log = log.enabled(Severity::kExtraVerbose) ? kOrtLogInfo
                                   : log.enabled(Severity::kVerbose)    ? kOrtLogWarning
@@ -403,6 +406,12 @@ OrtRunnerOptions ort_options_from_args(const cli::Args* args) {
   }
   o.optimization_level = args->get_or("ort_opt_level", "all");
   o.providers = args->list("ort_providers");
+  for (const auto& entry : args->list("ort_config")) {
+    const size_t eq = entry.find('=');
+    PARITY_CHECK(eq != std::string::npos && eq > 0, kInvalidArgument, "--ort-config '", entry,
+                 "' must be KEY=VALUE, e.g. session.intra_op.allow_spinning=0");
+    o.config_entries.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+  }
   return o;
 }
 
@@ -427,6 +436,11 @@ void add_ort_options(cli::ArgParser& parser) {
               .metavar = "LEVEL",
               .choices = {"disable", "basic", "extended", "all"},
               .default_value = "all"});
+  parser.add({.flags = {"--ort-config"},
+              .help = "Session configuration entries KEY=VALUE (ONNX Runtime's session option config keys), e.g. "
+                      "session.intra_op.allow_spinning=0",
+              .metavar = "KEY=VALUE",
+              .arity = cli::Arity::kOneOrMore});
   parser.add({.flags = {"--ort-providers"},
               .help = "Execution providers in priority order (e.g. cpu, xnnpack); `parity runners` lists the "
                       "ones this ONNX Runtime has. Default: cpu",

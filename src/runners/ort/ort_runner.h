@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/args.h"
@@ -18,6 +19,8 @@ struct OrtRunnerOptions {
   int inter_op_threads = 0;                 // --ort-inter-threads; 0 = ORT's default
   std::string optimization_level = "all";   // --ort-opt-level: disable, basic, extended, all
   std::vector<std::string> providers;       // --ort-providers, in priority order; empty = CPU
+  /// --ort-config KEY=VALUE: session configuration entries (onnxruntime_session_options_config_keys.h).
+  std::vector<std::pair<std::string, std::string>> config_entries;
 };
 
 /// Reads the ORT option group (defaults when args is null).
