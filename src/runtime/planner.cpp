@@ -8,6 +8,7 @@
 #include <set>
 
 #include "onnx/proto_convert.h"
+#include "runtime/positional_fusion.h"
 #include "runtime/subgraph.h"
 
 namespace parity::runtime {
@@ -304,7 +305,12 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
         std::swap(tail_inputs[0], tail_inputs[1]);
         std::swap(tail_spec.inputs[0], tail_spec.inputs[1]);
       }
-      if (tail_inputs[0] != slot) break;
+      // Other tails that read it at input > 0 (Sub(1, x), Div(w, x)) only go to kernels that
+      // take a position (PositionalFusableKernel).
+      const size_t position =
+          static_cast<size_t>(std::find(tail_inputs.begin(), tail_inputs.end(), slot) - tail_inputs.begin());
+      auto* positional = dynamic_cast<PositionalFusableKernel*>(head.kernel.get());
+      if (position != 0 && !positional) break;
       if (std::count_if(tail.outputs.begin(), tail.outputs.end(), [](int s) { return s >= 0; }) != 1 ||
           tail.outputs[0] < 0)
         break;
@@ -314,9 +320,12 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
       if (!extras_ready) break;
       PlanKernelInit tail_init(tail_spec, env, g, tail_inputs, graph);
       const size_t first_extra_input = head.inputs.size();
-      if (!fusable->fuse_tail(tail_init, first_extra_input)) break;
+      const bool accepted = position == 0 ? fusable->fuse_tail(tail_init, first_extra_input)
+                                          : positional->fuse_tail_at(tail_init, position, first_extra_input);
+      if (!accepted) break;
 
-      for (size_t k = 1; k < tail_inputs.size(); ++k) {
+      for (size_t k = 0; k < tail_inputs.size(); ++k) {
+        if (k == position) continue;
         head.inputs.push_back(tail_inputs[k]);
         head.spec.inputs.push_back(tail_spec.inputs[k]);
       }

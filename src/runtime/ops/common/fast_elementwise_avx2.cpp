@@ -1,0 +1,14 @@
+// The fast elementwise loops compiled for AVX2 (selected at run time by fast_elementwise.cpp when
+// the CPU has it). No FMA: contracting a * b + c would change results against the reference.
+#include <cmath>
+#include <limits>
+
+#include "runtime/ops/common/fast_elementwise.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#define PARITY_EW_NS avx2
+#include "runtime/ops/common/fast_elementwise_loops.inc"
+#pragma GCC pop_options
+#endif

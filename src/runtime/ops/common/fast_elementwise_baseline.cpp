@@ -1,0 +1,8 @@
+// The fast elementwise loops for the baseline target of the build (SSE2 on x86-64).
+#include <cmath>
+#include <limits>
+
+#include "runtime/ops/common/fast_elementwise.h"
+
+#define PARITY_EW_NS baseline
+#include "runtime/ops/common/fast_elementwise_loops.inc"

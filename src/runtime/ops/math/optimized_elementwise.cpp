@@ -1,0 +1,427 @@
+// Optimized fp32 elementwise kernels: Add/Sub/Mul/Div with broadcasting, activations (Relu,
+// LeakyRelu, Clip, HardSigmoid, HardSwish, Sigmoid, Tanh) and unary math (Neg, Abs, Sqrt,
+// Reciprocal, Exp, Erf, Pow with a constant exponent of 2 or 0.5).
+//
+// One kernel class runs a head node followed by the elementwise nodes fused into it as tails
+// (Add -> Clip -> Div ...): each block of the output is produced by the head and then updated in
+// place by every tail while it is still in cache, so a chain of k nodes reads and writes memory
+// once instead of k times. Loops come from fast_elementwise.h (vectorized, same expressions as
+// the reference kernels, so results are bit-identical).
+//
+// Anything the fast path does not cover at run time — another dtype, a broadcast that collapses
+// to more than kMaxDims dimension groups, a tail operand that would change the output's shape —
+// runs the reference kernels of the head and tails one after another instead.
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "runtime/ops/common/broadcast.h"
+#include "runtime/ops/common/fast_elementwise.h"
+#include "runtime/positional_fusion.h"
+
+namespace parity::runtime::ops {
+namespace {
+
+using fast::EwOp;
+using fast::EwUnary;
+
+/// Output elements processed per block: the head writes a block, the tails update it in L1.
+constexpr int64_t kBlock = 1024;
+/// Broadcast patterns are collapsed into at most this many dimension groups.
+constexpr int kMaxDims = 4;
+
+/// One node of a chain: a binary op with a second operand, or a unary op.
+struct Step {
+  bool binary = false;
+  EwOp op = EwOp::kAdd;
+  EwUnary unary;
+  /// Binary tails: the other operand, constant (plan time) or a run-time input of the fused node.
+  std::optional<Tensor> constant;
+  size_t input_index = 0;
+  /// Binary tails fused through input 1 (Mul(w, x)): compute op(operand, x).
+  bool operand_first = false;
+  /// Rank the step's input must have at least for the output to keep its shape (Pow's exponent).
+  int64_t min_rank = 0;
+};
+
+std::optional<double> constant_scalar(const KernelInit& init, size_t i) {
+  if (!init.has_input(i)) return std::nullopt;
+  auto t = init.constant_input(i);
+  if (!t || t->numel() != 1 || !(is_floating(t->dtype()) || is_integer(t->dtype()))) return std::nullopt;
+  return t->value_as_double(0);
+}
+
+bool float_or_unknown(DType d) { return d == DType::kFloat32 || d == DType::kUndefined; }
+
+/// The step a node computes, or nullopt when the fast path does not implement it. For binary
+/// nodes the caller fills in the operand.
+std::optional<Step> parse_node(const KernelInit& init) {
+  const NodeSpec& spec = init.spec();
+  if (!spec.domain.empty() || !float_or_unknown(init.input_dtype(0))) return std::nullopt;
+  const std::string& op = spec.op_type;
+  Step s;
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    if (spec.since_version < 7 || init.num_inputs() != 2 || !float_or_unknown(init.input_dtype(1))) return std::nullopt;
+    s.binary = true;
+    s.op = op == "Add" ? EwOp::kAdd : op == "Sub" ? EwOp::kSub : op == "Mul" ? EwOp::kMul : EwOp::kDiv;
+    return s;
+  }
+  auto unary = [&](EwOp o, float p0 = 0.0f, float p1 = 0.0f) {
+    s.unary = EwUnary{o, p0, p1};
+    return s;
+  };
+  if (op == "Relu") return unary(EwOp::kRelu);
+  if (op == "LeakyRelu") return unary(EwOp::kLeakyRelu, init.attr_float("alpha", 0.01f));
+  if (op == "HardSigmoid") return unary(EwOp::kHardSigmoid, init.attr_float("alpha", 0.2f), init.attr_float("beta", 0.5f));
+  if (op == "HardSwish") return unary(EwOp::kHardSwish);
+  if (op == "Sigmoid") return unary(EwOp::kSigmoid);
+  if (op == "Tanh") return unary(EwOp::kTanh);
+  if (op == "Exp") return unary(EwOp::kExp);
+  if (op == "Erf") return unary(EwOp::kErf);
+  if (op == "Neg") return unary(EwOp::kNeg);
+  if (op == "Abs") return unary(EwOp::kAbs);
+  if (op == "Sqrt") return unary(EwOp::kSqrt);
+  if (op == "Reciprocal") return unary(EwOp::kReciprocal);
+  if (op == "Clip") {
+    float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+    if (spec.since_version < 11) {
+      lo = init.attr_float("min", -std::numeric_limits<float>::max());
+      hi = init.attr_float("max", std::numeric_limits<float>::max());
+    } else {
+      // Bounds must be constant float scalars; anything else stays with the reference kernel.
+      for (size_t i = 1; i <= 2; ++i) {
+        if (!init.has_input(i)) continue;
+        auto t = init.constant_input(i);
+        if (!t || t->dtype() != DType::kFloat32 || t->numel() != 1) return std::nullopt;
+        (i == 1 ? lo : hi) = t->data<float>()[0];
+      }
+    }
+    return unary(EwOp::kClip, lo, hi);
+  }
+  if (op == "Pow") {
+    if (spec.since_version < 7) return std::nullopt;
+    auto exponent = init.has_input(1) ? init.constant_input(1) : std::nullopt;
+    auto value = constant_scalar(init, 1);
+    if (!exponent || !value || exponent->rank() > 1) return std::nullopt;
+    s.min_rank = exponent->rank();
+    if (*value == 2.0) return unary(EwOp::kSquare);
+    if (*value == 0.5) return unary(EwOp::kSqrtPow);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Runs a reference kernel inside the fused node: input `chained_position` may be a value
+/// computed here, the others map to inputs of the fused node; output 0 is captured.
+class ChainContext final : public KernelContext {
+ public:
+  ChainContext(KernelContext& outer, const Value* chained, size_t chained_position, std::vector<int> input_map)
+      : outer_(outer), chained_(chained), chained_position_(chained_position), map_(std::move(input_map)) {}
+
+  size_t num_inputs() const override { return map_.size(); }
+  size_t num_outputs() const override { return 1; }
+  bool has_input(size_t i) const override {
+    if (chained_ && i == chained_position_) return !chained_->is_empty();
+    return i < map_.size() && map_[i] >= 0 && outer_.has_input(static_cast<size_t>(map_[i]));
+  }
+  const Value& input_value(size_t i) const override {
+    if (!has_input(i)) fail("input ", i, " is missing");
+    if (chained_ && i == chained_position_) return *chained_;
+    return outer_.input_value(static_cast<size_t>(map_[i]));
+  }
+  bool has_output(size_t i) const override { return i == 0; }
+  void set_output(size_t i, Value value) override { output_value(i) = std::move(value); }
+  Value& output_value(size_t i) override {
+    if (i != 0) fail("output ", i, " does not exist");
+    return result_;
+  }
+  std::vector<Value> run_subgraph(const Subgraph& graph, std::vector<Value> inputs) override {
+    return outer_.run_subgraph(graph, std::move(inputs));
+  }
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { outer_.parallel_for(n, fn); }
+  int num_threads() const override { return outer_.num_threads(); }
+  Precision precision() const override { return outer_.precision(); }
+  uint64_t next_random_seed() override { return outer_.next_random_seed(); }
+  std::string node_label() const override { return outer_.node_label(); }
+
+  Value result_;
+
+ private:
+  KernelContext& outer_;
+  const Value* chained_;
+  size_t chained_position_;
+  std::vector<int> map_;
+};
+
+/// A binary broadcast collapsed into at most kMaxDims groups of dimensions, each either read
+/// (stride of the collapsed input) or broadcast (stride 0) by each input.
+struct Layout {
+  int rank = 0;
+  int64_t dims[kMaxDims] = {};
+  int64_t stride_a[kMaxDims] = {};
+  int64_t stride_b[kMaxDims] = {};
+};
+
+bool make_layout(const Shape& a, const Shape& b, const Shape& out, Layout& layout) {
+  const size_t r = out.size();
+  int count = 0;
+  bool bcast_a[kMaxDims] = {}, bcast_b[kMaxDims] = {};
+  for (size_t k = 0; k < r; ++k) {
+    if (out[k] == 1) continue;
+    const int64_t da = k + a.size() >= r ? a[k + a.size() - r] : 1;
+    const int64_t db = k + b.size() >= r ? b[k + b.size() - r] : 1;
+    const bool ba = da == 1, bb = db == 1;
+    if (count > 0 && bcast_a[count - 1] == ba && bcast_b[count - 1] == bb) {
+      layout.dims[count - 1] *= out[k];
+      continue;
+    }
+    if (count == kMaxDims) return false;
+    layout.dims[count] = out[k];
+    bcast_a[count] = ba;
+    bcast_b[count] = bb;
+    ++count;
+  }
+  if (count == 0) {  // a single element
+    layout.rank = 1;
+    layout.dims[0] = 1;
+    return true;
+  }
+  layout.rank = count;
+  int64_t sa = 1, sb = 1;
+  for (int k = count - 1; k >= 0; --k) {
+    layout.stride_a[k] = bcast_a[k] ? 0 : sa;
+    layout.stride_b[k] = bcast_b[k] ? 0 : sb;
+    if (!bcast_a[k]) sa *= layout.dims[k];
+    if (!bcast_b[k]) sb *= layout.dims[k];
+  }
+  return true;
+}
+
+class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
+ public:
+  static std::unique_ptr<Kernel> create(const KernelInit& init) {
+    if (init.precision() != Precision::kFloat32) return nullptr;
+    auto head = parse_node(init);
+    if (!head) return nullptr;
+    return std::unique_ptr<Kernel>(new ElementwiseKernel(init, *head));
+  }
+
+  bool fuse_tail(const KernelInit& tail, size_t first_extra_input) override {
+    return add_tail(tail, 0, first_extra_input);
+  }
+  bool fuse_tail_at(const KernelInit& tail, size_t position, size_t first_extra_input) override {
+    return add_tail(tail, position, first_extra_input);
+  }
+
+  void compute(KernelContext& ctx) const override {
+    if (!try_fast(ctx)) run_reference_chain(ctx);
+  }
+
+ private:
+  struct Tail {
+    Step step;
+    std::unique_ptr<Kernel> reference;
+    size_t position;             // the tail input that reads the chain's value
+    std::vector<int> input_map;  // the tail's other inputs -> inputs of the fused node
+  };
+
+  /// Accepts the tail when the chain's value is its input 0, or input 1 of a binary op.
+  bool add_tail(const KernelInit& tail, size_t position, size_t first_extra_input) {
+    auto step = parse_node(tail);
+    if (!step || position > (step->binary ? 1u : 0u)) return false;
+    const size_t other = 1 - position;  // binary only
+    if (step->binary) {
+      if (auto c = tail.constant_input(other); c && c->dtype() == DType::kFloat32) step->constant = *c;
+      step->input_index = first_extra_input;
+      step->operand_first = position == 1;
+    }
+    std::vector<int> map(tail.num_inputs(), -1);
+    size_t next = first_extra_input;
+    for (size_t k = 0; k < tail.num_inputs(); ++k)
+      if (k != position) map[k] = static_cast<int>(next++);
+    tails_.push_back(Tail{*step, tail.create_reference_kernel(), position, std::move(map)});
+    return true;
+  }
+  /// A binary tail's operand resolved at run time.
+  struct Operand {
+    const float* data = nullptr;
+    bool scalar = false;
+  };
+
+  ElementwiseKernel(const KernelInit& init, const Step& head) : head_(head), reference_(init.create_reference_kernel()) {
+    head_inputs_ = static_cast<int>(init.num_inputs());
+  }
+
+  static bool is_float(const KernelContext& ctx, size_t i) {
+    return ctx.has_input(i) && ctx.input_value(i).is_tensor() && ctx.input(i).dtype() == DType::kFloat32;
+  }
+
+  bool try_fast(KernelContext& ctx) const {
+    if (!is_float(ctx, 0) || (head_.binary && !is_float(ctx, 1))) return false;
+    const Tensor& a = ctx.input(0);
+    Shape out_shape = a.shape();
+    Layout layout;
+    if (head_.binary) {
+      const Tensor& b = ctx.input(1);
+      auto shape = try_broadcast_shapes(std::vector<Shape>{a.shape(), b.shape()});
+      if (!shape || !make_layout(a.shape(), b.shape(), *shape, layout)) return false;
+      out_shape = *shape;
+    } else if (a.rank() < head_.min_rank) {
+      return false;
+    }
+    // Every tail must keep the shape: scalar operands (of no larger rank) or same-shape ones.
+    std::vector<Operand> operands(tails_.size());
+    const int64_t out_rank = static_cast<int64_t>(out_shape.size());
+    for (size_t t = 0; t < tails_.size(); ++t) {
+      const Step& s = tails_[t].step;
+      if (!s.binary) {
+        if (out_rank < s.min_rank) return false;
+        continue;
+      }
+      const Tensor* operand = s.constant ? &*s.constant : nullptr;
+      if (!operand) {
+        if (!is_float(ctx, s.input_index)) return false;
+        operand = &ctx.input(s.input_index);
+      }
+      if (operand->dtype() != DType::kFloat32) return false;
+      if (operand->numel() == 1 && operand->rank() <= out_rank) operands[t] = Operand{operand->data<float>(), true};
+      else if (operand->shape() == out_shape) operands[t] = Operand{operand->data<float>(), false};
+      else return false;
+    }
+
+    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+    const int64_t n = y.numel();
+    if (n == 0) return true;
+    const fast::EwLoops& loops = fast::loops();
+    float* out = y.data<float>();
+    const float* pa = a.data<float>();
+    const float* pb = head_.binary ? ctx.input(1).data<float>() : nullptr;
+
+    // Applies the tails to out[pos, pos + len) in place.
+    auto finish_block = [&](int64_t pos, int64_t len) {
+      float* block = out + pos;
+      for (size_t t = 0; t < tails_.size(); ++t) {
+        const Step& s = tails_[t].step;
+        if (!s.binary) loops.unary(s.unary, block, block, len);
+        else if (operands[t].scalar && s.operand_first) loops.binary_sv(s.op, operands[t].data[0], block, block, len);
+        else if (operands[t].scalar) loops.binary_vs(s.op, block, operands[t].data[0], block, len);
+        else if (s.operand_first) loops.binary_vv(s.op, operands[t].data + pos, block, block, len);
+        else loops.binary_vv(s.op, block, operands[t].data + pos, block, len);
+      }
+    };
+
+    const int64_t min_chunk = fast::kMinParallelElements / static_cast<int64_t>(1 + tails_.size());
+    if (!head_.binary) {
+      fast::parallel_chunks(ctx, n, min_chunk, [&](int64_t begin, int64_t end) {
+        for (int64_t pos = begin; pos < end; pos += kBlock) {
+          const int64_t len = std::min(kBlock, end - pos);
+          loops.unary(head_.unary, pa + pos, out + pos, len);
+          finish_block(pos, len);
+        }
+      });
+      return true;
+    }
+
+    const int r = layout.rank;
+    const int64_t inner = layout.dims[r - 1];
+    const bool step_a = layout.stride_a[r - 1] != 0, step_b = layout.stride_b[r - 1] != 0;
+    fast::parallel_chunks(ctx, n, min_chunk, [&](int64_t begin, int64_t end) {
+      int64_t pos = begin;
+      while (pos < end) {
+        int64_t row = pos / inner;
+        const int64_t col = pos - row * inner;
+        int64_t off_a = step_a ? col : 0, off_b = step_b ? col : 0;
+        for (int k = r - 2; k >= 0; --k) {
+          const int64_t q = row % layout.dims[k];
+          row /= layout.dims[k];
+          off_a += q * layout.stride_a[k];
+          off_b += q * layout.stride_b[k];
+        }
+        const int64_t row_len = std::min(inner - col, end - pos);
+        for (int64_t done = 0; done < row_len; done += kBlock) {
+          const int64_t len = std::min(kBlock, row_len - done);
+          float* block = out + pos + done;
+          if (step_a && step_b) loops.binary_vv(head_.op, pa + off_a + done, pb + off_b + done, block, len);
+          else if (step_a) loops.binary_vs(head_.op, pa + off_a + done, pb[off_b], block, len);
+          else if (step_b) loops.binary_sv(head_.op, pa[off_a], pb + off_b + done, block, len);
+          else loops.binary_vs(head_.op, pa + off_a, pb[off_b], block, 1);  // a single element
+          finish_block(pos + done, len);
+        }
+        pos += row_len;
+      }
+    });
+    return true;
+  }
+
+  /// The unfused, reference semantics: head then each tail, through their reference kernels.
+  void run_reference_chain(KernelContext& ctx) const {
+    std::vector<int> head_map(static_cast<size_t>(head_inputs_));
+    for (int i = 0; i < head_inputs_; ++i) head_map[i] = i;
+    ChainContext head_ctx(ctx, nullptr, 0, std::move(head_map));
+    reference_->compute(head_ctx);
+    Value value = std::move(head_ctx.result_);
+    for (const Tail& tail : tails_) {
+      ChainContext tail_ctx(ctx, &value, tail.position, tail.input_map);
+      tail.reference->compute(tail_ctx);
+      value = std::move(tail_ctx.result_);
+    }
+    ctx.set_output(0, std::move(value));
+  }
+
+  Step head_;
+  int head_inputs_ = 0;
+  std::unique_ptr<Kernel> reference_;
+  std::vector<Tail> tails_;
+};
+
+}  // namespace
+
+#define PARITY_EW_REGISTER(op, since) PARITY_REGISTER_OPTIMIZED_KERNEL("", op, since, ElementwiseKernel)
+// The same since_versions as the reference registrations (an optimized kernel only replaces the
+// reference version it matches).
+PARITY_EW_REGISTER("Add", 7);
+PARITY_EW_REGISTER("Add", 13);
+PARITY_EW_REGISTER("Add", 14);
+PARITY_EW_REGISTER("Sub", 7);
+PARITY_EW_REGISTER("Sub", 13);
+PARITY_EW_REGISTER("Sub", 14);
+PARITY_EW_REGISTER("Mul", 7);
+PARITY_EW_REGISTER("Mul", 13);
+PARITY_EW_REGISTER("Mul", 14);
+PARITY_EW_REGISTER("Div", 7);
+PARITY_EW_REGISTER("Div", 13);
+PARITY_EW_REGISTER("Div", 14);
+PARITY_EW_REGISTER("Pow", 7);
+PARITY_EW_REGISTER("Pow", 12);
+PARITY_EW_REGISTER("Pow", 13);
+PARITY_EW_REGISTER("Pow", 15);
+PARITY_EW_REGISTER("Relu", 6);
+PARITY_EW_REGISTER("Relu", 13);
+PARITY_EW_REGISTER("Relu", 14);
+PARITY_EW_REGISTER("LeakyRelu", 6);
+PARITY_EW_REGISTER("LeakyRelu", 16);
+PARITY_EW_REGISTER("Sigmoid", 6);
+PARITY_EW_REGISTER("Sigmoid", 13);
+PARITY_EW_REGISTER("HardSigmoid", 6);
+PARITY_EW_REGISTER("HardSwish", 14);
+PARITY_EW_REGISTER("Clip", 6);
+PARITY_EW_REGISTER("Clip", 11);
+PARITY_EW_REGISTER("Clip", 12);
+PARITY_EW_REGISTER("Clip", 13);
+PARITY_EW_REGISTER("Tanh", 6);
+PARITY_EW_REGISTER("Tanh", 13);
+PARITY_EW_REGISTER("Exp", 6);
+PARITY_EW_REGISTER("Exp", 13);
+PARITY_EW_REGISTER("Erf", 9);
+PARITY_EW_REGISTER("Erf", 13);
+PARITY_EW_REGISTER("Neg", 6);
+PARITY_EW_REGISTER("Neg", 13);
+PARITY_EW_REGISTER("Abs", 6);
+PARITY_EW_REGISTER("Abs", 13);
+PARITY_EW_REGISTER("Sqrt", 6);
+PARITY_EW_REGISTER("Sqrt", 13);
+PARITY_EW_REGISTER("Reciprocal", 6);
+PARITY_EW_REGISTER("Reciprocal", 13);
+#undef PARITY_EW_REGISTER
+
+}  // namespace parity::runtime::ops

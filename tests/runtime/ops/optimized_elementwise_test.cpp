@@ -1,0 +1,289 @@
+// Optimized elementwise kernels (ops/math/optimized_elementwise.cpp, ops/common/fast_elementwise*)
+// against the reference kernels: every broadcast kind, special values, thread splits, declines,
+// and fused chains through a Session.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "../model_builder.h"
+#include "op_tester.h"
+#include "runtime/ops/common/fast_elementwise.h"
+#include "runtime/session.h"
+
+namespace parity::runtime {
+namespace {
+
+using testing::OpTester;
+
+/// A one-output node (compare_tiers checks every declared output against the reference).
+OpTester node(const std::string& op, int opset) {
+  OpTester t(op, opset);
+  t.output_shape_only(DType::kUndefined, {});
+  return t;
+}
+
+Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -4.0f, float hi = 4.0f) {
+  Tensor t(DType::kFloat32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (float& v : t.values<float>()) v = dist(rng);
+  return t;
+}
+
+/// -inf, -big, -1, -0.5, -0, 0, tiny, 0.5, 1, 3, 6, big, inf, NaN (and repeated to 32 values so
+/// the vector loops and their scalar tails both see them).
+Tensor special_values() {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> base = {-inf, -3e38f, -1.0f, -0.5f, -0.0f, 0.0f, 1e-40f, 0.5f,
+                                   1.0f, 3.0f,   6.0f,  3e38f, inf,   nan,  -3.0f, 2.5f};
+  std::vector<float> v;
+  for (int k = 0; k < 2; ++k) v.insert(v.end(), base.begin(), base.end());
+  v.push_back(-7.25f);  // odd length: a scalar tail after the vector loop
+  return Tensor::from_vector<float>({static_cast<int64_t>(v.size())}, v);
+}
+
+void compare_binary(const std::string& op, const Tensor& a, const Tensor& b, int opset = 14) {
+  node(op, opset).input(a).input(b).tolerance(0, 0).compare_tiers();
+}
+
+const char* const kBinaryOps[] = {"Add", "Sub", "Mul", "Div"};
+
+TEST(OptimizedBinary, EqualShapes) {
+  for (const char* op : kBinaryOps) {
+    compare_binary(op, random_tensor({2, 3, 4, 5}, 1), random_tensor({2, 3, 4, 5}, 2));
+    compare_binary(op, random_tensor({7}, 3), random_tensor({7}, 4), 7);
+    compare_binary(op, random_tensor({}, 5), random_tensor({}, 6), 13);
+  }
+}
+
+TEST(OptimizedBinary, ScalarOperands) {
+  for (const char* op : kBinaryOps) {
+    compare_binary(op, random_tensor({3, 17}, 1), random_tensor({}, 2));
+    compare_binary(op, random_tensor({1}, 3), random_tensor({3, 17}, 4));
+    compare_binary(op, random_tensor({5, 1, 1}, 5), random_tensor({1, 1, 1, 1}, 6));  // rank grows
+  }
+}
+
+TEST(OptimizedBinary, EveryBroadcastKind) {
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{2, 8, 5, 6}, {1, 8, 1, 1}},  // per channel
+      {{2, 8, 5, 6}, {8, 1, 1}},     // per channel, lower rank
+      {{4, 9}, {9}},                 // bias over the last axis
+      {{3, 4, 9}, {4, 9}},           // trailing block
+      {{3, 4, 9}, {3, 1, 1}},        // leading block
+      {{3, 1}, {1, 4}},              // outer product
+      {{2, 1, 4}, {1, 3, 1}},        // both broadcast
+      {{1, 8, 1, 1}, {2, 8, 5, 6}},  // per channel on the left
+      {{2, 3, 1, 5}, {2, 1, 4, 5}},  // middle axes alternate
+      {{6, 1, 33}, {6, 7, 33}},
+  };
+  uint32_t seed = 10;
+  for (const auto& [sa, sb] : cases)
+    for (const char* op : kBinaryOps) compare_binary(op, random_tensor(sa, seed++), random_tensor(sb, seed++));
+}
+
+TEST(OptimizedBinary, PatternsBeyondFourGroupsDelegate) {
+  // Five alternating dimension groups: the fast path hands the node to the reference kernel.
+  for (const char* op : kBinaryOps)
+    compare_binary(op, random_tensor({2, 1, 3, 1, 2}, 1), random_tensor({1, 3, 1, 2, 1}, 2));
+}
+
+TEST(OptimizedBinary, ZeroSizeAndSpecialValues) {
+  for (const char* op : kBinaryOps) {
+    compare_binary(op, random_tensor({0, 3}, 1), random_tensor({3}, 2));
+    compare_binary(op, random_tensor({2, 0}, 1), random_tensor({1}, 2));
+    const Tensor s = special_values();
+    compare_binary(op, s, s);
+    const Tensor flipped = Tensor::from_vector<float>(s.shape(), [&] {
+      auto v = s.to_vector<float>();
+      std::reverse(v.begin(), v.end());
+      return v;
+    }());
+    compare_binary(op, s, flipped);
+    compare_binary(op, s, Tensor::scalar<float>(0.0f));
+    compare_binary(op, Tensor::scalar<float>(std::numeric_limits<float>::infinity()), s);
+  }
+}
+
+TEST(OptimizedBinary, LargeTensorsSplitAcrossThreads) {
+  // The tester context runs 3 "threads" with uneven chunks; sizes are not multiples of 16.
+  for (const char* op : kBinaryOps) {
+    compare_binary(op, random_tensor({3, 70001}, 1), random_tensor({3, 70001}, 2));
+    compare_binary(op, random_tensor({5, 16, 2049}, 3), random_tensor({16, 1}, 4));
+    compare_binary(op, random_tensor({1}, 5), random_tensor({200003}, 6));
+  }
+}
+
+TEST(OptimizedBinary, DeclinesOtherDtypesAndLegacyBroadcast) {
+  node("Add", 14)
+      .input<int32_t>({3}, {1, 2, 3})
+      .input<int32_t>({3}, {4, 5, 6})
+      .compare_tiers(/*expect_optimized=*/false);
+  bool used = true;
+  node("Mul", 14).input<double>({2}, {1, 2}).input<double>({2}, {3, 4}).run_outputs(KernelTier::kOptimized, &used);
+  EXPECT_FALSE(used);
+  // Opset 6 keeps its 'broadcast'/'axis' attributes with the reference kernel.
+  node("Add", 6)
+      .attr("broadcast", int64_t{1})
+      .attr("axis", int64_t{1})
+      .input(random_tensor({2, 3, 4}, 1))
+      .input(random_tensor({3}, 2))
+      .compare_tiers(false);
+}
+
+struct UnaryCase {
+  const char* op;
+  int opset;
+};
+
+TEST(OptimizedUnary, EveryOpOnSpecialAndRandomValues) {
+  const UnaryCase cases[] = {{"Relu", 14},  {"Relu", 6},       {"LeakyRelu", 16}, {"HardSigmoid", 6}, {"HardSwish", 14},
+                             {"Sigmoid", 13}, {"Tanh", 13},     {"Exp", 13},       {"Erf", 13},        {"Neg", 13},
+                             {"Abs", 13},   {"Sqrt", 13},      {"Reciprocal", 13}, {"Clip", 6},        {"Clip", 13}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + "-" + std::to_string(c.opset));
+    node(c.op, c.opset).input(special_values()).tolerance(0, 0).compare_tiers();
+    node(c.op, c.opset).input(random_tensor({2, 3, 5, 7}, 9)).tolerance(0, 0).compare_tiers();
+    node(c.op, c.opset).input(random_tensor({100003}, 11)).tolerance(0, 0).compare_tiers();
+    node(c.op, c.opset).input(random_tensor({0, 4}, 1)).compare_tiers();
+  }
+}
+
+TEST(OptimizedUnary, AttributesAreHonoured) {
+  node("LeakyRelu", 16).attr("alpha", 0.3f).input(special_values()).tolerance(0, 0).compare_tiers();
+  node("HardSigmoid", 6)
+      .attr("alpha", 0.1666667f)
+      .attr("beta", 0.5f)
+      .input(special_values())
+      .tolerance(0, 0)
+      .compare_tiers();
+  node("Clip", 6).attr("min", -1.0f).attr("max", 2.0f).input(special_values()).tolerance(0, 0).compare_tiers();
+  node("Clip", 13)
+      .input(special_values())
+      .constant_input(Tensor::scalar<float>(0.0f))
+      .constant_input(Tensor::scalar<float>(6.0f))
+      .tolerance(0, 0)
+      .compare_tiers();
+  node("Clip", 11).input(special_values()).missing_input().constant_input(Tensor::scalar<float>(1.0f)).compare_tiers();
+  // min > max: every value becomes max, as the spec says.
+  node("Clip", 13)
+      .input(special_values())
+      .constant_input(Tensor::scalar<float>(2.0f))
+      .constant_input(Tensor::scalar<float>(1.0f))
+      .tolerance(0, 0)
+      .compare_tiers();
+}
+
+TEST(OptimizedUnary, ClipWithRunTimeBoundsOrIntegersDeclines) {
+  node("Clip", 13)
+      .input(special_values())
+      .input(Tensor::scalar<float>(-1.0f))
+      .input(Tensor::scalar<float>(1.0f))
+      .compare_tiers(/*expect_optimized=*/false);
+  node("Clip", 13)
+      .input<int32_t>({4}, {-5, 0, 3, 9})
+      .constant_input(Tensor::scalar<int32_t>(0))
+      .constant_input(Tensor::scalar<int32_t>(6))
+      .compare_tiers(false);
+}
+
+TEST(OptimizedUnary, PowWithConstantExponent) {
+  for (int opset : {7, 12, 13, 15}) {
+    node("Pow", opset).input(special_values()).constant_input(Tensor::scalar<float>(2.0f)).tolerance(0, 0).compare_tiers();
+    node("Pow", opset).input(special_values()).constant_input(Tensor::scalar<float>(0.5f)).tolerance(0, 0).compare_tiers();
+  }
+  // An integer or double exponent of 2 means the same (opset 12+ allows mixed types).
+  node("Pow", 15).input(random_tensor({3, 5}, 1)).constant_input(Tensor::scalar<int64_t>(2)).tolerance(0, 0).compare_tiers();
+  node("Pow", 15).input(random_tensor({3, 5}, 1)).constant_input(Tensor::from_vector<double>({1}, {0.5})).tolerance(0, 0).compare_tiers();
+  // A [1] exponent on a scalar base makes the output [1]: delegated at run time.
+  node("Pow", 15).input(Tensor::scalar<float>(3.0f)).constant_input(Tensor::from_vector<float>({1}, {2.0f})).compare_tiers();
+  // Other exponents, or one known only at run time, stay with the reference kernel.
+  node("Pow", 15).input(random_tensor({4}, 1)).constant_input(Tensor::scalar<float>(3.0f)).compare_tiers(false);
+  node("Pow", 15).input(random_tensor({4}, 1)).input(Tensor::scalar<float>(2.0f)).compare_tiers(false);
+}
+
+TEST(OptimizedUnary, AvxAndBaselineLoopsAgree) {
+  const auto* avx2 = ops::fast::avx2_loops();
+  if (!avx2) GTEST_SKIP() << "this CPU has no AVX2";
+  const auto& base = ops::fast::baseline_loops();
+  const Tensor x = special_values();
+  const int64_t n = x.numel();
+  for (auto op : {ops::fast::EwOp::kRelu, ops::fast::EwOp::kClip, ops::fast::EwOp::kHardSigmoid,
+                  ops::fast::EwOp::kHardSwish, ops::fast::EwOp::kSqrtPow, ops::fast::EwOp::kSquare}) {
+    const ops::fast::EwUnary f{op, 0.2f, 0.5f};
+    std::vector<float> y1(n), y2(n);
+    base.unary(f, x.data<float>(), y1.data(), n);
+    avx2->unary(f, x.data<float>(), y2.data(), n);
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_TRUE(std::memcmp(&y1[i], &y2[i], sizeof(float)) == 0 || (std::isnan(y1[i]) && std::isnan(y2[i])))
+          << "op " << static_cast<int>(op) << " element " << i;
+  }
+}
+
+// --- fused chains through a Session ---------------------------------------------------------
+
+/// x -> Add(3) -> Clip(0, 6) -> Div(6) -> Mul(x, ·) -> Sub(bias, ·) -> Relu -> y: the HardSwish
+/// pattern of exported MobileNets, a same-shape run-time operand, and tails that read the chain
+/// through input 1 (Mul commutes, Sub does not).
+testing::ModelBuilder chain_model(const Shape& bias_shape) {
+  testing::ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {-1, 4, 3, 5});
+  m.initializer("three", Tensor::scalar<float>(3.0f));
+  m.initializer("lo", Tensor::scalar<float>(0.0f));
+  m.initializer("hi", Tensor::scalar<float>(6.0f));
+  m.initializer("six", Tensor::from_vector<float>({1}, {6.0f}));
+  m.initializer("bias", random_tensor(bias_shape, 77));
+  m.node("Add", {"x", "three"}, {"a"});
+  m.node("Clip", {"a", "lo", "hi"}, {"c"});
+  m.node("Div", {"c", "six"}, {"d"});
+  m.node("Mul", {"x", "d"}, {"m"});
+  m.node("Sub", {"bias", "m"}, {"s"});
+  m.node("Relu", {"s"}, {"y"});
+  m.output("y", DType::kFloat32, {-1, 4, 3, 5});
+  return m;
+}
+
+void compare_sessions(const onnx::ModelProto& model, const Tensor& x, int threads) {
+  SessionOptions fast_options, reference_options;
+  fast_options.threads = reference_options.threads = threads;
+  reference_options.kernels = KernelTier::kReference;
+  auto fast = Session::create(model, fast_options).value();
+  auto reference = Session::create(model, reference_options).value();
+  const TensorMap feed{{"x", x}};
+  const TensorMap want = reference.run(feed);
+  const TensorMap got = fast.run(feed);
+  EXPECT_TRUE(testing::tensors_close(got.at("y"), want.at("y"), 0, 0));
+  // A hook forces the unfused plan: every intermediate must match too.
+  RunOptions observe;
+  std::map<std::string, Tensor> seen;
+  observe.hook = [&](const std::string& name, const Value& v) { seen[name] = v.tensor(); };
+  fast.run(feed, observe);
+  for (const char* name : {"a", "c", "d", "m", "s", "y"}) EXPECT_TRUE(seen.count(name)) << name;
+  EXPECT_TRUE(testing::tensors_close(seen.at("y"), want.at("y"), 0, 0));
+}
+
+TEST(OptimizedElementwiseFusion, ChainMatchesReference) {
+  for (int threads : {1, 2}) {
+    // Scalar bias: the fused fast path; per-channel bias: the reference chain.
+    compare_sessions(chain_model({}).model(), random_tensor({2, 4, 3, 5}, 5), threads);
+    compare_sessions(chain_model({}).model(), random_tensor({1000, 4, 3, 5}, 6), threads);
+    compare_sessions(chain_model({4, 1, 1}).model(), random_tensor({2, 4, 3, 5}, 7), threads);
+  }
+}
+
+TEST(OptimizedElementwiseFusion, TailThatChangesTheShapeFallsBackToTheReferenceChain) {
+  // Sub's bias [2, 4, 3, 5] is larger than a batch-1 input: the fused kernel cannot write in
+  // place, so it runs the reference kernels one after another.
+  auto model = chain_model({2, 4, 3, 5});
+  model.graph().mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(2);
+  compare_sessions(model.model(), random_tensor({1, 4, 3, 5}, 8), 1);
+}
+
+}  // namespace
+}  // namespace parity::runtime

@@ -1,0 +1,137 @@
+// Optimized BatchNormalization (ops/nn/optimized_normalization.cpp) and Resize
+// (ops/nn/optimized_resize.cpp) against the reference kernels, and what they decline.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "op_tester.h"
+
+namespace parity::runtime {
+namespace {
+
+using testing::OpTester;
+
+/// A one-output node (compare_tiers checks every declared output against the reference).
+OpTester node(const std::string& op, int opset) {
+  OpTester t(op, opset);
+  t.output_shape_only(DType::kUndefined, {});
+  return t;
+}
+
+Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -2.0f, float hi = 2.0f) {
+  Tensor t(DType::kFloat32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (float& v : t.values<float>()) v = dist(rng);
+  return t;
+}
+
+OpTester batch_norm(int opset, const Tensor& x, int64_t c, uint32_t seed, bool constant = true) {
+  OpTester t = node("BatchNormalization", opset);
+  t.input(x);
+  const Tensor params[] = {random_tensor({c}, seed), random_tensor({c}, seed + 1), random_tensor({c}, seed + 2),
+                           random_tensor({c}, seed + 3, 0.1f, 3.0f)};
+  for (const Tensor& p : params) constant ? t.constant_input(p) : t.input(p);
+  return t;
+}
+
+TEST(OptimizedBatchNorm, MatchesReference) {
+  for (int opset : {7, 9, 14, 15}) {
+    SCOPED_TRACE(opset);
+    batch_norm(opset, random_tensor({2, 5, 7, 3}, 1), 5, 10).tolerance(0, 0).compare_tiers();
+    batch_norm(opset, random_tensor({3, 4}, 2), 4, 20).tolerance(0, 0).compare_tiers();           // no spatial axes
+    batch_norm(opset, random_tensor({1, 16, 33, 129}, 3), 16, 30).tolerance(0, 0).compare_tiers();  // threads
+    batch_norm(opset, random_tensor({0, 3, 2, 2}, 4), 3, 40).compare_tiers();                       // empty batch
+  }
+  batch_norm(15, random_tensor({2, 3, 4, 5, 6}, 5), 3, 50).attr("epsilon", 1e-3f).tolerance(0, 0).compare_tiers();
+}
+
+TEST(OptimizedBatchNorm, DeclinesRunTimeStatisticsAndTraining) {
+  batch_norm(15, random_tensor({2, 5, 3}, 1), 5, 10, /*constant=*/false).compare_tiers(false);
+  auto training = batch_norm(15, random_tensor({2, 5, 3}, 1), 5, 10);
+  training.attr("training_mode", int64_t{1});
+  bool used = true;
+  training.run_outputs(KernelTier::kOptimized, &used);
+  EXPECT_FALSE(used);
+}
+
+OpTester resize(const Tensor& x, const std::string& mode, const std::string& coord, const std::string& nearest,
+                const std::vector<float>& scales, const std::vector<int64_t>& sizes = {}) {
+  OpTester t = node("Resize", 13);
+  t.attr("mode", mode).attr("coordinate_transformation_mode", coord);
+  if (!nearest.empty()) t.attr("nearest_mode", nearest);
+  t.input(x).missing_input();
+  if (!scales.empty()) t.constant_input(Tensor::from_vector<float>({static_cast<int64_t>(scales.size())}, scales));
+  else t.missing_input();
+  if (!sizes.empty()) t.constant_input(Tensor::from_vector<int64_t>({static_cast<int64_t>(sizes.size())}, sizes));
+  return t;
+}
+
+TEST(OptimizedResize, NearestIntegerUpsamplingAsInPaddleOcr) {
+  for (float s : {2.0f, 4.0f, 8.0f})
+    resize(random_tensor({1, 6, 9, 13}, 1), "nearest", "asymmetric", "floor", {1, 1, s, s}).tolerance(0, 0).compare_tiers();
+  resize(random_tensor({2, 3, 40, 41}, 2), "nearest", "asymmetric", "floor", {1, 1, 2, 2}).tolerance(0, 0).compare_tiers();
+}
+
+TEST(OptimizedResize, EveryNearestAndCoordinateMode) {
+  const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"};
+  const char* nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  for (const char* c : coords)
+    for (const char* n : nearests) {
+      SCOPED_TRACE(std::string(c) + " " + n);
+      resize(random_tensor({1, 2, 5, 7}, 3), "nearest", c, n, {1, 1, 1.7f, 0.6f}).tolerance(0, 0).compare_tiers();
+      resize(random_tensor({2, 2, 4, 4}, 4), "nearest", c, n, {}, {2, 2, 9, 3}).tolerance(0, 0).compare_tiers();
+      resize(random_tensor({3, 4}, 5), "nearest", c, n, {2.5f, 1.5f}).tolerance(0, 0).compare_tiers();
+    }
+}
+
+TEST(OptimizedResize, Linear) {
+  const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_half_pixel_for_nn"};
+  for (const char* c : coords) {
+    SCOPED_TRACE(c);
+    resize(random_tensor({1, 3, 6, 5}, 6), "linear", c, "", {1, 1, 2, 2}).tolerance(1e-6, 1e-6).compare_tiers();
+    resize(random_tensor({2, 2, 7, 9}, 7), "linear", c, "", {1, 1, 0.5f, 1.3f}).tolerance(1e-6, 1e-6).compare_tiers();
+    resize(random_tensor({1, 1, 5, 4}, 8), "linear", c, "", {}, {1, 1, 1, 11}).tolerance(1e-6, 1e-6).compare_tiers();
+    resize(random_tensor({1, 2, 3, 6, 5}, 9), "linear", c, "", {1, 1, 1, 3, 2}).tolerance(1e-6, 1e-6).compare_tiers();
+  }
+  // Many rows: split across threads.
+  resize(random_tensor({1, 8, 64, 64}, 10), "linear", "half_pixel", "", {1, 1, 2, 2}).tolerance(1e-6, 1e-6).compare_tiers();
+}
+
+TEST(OptimizedResize, InfAndNanStayWhereTheReferencePutsThem) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = Tensor::from_vector<float>({1, 1, 2, 3}, {1, inf, 3, -inf, nan, 0});
+  resize(x, "linear", "align_corners", "", {}, {1, 1, 3, 5}).tolerance(0, 0).compare_tiers();
+  resize(x, "linear", "asymmetric", "", {1, 1, 2, 2}).tolerance(0, 0).compare_tiers();
+  resize(x, "nearest", "half_pixel", "round_prefer_ceil", {1, 1, 2, 2}).tolerance(0, 0).compare_tiers();
+}
+
+TEST(OptimizedResize, DelegatesWhatItDoesNotCover) {
+  // Cubic and crop-and-resize are declined at plan time.
+  bool used = true;
+  resize(random_tensor({1, 1, 4, 4}, 1), "cubic", "half_pixel", "", {1, 1, 2, 2}).run_outputs(KernelTier::kOptimized, &used);
+  EXPECT_FALSE(used);
+  // Resizing the channel axis, or an integer image, runs the reference kernel at run time.
+  resize(random_tensor({1, 3, 4, 4}, 2), "nearest", "asymmetric", "floor", {1, 2, 2, 2}).tolerance(0, 0).compare_tiers();
+  node("Resize", 13)
+      .attr("mode", "nearest")
+      .input<uint8_t>({1, 1, 2, 2}, {1, 2, 3, 4})
+      .missing_input()
+      .constant_input(Tensor::from_vector<float>({4}, {1, 1, 2, 2}))
+      .compare_tiers(false);
+  // Resize-11 takes the same path.
+  OpTester t = node("Resize", 11);
+  t.attr("mode", "nearest")
+      .attr("coordinate_transformation_mode", "asymmetric")
+      .attr("nearest_mode", "floor")
+      .input(random_tensor({1, 2, 3, 3}, 3))
+      .constant_input(Tensor::from_vector<float>({0}, {}))
+      .constant_input(Tensor::from_vector<float>({4}, {1, 1, 2, 2}))
+      .tolerance(0, 0)
+      .compare_tiers();
+}
+
+}  // namespace
+}  // namespace parity::runtime
