@@ -17,6 +17,20 @@ struct ConvProblem {
 ConvProblem make_conv_problem(const Shape& x_shape, const Shape& w_shape, int64_t group,
                               const WindowAttrs& attrs, const KernelContext& ctx);
 
+/// ConvTranspose attributes, parsed once at plan time.
+struct ConvTransposeAttrs {
+  WindowAttrs window;
+  int64_t group = 1;
+  std::vector<int64_t> output_padding, output_shape;
+  static ConvTransposeAttrs parse(const KernelInit& init);
+};
+
+/// ConvTranspose geometry: geom.in is X's spatial shape, geom.out Y's (from output_shape,
+/// auto_pad or pads/output_padding); pad_end may be negative when output_shape asks for more
+/// than the pads give.
+ConvProblem make_conv_transpose_problem(const Shape& x_shape, const Shape& w_shape, const ConvTransposeAttrs& attrs,
+                                        const KernelContext& ctx);
+
 /// For every spatial dim but the last: table[k * count + j] = the index along the other side of
 /// the window relation for kernel offset k and position j, or -1 when outside. `forward` maps an
 /// output position o to the input index o*stride - pad + k*dilation; otherwise an input position

@@ -2,22 +2,85 @@
 #include "runtime/ops/nn/conv_core.h"
 
 namespace parity::runtime::nn {
+
+ConvTransposeAttrs ConvTransposeAttrs::parse(const KernelInit& init) {
+  ConvTransposeAttrs a;
+  a.window = WindowAttrs::parse(init, /*has_dilations=*/true, /*has_ceil_mode=*/false);
+  a.group = init.attr_int("group", 1);
+  a.output_padding = init.attr_ints("output_padding", {});
+  a.output_shape = init.attr_ints("output_shape", {});
+  if (a.group <= 0) init.fail("group must be positive");
+  return a;
+}
+
+ConvProblem make_conv_transpose_problem(const Shape& xs, const Shape& ws, const ConvTransposeAttrs& attrs,
+                                      const KernelContext& ctx) {
+  if (xs.size() < 3) ctx.fail("input X must have rank >= 3, got shape ", shape_to_string(xs));
+  if (ws.size() != xs.size()) ctx.fail("weight W has shape ", shape_to_string(ws), " but X has ", shape_to_string(xs));
+  ConvProblem p;
+  p.batch = xs[0];
+  p.in_channels = xs[1];
+  p.group = attrs.group;
+  if (ws[0] != p.in_channels) ctx.fail("weight W has ", ws[0], " input channels, X has ", p.in_channels);
+  if (p.in_channels % attrs.group != 0) ctx.fail("group ", attrs.group, " does not divide ", p.in_channels, " channels");
+  p.out_channels = ws[1] * attrs.group;
+  const size_t r = xs.size() - 2;
+  WindowGeometry& g = p.geom;
+  g.rank = static_cast<int64_t>(r);
+  g.in.assign(xs.begin() + 2, xs.end());
+  g.kernel.assign(ws.begin() + 2, ws.end());
+  if (!attrs.window.kernel_shape.empty() && attrs.window.kernel_shape != g.kernel)
+    ctx.fail("kernel_shape attribute does not match the weight shape ", shape_to_string(ws));
+  auto per_dim = [&](const std::vector<int64_t>& v, int64_t fallback, const char* what) {
+    if (v.empty()) return std::vector<int64_t>(r, fallback);
+    if (v.size() != r) ctx.fail(what, " has ", v.size(), " values, expected ", r);
+    return v;
+  };
+  g.strides = per_dim(attrs.window.strides, 1, "strides");
+  g.dilations = per_dim(attrs.window.dilations, 1, "dilations");
+  const std::vector<int64_t> out_pad = per_dim(attrs.output_padding, 0, "output_padding");
+  std::vector<int64_t> pads = attrs.window.pads;
+  if (pads.empty() || attrs.window.auto_pad != AutoPad::kNotSet) pads.assign(2 * r, 0);
+  if (pads.size() != 2 * r) ctx.fail("pads has ", pads.size(), " values, expected ", 2 * r);
+  g.pad_begin.assign(pads.begin(), pads.begin() + r);
+  g.pad_end.assign(pads.begin() + r, pads.end());
+  g.out.assign(r, 0);
+  std::vector<int64_t> target;
+  if (!attrs.output_shape.empty()) {
+    if (attrs.output_shape.size() != r && attrs.output_shape.size() != r + 2)
+      ctx.fail("output_shape has ", attrs.output_shape.size(), " values, expected ", r);
+    target.assign(attrs.output_shape.end() - r, attrs.output_shape.end());
+  }
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t full = g.strides[i] * (g.in[i] - 1) + out_pad[i] + (g.kernel[i] - 1) * g.dilations[i] + 1;
+    const bool same = attrs.window.auto_pad == AutoPad::kSameUpper || attrs.window.auto_pad == AutoPad::kSameLower;
+    if (!target.empty() || same) {
+      const int64_t out = !target.empty() ? target[i] : g.in[i] * g.strides[i];
+      const int64_t total = full - out;
+      // SAME_LOWER puts the larger half of odd padding at the beginning; otherwise at the end.
+      const int64_t small = total / 2;
+      g.pad_begin[i] = attrs.window.auto_pad == AutoPad::kSameLower ? total - small : small;
+      g.pad_end[i] = total - g.pad_begin[i];
+      g.out[i] = out;
+    } else {
+      g.out[i] = full - g.pad_begin[i] - g.pad_end[i];
+    }
+    if (g.out[i] < 0) ctx.fail("computed output size ", g.out[i], " is negative along spatial dim ", i);
+  }
+  return p;
+}
+
 namespace {
+
 
 class ConvTransposeKernel : public Kernel {
  public:
-  explicit ConvTransposeKernel(const KernelInit& init)
-      : window_(WindowAttrs::parse(init, /*has_dilations=*/true, /*has_ceil_mode=*/false)),
-        group_(init.attr_int("group", 1)),
-        output_padding_(init.attr_ints("output_padding", {})),
-        output_shape_(init.attr_ints("output_shape", {})) {
-    if (group_ <= 0) init.fail("group must be positive");
-  }
+  explicit ConvTransposeKernel(const KernelInit& init) : attrs_(ConvTransposeAttrs::parse(init)) {}
 
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
-    const ConvProblem p = make_problem(x.shape(), w.shape(), ctx);
+    const ConvProblem p = make_conv_transpose_problem(x.shape(), w.shape(), attrs_, ctx);
     if (w.dtype() != x.dtype()) ctx.fail("X and W dtypes differ");
     const bool has_bias = ctx.has_input(2);
     if (has_bias && ctx.input(2).numel() != p.out_channels)
@@ -34,65 +97,7 @@ class ConvTransposeKernel : public Kernel {
   }
 
  private:
-  ConvProblem make_problem(const Shape& xs, const Shape& ws, const KernelContext& ctx) const {
-    if (xs.size() < 3) ctx.fail("input X must have rank >= 3, got shape ", shape_to_string(xs));
-    if (ws.size() != xs.size()) ctx.fail("weight W has shape ", shape_to_string(ws), " but X has ", shape_to_string(xs));
-    ConvProblem p;
-    p.batch = xs[0];
-    p.in_channels = xs[1];
-    p.group = group_;
-    if (ws[0] != p.in_channels) ctx.fail("weight W has ", ws[0], " input channels, X has ", p.in_channels);
-    if (p.in_channels % group_ != 0) ctx.fail("group ", group_, " does not divide ", p.in_channels, " channels");
-    p.out_channels = ws[1] * group_;
-    const size_t r = xs.size() - 2;
-    WindowGeometry& g = p.geom;
-    g.rank = static_cast<int64_t>(r);
-    g.in.assign(xs.begin() + 2, xs.end());
-    g.kernel.assign(ws.begin() + 2, ws.end());
-    if (!window_.kernel_shape.empty() && window_.kernel_shape != g.kernel)
-      ctx.fail("kernel_shape attribute does not match the weight shape ", shape_to_string(ws));
-    auto per_dim = [&](const std::vector<int64_t>& v, int64_t fallback, const char* what) {
-      if (v.empty()) return std::vector<int64_t>(r, fallback);
-      if (v.size() != r) ctx.fail(what, " has ", v.size(), " values, expected ", r);
-      return v;
-    };
-    g.strides = per_dim(window_.strides, 1, "strides");
-    g.dilations = per_dim(window_.dilations, 1, "dilations");
-    const std::vector<int64_t> out_pad = per_dim(output_padding_, 0, "output_padding");
-    std::vector<int64_t> pads = window_.pads;
-    if (pads.empty() || window_.auto_pad != AutoPad::kNotSet) pads.assign(2 * r, 0);
-    if (pads.size() != 2 * r) ctx.fail("pads has ", pads.size(), " values, expected ", 2 * r);
-    g.pad_begin.assign(pads.begin(), pads.begin() + r);
-    g.pad_end.assign(pads.begin() + r, pads.end());
-    g.out.assign(r, 0);
-    std::vector<int64_t> target;
-    if (!output_shape_.empty()) {
-      if (output_shape_.size() != r && output_shape_.size() != r + 2)
-        ctx.fail("output_shape has ", output_shape_.size(), " values, expected ", r);
-      target.assign(output_shape_.end() - r, output_shape_.end());
-    }
-    for (size_t i = 0; i < r; ++i) {
-      const int64_t full = g.strides[i] * (g.in[i] - 1) + out_pad[i] + (g.kernel[i] - 1) * g.dilations[i] + 1;
-      const bool same = window_.auto_pad == AutoPad::kSameUpper || window_.auto_pad == AutoPad::kSameLower;
-      if (!target.empty() || same) {
-        const int64_t out = !target.empty() ? target[i] : g.in[i] * g.strides[i];
-        const int64_t total = full - out;
-        // SAME_LOWER puts the larger half of odd padding at the beginning; otherwise at the end.
-        const int64_t small = total / 2;
-        g.pad_begin[i] = window_.auto_pad == AutoPad::kSameLower ? total - small : small;
-        g.pad_end[i] = total - g.pad_begin[i];
-        g.out[i] = out;
-      } else {
-        g.out[i] = full - g.pad_begin[i] - g.pad_end[i];
-      }
-      if (g.out[i] < 0) ctx.fail("computed output size ", g.out[i], " is negative along spatial dim ", i);
-    }
-    return p;
-  }
-
-  WindowAttrs window_;
-  int64_t group_;
-  std::vector<int64_t> output_padding_, output_shape_;
+  ConvTransposeAttrs attrs_;
 };
 
 }  // namespace

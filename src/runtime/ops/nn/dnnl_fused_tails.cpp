@@ -1,0 +1,200 @@
+#include "runtime/ops/nn/dnnl_fused_tails.h"
+
+#if PARITY_HAVE_DNNL
+
+#include <atomic>
+#include <cstring>
+
+namespace parity::runtime::nn {
+namespace {
+
+/// Runs one kernel of a fused chain on values borrowed from the fused node's context: the
+/// inputs are pointers (nullptr = absent), the single output is kept here.
+class ChainContext : public KernelContext {
+ public:
+  ChainContext(KernelContext& outer, std::vector<const Value*> inputs) : outer_(outer), inputs_(std::move(inputs)) {}
+
+  size_t num_inputs() const override { return inputs_.size(); }
+  size_t num_outputs() const override { return 1; }
+  bool has_input(size_t i) const override {
+    return i < inputs_.size() && inputs_[i] && !inputs_[i]->is_empty();
+  }
+  const Value& input_value(size_t i) const override {
+    if (!has_input(i)) fail("input ", i, " is missing");
+    return *inputs_[i];
+  }
+  bool has_output(size_t i) const override { return i == 0; }
+  void set_output(size_t i, Value value) override { output_value(i) = std::move(value); }
+  Value& output_value(size_t i) override {
+    if (i != 0) fail("output ", i, " does not exist in a fused chain");
+    return output_;
+  }
+  std::vector<Value> run_subgraph(const Subgraph&, std::vector<Value>) override {
+    fail("a fused chain has no subgraphs");
+  }
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { outer_.parallel_for(n, fn); }
+  int num_threads() const override { return outer_.num_threads(); }
+  Precision precision() const override { return outer_.precision(); }
+  uint64_t next_random_seed() override { return outer_.next_random_seed(); }
+  std::string node_label() const override { return outer_.node_label(); }
+
+  Value take_output() { return std::move(output_); }
+
+ private:
+  KernelContext& outer_;
+  std::vector<const Value*> inputs_;
+  Value output_;
+};
+
+const Value* optional_input(const KernelContext& ctx, size_t i) {
+  return ctx.has_input(i) ? &ctx.input_value(i) : nullptr;
+}
+
+/// Dims of a per-channel operand broadcast against an output of rank `rank`: [1, C, 1, ...].
+dnnl::memory::desc per_channel_desc(int64_t channels, size_t rank) {
+  Shape dims(rank, 1);
+  dims[1] = channels;
+  return dnnl_support::plain_desc(dims);
+}
+
+}  // namespace
+
+namespace {
+std::atomic<uint64_t> fast_path_runs{0};
+}  // namespace
+
+uint64_t dnnl_fast_path_runs() { return fast_path_runs.load(); }
+void count_dnnl_fast_path_run() { fast_path_runs.fetch_add(1, std::memory_order_relaxed); }
+
+bool FusedTails::add(const KernelInit& tail, size_t first_extra_input, int64_t out_channels, size_t out_rank) {
+  std::vector<PostOp> added;
+  std::string label;
+  std::optional<size_t> residual;
+  dnnl_support::PostOps activation;
+  if (dnnl_support::append_activation(activation, tail)) {
+    for (int i = 0; i < activation.ops.len(); ++i) {
+      PostOp op;
+      float scale = 1.f;
+      activation.ops.get_params_eltwise(i, scale, op.algorithm, op.alpha, op.beta);
+      added.push_back(op);
+    }
+    label = activation.description;
+  } else {
+    const std::string& op = tail.op_type();
+    if (!tail.spec().domain.empty() || (op != "Add" && op != "Mul" && op != "Sub") || tail.num_inputs() != 2 ||
+        !tail.has_input(1))
+      return false;
+    label = op;
+    if (std::optional<Tensor> c = tail.constant_input(1)) {
+      // The constant must not change the output's shape: rank <= the output's, and every dim 1
+      // except possibly the channel dim.
+      if (c->dtype() != DType::kFloat32 || c->rank() > static_cast<int64_t>(out_rank)) return false;
+      if (c->numel() == 1) {
+        const float v = c->data<float>()[0];
+        PostOp linear;
+        linear.algorithm = dnnl::algorithm::eltwise_linear;
+        linear.alpha = op == "Mul" ? v : 1.f;
+        linear.beta = op == "Add" ? v : op == "Sub" ? -v : 0.f;
+        added.push_back(linear);
+      } else {
+        if (op == "Sub") return false;
+        // Right-aligned against [N, C, spatial...], only the channel dim may differ from 1.
+        const size_t offset = out_rank - static_cast<size_t>(c->rank());
+        for (size_t d = 0; d < static_cast<size_t>(c->rank()); ++d) {
+          const int64_t expected = d + offset == 1 ? out_channels : 1;
+          if (c->shape()[d] != expected) return false;
+        }
+        if (offset > 1) return false;  // the constant has no channel dim
+        PostOp binary;
+        binary.kind = Kind::kBinaryConstant;
+        binary.algorithm = op == "Mul" ? dnnl::algorithm::binary_mul : dnnl::algorithm::binary_add;
+        binary.constant = c->clone().reshaped({out_channels});
+        added.push_back(binary);
+      }
+    } else {
+      // A residual Add of a run-time tensor: the sum post-op accumulates onto it.
+      if (op != "Add" || residual_input_) return false;
+      const DType dtype = tail.input_dtype(1);
+      if (dtype != DType::kUndefined && dtype != DType::kFloat32) return false;
+      if (std::optional<Shape> s = tail.input_static_shape(1); s && s->size() != out_rank) return false;
+      PostOp sum;
+      sum.kind = Kind::kSum;
+      added.push_back(sum);
+      residual = first_extra_input;
+    }
+  }
+
+  Tail t;
+  t.reference = tail.create_reference_kernel();
+  for (size_t k = 1; k < tail.num_inputs(); ++k) t.extra_inputs.push_back(first_extra_input + k - 1);
+  tails_.push_back(std::move(t));
+  for (auto& op : added) {
+    // Consecutive affine steps become one: oneDNN 2.6's brgconv computes a chain of two
+    // eltwise_linear post-ops wrongly (PP-OCRv4's Conv -> Mul(scale) -> Add(bias) gave garbage).
+    if (!steps_.empty() && op.kind == Kind::kEltwise && op.algorithm == dnnl::algorithm::eltwise_linear &&
+        steps_.back().kind == Kind::kEltwise && steps_.back().algorithm == dnnl::algorithm::eltwise_linear) {
+      PostOp& last = steps_.back();  // a2 * (a1 * x + b1) + b2
+      last.beta = op.alpha * last.beta + op.beta;
+      last.alpha = op.alpha * last.alpha;
+      continue;
+    }
+    steps_.push_back(std::move(op));
+  }
+  if (residual) residual_input_ = residual;
+  description_ += (description_.empty() ? "" : "+") + label;
+  return true;
+}
+
+bool FusedTails::fast_path_ok(const KernelContext& ctx, const Shape& out_shape) const {
+  if (!residual_input_) return true;
+  if (!ctx.has_input(*residual_input_) || !ctx.input_value(*residual_input_).is_tensor()) return false;
+  const Tensor& addend = ctx.input(*residual_input_);
+  return addend.dtype() == DType::kFloat32 && addend.shape() == out_shape;
+}
+
+dnnl::post_ops FusedTails::post_ops(const Shape& out_shape) const {
+  dnnl::post_ops ops;
+  for (const PostOp& op : steps_) {
+    switch (op.kind) {
+      case Kind::kEltwise: ops.append_eltwise(1.f, op.algorithm, op.alpha, op.beta); break;
+      case Kind::kBinaryConstant:
+        ops.append_binary(op.algorithm, per_channel_desc(op.constant.numel(), out_shape.size()));
+        break;
+      case Kind::kSum: ops.append_sum(1.f); break;
+    }
+  }
+  return ops;
+}
+
+void FusedTails::add_binary_args(std::unordered_map<int, dnnl::memory>& args, const Shape& out_shape) const {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const PostOp& op = steps_[i];
+    if (op.kind != Kind::kBinaryConstant) continue;
+    args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] =
+        dnnl_support::wrap(per_channel_desc(op.constant.numel(), out_shape.size()), op.constant);
+  }
+}
+
+const Tensor* FusedTails::residual(const KernelContext& ctx) const {
+  return residual_input_ ? &ctx.input(*residual_input_) : nullptr;
+}
+
+void FusedTails::run_reference(KernelContext& ctx, const Kernel& head, size_t head_inputs) const {
+  std::vector<const Value*> inputs;
+  for (size_t i = 0; i < head_inputs; ++i) inputs.push_back(optional_input(ctx, i));
+  ChainContext head_ctx(ctx, std::move(inputs));
+  head.compute(head_ctx);
+  Value current = head_ctx.take_output();
+  for (const Tail& tail : tails_) {
+    std::vector<const Value*> tail_inputs{&current};
+    for (size_t e : tail.extra_inputs) tail_inputs.push_back(optional_input(ctx, e));
+    ChainContext tail_ctx(ctx, std::move(tail_inputs));
+    tail.reference->compute(tail_ctx);
+    current = tail_ctx.take_output();
+  }
+  ctx.set_output(0, std::move(current));
+}
+
+}  // namespace parity::runtime::nn
+
+#endif  // PARITY_HAVE_DNNL

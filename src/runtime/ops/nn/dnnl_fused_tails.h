@@ -1,0 +1,76 @@
+// The elementwise nodes fused into a oneDNN convolution kernel (FusableKernel tails), kept in two
+// forms: as oneDNN post-ops for the fast path, and as the tails' own reference kernels for the
+// runs the fast path does not take (another dtype, an addend whose shape is not the conv output's),
+// so a fused node computes exactly what the unfused nodes would in every case.
+#pragma once
+
+#if PARITY_HAVE_DNNL
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/dnnl/dnnl_support.h"
+
+namespace parity::runtime::nn {
+
+/// How many runs of the oneDNN Conv/ConvTranspose/pool kernels took the oneDNN path rather than
+/// the reference fallback, process-wide; lets tests check that a case really ran on oneDNN.
+uint64_t dnnl_fast_path_runs();
+void count_dnnl_fast_path_run();
+
+class FusedTails {
+ public:
+  /// Absorbs `tail` (its input 0 is the head's current output) if it maps to post-ops:
+  ///  - an activation dnnl_support::append_activation knows (Relu, Clip, HardSwish, Sigmoid, ...);
+  ///  - Mul/Add/Sub of a scalar constant (a linear eltwise post-op);
+  ///  - Add/Mul of a per-channel constant of `out_channels` values (a per-channel binary post-op);
+  ///  - one residual Add of a run-time tensor (a sum post-op; the fast path needs the addend to be
+  ///    an fp32 tensor of exactly the output's shape, other runs take the reference path).
+  /// `out_rank` is the rank of the head's output. Returns false, changing nothing, otherwise.
+  bool add(const KernelInit& tail, size_t first_extra_input, int64_t out_channels, size_t out_rank);
+
+  bool empty() const { return steps_.empty(); }
+  /// "Relu", "Add+Relu", ...: what was fused, in order.
+  const std::string& description() const { return description_; }
+  bool has_residual() const { return residual_input_.has_value(); }
+
+  /// Whether the fast path can run with these inputs (the residual addend, if any, is fp32 and
+  /// has exactly `out_shape`).
+  bool fast_path_ok(const KernelContext& ctx, const Shape& out_shape) const;
+  /// The post-op chain for an output of `out_shape`.
+  dnnl::post_ops post_ops(const Shape& out_shape) const;
+  /// Adds the memory arguments of the binary post-ops (per-channel constants).
+  void add_binary_args(std::unordered_map<int, dnnl::memory>& args, const Shape& out_shape) const;
+  /// The residual addend the sum post-op accumulates onto, or nullptr when there is none.
+  const Tensor* residual(const KernelContext& ctx) const;
+
+  /// The reference path: runs `head` (the head node's reference kernel, reading ctx inputs
+  /// 0..head_inputs-1) into a temporary, then every tail's reference kernel, and stores the last
+  /// result as ctx output 0.
+  void run_reference(KernelContext& ctx, const Kernel& head, size_t head_inputs) const;
+
+ private:
+  enum class Kind { kEltwise, kBinaryConstant, kSum };
+  struct PostOp {
+    Kind kind = Kind::kEltwise;
+    dnnl::algorithm algorithm = dnnl::algorithm::undef;
+    float alpha = 0.f, beta = 0.f;
+    Tensor constant;  // kBinaryConstant: the per-channel values, [C]
+  };
+  struct Tail {
+    std::unique_ptr<Kernel> reference;
+    std::vector<size_t> extra_inputs;  // ctx input index of the tail's inputs 1..n
+  };
+
+  std::vector<PostOp> steps_;
+  std::vector<Tail> tails_;
+  std::optional<size_t> residual_input_;  // ctx input index of the residual addend
+  std::string description_;
+};
+
+}  // namespace parity::runtime::nn
+
+#endif  // PARITY_HAVE_DNNL

@@ -1,0 +1,150 @@
+// Optimized MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool (fp32) on oneDNN, beside the
+// reference kernels in pool.cpp. The tensors stay plain NCHW; the primitive is cached per input
+// shape and thread count.
+//
+// What oneDNN cannot express exactly goes to the reference kernel: MaxPool's Indices output
+// (declined at plan time), non-fp32 tensors, zero-size tensors, windows that can lie entirely in
+// padding, and AveragePool with count_include_pad whose ceil_mode windows reach past the end
+// padding (ONNX does not count those positions; oneDNN divides by the full kernel size).
+#if PARITY_HAVE_DNNL
+
+#include "runtime/dnnl/dnnl_support.h"
+#include "runtime/ops/nn/dnnl_fused_tails.h"
+#include "runtime/ops/nn/nn_common.h"
+
+namespace parity::runtime::nn {
+namespace {
+
+using dnnl::memory;
+using dnnl_support::cpu_engine;
+using dnnl_support::plain_desc;
+using dnnl_support::wrap;
+
+struct PoolPlan {
+  bool supported = false;
+  dnnl::primitive primitive;
+  Shape out_shape;
+};
+
+enum class PoolOp { kMax, kAverage, kGlobalMax, kGlobalAverage };
+
+class DnnlPoolKernel : public Kernel {
+ public:
+  static std::unique_ptr<Kernel> create(const KernelInit& init, PoolOp op) {
+    auto reference = init.create_reference_kernel();  // also validates the attributes
+    if (init.input_dtype(0) != DType::kUndefined && init.input_dtype(0) != DType::kFloat32) return nullptr;
+    if (op == PoolOp::kMax && init.has_output(1)) return nullptr;  // Indices: oneDNN has no such output
+    return std::unique_ptr<Kernel>(new DnnlPoolKernel(init, op, std::move(reference)));
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::kFloat32 || x.rank() < 3 || x.rank() > 5 || x.numel() == 0) {
+      reference_->compute(ctx);
+      return;
+    }
+    std::vector<int64_t> key = x.shape();
+    key.push_back(ctx.num_threads());
+    std::shared_ptr<const PoolPlan> plan = cache_.get(key, [&] { return make_plan(x.shape(), ctx); });
+    if (!plan->supported) {
+      reference_->compute(ctx);
+      return;
+    }
+    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, plan->out_shape);
+    memory src = wrap(plain_desc(x.shape()), x);
+    memory dst = wrap(plain_desc(plan->out_shape), y);
+    dnnl_support::execute(plan->primitive, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, ctx.num_threads());
+    count_dnnl_fast_path_run();
+  }
+
+ private:
+  DnnlPoolKernel(const KernelInit& init, PoolOp op, std::unique_ptr<Kernel> reference)
+      : op_(op), reference_(std::move(reference)) {
+    if (op == PoolOp::kMax || op == PoolOp::kAverage) {
+      attrs_ = WindowAttrs::parse(init, /*has_dilations=*/op == PoolOp::kMax, /*has_ceil_mode=*/true);
+      count_include_pad_ = op == PoolOp::kAverage && init.attr_int("count_include_pad", 0) != 0;
+    }
+  }
+
+  PoolPlan make_plan(const Shape& x_shape, const KernelContext& ctx) const {
+    PoolPlan plan;
+    dnnl_support::ThreadScope scope(ctx.num_threads());
+    if (op_ == PoolOp::kGlobalMax || op_ == PoolOp::kGlobalAverage) {
+      plan.out_shape = Shape(x_shape.size(), 1);
+      plan.out_shape[0] = x_shape[0];
+      plan.out_shape[1] = x_shape[1];
+      try {
+        dnnl::reduction::desc desc(op_ == PoolOp::kGlobalMax ? dnnl::algorithm::reduction_max
+                                                             : dnnl::algorithm::reduction_mean,
+                                   plain_desc(x_shape), plain_desc(plan.out_shape), 0.f, 0.f);
+        plan.primitive = dnnl::reduction(dnnl::reduction::primitive_desc(desc, cpu_engine()));
+        plan.supported = true;
+      } catch (const dnnl::error&) {
+      }
+      return plan;
+    }
+    if (static_cast<int64_t>(attrs_.kernel_shape.size()) != static_cast<int64_t>(x_shape.size()) - 2) return plan;
+    const std::vector<int64_t> in(x_shape.begin() + 2, x_shape.end());
+    const WindowGeometry g = resolve_window(attrs_, in, attrs_.kernel_shape, ctx);
+    memory::dims strides, kernel, dilations, pad_l, pad_r;
+    for (int64_t i = 0; i < g.rank; ++i) {
+      const int64_t ek = (g.kernel[i] - 1) * g.dilations[i] + 1;
+      // ceil_mode: the last window may reach past the end padding; oneDNN sees that as padding.
+      const int64_t right = std::max(g.pad_end[i], (g.out[i] - 1) * g.strides[i] + ek - g.in[i] - g.pad_begin[i]);
+      if (g.out[i] <= 0 || (g.in[i] - ek + g.pad_begin[i] + right) / g.strides[i] + 1 != g.out[i]) return plan;
+      if (g.pad_begin[i] >= ek || right >= ek) return plan;  // a window could hold only padding
+      if (count_include_pad_ && right > g.pad_end[i]) return plan;
+      strides.push_back(g.strides[i]);
+      kernel.push_back(g.kernel[i]);
+      dilations.push_back(g.dilations[i] - 1);
+      pad_l.push_back(g.pad_begin[i]);
+      pad_r.push_back(right);
+    }
+    plan.out_shape = {x_shape[0], x_shape[1]};
+    plan.out_shape.insert(plan.out_shape.end(), g.out.begin(), g.out.end());
+    const dnnl::algorithm algorithm = op_ == PoolOp::kMax      ? dnnl::algorithm::pooling_max
+                                      : count_include_pad_     ? dnnl::algorithm::pooling_avg_include_padding
+                                                               : dnnl::algorithm::pooling_avg_exclude_padding;
+    try {
+      dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, plain_desc(x_shape),
+                                          plain_desc(plan.out_shape), strides, kernel, dilations, pad_l, pad_r);
+      plan.primitive = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(desc, cpu_engine()));
+      plan.supported = true;
+    } catch (const dnnl::error&) {
+    }
+    return plan;
+  }
+
+  PoolOp op_;
+  std::unique_ptr<Kernel> reference_;
+  WindowAttrs attrs_;
+  bool count_include_pad_ = false;
+  dnnl_support::ShapeCache<PoolPlan> cache_;
+};
+
+template <PoolOp kOp>
+struct DnnlPool {
+  static std::unique_ptr<Kernel> create(const KernelInit& init) { return DnnlPoolKernel::create(init, kOp); }
+};
+using DnnlMaxPool = DnnlPool<PoolOp::kMax>;
+using DnnlAveragePool = DnnlPool<PoolOp::kAverage>;
+using DnnlGlobalMaxPool = DnnlPool<PoolOp::kGlobalMax>;
+using DnnlGlobalAveragePool = DnnlPool<PoolOp::kGlobalAverage>;
+
+}  // namespace
+
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", 1, DnnlMaxPool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", 8, DnnlMaxPool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", 10, DnnlMaxPool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", 11, DnnlMaxPool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", 12, DnnlMaxPool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", 1, DnnlAveragePool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", 7, DnnlAveragePool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", 10, DnnlAveragePool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", 11, DnnlAveragePool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "GlobalMaxPool", 1, DnnlGlobalMaxPool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "GlobalAveragePool", 1, DnnlGlobalAveragePool);
+
+}  // namespace parity::runtime::nn
+
+#endif  // PARITY_HAVE_DNNL

@@ -1,0 +1,161 @@
+// Conv fusion through a Session: a small model whose convolutions absorb activations, affine
+// constants and residual Adds; the fused plan must compute what the reference kernels compute,
+// and hooks / intermediate outputs must still see every value a fusion absorbed.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../model_builder.h"
+#include "runtime/ops/nn/dnnl_fused_tails.h"
+#include "runtime/ops/nn_harness.h"
+#include "runtime/ops/op_tester.h"
+#include "runtime/session.h"
+#include "runtime/subgraph.h"
+
+#if PARITY_HAVE_DNNL
+
+namespace parity::testing {
+namespace {
+
+using nn::random_tensor;
+
+void add_ints_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+/// x -> Conv -> Add(other, .) -> Relu -> Conv(1x1) -> Mul(s, .) -> Add(., b) -> Clip(0, 6)
+///   -> Conv -> Add(per-channel constant) -> HardSwish -> Conv -> Add(broadcast run-time addend)
+///   -> Conv(depthwise) -> Sigmoid -> y
+/// The first Add and the Mul read the conv output as their second input (as PyTorch and Paddle
+/// exports do); the last Add's addend has shape [1, 6, 1, 1], which the fast path does not take.
+ModelBuilder fusion_model() {
+  ModelBuilder m(14);
+  m.input("x", DType::kFloat32, {1, 4, 9, 8});
+  m.input("other", DType::kFloat32, {1, 6, 9, 8});
+  m.input("bcast", DType::kFloat32, {1, 6, 1, 1});
+  m.initializer("w1", random_tensor({6, 4, 3, 3}, 11)).initializer("b1", random_tensor({6}, 12));
+  m.initializer("w2", random_tensor({6, 6, 1, 1}, 13)).initializer("b2", random_tensor({6}, 14));
+  m.initializer("w3", random_tensor({6, 6, 3, 3}, 15));
+  m.initializer("w4", random_tensor({6, 6, 1, 1}, 16));
+  m.initializer("w5", random_tensor({6, 1, 3, 3}, 17)).initializer("b5", random_tensor({6}, 18));
+  m.initializer("scale", Tensor::from_vector<float>({1}, {1.5f}));
+  m.initializer("shift", Tensor::from_vector<float>({1}, {-0.25f}));
+  m.initializer("lo", Tensor::scalar<float>(0.f)).initializer("hi", Tensor::scalar<float>(6.f));
+  m.initializer("per_channel", random_tensor({1, 6, 1, 1}, 19));
+  add_ints_attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  m.node("Add", {"other", "c1"}, {"sum1"}, "residual");
+  m.node("Relu", {"sum1"}, {"r1"}, "relu1");
+  m.node("Conv", {"r1", "w2", "b2"}, {"c2"}, "conv2");
+  m.node("Mul", {"scale", "c2"}, {"m2"}, "scale2");
+  m.node("Add", {"m2", "shift"}, {"a2"}, "shift2");
+  m.node("Clip", {"a2", "lo", "hi"}, {"k2"}, "clip2");
+  add_ints_attr(m.node("Conv", {"k2", "w3"}, {"c3"}, "conv3"), "pads", {1, 1, 1, 1});
+  m.node("Add", {"c3", "per_channel"}, {"a3"}, "bias3");
+  m.node("HardSwish", {"a3"}, {"h3"}, "hswish3");
+  m.node("Conv", {"h3", "w4"}, {"c4"}, "conv4");
+  m.node("Add", {"c4", "bcast"}, {"a4"}, "bcast4");
+  auto& dw = m.node("Conv", {"a4", "w5", "b5"}, {"c5"}, "conv5");
+  add_int_attr(dw, "group", 6);
+  add_ints_attr(dw, "pads", {1, 1, 1, 1});
+  m.node("Sigmoid", {"c5"}, {"y"}, "sigmoid5");
+  m.output("y", DType::kFloat32, {1, 6, 9, 8});
+  return m;
+}
+
+TensorMap fusion_feed() {
+  return TensorMap{{"x", random_tensor({1, 4, 9, 8}, 1)},
+                   {"other", random_tensor({1, 6, 9, 8}, 2)},
+                   {"bcast", random_tensor({1, 6, 1, 1}, 3)}};
+}
+
+runtime::Session make_session(const onnx::ModelProto& model, runtime::KernelTier tier, bool fuse = true) {
+  runtime::SessionOptions options;
+  options.kernels = tier;
+  options.fuse = fuse;
+  return runtime::Session::create(model, options).value();
+}
+
+TEST(OptimizedConvFusion, PlanAbsorbsEveryTail) {
+  const ModelBuilder m = fusion_model();
+  runtime::PlanEnv env;
+  env.opsets[""] = 14;
+  env.tier = runtime::KernelTier::kOptimized;
+  env.fuse = true;
+  auto plan = runtime::plan_graph(m.model().graph(), env, nullptr);
+  // Add+Relu, Mul+Add+Clip, Add+HardSwish, Add, Sigmoid.
+  EXPECT_EQ(plan->fused_nodes_, 9);
+  ASSERT_EQ(plan->nodes_.size(), 5u);
+  EXPECT_NE(plan->nodes_[0].label.find("fused with Add node 'residual'"), std::string::npos) << plan->nodes_[0].label;
+  EXPECT_NE(plan->nodes_[0].label.find("Relu node 'relu1'"), std::string::npos) << plan->nodes_[0].label;
+}
+
+TEST(OptimizedConvFusion, FusedOutputsMatchReferenceKernels) {
+  const ModelBuilder m = fusion_model();
+  const TensorMap feed = fusion_feed();
+  const TensorMap reference = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+  runtime::Session fused_session = make_session(m.model(), runtime::KernelTier::kOptimized);
+  const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+  const TensorMap fused = fused_session.run(feed);
+  // Four convolutions run on oneDNN; the one whose residual addend broadcasts runs the reference.
+  EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 4u);
+  const TensorMap unfused = make_session(m.model(), runtime::KernelTier::kOptimized, false).run(feed);
+  EXPECT_TRUE(tensors_close(fused.at("y"), reference.at("y"), 1e-4, 1e-4));
+  EXPECT_TRUE(tensors_close(unfused.at("y"), reference.at("y"), 1e-4, 1e-4));
+}
+
+TEST(OptimizedConvFusion, ResidualWithOtherShapeTakesReferencePath) {
+  // The residual input is declared [1, 6, 9, 8] but fed as [1, 6, 1, 8]: Add broadcasts, so the
+  // fused node runs the reference kernels for this call and still matches.
+  const ModelBuilder m = fusion_model();
+  TensorMap feed = fusion_feed();
+  feed.set("other", random_tensor({1, 6, 1, 8}, 9));
+  runtime::RunOptions no_shape_check;
+  no_shape_check.check_input_shapes = false;
+  const TensorMap reference = make_session(m.model(), runtime::KernelTier::kReference).run(feed, no_shape_check);
+  const TensorMap fused = make_session(m.model(), runtime::KernelTier::kOptimized).run(feed, no_shape_check);
+  EXPECT_TRUE(tensors_close(fused.at("y"), reference.at("y"), 1e-4, 1e-4));
+}
+
+TEST(OptimizedConvFusion, HooksAndIntermediatesSeeAbsorbedValues) {
+  const ModelBuilder m = fusion_model();
+  const TensorMap feed = fusion_feed();
+  runtime::Session reference = make_session(m.model(), runtime::KernelTier::kReference);
+  runtime::Session optimized = make_session(m.model(), runtime::KernelTier::kOptimized);
+
+  std::map<std::string, Tensor> seen;
+  runtime::RunOptions hook;
+  hook.hook = [&](const std::string& name, const runtime::Value& v) { seen[name] = v.tensor().clone(); };
+  optimized.run(feed, hook);
+  for (const char* name : {"c1", "sum1", "r1", "c2", "m2", "a2", "k2", "c3", "a3", "h3", "c4", "a4", "c5", "y"})
+    EXPECT_TRUE(seen.count(name)) << name << " was not seen by the hook";
+
+  runtime::RunOptions marked;
+  marked.outputs = {"c1", "sum1", "m2", "a3", "y"};
+  const TensorMap want = reference.run(feed, marked);
+  const TensorMap got = optimized.run(feed, marked);
+  for (const auto& name : marked.outputs) {
+    EXPECT_TRUE(tensors_close(got.at(name), want.at(name), 1e-4, 1e-4)) << name;
+    EXPECT_TRUE(tensors_close(seen.at(name), want.at(name), 1e-4, 1e-4)) << name << " (hook)";
+  }
+  EXPECT_EQ(optimized.intermediate_names().size(), reference.intermediate_names().size());
+}
+
+TEST(OptimizedConvFusion, MultiThreadedRunsMatch) {
+  const ModelBuilder m = fusion_model();
+  const TensorMap feed = fusion_feed();
+  runtime::SessionOptions options;
+  options.threads = 2;
+  const TensorMap two = runtime::Session::create(m.model(), options).value().run(feed);
+  const TensorMap reference = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+  EXPECT_TRUE(tensors_close(two.at("y"), reference.at("y"), 1e-4, 1e-4));
+}
+
+}  // namespace
+}  // namespace parity::testing
+
+#endif  // PARITY_HAVE_DNNL
