@@ -1,6 +1,9 @@
 #include "runtime/kernel.h"
 
 #include <algorithm>
+#include <cstring>
+
+#include "runtime/buffer_pool.h"
 
 namespace parity::runtime {
 
@@ -86,12 +89,18 @@ const Tensor& KernelContext::input(size_t i) const {
 }
 
 Tensor& KernelContext::allocate_output(size_t i, DType dtype, const Shape& shape) {
-  set_output(i, Value(Tensor(dtype, shape)));
+  if (dtype == DType::kString) {
+    set_output(i, Value(Tensor(dtype, shape)));
+  } else {
+    Tensor t = pooled_uninitialized_tensor(dtype, shape);
+    if (t.size_bytes()) std::memset(t.raw_data(), 0, t.size_bytes());
+    set_output(i, Value(std::move(t)));
+  }
   return output_value(i).tensor();
 }
 
 Tensor& KernelContext::allocate_output_uninitialized(size_t i, DType dtype, const Shape& shape) {
-  set_output(i, Value(Tensor::uninitialized(dtype, shape)));
+  set_output(i, Value(pooled_uninitialized_tensor(dtype, shape)));
   return output_value(i).tensor();
 }
 
