@@ -155,6 +155,62 @@ TEST(OptimizedConvFusion, MultiThreadedRunsMatch) {
   EXPECT_TRUE(tensors_close(two.at("y"), reference.at("y"), 1e-4, 1e-4));
 }
 
+/// Convolutions big enough to be split into output-row slices over the session's threads:
+/// strided, dilated, padded, grouped, 1-D and 3-D, with a residual Add, at 1, 2 and 3 threads.
+TEST(OptimizedConvFusion, RowSlicesOverThreadsMatchReference) {
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> strides, dilations, pads;
+    int64_t group;
+  };
+  const std::vector<Case> cases = {
+      {{1, 16, 31, 29}, {32, 16, 3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1},
+      {{2, 16, 23, 20}, {16, 16, 3, 3}, {1, 1}, {2, 2}, {2, 1, 3, 2}, 1},
+      {{1, 32, 40, 33}, {32, 1, 5, 5}, {1, 1}, {1, 1}, {2, 2, 2, 2}, 32},
+      {{1, 64, 17, 19}, {64, 64, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1},
+      {{1, 16, 11, 10}, {16, 16, 7, 7}, {1, 1}, {1, 1}, {3, 3, 3, 3}, 1},
+      {{2, 24, 301}, {24, 24, 5}, {1}, {3}, {6, 6}, 1},
+      {{1, 8, 9, 10, 11}, {8, 8, 3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 1},
+  };
+  uint32_t seed = 40;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_to_string(c.x) + " * " + shape_to_string(c.w));
+    ModelBuilder m(14);
+    m.input("x", DType::kFloat32, c.x);
+    m.initializer("w", random_tensor(c.w, ++seed)).initializer("b", random_tensor({c.w[0]}, ++seed));
+    auto& conv = m.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+    add_ints_attr(conv, "strides", c.strides);
+    add_ints_attr(conv, "dilations", c.dilations);
+    add_ints_attr(conv, "pads", c.pads);
+    add_int_attr(conv, "group", c.group);
+    m.output("y", DType::kFloat32, {});
+    // The conv's output shape, for a residual addend of exactly that shape.
+    const TensorMap plain = runtime::Session::create(
+                                [&] {
+                                  ModelBuilder probe = m;
+                                  probe.graph().mutable_output(0)->set_name("c");
+                                  return probe.model();
+                                }(),
+                                {})
+                                .value()
+                                .run({{"x", random_tensor(c.x, 1)}});
+    const Shape out_shape = plain.at("c").shape();
+    m.input("other", DType::kFloat32, out_shape);
+    m.node("Add", {"other", "c"}, {"s"}, "residual");
+    m.node("Relu", {"s"}, {"y"}, "relu");
+    const TensorMap feed{{"x", random_tensor(c.x, ++seed)}, {"other", random_tensor(out_shape, ++seed)}};
+    const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+    for (int threads : {1, 2, 3}) {
+      runtime::SessionOptions options;
+      options.threads = threads;
+      const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+      const TensorMap got = runtime::Session::create(m.model(), options).value().run(feed);
+      EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 1u) << threads << " threads";
+      EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 2e-4, 2e-4)) << threads << " threads";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity::testing
 

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/nn/conv_core.h"
 #include "runtime/ops/nn/dnnl_fused_tails.h"
 
@@ -86,15 +87,25 @@ memory::desc activation_desc(const Shape& shape, bool plain) {
   return memory::desc(dnnl_support::to_dims(shape), memory::data_type::f32, memory::format_tag::any);
 }
 
-/// Everything one input shape needs, built once: the primitive, its packed weights and the
-/// reorders between the plain tensors and the layouts the primitive chose.
-struct ConvPlan {
-  bool supported = false;  // false: oneDNN rejected the geometry; the reference path runs
+/// One slice of the output rows (along the first spatial dim) and the input rows it reads: the
+/// primitive for that slice, its packed weights, and the reorders between the plain tensors'
+/// rows and the layouts the primitive chose. With one thread there is a single slice, the whole
+/// tensor.
+struct ConvChunk {
   dnnl::primitive primitive;
   memory weights;
-  memory::desc src_desc, dst_desc;
+  memory::desc scratchpad;
+  memory::desc x_view, y_view;    // the slice's rows inside the plain x / y (strided)
+  int64_t x_offset = 0, y_offset = 0;  // element offset of the slice's first row
+  memory::desc src_desc, dst_desc;     // what the primitive reads / writes
   bool reorder_src = false, reorder_dst = false;
   dnnl::reorder src_in, dst_out, residual_in;
+};
+
+/// Everything one input shape (and thread count) needs, built once.
+struct ConvPlan {
+  bool supported = false;  // false: oneDNN rejected the geometry; the reference path runs
+  std::vector<ConvChunk> chunks;
 };
 
 /// oneDNN's geometry for one run: strides, dilations (0 = dense), paddings.
@@ -140,10 +151,11 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
                 tails_.fast_path_ok(ctx, out_shape);
     std::shared_ptr<const ConvPlan> plan;
     if (fast) {
+      const int64_t chunks = chunk_count(p, ctx);
       std::vector<int64_t> key = x.shape();
-      key.push_back(ctx.num_threads());
+      key.push_back(chunks);
       key.push_back(bias != nullptr);
-      plan = cache_->get(key, [&] { return make_plan(p, bias != nullptr, ctx.num_threads()); });
+      plan = cache_->get(key, [&] { return make_plan(p, bias != nullptr, chunks); });
       fast = plan->supported;
     }
     if (!fast) {
@@ -211,15 +223,13 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
   };
 
   /// Primitive descriptor for one geometry; throws dnnl::error when oneDNN has no implementation.
-  PrimitiveDesc make_primitive_desc(const ConvProblem& p, const DnnlGeometry& d, bool has_bias,
-                                    const dnnl::primitive_attr& attr) const {
-    Shape x_shape{p.batch, p.in_channels};
-    x_shape.insert(x_shape.end(), p.geom.in.begin(), p.geom.in.end());
+  PrimitiveDesc make_primitive_desc(const ConvProblem& p, const Shape& x_shape, const Shape& y_shape,
+                                    const DnnlGeometry& d, bool has_bias, const dnnl::primitive_attr& attr) const {
     const ActivationLayout layout = activation_layout();
     const bool plain = layout == ActivationLayout::kPlain ||
                        (layout == ActivationLayout::kPointwisePlain && !transposed_ && is_pointwise(p));
     const memory::desc src = activation_desc(x_shape, plain);
-    const memory::desc dst = activation_desc(p.output_shape(), plain);
+    const memory::desc dst = activation_desc(y_shape, plain);
     const memory::desc w_plain = onnx_weights_desc(weights_.shape(), group_, transposed_);
     const memory::desc weights(w_plain.dims(), memory::data_type::f32, memory::format_tag::any);
     const memory::desc bias = has_bias ? plain_desc({p.out_channels}) : memory::desc();
@@ -267,8 +277,9 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
       const ConvProblem p = problem(x_shape, ctx);
       std::optional<DnnlGeometry> d = dnnl_geometry(p);
       if (!d || shape_numel(p.output_shape()) == 0) return;
-      const PrimitiveDesc pd = make_primitive_desc(p, *d, false, dnnl::primitive_attr());
+      const PrimitiveDesc pd = make_primitive_desc(p, input_shape(p), p.output_shape(), *d, false, plan_attr());
       prepacked_desc_ = pd.base().weights_desc();
+      dnnl_support::ThreadScope scope(1);
       prepacked_ = pack_weights(prepacked_desc_, 1);
     } catch (const Error&) {
       // A static shape that does not fit the weights: the run reports it.
@@ -276,65 +287,131 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
     }
   }
 
-  ConvPlan make_plan(const ConvProblem& p, bool has_bias, int threads) const {
+  static Shape input_shape(const ConvProblem& p) {
+    Shape x{p.batch, p.in_channels};
+    x.insert(x.end(), p.geom.in.begin(), p.geom.in.end());
+    return x;
+  }
+
+  /// Primitives run single-threaded on parity's threads (one per slice) with a scratchpad the
+  /// caller provides, so any thread may run them.
+  static dnnl::primitive_attr plan_attr() { return dnnl_support::user_scratchpad_attr(); }
+
+  /// How many output-row slices to run in parallel: one per thread for convolutions big enough
+  /// to pay for the hand-off, never more than there are output rows.
+  int64_t chunk_count(const ConvProblem& p, const KernelContext& ctx) const {
+    if (transposed_) return 1;  // a slice of a transposed conv's output reads a ragged input range
+    // Below ~1M multiply-adds a slice's thread hand-off costs more than it saves.
+    constexpr int64_t kMinParallelWork = int64_t{1} << 20;
+    const int64_t macs = shape_numel(p.output_shape()) * (p.in_channels / p.group) * p.geom.kernel_numel();
+    return dnnl_support::row_chunk_count(ctx, p.geom.out[0], 1, macs, kMinParallelWork);
+  }
+
+  ConvPlan make_plan(const ConvProblem& p, bool has_bias, int64_t chunks) const {
     ConvPlan plan;
-    std::optional<DnnlGeometry> d = dnnl_geometry(p);
-    if (!d) return plan;
-    dnnl_support::ThreadScope scope(threads);
+    std::optional<DnnlGeometry> full = dnnl_geometry(p);
+    if (!full) return plan;
+    dnnl_support::ThreadScope scope(1);
+    const Shape x_shape = input_shape(p), y_shape = p.output_shape();
+    const std::vector<int64_t> x_strides = shape_strides(x_shape), y_strides = shape_strides(y_shape);
+    const WindowGeometry& g = p.geom;
     try {
-      dnnl::primitive_attr attr;
-      attr.set_post_ops(tails_.post_ops(p.output_shape()));
-      const PrimitiveDesc typed = make_primitive_desc(p, *d, has_bias, attr);
-      const dnnl::primitive_desc& pd = typed.base();
-      plan.primitive = typed.primitive();
-      plan.weights = prepacked_ && pd.weights_desc() == prepacked_desc_ ? prepacked_
-                                                                        : pack_weights(pd.weights_desc(), threads);
-      Shape x_shape{p.batch, p.in_channels};
-      x_shape.insert(x_shape.end(), p.geom.in.begin(), p.geom.in.end());
-      const memory::desc x_plain = plain_desc(x_shape), y_plain = plain_desc(p.output_shape());
-      plan.src_desc = pd.src_desc();
-      plan.dst_desc = pd.dst_desc();
-      plan.reorder_src = plan.src_desc != x_plain;
-      plan.reorder_dst = plan.dst_desc != y_plain;
-      if (plan.reorder_src) plan.src_in = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), x_plain, cpu_engine(), plan.src_desc));
-      if (plan.reorder_dst) {
-        plan.dst_out = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plan.dst_desc, cpu_engine(), y_plain));
-        if (tails_.has_residual())
-          plan.residual_in = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), y_plain, cpu_engine(), plan.dst_desc));
+      dnnl::primitive_attr attr = plan_attr();
+      attr.set_post_ops(tails_.post_ops(y_shape));
+      for (int64_t c = 0; c < chunks; ++c) {
+        // Output rows [o0, o1) of the first spatial dim read input rows [i0, i1); the slice's
+        // own paddings are whatever of its window lies outside the input.
+        const int64_t o0 = g.out[0] * c / chunks, o1 = g.out[0] * (c + 1) / chunks;
+        DnnlGeometry d = *full;
+        int64_t i0 = 0, i1 = g.in[0];
+        if (chunks > 1) {
+          const int64_t ek = (g.kernel[0] - 1) * g.dilations[0] + 1;
+          const int64_t start = o0 * g.strides[0] - g.pad_begin[0], end = (o1 - 1) * g.strides[0] - g.pad_begin[0] + ek;
+          i0 = std::max<int64_t>(0, start);
+          i1 = std::min<int64_t>(g.in[0], end);
+          if (i1 <= i0) return plan;  // a slice that reads only padding
+          d.pad_l[0] = i0 - start;
+          d.pad_r[0] = end - i1;
+        }
+        Shape xc = x_shape, yc = y_shape;
+        xc[2] = i1 - i0;
+        yc[2] = o1 - o0;
+        ConvChunk chunk;
+        const PrimitiveDesc typed = make_primitive_desc(p, xc, yc, d, has_bias, attr);
+        const dnnl::primitive_desc& pd = typed.base();
+        chunk.primitive = typed.primitive();
+        chunk.scratchpad = pd.scratchpad_desc();
+        const memory::desc w_desc = pd.weights_desc();
+        if (prepacked_ && w_desc == prepacked_desc_) {
+          chunk.weights = prepacked_;
+        } else {
+          for (const ConvChunk& other : plan.chunks)
+            if (other.weights.get_desc() == w_desc) chunk.weights = other.weights;
+          if (!chunk.weights) chunk.weights = pack_weights(w_desc, 1);
+        }
+        chunk.x_view = memory::desc(dnnl_support::to_dims(xc), memory::data_type::f32, x_strides);
+        chunk.y_view = memory::desc(dnnl_support::to_dims(yc), memory::data_type::f32, y_strides);
+        chunk.x_offset = i0 * x_strides[2];
+        chunk.y_offset = o0 * y_strides[2];
+        chunk.src_desc = pd.src_desc();
+        chunk.dst_desc = pd.dst_desc();
+        chunk.reorder_src = chunk.src_desc != chunk.x_view;
+        chunk.reorder_dst = chunk.dst_desc != chunk.y_view;
+        auto reorder = [](const memory::desc& from, const memory::desc& to) {
+          return dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), from, cpu_engine(), to));
+        };
+        if (chunk.reorder_src) chunk.src_in = reorder(chunk.x_view, chunk.src_desc);
+        if (chunk.reorder_dst) chunk.dst_out = reorder(chunk.dst_desc, chunk.y_view);
+        if (tails_.has_residual()) chunk.residual_in = reorder(chunk.y_view, chunk.dst_desc);
+        plan.chunks.push_back(std::move(chunk));
       }
       plan.supported = true;
     } catch (const dnnl::error&) {
       plan.supported = false;
+      plan.chunks.clear();
     }
     return plan;
   }
 
   void run(const ConvPlan& plan, const Tensor& x, const Tensor* bias, const Shape& out_shape, KernelContext& ctx) const {
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
-    dnnl_support::ThreadScope scope(ctx.num_threads());
-    dnnl::stream stream(cpu_engine());
-    memory src = wrap(plain_desc(x.shape()), x);
-    if (plan.reorder_src) {
-      memory blocked(plan.src_desc, cpu_engine());
-      plan.src_in.execute(stream, src, blocked);
-      src = blocked;
-    }
-    memory y_plain = wrap(plain_desc(out_shape), y);
-    memory dst = plan.reorder_dst ? memory(plan.dst_desc, cpu_engine()) : y_plain;
-    if (const Tensor* addend = tails_.residual(ctx)) {  // the sum post-op accumulates onto dst
-      if (plan.reorder_dst) {
-        memory addend_plain = wrap(plain_desc(out_shape), *addend);
-        plan.residual_in.execute(stream, addend_plain, dst);
-      } else {
-        std::memcpy(y.raw_data(), addend->raw_data(), y.size_bytes());
+    const Tensor* addend = tails_.residual(ctx);
+    float* x_data = const_cast<float*>(x.data<float>());
+    float* y_data = y.data<float>();
+    float* addend_data = addend ? const_cast<float*>(addend->data<float>()) : nullptr;
+    std::optional<memory> bias_memory;
+    if (bias) bias_memory = wrap(plain_desc({bias->numel()}), *bias);
+    auto run_chunk = [&](const ConvChunk& chunk) {
+      dnnl_support::ThreadScope scope(1);
+      dnnl::stream stream(cpu_engine());
+      memory src(chunk.x_view, cpu_engine(), x_data + chunk.x_offset);
+      if (chunk.reorder_src) {
+        memory converted(chunk.src_desc, cpu_engine());
+        chunk.src_in.execute(stream, src, converted);
+        src = converted;
       }
+      memory y_view(chunk.y_view, cpu_engine(), y_data + chunk.y_offset);
+      memory dst = chunk.reorder_dst ? memory(chunk.dst_desc, cpu_engine()) : y_view;
+      if (addend_data) {  // the sum post-op accumulates onto dst
+        memory addend_view(chunk.y_view, cpu_engine(), addend_data + chunk.y_offset);
+        chunk.residual_in.execute(stream, addend_view, dst);
+      }
+      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, chunk.weights}, {DNNL_ARG_DST, dst}};
+      if (bias_memory) args[DNNL_ARG_BIAS] = *bias_memory;
+      if (chunk.scratchpad.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = dnnl_support::thread_scratchpad(chunk.scratchpad);
+      tails_.add_binary_args(args, out_shape);
+      chunk.primitive.execute(stream, args);
+      if (chunk.reorder_dst) chunk.dst_out.execute(stream, dst, y_view);
+      stream.wait();
+    };
+    const int64_t chunks = static_cast<int64_t>(plan.chunks.size());
+    if (chunks == 1) {
+      run_chunk(plan.chunks[0]);
+      return;
     }
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, plan.weights}, {DNNL_ARG_DST, dst}};
-    if (bias) args[DNNL_ARG_BIAS] = wrap(plain_desc({bias->numel()}), *bias);
-    tails_.add_binary_args(args, out_shape);
-    plan.primitive.execute(stream, args);
-    if (plan.reorder_dst) plan.dst_out.execute(stream, dst, y_plain);
-    stream.wait();
+    ctx.parallel_for(chunks, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) run_chunk(plan.chunks[c]);
+    });
   }
 
   bool transposed_;

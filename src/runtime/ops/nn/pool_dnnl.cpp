@@ -1,6 +1,6 @@
 // Optimized MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool (fp32) on oneDNN, beside the
 // reference kernels in pool.cpp. The tensors stay plain NCHW; the primitive is cached per input
-// shape and thread count.
+// shape and runs single-threaded.
 //
 // What oneDNN cannot express exactly goes to the reference kernel: MaxPool's Indices output
 // (declined at plan time), non-fp32 tensors, zero-size tensors, windows that can lie entirely in
@@ -43,9 +43,7 @@ class DnnlPoolKernel : public Kernel {
       reference_->compute(ctx);
       return;
     }
-    std::vector<int64_t> key = x.shape();
-    key.push_back(ctx.num_threads());
-    std::shared_ptr<const PoolPlan> plan = cache_.get(key, [&] { return make_plan(x.shape(), ctx); });
+    std::shared_ptr<const PoolPlan> plan = cache_.get(x.shape(), [&] { return make_plan(x.shape(), ctx); });
     if (!plan->supported) {
       reference_->compute(ctx);
       return;
@@ -53,7 +51,9 @@ class DnnlPoolKernel : public Kernel {
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, plan->out_shape);
     memory src = wrap(plain_desc(x.shape()), x);
     memory dst = wrap(plain_desc(plan->out_shape), y);
-    dnnl_support::execute(plan->primitive, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, ctx.num_threads());
+    // Single-threaded: pools are memory-bound and small next to the convolutions around them,
+    // and oneDNN's OpenMP workers spin after each parallel region (see runtime/dnnl/row_chunks.h).
+    dnnl_support::execute(plan->primitive, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, 1);
     count_dnnl_fast_path_run();
   }
 
@@ -68,7 +68,7 @@ class DnnlPoolKernel : public Kernel {
 
   PoolPlan make_plan(const Shape& x_shape, const KernelContext& ctx) const {
     PoolPlan plan;
-    dnnl_support::ThreadScope scope(ctx.num_threads());
+    dnnl_support::ThreadScope scope(1);
     if (op_ == PoolOp::kGlobalMax || op_ == PoolOp::kGlobalAverage) {
       plan.out_shape = Shape(x_shape.size(), 1);
       plan.out_shape[0] = x_shape[0];
