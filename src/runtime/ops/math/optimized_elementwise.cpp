@@ -8,13 +8,15 @@
 // once instead of k times. Loops come from fast_elementwise.h (vectorized, same expressions as
 // the reference kernels, so results are bit-identical).
 //
-// Anything the fast path does not cover at run time — another dtype, a broadcast that collapses
-// to more than kMaxDims dimension groups, a tail operand that would change the output's shape —
-// runs the reference kernels of the head and tails one after another instead.
+// A tail whose operand broadcasts (LayerNorm's Div(x - mean, sqrt(var + eps)), a per-channel
+// bias) starts a new pass over the chain's value, in place when the shape stays. Anything the
+// fast loops do not cover at run time — another dtype, a broadcast that collapses to more than
+// kMaxDims dimension groups — runs the reference kernels of the head and tails instead.
 #include <cmath>
 #include <limits>
 #include <optional>
 
+#include "runtime/buffer_pool.h"
 #include "runtime/ops/common/broadcast.h"
 #include "runtime/ops/common/fast_elementwise.h"
 #include "runtime/positional_fusion.h"
@@ -256,26 +258,44 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
     return ctx.has_input(i) && ctx.input_value(i).is_tensor() && ctx.input(i).dtype() == DType::kFloat32;
   }
 
-  bool try_fast(KernelContext& ctx) const {
-    if (!is_float(ctx, 0) || (head_.binary && !is_float(ctx, 1))) return false;
-    const Tensor& a = ctx.input(0);
-    Shape out_shape = a.shape();
+  /// A stretch of the chain computed in one pass: a unary or binary op (the head, or a binary
+  /// tail whose operand changes the shape, or broadcasts into it), then the tails
+  /// [tail_begin, tail_end), which keep the shape and have scalar or same-shape operands.
+  struct Segment {
+    const Step* step = nullptr;
+    const Tensor* a = nullptr;
+    const Tensor* b = nullptr;  // binary only
+    bool in_place = false;      // writes into the previous segment's result (same shape)
+    Shape shape;
     Layout layout;
+    size_t tail_begin = 0, tail_end = 0;
+  };
+
+  /// The chain split into segments, or false when part of it needs the reference kernels (another
+  /// dtype, a broadcast of more than kMaxDims groups, an incompatible shape).
+  bool plan_segments(KernelContext& ctx, std::vector<Segment>& segments, std::vector<Operand>& operands) const {
+    if (!is_float(ctx, 0) || (head_.binary && !is_float(ctx, 1))) return false;
+    Segment head;
+    head.step = &head_;
+    head.a = &ctx.input(0);
+    head.shape = head.a->shape();
     if (head_.binary) {
-      const Tensor& b = ctx.input(1);
-      auto shape = try_broadcast_shapes(std::vector<Shape>{a.shape(), b.shape()});
-      if (!shape || !make_layout(a.shape(), b.shape(), *shape, layout)) return false;
-      out_shape = *shape;
-    } else if (a.rank() < head_.min_rank) {
+      head.b = &ctx.input(1);
+      auto shape = try_broadcast_shapes(std::vector<Shape>{head.a->shape(), head.b->shape()});
+      if (!shape || !make_layout(head.a->shape(), head.b->shape(), *shape, head.layout)) return false;
+      head.shape = *shape;
+    } else if (head.a->rank() < head_.min_rank) {
       return false;
     }
-    // Every tail must keep the shape: scalar operands (of no larger rank) or same-shape ones.
-    std::vector<Operand> operands(tails_.size());
-    const int64_t out_rank = static_cast<int64_t>(out_shape.size());
+    segments.push_back(std::move(head));
+    operands.assign(tails_.size(), Operand{});
     for (size_t t = 0; t < tails_.size(); ++t) {
       const Step& s = tails_[t].step;
+      Segment& current = segments.back();
+      const int64_t rank = static_cast<int64_t>(current.shape.size());
       if (!s.binary) {
-        if (out_rank < s.min_rank) return false;
+        if (rank < s.min_rank) return false;
+        current.tail_end = t + 1;
         continue;
       }
       const Tensor* operand = s.constant ? &*s.constant : nullptr;
@@ -284,23 +304,64 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
         operand = &ctx.input(s.input_index);
       }
       if (operand->dtype() != DType::kFloat32) return false;
-      if (operand->numel() == 1 && operand->rank() <= out_rank) operands[t] = Operand{operand->data<float>(), true};
-      else if (operand->shape() == out_shape) operands[t] = Operand{operand->data<float>(), false};
-      else return false;
+      if (operand->numel() == 1 && operand->rank() <= rank) {
+        operands[t] = Operand{operand->data<float>(), true};
+        current.tail_end = t + 1;
+        continue;
+      }
+      if (operand->shape() == current.shape) {
+        operands[t] = Operand{operand->data<float>(), false};
+        current.tail_end = t + 1;
+        continue;
+      }
+      // A broadcast: this tail starts a segment of its own (the chain's value is a or b).
+      Segment next;
+      next.step = &s;
+      next.a = s.operand_first ? operand : nullptr;  // nullptr: the previous segment's result
+      next.b = s.operand_first ? nullptr : operand;
+      auto shape = try_broadcast_shapes(std::vector<Shape>{current.shape, operand->shape()});
+      if (!shape) return false;
+      const Shape& shape_a = s.operand_first ? operand->shape() : current.shape;
+      const Shape& shape_b = s.operand_first ? current.shape : operand->shape();
+      if (!make_layout(shape_a, shape_b, *shape, next.layout)) return false;
+      next.in_place = *shape == current.shape;
+      next.shape = *shape;
+      next.tail_begin = next.tail_end = t + 1;
+      segments.push_back(std::move(next));
     }
+    return true;
+  }
 
-    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+  bool try_fast(KernelContext& ctx) const {
+    std::vector<Segment> segments;
+    std::vector<Operand> operands;
+    if (!plan_segments(ctx, segments, operands)) return false;
+    Tensor value;
+    for (const Segment& segment : segments) {
+      const Tensor& a = segment.a ? *segment.a : value;
+      const Tensor& b = segment.step->binary ? (segment.b ? *segment.b : value) : value;
+      Tensor out = segment.in_place ? value : pooled_uninitialized_tensor(DType::kFloat32, segment.shape);
+      run_segment(ctx, segment, a, b, out, operands);
+      value = std::move(out);
+    }
+    ctx.set_output(0, Value(std::move(value)));
+    return true;
+  }
+
+  void run_segment(KernelContext& ctx, const Segment& segment, const Tensor& a, const Tensor& b, Tensor& y,
+                   const std::vector<Operand>& operands) const {
     const int64_t n = y.numel();
-    if (n == 0) return true;
+    if (n == 0) return;
     const fast::EwLoops& loops = fast::loops();
     float* out = y.data<float>();
     const float* pa = a.data<float>();
-    const float* pb = head_.binary ? ctx.input(1).data<float>() : nullptr;
+    const float* pb = segment.step->binary ? b.data<float>() : nullptr;
+    const Step& step = *segment.step;
 
-    // Applies the tails to out[pos, pos + len) in place.
+    // Applies the segment's tails to out[pos, pos + len) in place.
     auto finish_block = [&](int64_t pos, int64_t len) {
       float* block = out + pos;
-      for (size_t t = 0; t < tails_.size(); ++t) {
+      for (size_t t = segment.tail_begin; t < segment.tail_end; ++t) {
         const Step& s = tails_[t].step;
         if (!s.binary) loops.unary(s.unary, block, block, len);
         else if (operands[t].scalar && s.operand_first) loops.binary_sv(s.op, operands[t].data[0], block, block, len);
@@ -310,18 +371,20 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
       }
     };
 
-    const int64_t min_chunk = fast::kMinParallelElements / static_cast<int64_t>(1 + tails_.size());
-    if (!head_.binary) {
+    const int64_t steps = 1 + static_cast<int64_t>(segment.tail_end - segment.tail_begin);
+    const int64_t min_chunk = fast::kMinParallelElements / steps;
+    if (!step.binary) {
       fast::parallel_chunks(ctx, n, min_chunk, [&](int64_t begin, int64_t end) {
         for (int64_t pos = begin; pos < end; pos += kBlock) {
           const int64_t len = std::min(kBlock, end - pos);
-          loops.unary(head_.unary, pa + pos, out + pos, len);
+          loops.unary(step.unary, pa + pos, out + pos, len);
           finish_block(pos, len);
         }
       });
-      return true;
+      return;
     }
 
+    const Layout& layout = segment.layout;
     const int r = layout.rank;
     const int64_t inner = layout.dims[r - 1];
     const bool step_a = layout.stride_a[r - 1] != 0, step_b = layout.stride_b[r - 1] != 0;
@@ -341,16 +404,15 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
         for (int64_t done = 0; done < row_len; done += kBlock) {
           const int64_t len = std::min(kBlock, row_len - done);
           float* block = out + pos + done;
-          if (step_a && step_b) loops.binary_vv(head_.op, pa + off_a + done, pb + off_b + done, block, len);
-          else if (step_a) loops.binary_vs(head_.op, pa + off_a + done, pb[off_b], block, len);
-          else if (step_b) loops.binary_sv(head_.op, pa[off_a], pb + off_b + done, block, len);
-          else loops.binary_vs(head_.op, pa + off_a, pb[off_b], block, 1);  // a single element
+          if (step_a && step_b) loops.binary_vv(step.op, pa + off_a + done, pb + off_b + done, block, len);
+          else if (step_a) loops.binary_vs(step.op, pa + off_a + done, pb[off_b], block, len);
+          else if (step_b) loops.binary_sv(step.op, pa[off_a], pb + off_b + done, block, len);
+          else loops.binary_vs(step.op, pa + off_a, pb[off_b], block, 1);  // a single element
           finish_block(pos + done, len);
         }
         pos += row_len;
       }
     });
-    return true;
   }
 
   /// The unfused, reference semantics: head then each tail, through their reference kernels.
