@@ -17,7 +17,6 @@
 #include <optional>
 
 #include "runtime/buffer_pool.h"
-#include "runtime/ops/common/broadcast.h"
 #include "runtime/ops/common/fast_elementwise.h"
 #include "runtime/positional_fusion.h"
 
@@ -164,6 +163,20 @@ struct Layout {
   int64_t stride_b[kMaxDims] = {};
 };
 
+/// Numpy broadcast of two shapes into `out`; false when they are incompatible. (A two-shape
+/// try_broadcast_shapes without its temporary vectors: small models run this per node.)
+bool broadcast_pair(const Shape& a, const Shape& b, Shape& out) {
+  const size_t r = std::max(a.size(), b.size());
+  out.assign(r, 1);
+  for (size_t k = 0; k < r; ++k) {
+    const int64_t da = k + a.size() >= r ? a[k + a.size() - r] : 1;
+    const int64_t db = k + b.size() >= r ? b[k + b.size() - r] : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    out[k] = da == 1 ? db : da;
+  }
+  return true;
+}
+
 bool make_layout(const Shape& a, const Shape& b, const Shape& out, Layout& layout) {
   const size_t r = out.size();
   int count = 0;
@@ -281,12 +294,13 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
     head.shape = head.a->shape();
     if (head_.binary) {
       head.b = &ctx.input(1);
-      auto shape = try_broadcast_shapes(std::vector<Shape>{head.a->shape(), head.b->shape()});
-      if (!shape || !make_layout(head.a->shape(), head.b->shape(), *shape, head.layout)) return false;
-      head.shape = *shape;
+      if (!broadcast_pair(head.a->shape(), head.b->shape(), head.shape) ||
+          !make_layout(head.a->shape(), head.b->shape(), head.shape, head.layout))
+        return false;
     } else if (head.a->rank() < head_.min_rank) {
       return false;
     }
+    segments.reserve(1 + tails_.size());
     segments.push_back(std::move(head));
     operands.assign(tails_.size(), Operand{});
     for (size_t t = 0; t < tails_.size(); ++t) {
@@ -319,13 +333,11 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
       next.step = &s;
       next.a = s.operand_first ? operand : nullptr;  // nullptr: the previous segment's result
       next.b = s.operand_first ? nullptr : operand;
-      auto shape = try_broadcast_shapes(std::vector<Shape>{current.shape, operand->shape()});
-      if (!shape) return false;
       const Shape& shape_a = s.operand_first ? operand->shape() : current.shape;
       const Shape& shape_b = s.operand_first ? current.shape : operand->shape();
-      if (!make_layout(shape_a, shape_b, *shape, next.layout)) return false;
-      next.in_place = *shape == current.shape;
-      next.shape = *shape;
+      if (!broadcast_pair(shape_a, shape_b, next.shape) || !make_layout(shape_a, shape_b, next.shape, next.layout))
+        return false;
+      next.in_place = next.shape == current.shape;
       next.tail_begin = next.tail_end = t + 1;
       segments.push_back(std::move(next));
     }
