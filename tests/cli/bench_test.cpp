@@ -45,6 +45,7 @@ TEST(BenchCommand, RefAndOrtReportMediansAndRatio) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.last_line(), "PASSED")) << r.output;
   EXPECT_TRUE(contains(r.output, "ref/ort geometric mean: 1 thread: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "CPU time per wall time (median over models): 1 thread: ref ")) << r.output;
 
   const std::string md = read_file(dir / "table.md");
   EXPECT_TRUE(contains(md, "| model | input | threads | ref ms median (p10-p90) | ort ms median (p10-p90) | ref/ort |"))

@@ -601,6 +601,28 @@ class BenchCommand : public Command {
     return t;
   }
 
+  // Median over the models of each runner's CPU time per wall time, per thread count: how many
+  // cores a runner kept busy. Below 1 at one thread means the machine did not give it a whole core.
+  static std::string cpu_summary(const std::vector<Row>& rows, const Settings& s) {
+    std::string out;
+    for (int threads : s.threads) {
+      std::string line;
+      for (const auto& runner : s.runners) {
+        std::vector<double> shares;
+        for (const auto& row : rows)
+          if (const RunnerCell* c = row.threads == threads ? row.cell(runner) : nullptr)
+            shares.push_back(c->cpu_seconds / std::accumulate(c->samples.begin(), c->samples.end(), 0.0));
+        if (shares.empty()) continue;
+        std::sort(shares.begin(), shares.end());
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.2f", percentile(shares, 50));
+        line += str_cat(line.empty() ? "" : ", ", runner, " ", buf);
+      }
+      if (!line.empty()) out += str_cat(out.empty() ? "" : "; ", threads, " thread", threads == 1 ? "" : "s", ": ", line);
+    }
+    return out.empty() ? out : "CPU time per wall time (median over models): " + out;
+  }
+
   // Geometric mean of ref/ort over the models, per thread count.
   static std::string ratio_summary(const std::vector<Row>& rows, const Settings& s) {
     if (!has_ratio(s)) return {};
@@ -632,8 +654,8 @@ class BenchCommand : public Command {
       out += "\n";
     }
     for (size_t i = 0; i < notes.size(); ++i) out += str_cat("  (", i + 1, ") ", notes[i], "\n");
-    const std::string summary = ratio_summary(rows, s);
-    return out + (summary.empty() ? "" : "  " + summary + "\n");
+    const std::string summary = ratio_summary(rows, s), cpu = cpu_summary(rows, s);
+    return out + (summary.empty() ? "" : "  " + summary + "\n") + (cpu.empty() ? "" : "  " + cpu + "\n");
   }
 
   static std::string profile_text(const std::vector<Row>& rows, const Settings& s) {
@@ -693,6 +715,8 @@ class BenchCommand : public Command {
     for (size_t i = 0; i < notes.size(); ++i) out += str_cat("(", i + 1, ") ", markdown_escape(notes[i]), "  \n");
     const std::string summary = ratio_summary(rows, s);
     if (!summary.empty()) out += "\n" + summary + ".\n";
+    const std::string cpu = cpu_summary(rows, s);
+    if (!cpu.empty()) out += "\n" + cpu + ".\n";
     for (const auto& row : rows) {
       if (row.ref_profile.empty()) continue;
       out += str_cat("\nref per operator type, ", row.label, " at ", row.threads, " thread(s) (",
