@@ -8,6 +8,7 @@
 #include <set>
 
 #include "onnx/proto_convert.h"
+#include "runtime/channels_last.h"
 #include "runtime/positional_fusion.h"
 #include "runtime/subgraph.h"
 
@@ -314,9 +315,13 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
       if (std::count_if(tail.outputs.begin(), tail.outputs.end(), [](int s) { return s >= 0; }) != 1 ||
           tail.outputs[0] < 0)
         break;
-      bool extras_ready = true;  // every other slot the tail reads exists before the head runs
+      // Every other slot the tail reads exists before the head runs. Constant nodes' values are in
+      // the frame from the start (plan_time_values_), wherever the node sits: torch places each
+      // Clip's min/max Constant right before the Clip, after the Conv feeding it.
+      bool extras_ready = true;
       for (int s : uses[j])
-        if (s != slot && position_of_producer[s] >= static_cast<int>(i)) extras_ready = false;
+        if (s != slot && position_of_producer[s] >= static_cast<int>(i) && !g.plan_time_values_.count(s))
+          extras_ready = false;
       if (!extras_ready) break;
       PlanKernelInit tail_init(tail_spec, env, g, tail_inputs, graph);
       const size_t first_extra_input = head.inputs.size();
@@ -355,6 +360,38 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
     }
   g.nodes_ = std::move(kept);
   uses = std::move(kept_uses);
+}
+
+/// Channels-last hand-off (runtime/channels_last.h): a producer writes channels-last when every
+/// node reading its output reads it through an input that accepts channels-last. A value that is a
+/// graph output or that a node reads without listing it as an input (a subgraph capture) keeps
+/// the ONNX layout.
+void hand_off_channels_last(Subgraph& g, const std::vector<std::vector<int>>& uses) {
+  std::vector<bool> keep_layout(g.slot_names_.size(), false);
+  for (int s : g.output_slots_) keep_layout[s] = true;
+  std::vector<std::vector<std::pair<size_t, size_t>>> readers(g.slot_names_.size());  // (node, input)
+  for (size_t j = 0; j < g.nodes_.size(); ++j) {
+    const auto& inputs = g.nodes_[j].inputs;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (inputs[k] >= 0) readers[inputs[k]].emplace_back(j, k);
+    for (int s : uses[j])
+      if (std::find(inputs.begin(), inputs.end(), s) == inputs.end()) keep_layout[s] = true;
+  }
+  for (auto& node : g.nodes_) {
+    auto* producer = dynamic_cast<ChannelsLastKernel*>(node.kernel.get());
+    if (!producer || !producer->can_write_channels_last()) continue;
+    const auto live = std::count_if(node.outputs.begin(), node.outputs.end(), [](int s) { return s >= 0; });
+    const int slot = node.outputs.empty() ? -1 : node.outputs[0];
+    if (live != 1 || slot < 0 || keep_layout[slot] || readers[slot].empty()) continue;
+    bool agreed = true;
+    for (auto [j, k] : readers[slot]) {
+      auto* reader = dynamic_cast<ChannelsLastKernel*>(g.nodes_[j].kernel.get());
+      agreed = agreed && reader && reader->can_read_channels_last(k);
+    }
+    if (!agreed) continue;
+    producer->write_channels_last();
+    for (auto [j, k] : readers[slot]) dynamic_cast<ChannelsLastKernel*>(g.nodes_[j].kernel.get())->read_channels_last(k);
+  }
 }
 
 }  // namespace
@@ -516,6 +553,7 @@ std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEn
   std::vector<std::vector<int>> uses(g.nodes_.size());  // per planned node, slots it reads
   for (size_t i = 0; i < g.nodes_.size(); ++i) uses[i] = node_uses[order[i]];
   if (env.fuse) fuse_tails(g, uses, env, graph);
+  if (env.fuse) hand_off_channels_last(g, uses);
 
   // 8. Lifetimes: release each slot after its last use; outputs live to the end.
   g.keep_alive_.assign(num_slots, false);

@@ -211,6 +211,72 @@ TEST(OptimizedConvFusion, RowSlicesOverThreadsMatchReference) {
   }
 }
 
+/// Convolutions hand values to each other in channels-last order (runtime/channels_last.h); the
+/// values that leave the chain (graph outputs, inputs of other ops, hooks) keep NCHW:
+///   a = Relu(Conv1(x))               read by Conv2 and, as residual, by Conv3's fused Add
+///   c = Relu(Add(Conv3(Relu(Conv2(a))), a))   a graph output, also read by Conv4
+///   e = GlobalAveragePool(Conv5(Conv4(c)))
+TEST(OptimizedConvFusion, ChannelsLastHandOffKeepsResults) {
+  ModelBuilder m(14);
+  m.input("x", DType::kFloat32, {1, 8, 21, 19});
+  for (int k = 1; k <= 5; ++k) {
+    const std::string n = std::to_string(k);
+    m.initializer("w" + n, random_tensor({8, 8, 3, 3}, 60 + k)).initializer("b" + n, random_tensor({8}, 70 + k));
+  }
+  auto conv = [&](const std::string& in, int k, const std::string& out) {
+    const std::string n = std::to_string(k);
+    add_ints_attr(m.node("Conv", {in, "w" + n, "b" + n}, {out}, "conv" + n), "pads", {1, 1, 1, 1});
+  };
+  conv("x", 1, "c1");
+  m.node("Relu", {"c1"}, {"a"});
+  conv("a", 2, "c2");
+  m.node("Relu", {"c2"}, {"b"});
+  conv("b", 3, "c3");
+  m.node("Add", {"c3", "a"}, {"s3"});
+  m.node("Relu", {"s3"}, {"c"});
+  conv("c", 4, "d");
+  conv("d", 5, "c5");
+  m.node("GlobalAveragePool", {"c5"}, {"e"});
+  m.output("c", DType::kFloat32, {1, 8, 21, 19});
+  m.output("e", DType::kFloat32, {1, 8, 1, 1});
+  const TensorMap feed{{"x", random_tensor({1, 8, 21, 19}, 5)}};
+  const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+  for (int threads : {1, 3}) {
+    runtime::SessionOptions options;
+    options.threads = threads;
+    runtime::Session session = runtime::Session::create(m.model(), options).value();
+    const TensorMap got = session.run(feed);
+    EXPECT_TRUE(tensors_close(got.at("c"), want.at("c"), 2e-4, 2e-4)) << threads << " threads";
+    EXPECT_TRUE(tensors_close(got.at("e"), want.at("e"), 2e-4, 2e-4)) << threads << " threads";
+    // Intermediates come from the unfused plan, in NCHW.
+    runtime::RunOptions marked;
+    marked.outputs = {"a", "d", "c"};
+    const TensorMap inter = session.run(feed, marked);
+    const TensorMap inter_want = make_session(m.model(), runtime::KernelTier::kReference).run(feed, marked);
+    for (const auto& name : marked.outputs)
+      EXPECT_TRUE(tensors_close(inter.at(name), inter_want.at(name), 2e-4, 2e-4)) << name;
+  }
+}
+
+/// A conv that hands its output off in channels-last order but runs its reference fallback (the
+/// residual addend broadcasts) still hands the next conv channels-last data.
+TEST(OptimizedConvFusion, ChannelsLastHandOffThroughReferenceFallback) {
+  ModelBuilder m(14);
+  m.input("x", DType::kFloat32, {1, 6, 9, 8});
+  m.input("bcast", DType::kFloat32, {1, 6, 9, 1});
+  m.initializer("w1", random_tensor({6, 6, 3, 3}, 81)).initializer("w2", random_tensor({6, 6, 3, 3}, 82));
+  add_ints_attr(m.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  m.node("Add", {"c1", "bcast"}, {"a1"}, "add1");
+  add_ints_attr(m.node("Conv", {"a1", "w2"}, {"y"}, "conv2"), "pads", {1, 1, 1, 1});
+  m.output("y", DType::kFloat32, {1, 6, 9, 8});
+  const TensorMap feed{{"x", random_tensor({1, 6, 9, 8}, 6)}, {"bcast", random_tensor({1, 6, 9, 1}, 7)}};
+  const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+  const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+  const TensorMap got = make_session(m.model(), runtime::KernelTier::kOptimized).run(feed);
+  EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 1u);  // conv2 only
+  EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 2e-4, 2e-4));
+}
+
 }  // namespace
 }  // namespace parity::testing
 

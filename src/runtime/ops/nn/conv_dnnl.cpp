@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/channels_last.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/nn/conv_core.h"
 #include "runtime/ops/nn/dnnl_fused_tails.h"
@@ -87,6 +88,23 @@ memory::desc activation_desc(const Shape& shape, bool plain) {
   return memory::desc(dnnl_support::to_dims(shape), memory::data_type::f32, memory::format_tag::any);
 }
 
+/// A copy of `t` (NCHW-style shape) with its data permuted between NCHW and channels-last order.
+Tensor permute_channels(const Tensor& t, bool to_channels_last) {
+  Tensor out = Tensor::uninitialized(t.dtype(), t.shape());
+  const int64_t n = t.dim(0), c = t.dim(1), plane = c == 0 || n == 0 ? 0 : t.numel() / (n * c);
+  const size_t elem = dtype_size(t.dtype());
+  const auto* src = static_cast<const std::byte*>(t.raw_data());
+  auto* dst = static_cast<std::byte*>(out.raw_data());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t nchw = (b * c + ch) * plane + p, nhwc = (b * plane + p) * c + ch;
+        const int64_t from = to_channels_last ? nchw : nhwc, to = to_channels_last ? nhwc : nchw;
+        std::memcpy(dst + to * elem, src + from * elem, elem);
+      }
+  return out;
+}
+
 /// One slice of the output rows (along the first spatial dim) and the input rows it reads: the
 /// primitive for that slice, its packed weights, and the reorders between the plain tensors'
 /// rows and the layouts the primitive chose. With one thread there is a single slice, the whole
@@ -95,8 +113,8 @@ struct ConvChunk {
   dnnl::primitive primitive;
   memory weights;
   memory::desc scratchpad;
-  memory::desc x_view, y_view;    // the slice's rows inside the plain x / y (strided)
-  int64_t x_offset = 0, y_offset = 0;  // element offset of the slice's first row
+  memory::desc x_view, y_view, addend_view;  // the slice's rows inside x / y / the residual addend
+  int64_t x_offset = 0, y_offset = 0, addend_offset = 0;  // element offset of the slice's first row
   memory::desc src_desc, dst_desc;     // what the primitive reads / writes
   bool reorder_src = false, reorder_dst = false;
   dnnl::reorder src_in, dst_out, residual_in;
@@ -113,7 +131,7 @@ struct DnnlGeometry {
   memory::dims strides, dilations, pad_l, pad_r;
 };
 
-class DnnlConvKernel : public Kernel, public FusableKernel {
+class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init, bool transposed) {
     auto reference = init.create_reference_kernel();  // also validates the attributes
@@ -140,6 +158,23 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
     return true;
   }
 
+  // Channels-last hand-off: convolutions (not transposed) read X and the residual addend, and
+  // write Y, in channels-last order when the planner pairs them; the primitive's own layout on
+  // AVX-512 is channels-last, so the conversions disappear.
+  bool can_write_channels_last() const override { return !transposed_; }
+  void write_channels_last() override {
+    output_channels_last_ = true;
+    cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
+  }
+  bool can_read_channels_last(size_t input) const override {
+    return !transposed_ && (input == 0 || tails_.residual_input() == input);
+  }
+  void read_channels_last(size_t input) override {
+    if (input == 0) input_channels_last_ = true;
+    else residual_channels_last_ = true;
+    cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
+  }
+
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const ConvProblem p = problem(x.shape(), ctx);  // fails like the reference on bad shapes
@@ -159,7 +194,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
       fast = plan->supported;
     }
     if (!fast) {
-      tails_.run_reference(ctx, *reference_, num_head_inputs_);
+      run_reference(ctx);
       return;
     }
     run(*plan, x, bias, out_shape, ctx);
@@ -179,6 +214,20 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
     } else {
       window_ = WindowAttrs::parse(init, /*has_dilations=*/true, /*has_ceil_mode=*/false);
       group_ = init.attr_int("group", 1);
+    }
+  }
+
+  /// The reference kernels, on NCHW copies of channels-last inputs; a channels-last output is
+  /// permuted back into that order.
+  void run_reference(KernelContext& ctx) const {
+    std::map<size_t, Value> replaced;
+    if (input_channels_last_) replaced[0] = Value(permute_channels(ctx.input(0), false));
+    if (residual_channels_last_ && ctx.has_input(*tails_.residual_input()))
+      replaced[*tails_.residual_input()] = Value(permute_channels(ctx.input(*tails_.residual_input()), false));
+    tails_.run_reference(ctx, *reference_, num_head_inputs_, replaced);
+    if (output_channels_last_) {
+      Tensor nchw = ctx.output_value(0).tensor();
+      ctx.set_output(0, Value(permute_channels(nchw, true)));
     }
   }
 
@@ -313,7 +362,12 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
     if (!full) return plan;
     dnnl_support::ThreadScope scope(1);
     const Shape x_shape = input_shape(p), y_shape = p.output_shape();
-    const std::vector<int64_t> x_strides = shape_strides(x_shape), y_strides = shape_strides(y_shape);
+    auto strides_of = [](const Shape& shape, bool channels_last) {
+      return channels_last ? channels_last_strides(shape) : shape_strides(shape);
+    };
+    const std::vector<int64_t> x_strides = strides_of(x_shape, input_channels_last_);
+    const std::vector<int64_t> y_strides = strides_of(y_shape, output_channels_last_);
+    const std::vector<int64_t> addend_strides = strides_of(y_shape, residual_channels_last_);
     const WindowGeometry& g = p.geom;
     try {
       dnnl::primitive_attr attr = plan_attr();
@@ -351,8 +405,10 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
         }
         chunk.x_view = memory::desc(dnnl_support::to_dims(xc), memory::data_type::f32, x_strides);
         chunk.y_view = memory::desc(dnnl_support::to_dims(yc), memory::data_type::f32, y_strides);
+        chunk.addend_view = memory::desc(dnnl_support::to_dims(yc), memory::data_type::f32, addend_strides);
         chunk.x_offset = i0 * x_strides[2];
         chunk.y_offset = o0 * y_strides[2];
+        chunk.addend_offset = o0 * addend_strides[2];
         chunk.src_desc = pd.src_desc();
         chunk.dst_desc = pd.dst_desc();
         chunk.reorder_src = chunk.src_desc != chunk.x_view;
@@ -362,7 +418,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
         };
         if (chunk.reorder_src) chunk.src_in = reorder(chunk.x_view, chunk.src_desc);
         if (chunk.reorder_dst) chunk.dst_out = reorder(chunk.dst_desc, chunk.y_view);
-        if (tails_.has_residual()) chunk.residual_in = reorder(chunk.y_view, chunk.dst_desc);
+        if (tails_.has_residual()) chunk.residual_in = reorder(chunk.addend_view, chunk.dst_desc);
         plan.chunks.push_back(std::move(chunk));
       }
       plan.supported = true;
@@ -393,7 +449,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
       memory y_view(chunk.y_view, cpu_engine(), y_data + chunk.y_offset);
       memory dst = chunk.reorder_dst ? memory(chunk.dst_desc, cpu_engine()) : y_view;
       if (addend_data) {  // the sum post-op accumulates onto dst
-        memory addend_view(chunk.y_view, cpu_engine(), addend_data + chunk.y_offset);
+        memory addend_view(chunk.addend_view, cpu_engine(), addend_data + chunk.addend_offset);
         chunk.residual_in.execute(stream, addend_view, dst);
       }
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, chunk.weights}, {DNNL_ARG_DST, dst}};
@@ -422,6 +478,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel {
   ConvTransposeAttrs transpose_attrs_;
   int64_t group_ = 1;
   FusedTails tails_;
+  bool input_channels_last_ = false, residual_channels_last_ = false, output_channels_last_ = false;
   memory::desc prepacked_desc_;
   memory prepacked_;
   std::unique_ptr<dnnl_support::ShapeCache<ConvPlan>> cache_;

@@ -46,10 +46,6 @@ class ChainContext : public KernelContext {
   Value output_;
 };
 
-const Value* optional_input(const KernelContext& ctx, size_t i) {
-  return ctx.has_input(i) ? &ctx.input_value(i) : nullptr;
-}
-
 /// Dims of a per-channel operand broadcast against an output of rank `rank`: [1, C, 1, ...].
 dnnl::memory::desc per_channel_desc(int64_t channels, size_t rank) {
   Shape dims(rank, 1);
@@ -179,7 +175,13 @@ const Tensor* FusedTails::residual(const KernelContext& ctx) const {
   return residual_input_ ? &ctx.input(*residual_input_) : nullptr;
 }
 
-void FusedTails::run_reference(KernelContext& ctx, const Kernel& head, size_t head_inputs) const {
+void FusedTails::run_reference(KernelContext& ctx, const Kernel& head, size_t head_inputs,
+                               const std::map<size_t, Value>& replaced) const {
+  auto optional_input = [&](const KernelContext& c, size_t i) -> const Value* {
+    auto it = replaced.find(i);
+    if (it != replaced.end()) return &it->second;
+    return c.has_input(i) ? &c.input_value(i) : nullptr;
+  };
   std::vector<const Value*> inputs;
   for (size_t i = 0; i < head_inputs; ++i) inputs.push_back(optional_input(ctx, i));
   ChainContext head_ctx(ctx, std::move(inputs));

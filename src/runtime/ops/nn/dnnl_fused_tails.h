@@ -6,6 +6,7 @@
 
 #if PARITY_HAVE_DNNL
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,8 @@ class FusedTails {
   /// "Relu", "Add+Relu", ...: what was fused, in order.
   const std::string& description() const { return description_; }
   bool has_residual() const { return residual_input_.has_value(); }
+  /// The fused node's input index of the residual addend, if a residual Add was fused.
+  std::optional<size_t> residual_input() const { return residual_input_; }
 
   /// Whether the fast path can run with these inputs (the residual addend, if any, is fp32 and
   /// has exactly `out_shape`).
@@ -50,7 +53,10 @@ class FusedTails {
   /// The reference path: runs `head` (the head node's reference kernel, reading ctx inputs
   /// 0..head_inputs-1) into a temporary, then every tail's reference kernel, and stores the last
   /// result as ctx output 0.
-  void run_reference(KernelContext& ctx, const Kernel& head, size_t head_inputs) const;
+  /// `replaced` substitutes values for some of ctx's inputs (by index), e.g. NCHW copies of
+  /// channels-last ones.
+  void run_reference(KernelContext& ctx, const Kernel& head, size_t head_inputs,
+                     const std::map<size_t, Value>& replaced = {}) const;
 
  private:
   enum class Kind { kEltwise, kBinaryConstant, kSum };
