@@ -1,6 +1,8 @@
 // The fast elementwise loops compiled for AVX2 (selected at run time by fast_elementwise.cpp when
 // the CPU has it). No FMA: contracting a * b + c would change results against the reference.
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "runtime/ops/common/fast_elementwise.h"

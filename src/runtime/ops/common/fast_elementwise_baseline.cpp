@@ -1,5 +1,7 @@
 // The fast elementwise loops for the baseline target of the build (SSE2 on x86-64).
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "runtime/ops/common/fast_elementwise.h"

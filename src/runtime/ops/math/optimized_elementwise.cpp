@@ -6,7 +6,7 @@
 // (Add -> Clip -> Div ...): each block of the output is produced by the head and then updated in
 // place by every tail while it is still in cache, so a chain of k nodes reads and writes memory
 // once instead of k times. Loops come from fast_elementwise.h (vectorized, same expressions as
-// the reference kernels, so results are bit-identical).
+// the reference kernels, so results are bit-identical, except Sigmoid/Tanh/Exp: see there).
 //
 // A tail whose operand broadcasts (LayerNorm's Div(x - mean, sqrt(var + eps)), a per-channel
 // bias) starts a new pass over the chain's value, in place when the shape stays. Anything the
