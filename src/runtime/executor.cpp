@@ -1,7 +1,9 @@
 // Runs planned graphs: one frame of value slots per graph invocation, kernels in plan order,
 // values released after their last use, nested graphs run with their captures.
+#include <chrono>
 #include <new>
 
+#include "runtime/session.h"
 #include "runtime/subgraph.h"
 #include "runtime/thread_pool.h"
 
@@ -84,9 +86,11 @@ std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> input
 
   const bool hook = is_main && state.hook && *state.hook;
   const std::vector<bool>* keep = is_main ? state.keep_slots : nullptr;
+  std::vector<NodeTiming>* profile = is_main ? state.profile : nullptr;
   for (const PlannedNode& node : graph.nodes_) {
     // Plan-time folded values (Constant nodes) are already in the frame.
     ExecContext ctx(node, frame, state);
+    const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     try {
       node.kernel->compute(ctx);
     } catch (const Error& e) {
@@ -96,6 +100,9 @@ std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> input
     } catch (const std::exception& e) {
       fail(ErrorCode::kInternal, node.label, ": ", e.what());
     }
+    if (profile)
+      profile->push_back({node.label, node.spec.op_type,
+                          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
     if (hook)
       for (int s : node.outputs)
         if (s >= 0 && !frame[s].is_empty()) (*state.hook)(graph.slot_names_[s], frame[s]);

@@ -253,6 +253,7 @@ NamedValues Session::run_values(const NamedValues& feed, const RunOptions& run_o
   state.seed = impl_->options.seed;
   state.hook = run_options.hook ? &run_options.hook : nullptr;
   state.keep_slots = &keep;
+  state.profile = run_options.profile;
   std::vector<Value> frame = execute_graph(plan, std::move(inputs), nullptr, state, true);
 
   NamedValues results;

@@ -46,6 +46,13 @@ struct SessionOptions {
 /// A named runtime value (tensor, sequence or optional) for feeds and results.
 using NamedValues = std::vector<std::pair<std::string, Value>>;
 
+/// Time one main-graph node took in a run (nested If/Loop/Scan bodies count toward their node).
+struct NodeTiming {
+  std::string label;    // "Conv node 'conv1' (fused with Relu node 'relu1')"
+  std::string op_type;  // of the node itself, not of what it absorbed
+  double seconds = 0;
+};
+
 struct RunOptions {
   /// Sees every value a main-graph node produces, as it is produced (name, value). Values are
   /// released after their last use unless requested as outputs, so a hook can compare layer by
@@ -57,6 +64,9 @@ struct RunOptions {
   /// Check feeds against the declared input shapes (dtypes are always checked). The ONNX backend
   /// test runner does not check shapes, and some of its test data disagrees with the declared ones.
   bool check_input_shapes = true;
+  /// When set, receives one entry per executed main-graph node, in execution order. Profiling
+  /// does not change the plan (fused nodes show as one entry).
+  std::vector<NodeTiming>* profile = nullptr;
 };
 
 class Session {

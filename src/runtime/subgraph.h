@@ -21,6 +21,8 @@ class TypeProto;
 
 namespace parity::runtime {
 
+struct NodeTiming;
+
 /// Implemented by the executor's KernelInit: the graph that holds the node, for ops that reason
 /// about the graph itself (Gradient). Kernels reach it with dynamic_cast.
 class GraphAccess {
@@ -99,6 +101,8 @@ struct RunState {
   const std::function<void(const std::string&, const Value&)>* hook = nullptr;
   /// Main-graph slots the caller asked for (kept alive until the end of the run).
   const std::vector<bool>* keep_slots = nullptr;
+  /// Per-node timings of the main graph (nullptr: not profiling).
+  std::vector<NodeTiming>* profile = nullptr;
 };
 
 /// Runs a planned graph. `inputs` are positional (graph inputs); `outer` is the frame of the

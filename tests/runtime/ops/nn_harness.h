@@ -1,9 +1,7 @@
-// Test harness for the nn/signal/object-detection kernels: runs one kernel through the registry
-// with a hand-made KernelContext (no executor needed), builds NodeSpecs declaratively, and runs
-// single-node ONNX backend test cases against their reference outputs.
+// Declarative node building for the nn/signal/object-detection kernel tests; nodes run through
+// OpTester (one kernel, no executor).
 #pragma once
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -28,10 +26,10 @@ class NodeBuilder {
   NodeBuilder& omit_output(size_t index);
   const runtime::NodeSpec& spec() const { return spec_; }
 
-  /// Runs with the given inputs (an undefined Tensor = omitted optional input). Throws on errors.
+  /// Runs the reference kernel with the given inputs (an undefined Tensor = omitted optional
+  /// input). Throws on errors.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs,
-                          runtime::Precision precision = runtime::Precision::kFloat32,
-                          int threads = 2) const;
+                          runtime::Precision precision = runtime::Precision::kFloat32) const;
 
  private:
   runtime::NodeSpec spec_;
@@ -44,14 +42,5 @@ Tensor random_tensor(const Shape& shape, uint32_t seed);
 
 /// Max |a - b| for two numeric tensors of equal shape (any numeric dtypes).
 double max_abs_diff(const Tensor& a, const Tensor& b);
-/// "" when equal within atol + rtol*|expected| (exact for non-float), else a description.
-std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol = 1e-3, double atol = 1e-7);
-
-/// Runs a single-node ONNX backend test directory (model.onnx + test_data_set_*).
-/// Returns "" on success, a message starting with "skip:" when the model is not single-node,
-/// otherwise the failure description.
-std::string run_backend_case(const std::filesystem::path& dir,
-                             runtime::Precision precision = runtime::Precision::kFloat32, double rtol = 1e-3,
-                             double atol = 1e-7);
 
 }  // namespace parity::testing::nn

@@ -4,10 +4,10 @@
 // recurrences with initial states, every GridSample mode/padding, ceil-mode pooling, ...).
 #include <gtest/gtest.h>
 
-#include "runtime/ops/nn_harness.h"
+#include "runtime/ops/backend_node_harness.h"
 #include "support/test_support.h"
 
-namespace parity::testing::nn {
+namespace parity::testing {
 namespace {
 
 namespace fs = std::filesystem;
@@ -18,9 +18,12 @@ fs::path case_root() { return source_dir() / "tests" / "runtime" / "ops" / "data
 
 TEST_P(TorchOracle, MatchesInFloat32AndFloat64) {
   const fs::path dir = case_root() / GetParam();
+  using runtime::KernelTier;
+  using runtime::Precision;
   // float32 kernels against float64 PyTorch: absolute slack for values near zero.
-  EXPECT_EQ(run_backend_case(dir, runtime::Precision::kFloat32, 1e-4, 1e-5), "");
-  EXPECT_EQ(run_backend_case(dir, runtime::Precision::kFloat64, 1e-5, 1e-6), "");
+  EXPECT_EQ(run_single_node_case(dir, Precision::kFloat32, KernelTier::kReference, 1e-5, 1e-4), "");
+  EXPECT_EQ(run_single_node_case(dir, Precision::kFloat32, KernelTier::kOptimized, 1e-5, 1e-4), "") << "optimized tier";
+  EXPECT_EQ(run_single_node_case(dir, Precision::kFloat64, KernelTier::kReference, 1e-6, 1e-5), "");
 }
 
 std::vector<std::string> case_names() {
@@ -38,4 +41,4 @@ INSTANTIATE_TEST_SUITE_P(Cases, TorchOracle, ::testing::ValuesIn(case_names()),
 TEST(TorchOracleData, IsPresent) { EXPECT_GE(case_names().size(), 40u); }
 
 }  // namespace
-}  // namespace parity::testing::nn
+}  // namespace parity::testing

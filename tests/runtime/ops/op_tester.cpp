@@ -145,6 +145,11 @@ OpTester& OpTester::attr_strings(const std::string& name, const std::vector<std:
   return *this;
 }
 
+OpTester& OpTester::attribute(const Attribute& a) {
+  spec_.attributes[a.name] = a;
+  return *this;
+}
+
 OpTester& OpTester::input(const Tensor& value) {
   spec_.inputs.push_back("in" + std::to_string(spec_.inputs.size()));
   inputs_.push_back(Value(value));
@@ -196,6 +201,10 @@ OpTester& OpTester::precision(runtime::Precision precision) {
   precision_ = precision;
   return *this;
 }
+OpTester& OpTester::kernels(runtime::KernelTier tier) {
+  tier_ = tier;
+  return *this;
+}
 
 std::vector<Tensor> OpTester::run_outputs(runtime::KernelTier tier, bool* used_optimized) {
   const auto& registry = runtime::KernelRegistry::instance();
@@ -204,7 +213,7 @@ std::vector<Tensor> OpTester::run_outputs(runtime::KernelTier tier, bool* used_o
   spec_.since_version = def->since_version;
   TesterInit init(spec_, precision_, constants_, inputs_);
   std::unique_ptr<runtime::Kernel> kernel;
-  if (tier == runtime::KernelTier::kOptimized)
+  if (tier == runtime::KernelTier::kOptimized && precision_ == runtime::Precision::kFloat32)
     if (const auto* optimized = registry.resolve_optimized(*def, spec_.opset)) kernel = optimized->create(init);
   if (used_optimized) *used_optimized = kernel != nullptr;
   if (!kernel) kernel = def->create(init);
@@ -223,7 +232,7 @@ std::vector<Tensor> OpTester::run_outputs(runtime::KernelTier tier, bool* used_o
 void OpTester::run() {
   std::vector<Tensor> outputs;
   try {
-    outputs = run_outputs();
+    outputs = run_outputs(tier_);
   } catch (const Error& e) {
     ADD_FAILURE() << spec_.op_type << " failed: [" << error_code_name(e.code()) << "] " << e.what();
     return;
@@ -268,7 +277,7 @@ void OpTester::compare_tiers(bool expect_optimized) {
 
 std::string OpTester::run_expect_error(ErrorCode code) {
   try {
-    run_outputs();
+    run_outputs(tier_);
   } catch (const Error& e) {
     EXPECT_EQ(error_code_name(e.code()), std::string(error_code_name(code))) << e.what();
     return e.what();

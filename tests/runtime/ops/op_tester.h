@@ -32,6 +32,8 @@ class OpTester {
   OpTester& attr_ints(const std::string& name, const std::vector<int64_t>& values);
   OpTester& attr_floats(const std::string& name, const std::vector<float>& values);
   OpTester& attr_strings(const std::string& name, const std::vector<std::string>& values);
+  /// Any attribute as parsed from a model.
+  OpTester& attribute(const Attribute& a);
 
   template <typename T>
   OpTester& input(const Shape& shape, const std::vector<T>& values) {
@@ -60,6 +62,9 @@ class OpTester {
   /// Tolerances for floating outputs: |a - e| <= atol + rtol * |e| (NaN matches NaN).
   OpTester& tolerance(double atol, double rtol);
   OpTester& precision(runtime::Precision precision);
+  /// Kernel tier run() uses (reference by default; kOptimized falls back to the reference kernel
+  /// where no optimized one takes the node, as the planner does).
+  OpTester& kernels(runtime::KernelTier tier);
 
   /// Builds the kernel, runs it once and EXPECTs every output to match.
   void run();
@@ -90,6 +95,7 @@ class OpTester {
   double atol_ = 1e-5;
   double rtol_ = 1e-5;
   runtime::Precision precision_ = runtime::Precision::kFloat32;
+  runtime::KernelTier tier_ = runtime::KernelTier::kReference;
 };
 
 /// EXPECTs that actual matches expected (dtype, shape, values within tolerance; NaN == NaN).
