@@ -9,6 +9,7 @@
 #if PARITY_HAVE_DNNL
 
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/nn/dnnl_fused_tails.h"
 #include "runtime/ops/nn/nn_common.h"
 
@@ -23,6 +24,7 @@ using dnnl_support::wrap;
 struct PoolPlan {
   bool supported = false;
   dnnl::primitive primitive;
+  memory::desc scratchpad;  // user-provided: the primitive may run on any thread
   Shape out_shape;
 };
 
@@ -53,7 +55,9 @@ class DnnlPoolKernel : public Kernel {
     memory dst = wrap(plain_desc(plan->out_shape), y);
     // Single-threaded: pools are memory-bound and small next to the convolutions around them,
     // and oneDNN's OpenMP workers spin after each parallel region (see runtime/dnnl/row_chunks.h).
-    dnnl_support::execute(plan->primitive, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}, 1);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    if (plan->scratchpad.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = dnnl_support::thread_scratchpad(plan->scratchpad);
+    dnnl_support::execute(plan->primitive, args, 1);
     count_dnnl_fast_path_run();
   }
 
@@ -77,7 +81,9 @@ class DnnlPoolKernel : public Kernel {
         dnnl::reduction::desc desc(op_ == PoolOp::kGlobalMax ? dnnl::algorithm::reduction_max
                                                              : dnnl::algorithm::reduction_mean,
                                    plain_desc(x_shape), plain_desc(plan.out_shape), 0.f, 0.f);
-        plan.primitive = dnnl::reduction(dnnl::reduction::primitive_desc(desc, cpu_engine()));
+        const dnnl::reduction::primitive_desc pd(desc, dnnl_support::user_scratchpad_attr(), cpu_engine());
+        plan.primitive = dnnl::reduction(pd);
+        plan.scratchpad = pd.scratchpad_desc();
         plan.supported = true;
       } catch (const dnnl::error&) {
       }
@@ -108,7 +114,9 @@ class DnnlPoolKernel : public Kernel {
     try {
       dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, plain_desc(x_shape),
                                           plain_desc(plan.out_shape), strides, kernel, dilations, pad_l, pad_r);
-      plan.primitive = dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(desc, cpu_engine()));
+      const dnnl::pooling_v2_forward::primitive_desc pd(desc, dnnl_support::user_scratchpad_attr(), cpu_engine());
+      plan.primitive = dnnl::pooling_v2_forward(pd);
+      plan.scratchpad = pd.scratchpad_desc();
       plan.supported = true;
     } catch (const dnnl::error&) {
     }
