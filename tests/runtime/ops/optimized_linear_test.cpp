@@ -344,7 +344,8 @@ ModelBuilder linear_model(int64_t batch) {
   return m;
 }
 
-void expect_tiers_agree(const ModelBuilder& model, const TensorMap& feed, int threads, bool fast_path) {
+void expect_tiers_agree(const ModelBuilder& model, const TensorMap& feed, int threads, bool fast_path,
+                        const std::vector<std::string>& intermediates_to_check = {"mm", "y", "z"}) {
   runtime::SessionOptions fast;
   fast.threads = threads;
   runtime::SessionOptions reference = fast;
@@ -358,7 +359,7 @@ void expect_tiers_agree(const ModelBuilder& model, const TensorMap& feed, int th
   for (const auto& [name, tensor] : expected) EXPECT_TRUE(tensors_close(actual.at(name), tensor, kAtol, kRtol)) << name;
   // Asking for an intermediate uses the unfused plan; it agrees as well.
   runtime::RunOptions intermediates;
-  intermediates.outputs = {"mm", "y", "z"};
+  intermediates.outputs = intermediates_to_check;
   const TensorMap unfused = optimized_session.run(feed, intermediates);
   EXPECT_TRUE(tensors_close(unfused.at("y"), expected.at("y"), kAtol, kRtol));
 }
@@ -439,6 +440,59 @@ TEST(OptimizedLinearFusion, BiasFirstAddAndActivationAreFusedIntoTheMatMul) {
     EXPECT_NE(message.find("fused with Add node 'proj_bias'"), std::string::npos) << message;
     EXPECT_NE(message.find("fused with Relu node 'act'"), std::string::npos) << message;
   }
+}
+
+/// MatMul -> Add(bias) -> Add(residual) -> Relu and Gemm -> Add(residual), all static shapes: the
+/// residual Adds become oneDNN binary post-ops.
+ModelBuilder residual_model() {
+  ModelBuilder m(17);
+  m.input("x", DType::kFloat32, {2, 4, 8});
+  m.input("r", DType::kFloat32, {2, 4, 16});
+  m.input("g", DType::kFloat32, {3, 8});
+  m.input("gr", DType::kFloat32, {3, 5});
+  m.initializer("w", random_tensor({8, 16}, 50));
+  m.initializer("bias", random_tensor({16}, 51));
+  m.initializer("gw", random_tensor({5, 8}, 52));
+  m.node("MatMul", {"x", "w"}, {"mm"}, "proj");
+  m.node("Add", {"bias", "mm"}, {"biased"}, "proj_bias");
+  m.node("Add", {"r", "biased"}, {"summed"}, "residual");
+  m.node("Relu", {"summed"}, {"y"}, "act");
+  auto& gemm = m.node("Gemm", {"g", "gw"}, {"gemm"}, "head");
+  add_int_attr(gemm, "transB", 1);
+  m.node("Add", {"gemm", "gr"}, {"z"}, "head_residual");
+  m.output("y", DType::kFloat32, {2, 4, 16});
+  m.output("z", DType::kFloat32, {3, 5});
+  return m;
+}
+
+TEST(OptimizedLinearFusion, ResidualAddsRunAsBinaryPostOps) {
+  const TensorMap feed{{"x", random_tensor({2, 4, 8}, 53)},
+                       {"r", random_tensor({2, 4, 16}, 54)},
+                       {"g", random_tensor({3, 8}, 55)},
+                       {"gr", random_tensor({3, 5}, 56)}};
+  for (int threads : {1, 2}) expect_tiers_agree(residual_model(), feed, threads, true, {"mm", "y", "z"});
+  // The residual is fused (the fused node's label names it)...
+  auto session = runtime::Session::create(residual_model().model()).value();
+  runtime::RunOptions unchecked;
+  unchecked.check_input_shapes = false;
+  TensorMap bad_k = feed;
+  bad_k.set("x", random_tensor({2, 4, 5}, 57));
+  try {
+    session.run(bad_k, unchecked);
+    ADD_FAILURE() << "a K mismatch ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fused with Add node 'residual'"), std::string::npos) << e.what();
+  }
+  // ...and a residual that only broadcasts to the output at run time goes to the reference chain.
+  TensorMap broadcast = feed;
+  broadcast.set("r", random_tensor({2, 4, 1}, 58));
+  runtime::SessionOptions reference;
+  reference.kernels = KernelTier::kReference;
+  const TensorMap expected = runtime::Session::create(residual_model().model(), reference).value().run(broadcast, unchecked);
+  const uint64_t before = runtime::ops::ReferenceChain::fallback_count();
+  const TensorMap actual = session.run(broadcast, unchecked);
+  EXPECT_GT(runtime::ops::ReferenceChain::fallback_count(), before);
+  EXPECT_TRUE(tensors_close(actual.at("y"), expected.at("y"), kAtol, kRtol));
 }
 
 }  // namespace

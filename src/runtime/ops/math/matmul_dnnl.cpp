@@ -58,19 +58,35 @@ std::optional<float> constant_scalar(const KernelInit& tail, size_t i, size_t* r
   return t->data<float>()[0];
 }
 
-/// What runs after the product: an optional bias (a fused node input) and a post-op chain.
+/// What runs after the product: an optional bias (a fused node input broadcast along the last
+/// dim) and a chain of oneDNN post-ops (activations, scalar affine steps, a residual Add).
 struct Epilogue {
-  int bias_input = -1;  // index of the fused node's input holding a bias broadcast along the last dim
-  ds::PostOps post;
-  size_t min_out_rank = 0;  // fused constants of this rank would broadcast a smaller output
-  std::vector<int64_t> key;  // describes the chain for the primitive cache
+  struct Step {
+    bool residual = false;  // binary add of a fused input with the output's shape
+    dnnl::algorithm alg = dnnl::algorithm::eltwise_linear;
+    float alpha = 0.f, beta = 0.f;
+    size_t input = 0;  // the residual's index among the fused node's inputs
+  };
+  int bias_input = -1;  // index of the fused node's input holding the bias
+  std::vector<Step> steps;
+  size_t min_out_rank = 0;          // fused constants of this rank would broadcast a smaller output
+  std::optional<Shape> static_out;  // the product's shape when the planner knows it
+
+  /// The post-op chain for a primitive writing `dst` (residual operands share its layout).
+  dnnl::post_ops build(const memory::desc& dst) const {
+    dnnl::post_ops ops;
+    for (const Step& step : steps) {
+      if (step.residual) ops.append_binary(dnnl::algorithm::binary_add, dst);
+      else ops.append_eltwise(1.f, step.alg, step.alpha, step.beta);
+    }
+    return ops;
+  }
 
   /// Accepts `tail` into the chain when oneDNN can apply it exactly. `bias_allowed`: the product
   /// has no bias yet, so an Add of a last-dim vector can become it.
   bool accept(const KernelInit& tail, size_t first_extra_input, bool bias_allowed) {
     const std::string& op = tail.op_type();
-    if (!tail.spec().domain.empty()) return ds::append_activation(post, tail);
-    const bool binary = tail.num_inputs() == 2 && tail.has_input(1);
+    const bool binary = tail.spec().domain.empty() && tail.num_inputs() == 2 && tail.has_input(1);
     if (binary && (op == "Add" || op == "Sub" || op == "Mul" || op == "Div")) {
       size_t rank = 0;
       if (std::optional<float> c = constant_scalar(tail, 1, &rank)) {
@@ -82,27 +98,74 @@ struct Epilogue {
           if (*c == 0.f || !std::isfinite(*c)) return false;
           alpha = 1.f / *c;
         }
-        post.ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, alpha, beta);
-        post.description += (post.description.empty() ? "" : "+") + op;
+        steps.push_back({false, dnnl::algorithm::eltwise_linear, alpha, beta, 0});
         min_out_rank = std::max(min_out_rank, rank);
         return true;
       }
-      if (op != "Add" || !bias_allowed || bias_input >= 0 || !post.empty()) return false;
-      if (!maybe_float(tail.input_dtype(1))) return false;
+      if (op != "Add" || !maybe_float(tail.input_dtype(1))) return false;
       std::optional<Shape> shape;
       if (std::optional<Tensor> t = tail.constant_input(1)) shape = t->shape();
       else shape = tail.input_static_shape(1);
       if (!shape || shape->empty()) return false;
-      for (size_t d = 0; d + 1 < shape->size(); ++d)
-        if ((*shape)[d] != 1) return false;
-      bias_input = static_cast<int>(first_extra_input);
-      min_out_rank = std::max(min_out_rank, shape->size());
-      post.description += (post.description.empty() ? "" : "+") + op;
+      if (bias_allowed && bias_input < 0 && steps.empty() &&
+          std::all_of(shape->begin(), shape->end() - 1, [](int64_t d) { return d == 1; })) {
+        bias_input = static_cast<int>(first_extra_input);
+        min_out_rank = std::max(min_out_rank, shape->size());
+        return true;
+      }
+      // A residual: the other addend has exactly the product's shape.
+      if (!static_out || *shape != *static_out) return false;
+      Step step;
+      step.residual = true;
+      step.input = first_extra_input;
+      steps.push_back(step);
       return true;
     }
-    return ds::append_activation(post, tail);
+    ds::PostOps activation;
+    if (!ds::append_activation(activation, tail)) return false;
+    for (int i = 0; i < activation.ops.len(); ++i) {
+      Step step;
+      float scale = 1.f;
+      activation.ops.get_params_eltwise(i, scale, step.alg, step.alpha, step.beta);
+      steps.push_back(step);
+    }
+    return true;
+  }
+
+  /// The residual operands of this run, by post-op index; false when one does not have the
+  /// output's dtype and shape (the caller then runs the reference chain).
+  bool residuals(const KernelContext& ctx, const Shape& out_shape,
+                 std::vector<std::pair<int, const Tensor*>>& out) const {
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (!steps[i].residual) continue;
+      const Tensor& r = ctx.input(steps[i].input);
+      if (r.dtype() != DType::kFloat32 || r.shape() != out_shape) return false;
+      out.emplace_back(static_cast<int>(i), &r);
+    }
+    return true;
   }
 };
+
+/// numpy.matmul's output shape; nullopt when the shapes do not multiply.
+std::optional<Shape> matmul_shape(Shape sa, Shape sb) {
+  if (sa.empty() || sb.empty()) return std::nullopt;
+  const bool a_vector = sa.size() == 1, b_vector = sb.size() == 1;
+  if (a_vector) sa.insert(sa.begin(), 1);
+  if (b_vector) sb.push_back(1);
+  if (sa.back() != sb[sb.size() - 2]) return std::nullopt;
+  const size_t batch_rank = std::max(sa.size(), sb.size()) - 2;
+  Shape out(batch_rank, 1);
+  for (size_t d = 0; d < batch_rank; ++d) {
+    const size_t from_end = batch_rank - d;
+    const int64_t da = from_end + 2 <= sa.size() ? sa[sa.size() - 2 - from_end] : 1;
+    const int64_t db = from_end + 2 <= sb.size() ? sb[sb.size() - 2 - from_end] : 1;
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[d] = da == 1 ? db : da;
+  }
+  if (!a_vector) out.push_back(sa[sa.size() - 2]);
+  if (!b_vector) out.push_back(sb.back());
+  return out;
+}
 
 /// Descriptors of one row chunk of a matmul (src and dst hold `rows` rows of the full operands).
 struct MatMulGeometry {
@@ -153,7 +216,7 @@ MatMulPrimitive make_matmul(const MatMulGeometry& g, const Epilogue& epilogue, c
         constant_weights ? memory::desc(g.weights.dims(), memory::data_type::f32, memory::format_tag::any)
                          : g.weights;
     dnnl::primitive_attr attr = ds::user_scratchpad_attr();
-    if (!epilogue.post.empty()) attr.set_post_ops(epilogue.post.ops);
+    if (!epilogue.steps.empty()) attr.set_post_ops(epilogue.build(g.dst));
     const dnnl::matmul::desc desc = g.bias ? dnnl::matmul::desc(g.src, weights_request, *g.bias, g.dst)
                                            : dnnl::matmul::desc(g.src, weights_request, g.dst);
     const dnnl::matmul::primitive_desc pd(desc, attr, ds::cpu_engine());
@@ -178,13 +241,15 @@ struct ChunkOffsets {
   int64_t src = 0, dst = 0, bias = 0;
 };
 
-void run_matmul(const MatMulPrimitive& p, const Tensor& a, const Tensor& b, const Tensor* bias, Tensor& out,
-                const ChunkOffsets& at) {
+void run_matmul(const MatMulPrimitive& p, const Tensor& a, const Tensor& b, const Tensor* bias,
+                const std::vector<std::pair<int, const Tensor*>>& residuals, Tensor& out, const ChunkOffsets& at) {
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, wrap_at(p.geometry.src, a, at.src)},
       {DNNL_ARG_WEIGHTS, p.packed_weights ? p.packed_weights : ds::wrap(p.geometry.weights, b)},
       {DNNL_ARG_DST, wrap_at(p.geometry.dst, out, at.dst)}};
   if (p.geometry.bias) args.emplace(DNNL_ARG_BIAS, wrap_at(*p.geometry.bias, *bias, at.bias));
+  for (const auto& [index, residual] : residuals)
+    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1, wrap_at(p.geometry.dst, *residual, at.dst));
   if (p.scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, ds::thread_scratchpad(p.scratchpad));
   ds::execute(p.prim, args, 1);
 }
@@ -260,6 +325,8 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel {
     if (epilogue_.bias_input >= 0) {
       if (b_vector || !(bias = usable_bias(ctx, epilogue_.bias_input, out_shape))) return chain_.compute(ctx);
     }
+    std::vector<std::pair<int, const Tensor*>> residuals;
+    if (!epilogue_.residuals(ctx, out_shape, residuals)) return chain_.compute(ctx);
     // Weights shared by every batch: one (batch * M, K) x (K, N) product, split by rows.
     const bool fold = shape_numel(batch_b) == 1 && shape_numel(batch_a) == shape_numel(batch);
     if (!fold && batch_rank + 2 > kMaxDnnlRank) return chain_.compute(ctx);
@@ -308,7 +375,7 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel {
     Tensor out = Tensor::uninitialized(DType::kFloat32, out_shape);
     const bool ran = run_chunked(ctx, rows, shape_numel(batch) * m * n * k, primitive_for,
                                  [&](const MatMulPrimitive& p, int64_t begin) {
-                                   run_matmul(p, a, b, bias, out, {begin * k, begin * n, 0});
+                                   run_matmul(p, a, b, bias, residuals, out, {begin * k, begin * n, 0});
                                  });
     if (!ran) return chain_.compute(ctx);
     ctx.set_output(0, Value(std::move(out)));
@@ -317,6 +384,9 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel {
  private:
   explicit DnnlMatMulKernel(const KernelInit& init) : chain_(init.create_reference_kernel(), init.num_inputs()) {
     std::optional<Tensor> b = init.constant_input(1);
+    const std::optional<Shape> sa = init.input_static_shape(0);
+    const std::optional<Shape> sb = b ? std::optional<Shape>(b->shape()) : init.input_static_shape(1);
+    if (sa && sb) epilogue_.static_out = matmul_shape(*sa, *sb);
     if (b && b->dtype() == DType::kFloat32) constant_b_ = std::move(b);
   }
 
@@ -379,6 +449,8 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
       if (!(bias = usable_bias(ctx, epilogue_.bias_input, out_shape))) return chain_.compute(ctx);
       bias_dims = {1, bias->shape().back()};
     }
+    std::vector<std::pair<int, const Tensor*>> residuals;
+    if (!epilogue_.residuals(ctx, out_shape, residuals)) return chain_.compute(ctx);
     const bool bias_per_row = bias && bias_dims[0] == m && m != 1;
     std::vector<int64_t> key{m, k, n};
     key.insert(key.end(), bias_dims.begin(), bias_dims.end());
@@ -396,7 +468,8 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
     };
     Tensor out = Tensor::uninitialized(DType::kFloat32, out_shape);
     const bool ran = run_chunked(ctx, m, m * n * k, primitive_for, [&](const MatMulPrimitive& p, int64_t begin) {
-      run_matmul(p, a, b, bias, out, {trans_a_ ? begin : begin * k, begin * n, bias_per_row ? begin * bias_dims[1] : 0});
+      run_matmul(p, a, b, bias, residuals, out,
+                 {trans_a_ ? begin : begin * k, begin * n, bias_per_row ? begin * bias_dims[1] : 0});
     });
     if (!ran) return chain_.compute(ctx);
     ctx.set_output(0, Value(std::move(out)));
@@ -408,6 +481,9 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
         trans_a_(init.attr_int("transA", 0) != 0),
         trans_b_(init.attr_int("transB", 0) != 0),
         has_c_(init.has_input(2)) {
+    const std::optional<Shape> sa = init.input_static_shape(0), sb = init.input_static_shape(1);
+    if (sa && sb && sa->size() == 2 && sb->size() == 2)
+      epilogue_.static_out = Shape{trans_a_ ? (*sa)[1] : (*sa)[0], trans_b_ ? (*sb)[0] : (*sb)[1]};
     std::optional<Tensor> b = init.constant_input(1);
     if (b && b->dtype() == DType::kFloat32) {
       constant_b_ = alpha == 1.f ? std::move(*b) : b->clone();  // a copy shares the initializer's storage
