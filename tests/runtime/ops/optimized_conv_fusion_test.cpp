@@ -277,6 +277,35 @@ TEST(OptimizedConvFusion, ChannelsLastHandOffThroughReferenceFallback) {
   EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 2e-4, 2e-4));
 }
 
+/// One session fed several spatial sizes (PP-OCR detection sees a new size per image): each shape
+/// gets its own primitives, the packed weights are shared, and every run matches the reference.
+TEST(OptimizedConvFusion, DynamicSpatialSizesMatchReference) {
+  ModelBuilder m(14);
+  m.input("x", DType::kFloat32, {1, 5, -1, -1});
+  m.initializer("w", random_tensor({7, 5, 3, 3}, 91)).initializer("b", random_tensor({7}, 92));
+  m.initializer("w2", random_tensor({7, 1, 3, 3}, 93));
+  auto& conv = m.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+  add_ints_attr(conv, "pads", {1, 1, 1, 1});
+  add_ints_attr(conv, "strides", {2, 2});
+  m.node("Relu", {"c"}, {"r"});
+  auto& dw = m.node("Conv", {"r", "w2"}, {"y"}, "dw");
+  add_int_attr(dw, "group", 7);
+  add_ints_attr(dw, "pads", {1, 1, 1, 1});
+  m.output("y", DType::kFloat32, {1, 7, -1, -1});
+  runtime::Session reference = make_session(m.model(), runtime::KernelTier::kReference);
+  for (int threads : {1, 2}) {
+    runtime::SessionOptions options;
+    options.threads = threads;
+    runtime::Session optimized = runtime::Session::create(m.model(), options).value();
+    uint32_t seed = 200;
+    for (const Shape& shape : std::vector<Shape>{{1, 5, 32, 24}, {1, 5, 17, 41}, {1, 5, 32, 24}, {1, 5, 3, 2}}) {
+      const TensorMap feed{{"x", random_tensor(shape, ++seed)}};
+      EXPECT_TRUE(tensors_close(optimized.run(feed).at("y"), reference.run(feed).at("y"), 2e-4, 2e-4))
+          << shape_to_string(shape) << " at " << threads << " threads";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace parity::testing
 

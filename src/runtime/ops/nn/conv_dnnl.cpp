@@ -22,6 +22,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/channels_last.h"
@@ -321,6 +322,16 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
     return packed;
   }
 
+  /// The weights packed into `desc`, shared by every plan (input shape, slice) that wants that
+  /// layout: a model with dynamic spatial dims sees many shapes but few weight layouts.
+  memory packed_weights(const memory::desc& desc) const {
+    std::lock_guard<std::mutex> lock(packed_mutex_);
+    for (const memory& m : packed_)
+      if (m.get_desc() == desc) return m;
+    packed_.push_back(pack_weights(desc, 1));
+    return packed_.back();
+  }
+
   /// Plan time, static input shape: packs the weights for the unfused primitive; plans for the
   /// same weights layout reuse them.
   void prepack(const Shape& x_shape) {
@@ -413,13 +424,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
         chunk.primitive = typed.primitive();
         chunk.scratchpad = pd.scratchpad_desc();
         const memory::desc w_desc = pd.weights_desc();
-        if (prepacked_ && w_desc == prepacked_desc_) {
-          chunk.weights = prepacked_;
-        } else {
-          for (const ConvChunk& other : plan.chunks)
-            if (other.weights.get_desc() == w_desc) chunk.weights = other.weights;
-          if (!chunk.weights) chunk.weights = pack_weights(w_desc, 1);
-        }
+        chunk.weights = prepacked_ && w_desc == prepacked_desc_ ? prepacked_ : packed_weights(w_desc);
         chunk.x_view = memory::desc(dnnl_support::to_dims(xc), memory::data_type::f32, x_strides);
         chunk.y_view = memory::desc(dnnl_support::to_dims(yc), memory::data_type::f32, y_strides);
         chunk.addend_view = memory::desc(dnnl_support::to_dims(yc), memory::data_type::f32, addend_strides);
@@ -499,6 +504,8 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
   bool input_channels_last_ = false, residual_channels_last_ = false, output_channels_last_ = false;
   memory::desc prepacked_desc_;
   memory prepacked_;
+  mutable std::mutex packed_mutex_;
+  mutable std::vector<memory> packed_;
   std::unique_ptr<dnnl_support::ShapeCache<ConvPlan>> cache_;
 };
 
