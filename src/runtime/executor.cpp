@@ -88,11 +88,11 @@ std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> input
   const std::vector<bool>* keep = is_main ? state.keep_slots : nullptr;
   std::vector<NodeTiming>* profile = is_main ? state.profile : nullptr;
   for (const PlannedNode& node : graph.nodes_) {
-    // Plan-time folded values (Constant nodes) are already in the frame.
     ExecContext ctx(node, frame, state);
     const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     try {
-      node.kernel->compute(ctx);
+      // Plan-time folded values (Constant nodes) are already in the frame.
+      if (!node.folded) node.kernel->compute(ctx);
     } catch (const Error& e) {
       rethrow_with_node(node, e);
     } catch (const std::bad_alloc&) {

@@ -543,8 +543,13 @@ std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEn
     if (pn.spec.domain.empty() && pn.spec.op_type == "Constant" && pn.inputs.empty()) {
       FoldContext fold(pn, env.precision);
       pn.kernel->compute(fold);
-      for (size_t i = 0; i < pn.outputs.size(); ++i)
-        if (pn.outputs[i] >= 0 && !fold.outputs_[i].is_empty()) g.plan_time_values_[pn.outputs[i]] = fold.outputs_[i];
+      bool all_outputs = true;
+      for (size_t i = 0; i < pn.outputs.size(); ++i) {
+        if (pn.outputs[i] < 0) continue;
+        if (fold.outputs_[i].is_empty()) all_outputs = false;
+        else g.plan_time_values_[pn.outputs[i]] = fold.outputs_[i];
+      }
+      pn.folded = all_outputs;
     }
     g.nodes_.push_back(std::move(pn));
   }

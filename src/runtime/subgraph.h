@@ -55,6 +55,7 @@ struct PlannedNode {
   std::vector<int> inputs;         // slot per input, -1 when omitted
   std::vector<int> outputs;        // slot per output, -1 when omitted
   std::vector<int> release;        // slots whose last use is this node
+  bool folded = false;             // outputs computed at plan time (Constant): not run again
 };
 
 class Subgraph {
