@@ -1,8 +1,10 @@
 // Layer-by-layer comparison without keeping every intermediate tensor ("--onnx-outputs mark all"
-// with bounded memory). The reference runner (parity's ref executor) reports each value through
-// its per-tensor hook as it is produced; the peer runtime runs the model with a window of the
-// upcoming intermediates marked as outputs, one window at a time, sized to a byte budget. Each
-// pair is compared the moment it exists and only its statistics are kept.
+// with bounded memory). The intermediates are split into windows (consecutive in execution order,
+// sized to a byte budget). For each window the peer runtime runs a model cut down to the nodes the
+// window needs, with the window's tensors as outputs, and is released; then the reference runner
+// (parity's ref executor) runs up to the window's last tensor and compares each value through its
+// per-tensor hook as it is produced, keeping only statistics. The two runtimes never hold their
+// working memory at the same time.
 #pragma once
 
 #include <cstdint>
@@ -47,12 +49,20 @@ struct LayerwiseReport {
   int64_t total_tensor_bytes = 0;       // all compared tensors of both runners together
   int64_t largest_tensor_bytes = 0;
   int peer_runs = 0;
+  /// Most bytes of peer outputs held at once (one window; a single tensor above the budget is a
+  /// window of its own).
+  int64_t peak_peer_bytes_held = 0;
+  /// Reference values compared while a peer session was alive; 0 by design (the runtimes take
+  /// turns), kept so tests can check it.
+  int64_t reference_steps_with_peer_alive = 0;
   bool passed() const { return !first_failure.has_value(); }
 };
 
 /// Compares every intermediate tensor of `model_path` between parity's ref runner and the
 /// registered runner `peer` (e.g. "ort"; empty for reference statistics only) on one feed.
 /// `args` carries both runtimes' CLI options (may be null). Logs a per-layer table.
+/// Sets glibc's mmap threshold (mallopt) to 1 MiB for the process, so freed activations go back to
+/// the system instead of staying in a fragmented heap.
 LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer,
                                   const cli::Args* args, const TensorMap& feed, const LayerwiseOptions& options);
 
