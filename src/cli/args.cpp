@@ -56,6 +56,7 @@ void Args::add_value(const std::string& dest, std::string value) {
 
 void Args::add_presence(const std::string& dest) {
   counts_[dest]++;
+  occurrences_.push_back(dest);
   if (std::find(order_.begin(), order_.end(), dest) == order_.end()) order_.push_back(dest);
 }
 

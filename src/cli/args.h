@@ -47,6 +47,9 @@ class Args {
   std::optional<int64_t> get_int(const std::string& dest) const;
   /// The options in the order the user gave them (dest names), e.g. runner flags order.
   const std::vector<std::string>& order() const { return order_; }
+  /// Every option occurrence (dest names), repeats included, in command-line order:
+  /// `--ref --ort --ref` gives ref, ort, ref where order() gives ref, ort.
+  const std::vector<std::string>& occurrences() const { return occurrences_; }
 
   // Used by the parser.
   void add_value(const std::string& dest, std::string value);
@@ -58,6 +61,7 @@ class Args {
   std::map<std::string, int> counts_;
   std::map<std::string, std::string> defaults_;
   std::vector<std::string> order_;
+  std::vector<std::string> occurrences_;
 };
 
 /// Parses a value as a number with a clear error naming the option.

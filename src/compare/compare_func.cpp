@@ -403,21 +403,34 @@ std::string lower(std::string s) {
   return s;
 }
 
-// The output of `result1` to compare with `name` of `result0`: an exact match, else a
-// case-insensitive substring match that is not itself exactly matched (Polygraphy's rule).
-std::optional<std::string> find_counterpart(const std::string& name, const IterationResult& result0,
-                                            const IterationResult& result1) {
-  if (result1.outputs.contains(name)) return name;
+}  // namespace
+
+std::optional<std::string> match_output_name(const std::string& name, const std::vector<std::string>& names0,
+                                             const std::vector<std::string>& names1) {
+  if (std::find(names1.begin(), names1.end(), name) != names1.end()) return name;
   const std::string ln = lower(name);
-  for (const auto& [candidate, tensor] : result1.outputs) {
+  std::optional<std::string> found;
+  for (const auto& candidate : names1) {
     const std::string lc = lower(candidate);
     if (ln.find(lc) == std::string::npos && lc.find(ln) == std::string::npos) continue;
-    if (result0.outputs.contains(candidate)) continue;  // compared against its exact twin instead
-    logger().warning("Output names did not match exactly. Assuming ", result1.runner_name, " output: ",
-                     candidate, " corresponds to output: ", name);
-    return candidate;
+    if (std::find(names0.begin(), names0.end(), candidate) != names0.end()) continue;  // has its exact twin
+    if (found) return std::nullopt;  // ambiguous: "y" against "y:0" and "y:1"
+    found = candidate;
   }
-  return std::nullopt;
+  return found;
+}
+
+namespace {
+
+// The output of `result1` to compare with `name` of `result0`, with a warning when the names
+// differ (match_output_name).
+std::optional<std::string> find_counterpart(const std::string& name, const IterationResult& result0,
+                                            const IterationResult& result1) {
+  auto match = match_output_name(name, result0.outputs.names(), result1.outputs.names());
+  if (match && *match != name)
+    logger().warning("Output names did not match exactly. Assuming ", result1.runner_name, " output: ", *match,
+                     " corresponds to output: ", name);
+  return match;
 }
 
 std::string quoted_list(const std::vector<std::string>& names) {

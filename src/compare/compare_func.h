@@ -41,6 +41,13 @@ struct OutputCompareResult {
 /// Per-output results of one iteration, in the first runner's output order.
 using IterationMatch = std::vector<std::pair<std::string, OutputCompareResult>>;
 
+/// The output of `names1` that corresponds to `name` of `names0` (Polygraphy's
+/// find_str_in_iterable without its index fallback): the same name, else the single name of
+/// `names1` that contains `name` or is contained in it, case-insensitively ("y" and "y:0"), and has no
+/// exact twin in `names0`. nullopt when there is none or more than one such name.
+std::optional<std::string> match_output_name(const std::string& name, const std::vector<std::string>& names0,
+                                             const std::vector<std::string>& names1);
+
 /// Compares two iteration results; the first is iterated, the second searched for matches.
 using CompareFunc = std::function<IterationMatch(const IterationResult&, const IterationResult&)>;
 

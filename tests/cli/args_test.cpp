@@ -29,6 +29,12 @@ TEST(ArgParser, ParsesPolygraphyStyle) {
   EXPECT_EQ(a.order()[2], "ref");
 }
 
+TEST(ArgParser, OccurrencesKeepRepeatsInCommandLineOrder) {
+  Args a = make_parser().parse({"m.onnx", "--ref", "--ort", "--ref", "-v"});
+  EXPECT_EQ(a.order(), (std::vector<std::string>{"model", "ref", "ort", "verbose"}));
+  EXPECT_EQ(a.occurrences(), (std::vector<std::string>{"model", "ref", "ort", "ref", "verbose"}));
+}
+
 TEST(ArgParser, ErrorsAreClear) {
   auto p = make_parser();
   try {

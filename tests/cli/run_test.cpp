@@ -8,6 +8,7 @@
 #include <fstream>
 #include <random>
 
+#include "compare/layerwise.h"
 #include "core/formats/polygraphy_json.h"
 #include "runners/registry.h"
 #include "support/test_support.h"
@@ -152,6 +153,54 @@ TEST(RunCommand, RefAloneAndRunnersInFlagOrder) {
   EXPECT_TRUE(contains(first, "Accuracy Comparison | ref-runner-N0")) << first.output;
 }
 
+TEST(RunCommand, RepeatedRunnerFlagsFollowTheCommandLineExactly) {
+  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  // Polygraphy allows a runner twice; each occurrence is its own instance, in command-line order.
+  auto r = run_parity({"run", kIdentityModel, "--ref", "--ort", "--ref"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r, "Accuracy Comparison | ref-runner-N0")) << r.output;
+  EXPECT_TRUE(contains(r, "vs. ort-runner-N1")) << r.output;
+  EXPECT_TRUE(contains(r, "Accuracy Comparison | ort-runner-N1")) << r.output;
+  EXPECT_TRUE(contains(r, "vs. ref-runner-N2")) << r.output;
+  EXPECT_FALSE(contains(r, "ref-runner-N1")) << "a repeated flag must not be moved next to its first occurrence\n"
+                                             << r.output;
+}
+
+// Replaces every JSON key "from" by "to" in a saved RunResults file.
+void rename_output_key(const std::string& path, const std::string& from, const std::string& to) {
+  std::string json = read_file(path);
+  const std::string key = "\"" + from + "\":";
+  size_t n = 0;
+  for (size_t pos = json.find(key); pos != std::string::npos; pos = json.find(key, pos + 1), ++n)
+    json.replace(pos, key.size(), "\"" + to + "\":");
+  ASSERT_GT(n, 0u) << "no key " << from << " in " << path;
+  write_file(path, json);
+}
+
+TEST(RunCommand, TriviallyDifferentOutputNamesArePairedWithAWarning) {
+  TempDir tmp;
+  const std::string saved = (tmp / "saved.json").string();
+  ASSERT_EQ(run_parity({"run", kIdentityModel, "--ref", "--save-outputs", saved}).exit_code, 0);
+  // The saved run names its output "x_out:0" (TensorFlow style); the model says "x_out".
+  rename_output_key(saved, "x_out", "x_out:0");
+  auto r = run_parity({"run", kIdentityModel, "--ref", "--load-outputs", saved});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r, "output 'x_out' with")) << r.output;
+  EXPECT_TRUE(contains(r, "output 'x_out:0'")) << r.output;
+  EXPECT_TRUE(contains(r, "Comparing Output: 'x_out' (dtype=float32, shape=(1, 3, 4, 4)) with 'x_out:0'")) << r.output;
+  EXPECT_TRUE(contains(r, "[W]")) << r.output;
+
+  // Two candidates ("x_out:0" and "x_out:1" for "x_out") are no unique match: the sets differ.
+  const std::string ambiguous = (tmp / "ambiguous.json").string();
+  ASSERT_EQ(run_parity({"run", kIdentityModel, "--ref", "--save-outputs", ambiguous}).exit_code, 0);
+  rename_output_key(ambiguous, "x_out", "x_out:0");
+  rename_output_key(ambiguous, "h_out", "x_out:1");
+  auto bad = run_parity({"run", kIdentityModel, "--ref", "--load-outputs", ambiguous});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_TRUE(contains(bad, "differ: ")) << bad.output;
+  EXPECT_TRUE(contains(bad, "x_out:0, ids_out, mask_out, x_out:1, k_out")) << bad.output;
+}
+
 TEST(RunCommand, LoadInputsSaveOutputsAndValidate) {
   TempDir tmp;
   const std::string in = (tmp / "in.json").string(), out = (tmp / "out.json").string();
@@ -193,6 +242,83 @@ TEST(RunCommand, LayerwiseMarkAllReportsEveryTensor) {
   auto unknown = run_parity({"run", model, "--ref", "--ort", "--onnx-outputs", "mark", "all", "--atol", "zz:1"});
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_TRUE(contains(unknown, "--atol: no tensor named 'zz'; tensors: c1, bn, p1, c2, y")) << unknown.output;
+}
+
+// x[1, 4, 256, 256] through `steps` alternating Neg and Abs nodes: every intermediate is 1 MiB, and
+// the working set of either runtime is a few of them.
+void write_chain_model(const std::string& path, int steps) {
+  onnx::ModelProto model;
+  model.set_ir_version(7);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("chain");
+  std::string prev = "x";
+  for (int i = 0; i < steps; ++i) {
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type(i % 2 ? "Abs" : "Neg");
+    n->set_name("step" + std::to_string(i));
+    n->add_input(prev);
+    prev = i + 1 == steps ? "y" : "t" + std::to_string(i);
+    n->add_output(prev);
+  }
+  for (auto [vi, name] : {std::pair{g->add_input(), "x"}, std::pair{g->add_output(), "y"}}) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {1, 4, 256, 256}) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  std::ofstream out(path, std::ios::binary);
+  model.SerializeToOstream(&out);
+}
+
+// "256.0 MiB" / "1.30 GiB" / "12.0 KiB" after `label` in the output, in MiB.
+double mib_after(const std::string& output, const std::string& label) {
+  const size_t at = output.find(label);
+  if (at == std::string::npos) return -1;
+  size_t end = 0;
+  const double v = std::stod(output.substr(at + label.size()), &end);
+  const std::string unit = output.substr(at + label.size() + end + 1, 3);
+  return unit == "GiB" ? v * 1024 : unit == "KiB" ? v / 1024 : v;
+}
+
+// The runtimes take turns window by window: the peer is never alive while the reference runs, and
+// no more than one window of its outputs is held.
+TEST(Layerwise, RuntimesTakeTurnsHoldingOneWindow) {
+  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  TempDir tmp;
+  const std::string model = (tmp / "chain.onnx").string();
+  write_chain_model(model, 40);
+  TensorMap feed;
+  Tensor x(DType::kFloat32, {1, 4, 256, 256});
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-1.f, 1.f);
+  for (float& v : x.values<float>()) v = uniform(rng);
+  feed.set("x", x);
+  compare::LayerwiseOptions options;
+  options.window_bytes = int64_t{4} << 20;
+  const compare::LayerwiseReport report = compare::compare_layerwise(model, "ort", nullptr, feed, options);
+  EXPECT_TRUE(report.passed());
+  ASSERT_EQ(report.layers.size(), 40u);
+  for (const auto& layer : report.layers) EXPECT_TRUE(layer.compared) << layer.name << ": " << layer.note;
+  EXPECT_EQ(report.peer_runs, 10);
+  EXPECT_LE(report.peak_peer_bytes_held, options.window_bytes);
+  EXPECT_EQ(report.reference_steps_with_peer_alive, 0);
+}
+
+// Peak memory of `mark all` stays near one runtime's working set plus a window, far below the sum of
+// all intermediates (200 MiB per runtime here), measured by the process itself (getrusage).
+TEST(RunCommand, MarkAllPeakMemoryIsFarBelowAllTensors) {
+  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  TempDir tmp;
+  const std::string model = (tmp / "chain.onnx").string();
+  write_chain_model(model, 200);
+  auto r = run_parity({"run", model, "--ref", "--ort", "--onnx-outputs", "mark", "all", "--mark-all-window-mb", "8"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const double peak = mib_after(r.output, "peak resident: ");
+  const double all = mib_after(r.output, "all intermediate tensors together: ");
+  EXPECT_NEAR(all, 400.0, 1.0) << r.output;
+  EXPECT_GT(peak, 0) << r.output;
+  EXPECT_LT(peak, all / 4) << r.output;  // measured: 66 MiB of 400 MiB
 }
 
 TEST(RunCommand, OnnxOutputsSelectsTensors) {

@@ -243,12 +243,11 @@ class RunCommand : public Command {
 
  private:
   static std::vector<std::string> selected_runners(const Args& args) {
-    // Args keeps the first position of each flag; a repeated flag adds more runners of that kind
-    // right after the first.
+    // Exactly the command line's order, repeats included (Polygraphy allows a runner twice; each
+    // occurrence is its own runner instance): --ref --ort --ref runs ref, ort, ref.
     std::vector<std::string> names;
-    for (const auto& dest : args.order())
-      if (dest.rfind("runner:", 0) == 0)
-        for (int i = 0; i < std::max(1, args.count(dest)); ++i) names.push_back(dest.substr(7));
+    for (const auto& dest : args.occurrences())
+      if (dest.rfind("runner:", 0) == 0) names.push_back(dest.substr(7));
     return names;
   }
 
@@ -315,21 +314,34 @@ class RunCommand : public Command {
     }
   }
 
-  // Each compared pair must have the same outputs (by name) in every iteration.
+  // Each compared pair must have the same outputs. Names that differ only trivially ("y" and
+  // "y:0", as TensorFlow-exported and ONNX runs name them) pair up like Polygraphy's comparator
+  // pairs them, with a warning naming the pairing; otherwise the sets differ and that is an error.
   static void check_output_sets(const RunResults& results, const std::vector<std::pair<size_t, size_t>>& comparisons) {
     for (const auto& [a, b] : comparisons) {
       const auto& ra = results.runs[a];
       const auto& rb = results.runs[b];
       if (ra.second.empty() || rb.second.empty()) continue;
       const auto na = ra.second[0].outputs.names(), nb = rb.second[0].outputs.names();
-      std::vector<std::string> only_a, only_b;
-      for (const auto& n : na)
-        if (std::find(nb.begin(), nb.end(), n) == nb.end()) only_a.push_back(n);
-      for (const auto& n : nb)
-        if (std::find(na.begin(), na.end(), n) == na.end()) only_b.push_back(n);
-      PARITY_CHECK(only_a.empty() && only_b.empty(), kInvalidArgument, "the outputs of ", ra.first, " and ", rb.first,
-                   " differ: ", ra.first, " has ", join_names(na), "; ", rb.first, " has ", join_names(nb),
+      std::vector<std::pair<std::string, std::string>> renamed;
+      std::vector<std::string> paired_b;
+      bool complete = true;
+      for (const auto& n : na) {
+        const auto match = match_output_name(n, na, nb);
+        if (!match || std::find(paired_b.begin(), paired_b.end(), *match) != paired_b.end()) {
+          complete = false;
+          break;
+        }
+        paired_b.push_back(*match);
+        if (*match != n) renamed.emplace_back(n, *match);
+      }
+      complete = complete && paired_b.size() == nb.size();
+      PARITY_CHECK(complete, kInvalidArgument, "the outputs of ", ra.first, " and ", rb.first, " differ: ", ra.first,
+                   " has ", join_names(na), "; ", rb.first, " has ", join_names(nb),
                    " (select common outputs with --onnx-outputs)");
+      for (const auto& [from, to] : renamed)
+        logger().warning("Output names differ: comparing ", ra.first, " output '", from, "' with ", rb.first,
+                         " output '", to, "'");
     }
   }
 
