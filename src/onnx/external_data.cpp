@@ -80,6 +80,12 @@ bool has_external_data(const onnx::TensorProto& proto) {
   return proto.data_location() == onnx::TensorProto::EXTERNAL;
 }
 
+bool is_weightless(const onnx::TensorProto& proto) {
+  return proto.doc_string().find(kWeightlessMarker) != std::string::npos && proto.raw_data().empty() &&
+         proto.float_data_size() == 0 && proto.int32_data_size() == 0 && proto.int64_data_size() == 0 &&
+         proto.double_data_size() == 0 && proto.uint64_data_size() == 0 && proto.string_data_size() == 0;
+}
+
 ExternalDataRef parse_external_data(const onnx::TensorProto& proto) {
   ExternalDataRef ref;
   const std::string label = label_of(proto);

@@ -26,6 +26,13 @@ struct ExternalDataRef {
 
 /// True when the tensor stores its bytes in a side file.
 bool has_external_data(const onnx::TensorProto& proto);
+
+/// Marker (in a TensorProto's doc_string) of a tensor whose values were stripped: Polygraphy's and
+/// TensorRT's weightless models ("TRT_WEIGHTLESS/" or "TRT_WEIGHTLESS/SPARSE_2_4").
+inline constexpr const char* kWeightlessMarker = "TRT_WEIGHTLESS";
+/// True for a stripped tensor: marked weightless and without inline values (it may reference an
+/// empty side file). Loading does not check its external reference and saving writes it as it is.
+bool is_weightless(const onnx::TensorProto& proto);
 /// Parses location/offset/length; malformed numbers throw kInvalidModel naming the tensor.
 ExternalDataRef parse_external_data(const onnx::TensorProto& proto);
 

@@ -99,7 +99,7 @@ Model parse_model(const void* data, size_t size, const fs::path& base_dir, const
   Model model(std::move(proto), base_dir);
   // Check external data up front so a broken reference is reported at load, not mid-run.
   for_each_tensor(model.proto(), [&](onnx::TensorProto& t) {
-    if (has_external_data(t)) validate_external_tensor(t, base_dir);
+    if (has_external_data(t) && !is_weightless(t)) validate_external_tensor(t, base_dir);
   });
   for (const auto& w : newer_than_library_warnings(model.proto())) logger().warning(label, ": ", w);
   return model;
@@ -233,7 +233,7 @@ void save_impl(const Model& model, const fs::path& path, const SaveOptions& opti
   // Refuse before reading anything when inlining external tensors would pass the protobuf limit.
   uint64_t inlined = 0;
   for_each_tensor(out, [&](onnx::TensorProto& t) {
-    if (has_external_data(t) && !goes_external(t)) inlined += static_cast<uint64_t>(tensor_bytes(t));
+    if (has_external_data(t) && !goes_external(t) && !is_weightless(t)) inlined += static_cast<uint64_t>(tensor_bytes(t));
   });
   PARITY_CHECK(out.ByteSizeLong() + inlined <= kProtobufLimit, kInvalidArgument, "the model would be ",
                out.ByteSizeLong() + inlined,
@@ -248,6 +248,7 @@ void save_impl(const Model& model, const fs::path& path, const SaveOptions& opti
   std::set<std::string> used_names;
 
   for_each_tensor(out, [&](onnx::TensorProto& t) {
+    if (is_weightless(t)) return;  // stripped: no bytes to move, written as it is
     const bool external_now = has_external_data(t);
     if (!goes_external(t)) {
       if (external_now) {

@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <fstream>
 #include <set>
 
 #include "core/logger.h"
@@ -9,6 +10,7 @@
 #include "onnx/save_args.h"
 #include "onnx/transforms/opset.h"
 #include "onnx/transforms/proto_walk.h"
+#include "onnx/transforms/weights.h"
 
 namespace parity::cli::model_edit {
 
@@ -69,6 +71,16 @@ fs::path output_path(const Args& args, const onnx_io::Model& input) {
 
 void save_output(const onnx_io::Model& model, const fs::path& path, const Args& args, bool check) {
   onnx_io::save_model(model, path, save_options(args)).throw_if_error();
+  // Stripped tensors reference an empty side file (see transforms::reference_weightless_file).
+  fs::path dir = path.parent_path();
+  if (dir.empty()) dir = ".";
+  for (const auto& location : transforms::weightless_locations(model)) {
+    const fs::path side = onnx_io::resolve_external_location(location, dir, "(weightless tensors)");
+    if (!fs::exists(side)) {
+      std::ofstream created(side, std::ios::binary);
+      PARITY_CHECK(created.good(), kIo, "cannot create '", side.string(), "'");
+    }
+  }
   logger().info("Saved model to ", path.string());
   if (check) transforms::check_saved_model(path);
 }

@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <random>
 #include <unordered_set>
 
@@ -25,8 +26,26 @@ bool is_float_type(int data_type) {
 }
 
 bool has_values(const onnx::TensorProto& t) {
-  return t.has_raw_data() || onnx_io::has_external_data(t) || t.float_data_size() || t.int32_data_size() ||
-         t.int64_data_size() || t.double_data_size() || t.uint64_data_size() || t.string_data_size();
+  if (onnx_io::has_external_data(t)) return !onnx_io::is_weightless(t);
+  return !t.raw_data().empty() || t.float_data_size() || t.int32_data_size() || t.int64_data_size() ||
+         t.double_data_size() || t.uint64_data_size() || t.string_data_size();
+}
+
+// Polygraphy joins the model's doc_string and the marker with '-'.
+void mark_model_weightless(onnx::ModelProto& model) {
+  if (model.doc_string().find(kWeightlessMarker) != std::string::npos) return;
+  model.set_doc_string(model.doc_string().empty() ? std::string(kWeightlessMarker)
+                                                  : model.doc_string() + "-" + kWeightlessMarker);
+}
+
+void unmark_model_weightless(onnx::ModelProto& model) {
+  std::string doc = model.doc_string();
+  const size_t at = doc.find(kWeightlessMarker);
+  if (at == std::string::npos) return;
+  size_t begin = at, end = at + std::string(kWeightlessMarker).size();
+  if (begin > 0 && doc[begin - 1] == '-') --begin;
+  doc.erase(begin, end - begin);
+  model.set_doc_string(doc);
 }
 
 void clear_values(onnx::TensorProto& t) {
@@ -70,11 +89,37 @@ StripReport strip_weights(onnx_io::Model& model, const StripOptions& options) {
     const uint64_t bytes = static_cast<uint64_t>(element_count(t)) * dtype_size(static_cast<DType>(t.data_type()));
     if (bytes < options.size_threshold) return;
     clear_values(t);
-    t.set_doc_string(kWeightlessMarker);
+    t.set_raw_data(std::string());  // present but empty, as Polygraphy writes it
+    t.set_doc_string(kWeightlessDocString);
     ++report.stripped_tensors;
     report.stripped_bytes += bytes;
   });
+  if (report.stripped_tensors) mark_model_weightless(model.proto());
   return report;
+}
+
+size_t reference_weightless_file(onnx_io::Model& model, const std::string& location) {
+  size_t count = 0;
+  for_each_dense_tensor(model.proto(), [&](onnx::TensorProto& t) {
+    if (!onnx_io::is_weightless(t)) return;
+    clear_values(t);
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* entry = t.add_external_data();
+    entry->set_key("location");
+    entry->set_value(location);
+    ++count;
+  });
+  return count;
+}
+
+std::vector<std::string> weightless_locations(const onnx_io::Model& model) {
+  std::vector<std::string> locations;
+  for_each_dense_tensor(const_cast<onnx::ModelProto&>(model.proto()), [&](onnx::TensorProto& t) {
+    if (!onnx_io::is_weightless(t) || !onnx_io::has_external_data(t)) return;
+    const std::string location = onnx_io::parse_external_data(t).location;
+    if (std::find(locations.begin(), locations.end(), location) == locations.end()) locations.push_back(location);
+  });
+  return locations;
 }
 
 ReconstructReport reconstruct_weights(onnx_io::Model& model, uint64_t seed) {
@@ -82,10 +127,10 @@ ReconstructReport reconstruct_weights(onnx_io::Model& model, uint64_t seed) {
   const auto positive = positive_tensors(model.proto());
   std::mt19937_64 gen(seed);
   for_each_dense_tensor(model.proto(), [&](onnx::TensorProto& t) {
-    const bool marked = t.doc_string() == kWeightlessMarker;
+    const bool marked = t.doc_string().find(kWeightlessMarker) != std::string::npos;
     const int64_t numel = element_count(t);
-    if (!marked && (has_values(t) || numel == 0)) return;
-    PARITY_CHECK(!has_values(t) || marked, kInvalidModel, "tensor '", t.name(), "' is marked weightless but has values");
+    // A marked tensor with values was rebuilt already (Polygraphy's reconstruction keeps the marker).
+    if (has_values(t) || numel == 0) return;
     const auto dtype = static_cast<DType>(t.data_type());
     PARITY_CHECK(is_float_type(t.data_type()), kUnsupported, "tensor '", t.name(), "' has no values and dtype ",
                  dtype_name(dtype), "; only floating-point weights can be reconstructed");
@@ -100,6 +145,7 @@ ReconstructReport reconstruct_weights(onnx_io::Model& model, uint64_t seed) {
     ++report.reconstructed_tensors;
     report.reconstructed_bytes += values.size_bytes();
   });
+  if (report.reconstructed_tensors) unmark_model_weightless(model.proto());
   return report;
 }
 

@@ -15,8 +15,8 @@ namespace {
 size_t valueless_tensors(onnx_io::Model& model) {
   size_t n = 0;
   for_each_dense_tensor(model.proto(), [&](onnx::TensorProto& t) {
-    if (t.doc_string() == kWeightlessMarker && !t.has_raw_data() && !onnx_io::has_external_data(t) &&
-        t.float_data_size() == 0)
+    if (t.doc_string() == kWeightlessDocString && onnx_io::is_weightless(t) && t.has_raw_data() &&
+        !onnx_io::has_external_data(t))
       ++n;
   });
   return n;
@@ -34,16 +34,20 @@ TEST(Weights, StripKeepsTypesAndSmallOrIntegerTensors) {
   EXPECT_EQ(report.stripped_tensors, 1u);
   EXPECT_EQ(report.stripped_bytes, 2048u);
   const auto& init = model.proto().graph().initializer(0);
-  EXPECT_EQ(init.doc_string(), kWeightlessMarker);
+  // Polygraphy's form: raw_data present but empty, "TRT_WEIGHTLESS/", the model marked too.
+  EXPECT_EQ(init.doc_string(), "TRT_WEIGHTLESS/");
   EXPECT_EQ(init.data_type(), onnx::TensorProto::FLOAT);
   EXPECT_EQ(init.dims(0), 512);
-  EXPECT_FALSE(init.has_raw_data());
+  EXPECT_TRUE(init.has_raw_data());
+  EXPECT_TRUE(init.raw_data().empty());
+  EXPECT_EQ(model.proto().doc_string(), "TRT_WEIGHTLESS");
   EXPECT_EQ(model.proto().graph().initializer(1).int64_data(0), 512);
 
   const auto rebuilt = reconstruct_weights(model, 7);
   EXPECT_EQ(rebuilt.reconstructed_tensors, 1u);
   EXPECT_EQ(model.proto().graph().initializer(0).raw_data().size(), 2048u);
   EXPECT_TRUE(model.proto().graph().initializer(0).doc_string().empty());
+  EXPECT_TRUE(model.proto().doc_string().empty());
   EXPECT_NO_THROW(onnx::checker::check_model(model.proto()));
 
   // Same seed, same weights.
@@ -64,6 +68,32 @@ TEST(Weights, StripDropsExternalReferences) {
   strip_weights(model);
   EXPECT_FALSE(model.has_external_data());
   EXPECT_EQ(valueless_tensors(model), 1u);
+}
+
+// libonnx's checker refuses Polygraphy's empty inline raw_data; the empty side file form passes it,
+// loads in parity without reading anything, and reconstructs like the inline form.
+TEST(Weights, WeightlessSideFileFormPassesTheChecker) {
+  testing::TempDir tmp;
+  std::vector<float> w(1024, 1.0f);
+  onnx_io::Model model(std::make_unique<onnx::ModelProto>(testing::add_relu_model(w)));
+  strip_weights(model);
+  onnx_io::save_model(model, tmp / "inline.onnx").throw_if_error();
+  EXPECT_THROW(onnx::checker::check_model((tmp / "inline.onnx").string()), std::exception);
+
+  EXPECT_EQ(reference_weightless_file(model, "s.onnx.weightless"), 1u);
+  EXPECT_EQ(weightless_locations(model), std::vector<std::string>{"s.onnx.weightless"});
+  onnx_io::save_model(model, tmp / "s.onnx").throw_if_error();
+  testing::write_file(tmp / "s.onnx.weightless", "");
+  EXPECT_NO_THROW(onnx::checker::check_model((tmp / "s.onnx").string()));
+
+  onnx_io::Model loaded = onnx_io::load_model(tmp / "s.onnx").value();
+  const auto& t = loaded.proto().graph().initializer(0);
+  EXPECT_TRUE(onnx_io::is_weightless(t));
+  EXPECT_TRUE(onnx_io::has_external_data(t));
+  EXPECT_EQ(reconstruct_weights(loaded, 3).reconstructed_tensors, 1u);
+  EXPECT_FALSE(onnx_io::has_external_data(loaded.proto().graph().initializer(0)));
+  EXPECT_EQ(loaded.proto().graph().initializer(0).raw_data().size(), 4096u);
+  EXPECT_NO_THROW(onnx::checker::check_model(loaded.proto()));
 }
 
 // PP-OCRv4's detector keeps its weights in Constant nodes: stripping empties them, reconstruction
