@@ -14,6 +14,7 @@
 #include "runtime/ops/op_tester.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/common/reference_chain.h"
+#include "runtime/ops/math/small_gemm.h"
 #include "runtime/session.h"
 
 namespace parity::testing {
@@ -493,6 +494,96 @@ TEST(OptimizedLinearFusion, ResidualAddsRunAsBinaryPostOps) {
   const TensorMap actual = session.run(broadcast, unchecked);
   EXPECT_GT(runtime::ops::ReferenceChain::fallback_count(), before);
   EXPECT_TRUE(tensors_close(actual.at("y"), expected.at("y"), kAtol, kRtol));
+}
+
+/// Runs `fn` and checks whether it took the direct small-product path.
+template <typename Fn>
+void expect_direct(bool direct, Fn&& fn) {
+  const uint64_t before = runtime::ops::small_gemm::runs();
+  fn();
+  EXPECT_EQ(runtime::ops::small_gemm::runs() > before, direct)
+      << (direct ? "the direct small product was expected" : "oneDNN was expected");
+}
+
+TEST(OptimizedSmallProduct, GemmOfFewRowsMatchesReference) {
+  uint32_t seed = 700;
+  for (int64_t m : {1, 2, 4})
+    for (int64_t k : {1, 7, 8, 33})
+      for (int64_t n : {1, 3, 4, 5})
+        for (bool tb : {false, true}) {
+          GemmCase g{m, k, n, false, tb};
+          const Shape cs[] = {Shape{n}, Shape{m, 1}, Shape{m, n}, Shape{1, 1}};
+          g.c = cs[seed % 4];
+          g.alpha = seed % 3 == 0 ? 0.5f : 1.f;
+          expect_direct(true, [&] { compare_gemm(g, seed); });
+          ++seed;
+        }
+  // openWakeWord's first layer, and a C-less product.
+  expect_direct(true, [&] { compare_gemm(GemmCase{1, 2400, 32, false, true, 1.f, 1.f, Shape{32}}, 750); });
+  expect_direct(true, [&] { compare_gemm(GemmCase{3, 17, 9, false, false}, 751); });
+  // transA: a single row is contiguous either way; several rows go to oneDNN.
+  expect_direct(true, [&] { compare_gemm(GemmCase{1, 19, 6, true, true, 1.f, 1.f, Shape{6}}, 752); });
+  expect_direct(false, [&] { compare_gemm(GemmCase{3, 19, 6, true, true, 1.f, 1.f, Shape{6}}, 753); });
+  // More rows than kMaxRows, or a fed B: oneDNN.
+  expect_direct(false, [&] { compare_gemm(GemmCase{runtime::ops::small_gemm::kMaxRows + 1, 8, 4, false, true}, 754); });
+  GemmCase fed{1, 8, 4, false, true, 1.f, 1.f, Shape{4}, false};
+  expect_direct(false, [&] { compare_gemm(fed, 755); });
+}
+
+TEST(OptimizedSmallProduct, MatMulOfFewRowsMatchesReference) {
+  expect_direct(true, [&] { compare_matmul({1, 64}, {64, 10}, true, 760); });
+  expect_direct(true, [&] { compare_matmul({2, 1, 9}, {9, 3}, true, 761); });  // batch folds into 2 rows
+  expect_direct(true, [&] { compare_matmul({13}, {13, 5}, true, 762); });       // vector A
+  expect_direct(true, [&] { compare_matmul({4, 1}, {1, 1}, true, 763); });      // K = N = 1
+  expect_direct(false, [&] { compare_matmul({1, 64}, {64, 10}, false, 764); });  // fed B
+  expect_direct(false, [&] { compare_matmul({3, 5}, {5}, true, 765); });         // vector B
+  expect_direct(false, [&] { compare_matmul({2, 3, 5}, {2, 5, 4}, true, 766); });  // batched B
+}
+
+/// x(rows, 24) -> Gemm(W, b) -> `tails`: the fused node's epilogue in the direct loop (or, for
+/// an activation it does not implement, on oneDNN) equals the reference tier.
+void compare_small_chain(int64_t rows, const std::vector<std::string>& tails, bool direct, uint32_t seed) {
+  SCOPED_TRACE("rows=" + std::to_string(rows) + " tails=" + std::to_string(tails.size()));
+  ModelBuilder m(17);
+  m.input("x", DType::kFloat32, {rows, 24});
+  m.input("r", DType::kFloat32, {rows, 6});
+  m.initializer("w", random_tensor({6, 24}, seed));
+  m.initializer("b", random_tensor({6}, seed + 1));
+  m.initializer("three", Tensor::scalar<float>(3.f));
+  m.initializer("lo", Tensor::scalar<float>(-0.5f));
+  m.initializer("hi", Tensor::scalar<float>(0.75f));
+  auto& gemm = m.node("Gemm", {"x", "w", "b"}, {"t0"});
+  add_int_attr(gemm, "transB", 1);
+  std::string last = "t0";
+  for (size_t i = 0; i < tails.size(); ++i) {
+    const std::string out = "t" + std::to_string(i + 1);
+    if (tails[i] == "Mul") m.node("Mul", {last, "three"}, {out});
+    else if (tails[i] == "Sub") m.node("Sub", {last, "three"}, {out});
+    else if (tails[i] == "Residual") m.node("Add", {"r", last}, {out});
+    else if (tails[i] == "Clip") m.node("Clip", {last, "lo", "hi"}, {out});
+    else m.node(tails[i], {last}, {out});
+    last = out;
+  }
+  m.node("Identity", {last}, {"y"});
+  m.output("y", DType::kFloat32, {rows, 6});
+  const TensorMap feed{{"x", random_tensor({rows, 24}, seed + 2)}, {"r", random_tensor({rows, 6}, seed + 3)}};
+  runtime::SessionOptions reference;
+  reference.kernels = KernelTier::kReference;
+  const TensorMap expected = runtime::Session::create(m.model(), reference).value().run(feed);
+  auto session = runtime::Session::create(m.model()).value();
+  const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
+  expect_direct(direct, [&] { EXPECT_TRUE(tensors_close(session.run(feed).at("y"), expected.at("y"), kAtol, kRtol)); });
+  EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks);
+}
+
+TEST(OptimizedSmallProduct, FusedTailsRunInTheDirectLoop) {
+  compare_small_chain(1, {"Relu"}, true, 770);
+  compare_small_chain(2, {"Mul", "Sigmoid"}, true, 771);
+  compare_small_chain(1, {"Residual", "Tanh", "Sub"}, true, 772);
+  compare_small_chain(3, {"Clip", "Residual"}, true, 773);
+  compare_small_chain(1, {"LeakyRelu"}, true, 774);
+  // HardSwish is a oneDNN post-op the direct loop does not implement.
+  compare_small_chain(1, {"HardSwish"}, false, 775);
 }
 
 }  // namespace

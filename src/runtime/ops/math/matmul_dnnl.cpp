@@ -7,6 +7,9 @@
 // - Fused tails: an Add of a bias broadcast along the last dim (torch's nn.Linear export is
 //   MatMul + Add), Add/Sub/Mul/Div by a constant scalar (attention scaling) and activations
 //   (dnnl_support::append_activation) run as oneDNN bias / post-ops while the output is written.
+// - A product of a few rows against constant weights (M <= small_gemm::kMaxRows) skips oneDNN:
+//   a direct vectorized loop over weights kept as [N, K] (small_gemm.h) with the same epilogue,
+//   because a primitive's per-call cost is several times such a product's arithmetic.
 // - Anything else (other dtypes, zero-size dims, shapes oneDNN rejects) runs the reference
 //   kernels of the node and of its fused tails (ReferenceChain), so results never depend on
 //   what the fast path covers.
@@ -24,6 +27,7 @@
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
+#include "runtime/ops/math/small_gemm.h"
 
 namespace parity::runtime::ops {
 namespace {
@@ -71,6 +75,39 @@ struct Epilogue {
   std::vector<Step> steps;
   size_t min_out_rank = 0;          // fused constants of this rank would broadcast a smaller output
   std::optional<Shape> static_out;  // the product's shape when the planner knows it
+
+  /// True when every step is one apply() computes (the direct small-product path).
+  bool loops_ok() const {
+    using alg = dnnl::algorithm;
+    return std::all_of(steps.begin(), steps.end(), [](const Step& s) {
+      return s.residual || s.alg == alg::eltwise_linear || s.alg == alg::eltwise_relu ||
+             s.alg == alg::eltwise_clip_v2 || s.alg == alg::eltwise_logistic || s.alg == alg::eltwise_tanh;
+    });
+  }
+
+  /// Runs the steps in place over an output of `count` elements, as oneDNN's post-ops would
+  /// (requires loops_ok()); `residuals` as from residuals().
+  void apply(float* y, int64_t count, const std::vector<std::pair<int, const Tensor*>>& residuals) const {
+    using alg = dnnl::algorithm;
+    size_t next_residual = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step& s = steps[i];
+      if (s.residual) {
+        const float* r = residuals[next_residual++].second->data<float>();
+        for (int64_t e = 0; e < count; ++e) y[e] += r[e];
+      } else if (s.alg == alg::eltwise_linear) {
+        for (int64_t e = 0; e < count; ++e) y[e] = s.alpha * y[e] + s.beta;
+      } else if (s.alg == alg::eltwise_relu) {
+        for (int64_t e = 0; e < count; ++e) y[e] = y[e] > 0.f ? y[e] : (s.alpha == 0.f ? 0.f : s.alpha * y[e]);
+      } else if (s.alg == alg::eltwise_clip_v2) {
+        for (int64_t e = 0; e < count; ++e) y[e] = std::min(std::max(y[e], s.alpha), s.beta);
+      } else if (s.alg == alg::eltwise_logistic) {
+        for (int64_t e = 0; e < count; ++e) y[e] = 1.f / (1.f + std::exp(-y[e]));
+      } else if (s.alg == alg::eltwise_tanh) {
+        for (int64_t e = 0; e < count; ++e) y[e] = std::tanh(y[e]);
+      }
+    }
+  }
 
   /// The post-op chain for a primitive writing `dst` (residual operands share its layout).
   dnnl::post_ops build(const memory::desc& dst) const {
@@ -283,6 +320,25 @@ const Tensor* usable_bias(const KernelContext& ctx, int bias_input, const Shape&
   return last == out_shape.back() || last == 1 ? &bias : nullptr;
 }
 
+/// The direct path for a product of a few rows against constant weights kept as [N, K]: the
+/// product, the bias (broadcast from `bias_dims` = {rows or 1, N or 1}) and the epilogue.
+Tensor run_small_product(const float* x, int64_t ldx, int64_t rows, const Tensor& w_nk, const Tensor* bias,
+                         const memory::dims& bias_dims, const Epilogue& epilogue,
+                         const std::vector<std::pair<int, const Tensor*>>& residuals, Shape out_shape) {
+  const int64_t n = w_nk.dim(0), k = w_nk.dim(1);
+  Tensor out = Tensor::uninitialized(DType::kFloat32, std::move(out_shape));
+  float* y = out.data<float>();
+  small_gemm::multiply(x, ldx, w_nk.data<float>(), n, k, y, n, rows);
+  if (bias) {
+    const float* b = bias->data<float>();
+    const bool per_row = bias_dims[0] != 1, per_column = bias_dims[1] != 1;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < n; ++j) y[r * n + j] += b[(per_row ? r * bias_dims[1] : 0) + (per_column ? j : 0)];
+  }
+  epilogue.apply(y, rows * n, residuals);
+  return out;
+}
+
 class DnnlMatMulKernel final : public Kernel, public FusableKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
@@ -331,6 +387,12 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel {
     const bool fold = shape_numel(batch_b) == 1 && shape_numel(batch_a) == shape_numel(batch);
     if (!fold && batch_rank + 2 > kMaxDnnlRank) return chain_.compute(ctx);
     const int64_t rows = fold ? shape_numel(batch_a) * m : m;
+    if (small_b_ && fold && !b_vector && rows <= small_gemm::kMaxRows && epilogue_.loops_ok()) {
+      const memory::dims bias_dims{1, bias ? bias->shape().back() : 1};
+      ctx.set_output(0, Value(run_small_product(a.data<float>(), k, rows, *small_b_, bias, bias_dims, epilogue_,
+                                                residuals, std::move(out_shape))));
+      return;
+    }
 
     std::vector<int64_t> key{fold ? 1 : 0};
     key.insert(key.end(), sa.begin(), sa.end());
@@ -388,10 +450,14 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel {
     const std::optional<Shape> sb = b ? std::optional<Shape>(b->shape()) : init.input_static_shape(1);
     if (sa && sb) epilogue_.static_out = matmul_shape(*sa, *sb);
     if (b && b->dtype() == DType::kFloat32) constant_b_ = std::move(b);
+    if (constant_b_ && constant_b_->rank() >= 2 && constant_b_->numel() <= small_gemm::kMaxWeights &&
+        constant_b_->numel() == constant_b_->dim(-2) * constant_b_->dim(-1))
+      small_b_ = small_gemm::as_rows_of_k(*constant_b_, false);
   }
 
   ReferenceChain chain_;
   std::optional<Tensor> constant_b_;
+  std::optional<Tensor> small_b_;  // constant B as [N, K] for the direct small-product path
   Epilogue epilogue_;
   mutable WeightPacks packs_;
   ds::ShapeCache<MatMulPrimitive> cache_;
@@ -451,6 +517,11 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
     }
     std::vector<std::pair<int, const Tensor*>> residuals;
     if (!epilogue_.residuals(ctx, out_shape, residuals)) return chain_.compute(ctx);
+    if (small_b_ && m <= small_gemm::kMaxRows && (!trans_a_ || m == 1) && epilogue_.loops_ok()) {
+      ctx.set_output(0, Value(run_small_product(a.data<float>(), k, m, *small_b_, bias, bias_dims, epilogue_,
+                                                residuals, out_shape)));
+      return;
+    }
     const bool bias_per_row = bias && bias_dims[0] == m && m != 1;
     std::vector<int64_t> key{m, k, n};
     key.insert(key.end(), bias_dims.begin(), bias_dims.end());
@@ -495,12 +566,15 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
       constant_c_ = init.constant_input(2)->clone();
       for (float& v : constant_c_->values<float>()) v *= beta;
     }
+    if (constant_b_ && constant_b_->numel() <= small_gemm::kMaxWeights)
+      small_b_ = small_gemm::as_rows_of_k(*constant_b_, trans_b_);
   }
 
   ReferenceChain chain_;
   bool trans_a_, trans_b_, has_c_;
   std::optional<Tensor> constant_b_;  // alpha * B when B is constant
   std::optional<Tensor> constant_c_;  // beta * C when beta != 1
+  std::optional<Tensor> small_b_;     // alpha * B as [N, K] for the direct small-product path
   Epilogue epilogue_;
   mutable WeightPacks packs_;
   ds::ShapeCache<MatMulPrimitive> cache_;
