@@ -247,7 +247,8 @@ class BenchCommand : public Command {
                         "or stem) limits it to one model",
                 .metavar = "SHAPE", .arity = Arity::kOneOrMore});
     parser.add({.flags = {"--profile"},
-                .help = "Also time ref per node (RunOptions hook) and print the operator types that take longest",
+                .help = "Also time ref per node (the session's per-node profile) and print the operator types and nodes that "
+                        "take longest",
                 .arity = Arity::kFlag});
     parser.add({.flags = {"--profile-top"}, .help = "Operator types listed by --profile (default 8)", .metavar = "N"});
     parser.group("Reports");
@@ -496,63 +497,101 @@ class BenchCommand : public Command {
     return out;
   }
 
-  // Times ref node by node: the hook runs right after each node computes, so the time since the
-  // previous hook call (or the run's start) is that node's. Multi-output nodes count once. A hook
-  // makes the session run its unfused plan, so fused activations show as their own nodes here.
+  // "Conv node 'conv1' (fused with Relu node 'relu1')" -> the head node's name, or its output
+  // ("Conv node (output 'y')"), and the op types fused into it ("Relu").
+  struct ParsedLabel {
+    std::string name;
+    std::string output;
+    std::vector<std::string> fused;
+  };
+  static ParsedLabel parse_label(const std::string& label) {
+    ParsedLabel p;
+    const std::string head = label.substr(0, label.find(" (fused with "));
+    auto quoted = [&](const std::string& text, const std::string& after) -> std::optional<std::string> {
+      const size_t at = text.find(after);
+      if (at == std::string::npos) return std::nullopt;
+      const size_t begin = at + after.size(), end = text.find('\'', begin);
+      if (end == std::string::npos) return std::nullopt;
+      return text.substr(begin, end - begin);
+    };
+    if (auto name = quoted(head, " node '")) p.name = *name;
+    else if (auto output = quoted(head, "(output '")) p.output = *output;
+    for (size_t at = label.find(" (fused with "); at != std::string::npos; at = label.find(" (fused with ", at + 1)) {
+      const size_t begin = at + 13;
+      p.fused.push_back(label.substr(begin, label.find(' ', begin) - begin));
+    }
+    return p;
+  }
+
+  // Times ref node by node with the session's per-node profile (RunOptions::profile), on the plan
+  // the timed runs used: fused activations count toward the node they are fused into.
   static void profile_ref(RefRunner& ref, const TensorMap& feed, const std::string& model, const Settings& settings,
                           Row& row) {
     const auto proto = loaders::onnx_from_path(model);
     const auto& graph = proto->graph();
-    std::map<std::string, int> producer;  // output name -> node index
-    for (int n = 0; n < graph.node_size(); ++n)
+    std::map<std::string, int> by_name, by_output;
+    for (int n = 0; n < graph.node_size(); ++n) {
+      if (!graph.node(n).name().empty()) by_name.emplace(graph.node(n).name(), n);
       for (const auto& out : graph.node(n).output())
-        if (!out.empty()) producer.emplace(out, n);
+        if (!out.empty()) by_output.emplace(out, n);
+    }
 
-    std::map<int, NodeTime> by_node;  // -1: values no node of the file produces
-    Clock::time_point last;
-    runtime::RunOptions options;
-    options.hook = [&](const std::string& name, const runtime::Value& value) {
-      const Clock::time_point now = Clock::now();
-      const auto it = producer.find(name);
-      const int n = it == producer.end() ? -1 : it->second;
-      NodeTime& t = by_node[n];
-      if (t.op_type.empty()) {
-        t.op_type = n < 0 ? "(unknown node)" : graph.node(n).op_type();
-        t.name = n < 0 ? name : graph.node(n).name();
-        t.detail = n < 0 ? "" : node_detail(graph.node(n));
-        if (value.is_tensor()) t.output_shape = shape_dims(value.tensor().shape());
-      }
-      t.seconds += std::chrono::duration<double>(now - last).count();
-      last = now;
+    // Output shapes come from one run with a hook (which runs the unfused plan, so every node's
+    // own output is seen); the timings from runs without one.
+    std::map<std::string, std::string> shape_of;
+    runtime::RunOptions shapes;
+    shapes.hook = [&](const std::string& name, const runtime::Value& value) {
+      if (value.is_tensor()) shape_of[name] = shape_dims(value.tensor().shape());
     };
-    ref.set_run_options(options);
-    // Runs with a hook use the session's unfused plan, built on first need: one untimed run first.
-    last = Clock::now();
+    ref.set_run_options(shapes);
     ref.infer(feed, false);
-    by_node.clear();
+
+    std::vector<runtime::NodeTiming> timings;
+    runtime::RunOptions options;
+    options.profile = &timings;
+    ref.set_run_options(options);
     const int runs = static_cast<int>(std::min<int64_t>(settings.iterations, 3));
+    std::vector<NodeTime> nodes;
     double total = 0.0;
     for (int r = 0; r < runs; ++r) {
+      timings.clear();
       const Clock::time_point start = Clock::now();
-      last = start;
       ref.infer(feed, false);
       total += seconds_since(start);
+      if (nodes.empty()) {
+        for (const auto& t : timings) {
+          const ParsedLabel label = parse_label(t.label);
+          NodeTime node;
+          node.op_type = t.op_type;
+          node.name = label.name.empty() ? label.output : label.name;
+          int n = -1;
+          if (auto it = by_name.find(label.name); !label.name.empty() && it != by_name.end()) n = it->second;
+          if (auto it = by_output.find(label.output); !label.output.empty() && it != by_output.end()) n = it->second;
+          if (n >= 0) {
+            node.detail = node_detail(graph.node(n));
+            if (graph.node(n).output_size() > 0) node.output_shape = shape_of[graph.node(n).output(0)];
+          }
+          for (const auto& f : label.fused) node.detail += (node.detail.empty() ? "+" : " +") + f;
+          nodes.push_back(node);
+        }
+      }
+      PARITY_ASSERT(timings.size() == nodes.size(), "the plan changed between profiled runs");
+      for (size_t i = 0; i < timings.size(); ++i) nodes[i].seconds += timings[i].seconds / runs;
     }
     ref.set_run_options({});
     row.ref_profile_total = total / runs;
 
     std::map<std::string, OpTime> by_op;
-    for (auto& [n, t] : by_node) {
-      t.seconds /= runs;
-      OpTime& op = by_op[t.op_type];
-      op.op_type = t.op_type;
-      op.nodes += n < 0 ? 0 : 1;
-      op.seconds += t.seconds;
-      row.ref_nodes.push_back(t);
+    for (const auto& node : nodes) {
+      OpTime& op = by_op[node.op_type];
+      op.op_type = node.op_type;
+      op.nodes += 1;
+      op.seconds += node.seconds;
     }
     for (const auto& [name, op] : by_op) row.ref_profile.push_back(op);
     std::sort(row.ref_profile.begin(), row.ref_profile.end(),
               [](const OpTime& a, const OpTime& b) { return a.seconds > b.seconds; });
+    row.ref_nodes = nodes;
     std::sort(row.ref_nodes.begin(), row.ref_nodes.end(),
               [](const NodeTime& a, const NodeTime& b) { return a.seconds > b.seconds; });
     if (row.ref_nodes.size() > kProfileNodesKept) row.ref_nodes.resize(kProfileNodesKept);
@@ -663,7 +702,7 @@ class BenchCommand : public Command {
     for (const auto& row : rows) {
       if (row.ref_profile.empty()) continue;
       out += str_cat("\nref per operator type: ", row.label, " at ", row.threads, " thread(s), ",
-                     fixed3(row.ref_profile_total * 1e3), " ms per run (unfused plan)\n");
+                     fixed3(row.ref_profile_total * 1e3), " ms per run\n");
       for (size_t i = 0; i < row.ref_profile.size() && i < static_cast<size_t>(s.profile_top); ++i) {
         const OpTime& t = row.ref_profile[i];
         char buf[160];
@@ -720,7 +759,7 @@ class BenchCommand : public Command {
     for (const auto& row : rows) {
       if (row.ref_profile.empty()) continue;
       out += str_cat("\nref per operator type, ", row.label, " at ", row.threads, " thread(s) (",
-                     fixed3(row.ref_profile_total * 1e3), " ms per run, unfused plan):\n\n| op | nodes | ms | share |\n|---|--:|--:|--:|\n");
+                     fixed3(row.ref_profile_total * 1e3), " ms per run):\n\n| op | nodes | ms | share |\n|---|--:|--:|--:|\n");
       for (size_t i = 0; i < row.ref_profile.size() && i < static_cast<size_t>(s.profile_top); ++i) {
         const OpTime& op = row.ref_profile[i];
         char share[32];
