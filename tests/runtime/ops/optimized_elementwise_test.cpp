@@ -13,6 +13,7 @@
 #include "../model_builder.h"
 #include "op_tester.h"
 #include "runtime/ops/common/fast_elementwise.h"
+#include "runtime/ops/common/reference_chain.h"
 #include "runtime/session.h"
 
 namespace parity::runtime {
@@ -336,6 +337,28 @@ TEST(OptimizedElementwiseFusion, UncoveredBroadcastInATailRunsTheReferenceChain)
   m.node("Add", {"r", "c"}, {"y"});
   m.output("y", DType::kFloat32, {2, 3, 3, 2, 2});
   compare_sessions(m.model(), random_tensor({1, 3, 1, 2, 1}, 8), 1);
+}
+
+TEST(OptimizedElementwiseFusion, TailsAtInputOneRunInTheReferenceChainInPlace) {
+  // Relu -> Sub(c, ·) -> Div(d, ·): both tails read the chain at input 1, and c's five
+  // alternating dimension groups send the fused chain to the shared ReferenceChain fallback.
+  testing::ModelBuilder m(13);
+  m.input("x", DType::kFloat32, {1, 3, 1, 2, 1});
+  m.initializer("c", random_tensor({2, 1, 3, 1, 2}, 9));
+  m.initializer("d", random_tensor({1}, 10, 1.0f, 2.0f));
+  m.node("Relu", {"x"}, {"r"});
+  m.node("Sub", {"c", "r"}, {"s"});
+  m.node("Div", {"d", "s"}, {"y"});
+  m.output("y", DType::kFloat32, {2, 3, 3, 2, 2});
+  SessionOptions reference_options;
+  reference_options.kernels = KernelTier::kReference;
+  auto fast = Session::create(m.model()).value();
+  auto reference = Session::create(m.model(), reference_options).value();
+  const TensorMap feed{{"x", random_tensor({1, 3, 1, 2, 1}, 11)}};
+  const uint64_t before = ops::ReferenceChain::fallback_count();
+  const TensorMap got = fast.run(feed);
+  EXPECT_EQ(ops::ReferenceChain::fallback_count(), before + 1) << "one fused node, one fallback";
+  EXPECT_TRUE(testing::tensors_close(got.at("y"), reference.run(feed).at("y"), 0, 0));
 }
 
 }  // namespace

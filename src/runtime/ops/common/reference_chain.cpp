@@ -1,5 +1,6 @@
 #include "runtime/ops/common/reference_chain.h"
 
+#include <algorithm>
 #include <atomic>
 #include <utility>
 
@@ -51,11 +52,12 @@ const Value* optional_input(const KernelContext& ctx, size_t i) {
 ReferenceChain::ReferenceChain(std::unique_ptr<Kernel> head, size_t head_inputs)
     : head_(std::move(head)), head_inputs_(head_inputs) {}
 
-void ReferenceChain::add_tail(const KernelInit& tail, size_t first_extra_input) {
+void ReferenceChain::add_tail(const KernelInit& tail, size_t first_extra_input, size_t position) {
   Tail t;
   t.kernel = tail.create_reference_kernel();
   t.first_extra_input = first_extra_input;
-  t.extra_inputs = tail.num_inputs() > 0 ? tail.num_inputs() - 1 : 0;
+  t.position = position;
+  t.inputs = std::max(tail.num_inputs(), position + 1);
   t.outputs = tail.num_outputs() > 0 ? tail.num_outputs() : 1;
   tails_.push_back(std::move(t));
 }
@@ -74,8 +76,9 @@ void ReferenceChain::compute(KernelContext& ctx) const {
   head_->compute(head_ctx);
   Value current = head_ctx.take_output();
   for (const Tail& tail : tails_) {
-    std::vector<const Value*> inputs{&current};
-    for (size_t k = 0; k < tail.extra_inputs; ++k) inputs.push_back(optional_input(ctx, tail.first_extra_input + k));
+    std::vector<const Value*> inputs(tail.inputs);
+    for (size_t k = 0, next = tail.first_extra_input; k < tail.inputs; ++k)
+      inputs[k] = k == tail.position ? &current : optional_input(ctx, next++);
     ForwardingContext tail_ctx(ctx, std::move(inputs), tail.outputs);
     tail.kernel->compute(tail_ctx);
     current = tail_ctx.take_output();

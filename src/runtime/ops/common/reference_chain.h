@@ -1,6 +1,6 @@
 // Run-time fallback for an optimized kernel that fused tail nodes: computes the head node and
-// each absorbed tail with their reference kernels, exactly as the unfused graph would. Optimized
-// kernels use it for the cases their fast path does not cover (another dtype, a shape oneDNN
+// each absorbed tail with their reference kernels, exactly as the unfused graph would. The linear
+// (oneDNN MatMul/Gemm) and elementwise kernels use it for the cases their fast path does not cover (another dtype, a shape oneDNN
 // rejects, zero-size tensors), so accepting a fusion at plan time never loses generality.
 #pragma once
 
@@ -19,9 +19,11 @@ class ReferenceChain {
   /// fused node and writes output 0.
   ReferenceChain(std::unique_ptr<Kernel> head, size_t head_inputs);
 
-  /// Records an absorbed tail (call from fuse_tail once the fusion is accepted): its reference
-  /// kernel and where its extra inputs start among the fused node's inputs.
-  void add_tail(const KernelInit& tail, size_t first_extra_input);
+  /// Records an absorbed tail (call from fuse_tail / fuse_tail_at once the fusion is accepted):
+  /// its reference kernel, the input `position` that reads the chain's value (0, or the position
+  /// PositionalFusableKernel::fuse_tail_at was given), and where its other inputs start among the
+  /// fused node's inputs (in order, skipping `position`).
+  void add_tail(const KernelInit& tail, size_t first_extra_input, size_t position = 0);
   size_t num_tails() const { return tails_.size(); }
 
   /// Computes output 0 of the fused node with reference kernels only.
@@ -35,7 +37,8 @@ class ReferenceChain {
   struct Tail {
     std::unique_ptr<Kernel> kernel;
     size_t first_extra_input = 0;
-    size_t extra_inputs = 0;
+    size_t position = 0;  // the input that reads the chain's value
+    size_t inputs = 1;    // the tail's input count, the chained one included
     size_t outputs = 1;
   };
   std::unique_ptr<Kernel> head_;

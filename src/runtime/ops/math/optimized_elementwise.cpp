@@ -18,6 +18,7 @@
 
 #include "runtime/buffer_pool.h"
 #include "runtime/ops/common/fast_elementwise.h"
+#include "runtime/ops/common/reference_chain.h"
 #include "runtime/positional_fusion.h"
 
 namespace parity::runtime::ops {
@@ -112,48 +113,6 @@ std::optional<Step> parse_node(const KernelInit& init) {
   return std::nullopt;
 }
 
-/// Runs a reference kernel inside the fused node: input `chained_position` may be a value
-/// computed here, the others map to inputs of the fused node; output 0 is captured.
-class ChainContext final : public KernelContext {
- public:
-  ChainContext(KernelContext& outer, const Value* chained, size_t chained_position, std::vector<int> input_map)
-      : outer_(outer), chained_(chained), chained_position_(chained_position), map_(std::move(input_map)) {}
-
-  size_t num_inputs() const override { return map_.size(); }
-  size_t num_outputs() const override { return 1; }
-  bool has_input(size_t i) const override {
-    if (chained_ && i == chained_position_) return !chained_->is_empty();
-    return i < map_.size() && map_[i] >= 0 && outer_.has_input(static_cast<size_t>(map_[i]));
-  }
-  const Value& input_value(size_t i) const override {
-    if (!has_input(i)) fail("input ", i, " is missing");
-    if (chained_ && i == chained_position_) return *chained_;
-    return outer_.input_value(static_cast<size_t>(map_[i]));
-  }
-  bool has_output(size_t i) const override { return i == 0; }
-  void set_output(size_t i, Value value) override { output_value(i) = std::move(value); }
-  Value& output_value(size_t i) override {
-    if (i != 0) fail("output ", i, " does not exist");
-    return result_;
-  }
-  std::vector<Value> run_subgraph(const Subgraph& graph, std::vector<Value> inputs) override {
-    return outer_.run_subgraph(graph, std::move(inputs));
-  }
-  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { outer_.parallel_for(n, fn); }
-  int num_threads() const override { return outer_.num_threads(); }
-  Precision precision() const override { return outer_.precision(); }
-  uint64_t next_random_seed() override { return outer_.next_random_seed(); }
-  std::string node_label() const override { return outer_.node_label(); }
-
-  Value result_;
-
- private:
-  KernelContext& outer_;
-  const Value* chained_;
-  size_t chained_position_;
-  std::vector<int> map_;
-};
-
 /// A binary broadcast collapsed into at most kMaxDims groups of dimensions, each either read
 /// (stride of the collapsed input) or broadcast (stride 0) by each input.
 struct Layout {
@@ -229,15 +188,12 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
   }
 
   void compute(KernelContext& ctx) const override {
-    if (!try_fast(ctx)) run_reference_chain(ctx);
+    if (!try_fast(ctx)) chain_.compute(ctx);
   }
 
  private:
   struct Tail {
     Step step;
-    std::unique_ptr<Kernel> reference;
-    size_t position;             // the tail input that reads the chain's value
-    std::vector<int> input_map;  // the tail's other inputs -> inputs of the fused node
   };
 
   /// Accepts the tail when the chain's value is its input 0, or input 1 of a binary op.
@@ -250,11 +206,8 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
       step->input_index = first_extra_input;
       step->operand_first = position == 1;
     }
-    std::vector<int> map(tail.num_inputs(), -1);
-    size_t next = first_extra_input;
-    for (size_t k = 0; k < tail.num_inputs(); ++k)
-      if (k != position) map[k] = static_cast<int>(next++);
-    tails_.push_back(Tail{*step, tail.create_reference_kernel(), position, std::move(map)});
+    tails_.push_back(Tail{*step});
+    chain_.add_tail(tail, first_extra_input, position);
     return true;
   }
   /// A binary tail's operand resolved at run time.
@@ -263,9 +216,8 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
     bool scalar = false;
   };
 
-  ElementwiseKernel(const KernelInit& init, const Step& head) : head_(head), reference_(init.create_reference_kernel()) {
-    head_inputs_ = static_cast<int>(init.num_inputs());
-  }
+  ElementwiseKernel(const KernelInit& init, const Step& head)
+      : head_(head), chain_(init.create_reference_kernel(), init.num_inputs()) {}
 
   static bool is_float(const KernelContext& ctx, size_t i) {
     return ctx.has_input(i) && ctx.input_value(i).is_tensor() && ctx.input(i).dtype() == DType::kFloat32;
@@ -427,24 +379,8 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
     });
   }
 
-  /// The unfused, reference semantics: head then each tail, through their reference kernels.
-  void run_reference_chain(KernelContext& ctx) const {
-    std::vector<int> head_map(static_cast<size_t>(head_inputs_));
-    for (int i = 0; i < head_inputs_; ++i) head_map[i] = i;
-    ChainContext head_ctx(ctx, nullptr, 0, std::move(head_map));
-    reference_->compute(head_ctx);
-    Value value = std::move(head_ctx.result_);
-    for (const Tail& tail : tails_) {
-      ChainContext tail_ctx(ctx, &value, tail.position, tail.input_map);
-      tail.reference->compute(tail_ctx);
-      value = std::move(tail_ctx.result_);
-    }
-    ctx.set_output(0, std::move(value));
-  }
-
   Step head_;
-  int head_inputs_ = 0;
-  std::unique_ptr<Kernel> reference_;
+  ReferenceChain chain_;  // the unfused semantics, for what the fast loops do not cover
   std::vector<Tail> tails_;
 };
 
