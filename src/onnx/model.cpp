@@ -4,7 +4,11 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include <climits>
 #include <cstdio>
@@ -163,6 +167,50 @@ std::string sanitized_file_name(const std::string& name) {
 }
 
 /// Files written under temporary names, renamed into place only when everything succeeded.
+// Copies `length` bytes at `offset` of an external-data file into `out` with pread, leaving holes
+// as holes: a mapped copy would make every page resident (gigabytes for a large model), and sparse
+// weight files stay sparse.
+void copy_file_region(const fs::path& source, int64_t offset, int64_t length, std::ofstream& out,
+                      const std::string& tensor) {
+  const int fd = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
+  PARITY_CHECK(fd >= 0, kNotFound, "cannot open '", source.string(), "' (external data of tensor '", tensor, "')");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  constexpr int64_t kChunk = int64_t{8} << 20;
+  std::vector<char> buffer(static_cast<size_t>(std::min(kChunk, std::max<int64_t>(length, 1))));
+  const int64_t end = offset + length;
+  int64_t pos = offset;
+  bool ends_in_hole = false;
+  while (pos < end) {
+    // Without SEEK_DATA support (or past the last data) lseek fails or lands at/after `end`.
+    off_t data = ::lseek(fd, pos, SEEK_DATA);
+    if (data < 0) data = errno == ENXIO ? end : pos;
+    if (data > pos) {
+      const int64_t skip = std::min<int64_t>(data, end) - pos;
+      out.seekp(skip, std::ios::cur);
+      pos += skip;
+      ends_in_hole = pos == end;
+      continue;
+    }
+    off_t hole = ::lseek(fd, pos, SEEK_HOLE);
+    if (hole < 0 || hole > end) hole = end;
+    while (pos < hole) {
+      const ssize_t n = ::pread(fd, buffer.data(), static_cast<size_t>(std::min<int64_t>(kChunk, hole - pos)), pos);
+      PARITY_CHECK(n > 0, kIo, "reading '", source.string(), "' (external data of tensor '", tensor, "') failed");
+      out.write(buffer.data(), n);
+      pos += n;
+    }
+    ends_in_hole = false;
+  }
+  if (ends_in_hole) {  // materialize the file's length: the last byte of a hole is a zero
+    out.seekp(-1, std::ios::cur);
+    out.put('\0');
+  }
+  PARITY_CHECK(out.good(), kIo, "writing external data of tensor '", tensor, "' failed");
+}
+
 class StagedFiles {
  public:
   ~StagedFiles() {
@@ -260,16 +308,18 @@ void save_impl(const Model& model, const fs::path& path, const SaveOptions& opti
       }
       return;
     }
-    // Raw bytes of the tensor, wherever they are now (mapped side file, raw_data, typed fields).
+    // Raw bytes of the tensor (raw_data or typed fields); external ones are copied file to file below.
     Tensor values;
     const void* bytes = nullptr;
     const int64_t length = tensor_bytes(t);
-    if (!external_now && t.has_raw_data()) {
+    if (external_now) {
+      validate_external_tensor(t, model.base_dir());
+    } else if (t.has_raw_data()) {
       bytes = t.raw_data().data();
       PARITY_CHECK(static_cast<int64_t>(t.raw_data().size()) == length, kInvalidModel, "tensor '", t.name(),
                    "' has ", t.raw_data().size(), " bytes of raw data but its shape needs ", length);
     } else {
-      values = tensor_from_proto(t, external_now ? model.base_dir() : fs::path());
+      values = tensor_from_proto(t, fs::path());
       bytes = values.raw_data();
     }
     std::string location;
@@ -293,7 +343,13 @@ void save_impl(const Model& model, const fs::path& path, const SaveOptions& opti
       used_names.insert(location);
       stream = &staged.open(dir / location);
     }
-    stream->write(static_cast<const char*>(bytes), length);
+    if (external_now) {
+      const ExternalDataRef ref = parse_external_data(t);
+      copy_file_region(resolve_external_location(ref.location, model.base_dir(), t.name()), ref.offset, length,
+                       *stream, t.name());
+    } else {
+      stream->write(static_cast<const char*>(bytes), length);
+    }
     PARITY_CHECK(stream->good(), kIo, "writing external data for tensor '", t.name(), "' failed");
     set_external(t, location, offset, length);
   });

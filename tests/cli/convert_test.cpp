@@ -44,6 +44,7 @@ TEST(Convert, InlinesWeightsUnlessAsked) {
   const auto r = run_parity({"convert", model.string(), "-o", (tmp / "inline.onnx").string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(onnx_io::load_model(tmp / "inline.onnx").value().has_external_data());
+  EXPECT_NO_THROW(onnx::checker::check_model((tmp / "inline.onnx").string()));
 }
 
 TEST(Convert, BadOpsetAndOverwriteAreUserErrors) {

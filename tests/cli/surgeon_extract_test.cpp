@@ -91,6 +91,7 @@ TEST(SurgeonExtract, RefusesToOverwriteTheInputUnlessForced) {
   r = run_parity({"surgeon", "extract", model.string(), "--outputs", "b", "-o", model.string(), "--force"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(onnx_io::load_model(model).value().proto().graph().output(0).name(), "b");
+  EXPECT_NO_THROW(onnx::checker::check_model(model.string()));
 }
 
 }  // namespace

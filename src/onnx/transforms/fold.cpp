@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -97,6 +98,19 @@ size_t fold_shape_nodes(ir::Graph& g) {
   return folded;
 }
 
+// True when the value's dtype and shape are known and it needs more than `threshold` bytes.
+bool static_bytes_above(const ir::Value& v, size_t threshold) {
+  if (threshold == std::numeric_limits<size_t>::max() || v.dtype == DType::kUndefined || v.dtype == DType::kString ||
+      v.shape.unknown_rank)
+    return false;
+  double bytes = static_cast<double>(dtype_size(v.dtype));
+  for (const auto& d : v.shape.dims) {
+    if (!d.is_static()) return false;
+    bytes *= static_cast<double>(d.value);
+  }
+  return bytes > static_cast<double>(threshold);
+}
+
 // Evaluates `nodes` (in graph order, all inputs constant or produced among them) and returns the
 // values of `wanted`.
 TensorMap evaluate(const ir::Graph& g, const std::vector<ir::NodePtr>& nodes, const std::vector<ir::ValuePtr>& wanted) {
@@ -127,6 +141,12 @@ size_t fold_computed(ir::Graph& g, const FoldOptions& options) {
       return !in || is_constant_value(g, in) || foldable_values.count(in.get());
     });
     if (!all_constant) continue;
+    // Results known to be too big are never computed: a weight of gigabytes stays on disk.
+    if (std::any_of(node->outputs.begin(), node->outputs.end(),
+                    [&](const ir::ValuePtr& out) { return out && static_bytes_above(*out, options.size_threshold); })) {
+      logger().verbose("not folding ", node->label(), ": its result is larger than the size threshold");
+      continue;
+    }
     foldable.push_back(node);
     for (const auto& out : node->outputs)
       if (out) foldable_values.insert(out.get());
