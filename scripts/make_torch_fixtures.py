@@ -48,6 +48,43 @@ class Embedding(torch.nn.Module):
         return self.table(ids)
 
 
+class AttentionBlocks(torch.nn.Module):
+    """Two pre-norm transformer blocks with dynamic batch and sequence axes.
+
+    Traced with symbolic shapes, every reshape becomes a Shape -> Gather -> Unsqueeze -> Concat ->
+    Reshape chain (and LayerNorm/GELU decompose into many small ops): a model whose shape subgraphs
+    only fold once the input shape is fixed (`surgeon sanitize --override-input-shapes
+    --fold-constants`).
+    """
+
+    def __init__(self, dim=32, heads=4, hidden=64, blocks=2):
+        super().__init__()
+        self.heads = heads
+        self.layers = torch.nn.ModuleList()
+        for _ in range(blocks):
+            self.layers.append(torch.nn.ModuleDict({
+                "norm1": torch.nn.LayerNorm(dim),
+                "qkv": torch.nn.Linear(dim, 3 * dim),
+                "proj": torch.nn.Linear(dim, dim),
+                "norm2": torch.nn.LayerNorm(dim),
+                "fc1": torch.nn.Linear(dim, hidden),
+                "fc2": torch.nn.Linear(hidden, dim),
+            }))
+
+    def attention(self, layer, x):
+        b, s, d = x.shape
+        qkv = layer["qkv"](x).reshape(b, s, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        weights = torch.softmax(q @ k.transpose(-2, -1) / (d // self.heads) ** 0.5, dim=-1)
+        return layer["proj"]((weights @ v).transpose(1, 2).reshape(b, s, d))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = x + self.attention(layer, layer["norm1"](x))
+            x = x + layer["fc2"](torch.nn.functional.gelu(layer["fc1"](layer["norm2"](x))))
+        return x
+
+
 def save_tensor(array, path):
     with open(path, "wb") as f:
         f.write(numpy_helper.from_array(array).SerializeToString())
@@ -71,6 +108,20 @@ def export(name, module, inputs, input_names, output_names, dynamic_axes):
         save_tensor(t.numpy(), os.path.join(OUT, "%s.output_%d.pb" % (name, i)))
 
 
+def export_onnx_only(name, module, inputs, input_names, output_names, dynamic_axes):
+    """ONNX (traced, shapes symbolic) plus input and PyTorch output; no TorchScript file."""
+    module.eval()
+    onnx_path = os.path.join(OUT, name + ".onnx")
+    torch.onnx.export(module, inputs, onnx_path, opset_version=13, input_names=input_names,
+                      output_names=output_names, dynamic_axes=dynamic_axes)
+    onnx.checker.check_model(onnx.load(onnx_path))
+    with torch.no_grad():
+        outputs = module(*inputs)
+    for i, t in enumerate(inputs):
+        save_tensor(t.numpy(), os.path.join(OUT, "%s.input_%d.pb" % (name, i)))
+    save_tensor(outputs.numpy(), os.path.join(OUT, "%s.output_0.pb" % name))
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(0)
@@ -79,6 +130,8 @@ def main():
     export("two_heads", TwoHeads(), (torch.randn(2, 5),), ["x"], ["doubled_relu", "row_sum"], None)
     export("embedding", Embedding(), (torch.tensor([[1, 2, 3], [9, 0, 4]], dtype=torch.int64),), ["ids"],
            ["vectors"], None)
+    export_onnx_only("attention_blocks", AttentionBlocks(), (torch.randn(2, 8, 32),), ["x"], ["y"],
+                     {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
     print("wrote fixtures to", os.path.normpath(OUT))
 
 

@@ -3,6 +3,8 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+
 #include "../onnx/test_models.h"
 #include "onnx/model.h"
 #include "support/test_support.h"
@@ -34,6 +36,54 @@ TEST(SurgeonSanitize, FoldsTheOcrDetectorWithExternalWeights) {
   EXPECT_NO_THROW(onnx::checker::check_model(out.string()));
 }
 
+size_t count_op(const onnx::ModelProto& m, const std::string& op) {
+  return static_cast<size_t>(std::count_if(m.graph().node().begin(), m.graph().node().end(),
+                                           [&](const onnx::NodeProto& n) { return n.op_type() == op; }));
+}
+
+// Two transformer blocks traced from PyTorch with dynamic batch and sequence axes
+// (scripts/make_torch_fixtures.py): every reshape is a Shape -> Gather -> Unsqueeze -> Concat chain
+// that parity's runtime can only fold once the input shape is static.
+TEST(SurgeonSanitize, FoldsTransformerShapeChainsOnceShapesAreStatic) {
+  const auto model = testing::source_dir() / "tests" / "data" / "torch" / "attention_blocks.onnx";
+  testing::TempDir tmp;
+  const onnx_io::Model original = onnx_io::load_model(model).value();
+  ASSERT_EQ(original.proto().graph().node_size(), 177);
+  ASSERT_EQ(count_op(original.proto(), "Shape"), 6u);
+
+  // Dynamic shapes: only the Constant nodes go; every shape chain stays.
+  const auto dynamic = tmp / "dynamic.onnx";
+  auto r = run_parity({"surgeon", "sanitize", model.string(), "--fold-constants", "--cleanup", "-o", dynamic.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const onnx_io::Model kept = onnx_io::load_model(dynamic).value();
+  EXPECT_EQ(count_op(kept.proto(), "Shape"), 6u);
+  EXPECT_EQ(count_op(kept.proto(), "Concat"), 4u);
+
+  // Static shapes: the chains fold (Shape, Unsqueeze, Concat, Cast and their arithmetic all go).
+  const auto folded_path = tmp / "folded.onnx";
+  r = run_parity({"surgeon", "sanitize", model.string(), "--override-input-shapes", "x:[2,8,32]", "--fold-constants",
+                  "--cleanup", "-o", folded_path.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "6 Shape/Size nodes")) << r.output;
+  const onnx_io::Model folded = onnx_io::load_model(folded_path).value();
+  EXPECT_LE(folded.proto().graph().node_size(), 95) << r.output;  // 177 -> 90 measured
+  EXPECT_LT(folded.proto().graph().node_size(), kept.proto().graph().node_size() * 3 / 4);
+  for (const char* op : {"Shape", "Unsqueeze", "Concat", "Cast", "Constant"})
+    EXPECT_EQ(count_op(folded.proto(), op), 0u) << op;
+  EXPECT_EQ(count_op(folded.proto(), "Reshape"), 4u);
+  EXPECT_NO_THROW(onnx::checker::check_model(folded_path.string()));
+
+  // The folded model computes what the original computes on generated inputs (within 1e-5).
+  const std::string inputs = (tmp / "in.json").string(), outputs = (tmp / "out.json").string();
+  r = run_parity({"run", model.string(), "--ref", "--input-shapes", "x:[2,8,32]", "--seed", "5", "--save-inputs", inputs,
+                  "--save-outputs", outputs});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_parity({"run", folded_path.string(), "--ref", "--load-inputs", inputs, "--load-outputs", outputs, "--atol",
+                  "1e-5", "--rtol", "1e-5"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "PASSED | All outputs matched")) << r.output;
+}
+
 TEST(SurgeonSanitize, UnknownOverrideInputIsAUserError) {
   testing::TempDir tmp;
   testing::write_model(testing::add_relu_model(), tmp / "m.onnx");
@@ -53,6 +103,7 @@ TEST(SurgeonInsert, ReplacesNodesAndRejectsUnknownOps) {
   ASSERT_EQ(out.proto().graph().node_size(), 2);
   EXPECT_EQ(out.proto().graph().node(1).op_type(), "LeakyRelu");
   EXPECT_FLOAT_EQ(out.proto().graph().node(1).attribute(0).f(), 0.25f);
+  EXPECT_NO_THROW(onnx::checker::check_model((tmp / "o.onnx").string()));
 
   r = run_parity({"surgeon", "insert", (tmp / "m.onnx").string(), "--inputs", "sum", "--outputs", "y", "--op",
                   "LeakyRelux", "-o", (tmp / "bad.onnx").string()});
