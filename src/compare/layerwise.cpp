@@ -20,6 +20,7 @@
 #include "runners/registry.h"
 // The streaming comparison drives parity's own executor through its per-tensor hook.
 #include "runners/ref/ref_runner.h"
+#include "runtime/buffer_pool.h"
 
 namespace parity::compare {
 
@@ -346,6 +347,9 @@ LayerwiseReport compare_layerwise(const std::string& model_path, const std::stri
     for (const auto& [start, end] : windows) {
       std::vector<std::string> chunk(names.begin() + static_cast<std::ptrdiff_t>(start),
                                      names.begin() + static_cast<std::ptrdiff_t>(end));
+      // The reference's cached kernel buffers go back to the system before the peer runs.
+      runtime::BufferPool::instance().release_cached();
+      malloc_trim(0);
       std::unordered_map<std::string, Tensor> window;
       {
         struct Alive {
