@@ -37,7 +37,8 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& tensor) {
 
 void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args, int threads) {
   ThreadScope scope(threads);
-  dnnl::stream stream(cpu_engine());
+  // One stream per thread, reused: creating one per call cost an allocation on every node.
+  thread_local dnnl::stream stream(cpu_engine());
   prim.execute(stream, args);
   stream.wait();
 }

@@ -69,8 +69,11 @@ bool append_activation(PostOps& post, const KernelInit& tail);
 template <typename Entry>
 class ShapeCache {
  public:
-  /// The entry for `key`, built by `make` on first use.
-  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, const std::function<Entry()>& make) const {
+  /// The entry for `key`, built by `make` (a callable returning Entry) on first use. A template,
+  /// not std::function: kernels call this per run, and wrapping their capturing lambdas in a
+  /// std::function allocated on every call.
+  template <typename Make>
+  std::shared_ptr<const Entry> get(const std::vector<int64_t>& key, const Make& make) const {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = entries_.find(key);
     if (it != entries_.end()) return it->second;

@@ -293,12 +293,19 @@ void run_matmul(const MatMulPrimitive& p, const Tensor& a, const Tensor& b, cons
 
 /// Splits `rows` output rows over the session's threads and runs `make`'s primitive per chunk;
 /// returns false (nothing written) when oneDNN cannot build a primitive for some chunk size.
-bool run_chunked(KernelContext& ctx, int64_t rows, int64_t work,
-                 const std::function<std::shared_ptr<const MatMulPrimitive>(int64_t rows)>& primitive_for,
-                 const std::function<void(const MatMulPrimitive&, int64_t begin)>& run) {
+/// (Templates rather than std::function: this runs per call, and wrapping the capturing lambdas
+/// allocated every time.)
+template <typename PrimitiveFor, typename Run>
+bool run_chunked(KernelContext& ctx, int64_t rows, int64_t work, const PrimitiveFor& primitive_for, const Run& run) {
   // Below ~1M multiply-adds a chunk's thread hand-off costs more than it saves.
   constexpr int64_t kMinParallelWork = int64_t{1} << 20;
   const int64_t chunks = ds::row_chunk_count(ctx, rows, 4, work, kMinParallelWork);
+  if (chunks == 1) {
+    const std::shared_ptr<const MatMulPrimitive> p = primitive_for(rows);
+    if (!p->ok) return false;
+    run(*p, 0);
+    return true;
+  }
   std::vector<std::shared_ptr<const MatMulPrimitive>> by_chunk(static_cast<size_t>(chunks));
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t size = rows * (c + 1) / chunks - rows * c / chunks;
