@@ -43,6 +43,34 @@ inline void run_row_chunks(KernelContext& ctx, int64_t rows, int64_t chunks,
   });
 }
 
+/// As run_row_chunks, for kernels with one primitive per chunk size: `primitive_for(chunk_rows)`
+/// returns a std::shared_ptr<const P> (built once per size and cached by the caller; nullptr when
+/// oneDNN cannot run that size) and `run(const P&, begin)` runs the chunk starting at row `begin`.
+/// Chunk sizes are rows / chunks or one more, so at most two primitives are looked up. Returns
+/// false, having run nothing, when a size has no primitive. (Templates, not std::function: this
+/// runs on every call, and wrapping capturing lambdas allocates.)
+template <typename PrimitiveFor, typename Run>
+bool run_chunks_with_primitives(KernelContext& ctx, int64_t rows, int64_t chunks, const PrimitiveFor& primitive_for,
+                                const Run& run) {
+  if (chunks <= 1) {
+    const auto p = primitive_for(rows);
+    if (!p) return false;
+    run(*p, int64_t{0});
+    return true;
+  }
+  const int64_t small = rows / chunks;
+  const auto small_p = primitive_for(small);
+  const auto large_p = rows % chunks != 0 ? primitive_for(small + 1) : small_p;
+  if (!small_p || !large_p) return false;
+  ctx.parallel_for(chunks, [&](int64_t first, int64_t last) {
+    for (int64_t c = first; c < last; ++c) {
+      const int64_t begin = rows * c / chunks, end = rows * (c + 1) / chunks;
+      run(end - begin == small ? *small_p : *large_p, begin);
+    }
+  });
+  return true;
+}
+
 /// Primitives run on whichever thread picks up their chunk, but oneDNN's default (library)
 /// scratchpad requires each primitive to run on the thread that created it. Chunked kernels
 /// therefore create primitives with this attribute and pass a scratchpad from

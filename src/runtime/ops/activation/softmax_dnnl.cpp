@@ -66,13 +66,10 @@ class DnnlSoftmaxKernel final : public Kernel {
         return p;
       });
     };
-    std::vector<std::shared_ptr<const SoftmaxPrimitive>> by_chunk;
-    for (int64_t c = 0; c < chunks; ++c) by_chunk.push_back(primitive_for(outer * (c + 1) / chunks - outer * c / chunks));
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, x.shape());
     float* src = const_cast<float*>(x.data<float>());
     float* dst = y.data<float>();
-    ds::run_row_chunks(ctx, outer, chunks, [&](int64_t c, int64_t begin, int64_t) {
-      const SoftmaxPrimitive& p = *by_chunk[c];
+    ds::run_chunks_with_primitives(ctx, outer, chunks, primitive_for, [&](const SoftmaxPrimitive& p, int64_t begin) {
       const int64_t offset = begin * len * inner;
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(p.data, ds::cpu_engine(), src + offset)},
                                            {DNNL_ARG_DST, memory(p.data, ds::cpu_engine(), dst + offset)}};

@@ -293,27 +293,18 @@ void run_matmul(const MatMulPrimitive& p, const Tensor& a, const Tensor& b, cons
 
 /// Splits `rows` output rows over the session's threads and runs `make`'s primitive per chunk;
 /// returns false (nothing written) when oneDNN cannot build a primitive for some chunk size.
-/// (Templates rather than std::function: this runs per call, and wrapping the capturing lambdas
-/// allocated every time.)
 template <typename PrimitiveFor, typename Run>
 bool run_chunked(KernelContext& ctx, int64_t rows, int64_t work, const PrimitiveFor& primitive_for, const Run& run) {
   // Below ~1M multiply-adds a chunk's thread hand-off costs more than it saves.
   constexpr int64_t kMinParallelWork = int64_t{1} << 20;
   const int64_t chunks = ds::row_chunk_count(ctx, rows, 4, work, kMinParallelWork);
-  if (chunks == 1) {
-    const std::shared_ptr<const MatMulPrimitive> p = primitive_for(rows);
-    if (!p->ok) return false;
-    run(*p, 0);
-    return true;
-  }
-  std::vector<std::shared_ptr<const MatMulPrimitive>> by_chunk(static_cast<size_t>(chunks));
-  for (int64_t c = 0; c < chunks; ++c) {
-    const int64_t size = rows * (c + 1) / chunks - rows * c / chunks;
-    by_chunk[c] = c > 0 && size == rows * c / chunks - rows * (c - 1) / chunks ? by_chunk[c - 1] : primitive_for(size);
-    if (!by_chunk[c]->ok) return false;
-  }
-  ds::run_row_chunks(ctx, rows, chunks, [&](int64_t c, int64_t begin, int64_t) { run(*by_chunk[c], begin); });
-  return true;
+  return ds::run_chunks_with_primitives(
+      ctx, rows, chunks,
+      [&](int64_t chunk_rows) {
+        std::shared_ptr<const MatMulPrimitive> p = primitive_for(chunk_rows);
+        return p->ok ? p : nullptr;
+      },
+      run);
 }
 
 /// The bias operand of a fused Add when it broadcasts along the last dim of `out_shape` only.
