@@ -339,6 +339,22 @@ TEST(OptimizedElementwiseFusion, UncoveredBroadcastInATailRunsTheReferenceChain)
   compare_sessions(m.model(), random_tensor({1, 3, 1, 2, 1}, 8), 1);
 }
 
+TEST(OptimizedElementwiseFusion, OperandsThatOnlyLackLeadingOnesStayInThePass) {
+  // A single LayerNorm row: [1, 1, 7] * w[7] + b[1, 7] reads the operands element for element;
+  // with two rows the same graph broadcasts them.
+  for (int64_t rows : {int64_t{1}, int64_t{2}}) {
+    testing::ModelBuilder m(13);
+    m.input("x", DType::kFloat32, {rows, 1, 7});
+    m.initializer("w", random_tensor({7}, 12));
+    m.initializer("b", random_tensor({1, 7}, 13));
+    m.node("Relu", {"x"}, {"r"});
+    m.node("Mul", {"w", "r"}, {"s"});
+    m.node("Add", {"s", "b"}, {"y"});
+    m.output("y", DType::kFloat32, {rows, 1, 7});
+    compare_sessions(m.model(), random_tensor({rows, 1, 7}, 14), 1);
+  }
+}
+
 TEST(OptimizedElementwiseFusion, TailsAtInputOneRunInTheReferenceChainInPlace) {
   // Relu -> Sub(c, ·) -> Div(d, ·): both tails read the chain at input 1, and c's five
   // alternating dimension groups send the fused chain to the shared ReferenceChain fallback.

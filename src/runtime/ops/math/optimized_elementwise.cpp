@@ -12,6 +12,7 @@
 // bias) starts a new pass over the chain's value, in place when the shape stays. Anything the
 // fast loops do not cover at run time — another dtype, a broadcast that collapses to more than
 // kMaxDims dimension groups — runs the reference kernels of the head and tails instead.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -171,6 +172,17 @@ bool make_layout(const Shape& a, const Shape& b, const Shape& out, Layout& layou
   return true;
 }
 
+/// True when an operand of shape `operand` broadcast against `value` reads element i for output
+/// element i: equal shapes, up to leading 1s of `value` (LayerNorm's [C] weight against a [1, C]
+/// row), so it can be applied in the same pass.
+bool aligns_with(const Shape& operand, const Shape& value) {
+  if (operand.size() > value.size()) return false;
+  const size_t lead = value.size() - operand.size();
+  for (size_t d = 0; d < lead; ++d)
+    if (value[d] != 1) return false;
+  return std::equal(operand.begin(), operand.end(), value.begin() + static_cast<std::ptrdiff_t>(lead));
+}
+
 class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
@@ -275,7 +287,7 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
         current.tail_end = t + 1;
         continue;
       }
-      if (operand->shape() == current.shape) {
+      if (aligns_with(operand->shape(), current.shape)) {
         operands[t] = Operand{operand->data<float>(), false};
         current.tail_end = t + 1;
         continue;
