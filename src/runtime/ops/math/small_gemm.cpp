@@ -38,11 +38,72 @@ __attribute__((target("avx2,fma"))) inline float horizontal_sum(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(shuffled, _mm_shuffle_ps(shuffled, shuffled, 1)));
 }
 
-/// Four outputs at a time share each load of x; K's remainder runs scalar.
+/// Two rows at once: each weight load serves both (the weights, not x, are what streams from
+/// cache), four outputs per row share each load of x.
+__attribute__((target("avx2,fma"))) void multiply_two_rows_avx2(const float* x0, const float* x1, const float* w,
+                                                                  int64_t n, int64_t k_dim, float* y0, float* y1) {
+  const int64_t k_vec = k_dim & ~int64_t{7};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float* w0 = w + j * k_dim;
+    const float* w1 = w0 + k_dim;
+    const float* w2 = w1 + k_dim;
+    const float* w3 = w2 + k_dim;
+    __m256 a00 = _mm256_setzero_ps(), a01 = _mm256_setzero_ps(), a02 = _mm256_setzero_ps(), a03 = _mm256_setzero_ps();
+    __m256 a10 = _mm256_setzero_ps(), a11 = _mm256_setzero_ps(), a12 = _mm256_setzero_ps(), a13 = _mm256_setzero_ps();
+    for (int64_t k = 0; k < k_vec; k += 8) {
+      const __m256 xa = _mm256_loadu_ps(x0 + k), xb = _mm256_loadu_ps(x1 + k);
+      const __m256 v0 = _mm256_loadu_ps(w0 + k), v1 = _mm256_loadu_ps(w1 + k);
+      const __m256 v2 = _mm256_loadu_ps(w2 + k), v3 = _mm256_loadu_ps(w3 + k);
+      a00 = _mm256_fmadd_ps(v0, xa, a00);
+      a01 = _mm256_fmadd_ps(v1, xa, a01);
+      a02 = _mm256_fmadd_ps(v2, xa, a02);
+      a03 = _mm256_fmadd_ps(v3, xa, a03);
+      a10 = _mm256_fmadd_ps(v0, xb, a10);
+      a11 = _mm256_fmadd_ps(v1, xb, a11);
+      a12 = _mm256_fmadd_ps(v2, xb, a12);
+      a13 = _mm256_fmadd_ps(v3, xb, a13);
+    }
+    float s0[4] = {horizontal_sum(a00), horizontal_sum(a01), horizontal_sum(a02), horizontal_sum(a03)};
+    float s1[4] = {horizontal_sum(a10), horizontal_sum(a11), horizontal_sum(a12), horizontal_sum(a13)};
+    const float* ws[4] = {w0, w1, w2, w3};
+    for (int c = 0; c < 4; ++c) {
+      for (int64_t k = k_vec; k < k_dim; ++k) {
+        s0[c] += x0[k] * ws[c][k];
+        s1[c] += x1[k] * ws[c][k];
+      }
+      y0[j + c] = s0[c];
+      y1[j + c] = s1[c];
+    }
+  }
+  for (; j < n; ++j) {
+    const float* wj = w + j * k_dim;
+    __m256 a = _mm256_setzero_ps(), b = _mm256_setzero_ps();
+    for (int64_t k = 0; k < k_vec; k += 8) {
+      const __m256 v = _mm256_loadu_ps(wj + k);
+      a = _mm256_fmadd_ps(v, _mm256_loadu_ps(x0 + k), a);
+      b = _mm256_fmadd_ps(v, _mm256_loadu_ps(x1 + k), b);
+    }
+    float sa = horizontal_sum(a), sb = horizontal_sum(b);
+    for (int64_t k = k_vec; k < k_dim; ++k) {
+      sa += x0[k] * wj[k];
+      sb += x1[k] * wj[k];
+    }
+    y0[j] = sa;
+    y1[j] = sb;
+  }
+}
+
+/// Rows in pairs, then a last single row: four outputs at a time share each load of x; K's
+/// remainder runs scalar.
 __attribute__((target("avx2,fma"))) void multiply_avx2(const float* x, int64_t ldx, const float* w, int64_t n,
                                                         int64_t k_dim, float* y, int64_t ldy, int64_t rows) {
   const int64_t k_vec = k_dim & ~int64_t{7};
-  for (int64_t r = 0; r < rows; ++r) {
+  int64_t first_single = 0;
+  for (; first_single + 2 <= rows; first_single += 2)
+    multiply_two_rows_avx2(x + first_single * ldx, x + (first_single + 1) * ldx, w, n, k_dim, y + first_single * ldy,
+                           y + (first_single + 1) * ldy);
+  for (int64_t r = first_single; r < rows; ++r) {
     const float* xr = x + r * ldx;
     float* yr = y + r * ldy;
     int64_t j = 0;
