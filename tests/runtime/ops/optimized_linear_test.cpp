@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "runtime/model_builder.h"
@@ -528,6 +529,18 @@ TEST(OptimizedSmallProduct, GemmOfFewRowsMatchesReference) {
   expect_direct(false, [&] { compare_gemm(GemmCase{runtime::ops::small_gemm::kMaxRows + 1, 8, 4, false, true}, 754); });
   GemmCase fed{1, 8, 4, false, true, 1.f, 1.f, Shape{4}, false};
   expect_direct(false, [&] { compare_gemm(fed, 755); });
+}
+
+TEST(OptimizedSmallProduct, PortableLoopMatchesTheDispatchedOne) {
+  // The CPUs here have AVX2; the portable loop (other CPUs) is checked against it directly.
+  for (const auto& [rows, k, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 2400, 32}, {3, 33, 5}, {4, 7, 1}, {2, 1, 9}}) {
+    const Tensor x = random_tensor({rows, k}, 780), w = random_tensor({n, k}, 781);
+    Tensor fast(DType::kFloat32, {rows, n}), portable(DType::kFloat32, {rows, n});
+    runtime::ops::small_gemm::multiply(x.data<float>(), k, w.data<float>(), n, k, fast.data<float>(), n, rows);
+    runtime::ops::small_gemm::multiply_portable(x.data<float>(), k, w.data<float>(), n, k, portable.data<float>(), n,
+                                                rows);
+    EXPECT_TRUE(tensors_close(portable, fast, kAtol, kRtol)) << rows << "x" << k << "x" << n;
+  }
 }
 
 TEST(OptimizedSmallProduct, MatMulOfFewRowsMatchesReference) {

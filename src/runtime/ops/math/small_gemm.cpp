@@ -174,6 +174,11 @@ Tensor as_rows_of_k(const Tensor& weights, bool transposed) {
   return out;
 }
 
+void multiply_portable(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y, int64_t ldy,
+                       int64_t rows) {
+  multiply_baseline(x, ldx, w_nk, n, k_dim, y, ldy, rows);
+}
+
 uint64_t runs() { return g_runs.load(std::memory_order_relaxed); }
 
 }  // namespace parity::runtime::ops::small_gemm

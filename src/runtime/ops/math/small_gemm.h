@@ -20,6 +20,10 @@ constexpr int64_t kMaxWeights = int64_t{1} << 20;
 void multiply(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y, int64_t ldy,
               int64_t rows);
 
+/// The portable loop multiply() falls back to on CPUs without AVX2/FMA (exposed for tests).
+void multiply_portable(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y, int64_t ldy,
+                       int64_t rows);
+
 /// `weights` (rank >= 2, leading dims 1, [K, N] when !transposed, [N, K] when transposed) as a
 /// dense [N, K] tensor: the same storage when already so laid out, else a transposed copy.
 Tensor as_rows_of_k(const Tensor& weights, bool transposed);
