@@ -10,6 +10,7 @@
 #include "onnx/proto_convert.h"
 #include "runtime/channels_last.h"
 #include "runtime/positional_fusion.h"
+#include "runtime/activation_rewrite.h"
 #include "runtime/subgraph.h"
 
 namespace parity::runtime {
@@ -557,7 +558,19 @@ std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEn
   // 7. Fusion: optimized kernels absorb the elementwise node that consumes their output.
   std::vector<std::vector<int>> uses(g.nodes_.size());  // per planned node, slots it reads
   for (size_t i = 0; i < g.nodes_.size(); ++i) uses[i] = node_uses[order[i]];
-  if (env.fuse) fuse_tails(g, uses, env, graph);
+  if (env.fuse) {
+    g.fused_nodes_ += rewrite_decomposed_activations(g, uses, [&](const NodeSpec& spec) {
+      const auto& registry = KernelRegistry::instance();
+      const KernelDef* def = registry.resolve(spec.domain, spec.op_type, spec.opset);
+      PARITY_ASSERT(def, "no kernel for the recognized activation ", spec.domain, "::", spec.op_type);
+      const std::vector<int> slots = {g.slot(spec.inputs[0])};
+      PlanKernelInit init(spec, env, g, slots, graph);
+      if (const KernelDef* optimized = registry.resolve_optimized(*def, spec.opset))
+        if (auto kernel = optimized->create(init)) return kernel;
+      return def->create(init);
+    });
+    fuse_tails(g, uses, env, graph);
+  }
   if (env.fuse) hand_off_channels_last(g, uses);
 
   // 8. Lifetimes: release each slot after its last use; outputs live to the end.

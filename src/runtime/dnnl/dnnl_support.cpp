@@ -65,6 +65,13 @@ bool append_activation(PostOps& post, const KernelInit& tail) {
     return true;
   };
   // Every activation must take exactly the fused value (plus constant parameters).
+  if (domain == "ai.parity") {  // chains the planner recognized (runtime/activation_rewrite.h)
+    // HardSwish stays a node of its own: as a oneDNN 2.6 post-op it changed PP-OCRv4 det's
+    // output (sigmoid maps flipped from 0 to 1 on ~1% of pixels once a depthwise conv fused it),
+    // while every single-conv case agreed. One pass instead of the chain's four still remains.
+    if (op == "Gelu") return eltwise(alg::eltwise_gelu_erf);
+    return false;
+  }
   if (domain == "com.microsoft") {
     if (op == "Gelu" && tail.num_inputs() == 1) return eltwise(alg::eltwise_gelu_erf);
     return false;

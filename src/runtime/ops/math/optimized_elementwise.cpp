@@ -60,9 +60,16 @@ bool float_or_unknown(DType d) { return d == DType::kFloat32 || d == DType::kUnd
 /// nodes the caller fills in the operand.
 std::optional<Step> parse_node(const KernelInit& init) {
   const NodeSpec& spec = init.spec();
-  if (!spec.domain.empty() || !float_or_unknown(init.input_dtype(0))) return std::nullopt;
+  if (!float_or_unknown(init.input_dtype(0))) return std::nullopt;
   const std::string& op = spec.op_type;
   Step s;
+  // HardSwish chains the planner recognized (runtime/activation_rewrite.h). The fast loop uses
+  // ONNX's formula, which rounds a few ulps differently from the chain's x*clip(x+3,0,6)/6.
+  if (spec.domain == "ai.parity" && op == "HardSwish") {
+    s.unary = EwUnary{EwOp::kHardSwish, 0.0f, 0.0f};
+    return s;
+  }
+  if (!spec.domain.empty()) return std::nullopt;
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     if (spec.since_version < 7 || init.num_inputs() != 2 || !float_or_unknown(init.input_dtype(1))) return std::nullopt;
     s.binary = true;
@@ -445,5 +452,6 @@ PARITY_EW_REGISTER("Sqrt", 13);
 PARITY_EW_REGISTER("Reciprocal", 6);
 PARITY_EW_REGISTER("Reciprocal", 13);
 #undef PARITY_EW_REGISTER
+PARITY_REGISTER_OPTIMIZED_KERNEL("ai.parity", "HardSwish", 1, ElementwiseKernel);
 
 }  // namespace parity::runtime::ops
