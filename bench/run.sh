@@ -5,7 +5,7 @@
 # with the date, CPU and load average) and $BUILD_DIR/bench-results.json (every sample).
 #
 # Environment: BUILD_DIR (build), JOBS (nproc), ITERATIONS (minimum timed runs per runner and row,
-# default 10), MIN_TIME (seconds per row, default 3), THREADS (1,2). Extra arguments go to
+# default 20), MIN_TIME (seconds per row, default 5), THREADS (1,2). Extra arguments go to
 # `parity bench` (e.g. --runners ref,ort). About 3 minutes on 2 cores after the build, most of it
 # PP-OCRv4 det and ResNet-50.
 set -euo pipefail
@@ -29,7 +29,7 @@ echo "[bench] load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
   "$TORCHVISION/mobilenet_v2.onnx" "$TORCHVISION/resnet50.onnx" "$TORCHVISION/vit_tiny.onnx" \
   --input-shapes 'ch_PP-OCRv4_det_infer=x:[1,3,640,640]' 'ch_PP-OCRv4_rec_infer=x:[1,3,48,320]' \
   --runners ref,ort,opencv --threads "${THREADS:-1,2}" \
-  --iterations "${ITERATIONS:-10}" --min-time "${MIN_TIME:-3}" --warm-up 2 \
+  --iterations "${ITERATIONS:-20}" --min-time "${MIN_TIME:-5}" --warm-up 2 \
   --profile --profile-top 6 \
   --markdown bench/results.md --json "$BUILD_DIR/bench-results.json" "$@"
 echo "[bench] wrote bench/results.md and $BUILD_DIR/bench-results.json"
