@@ -15,11 +15,7 @@ namespace {
 using testing::ModelBuilder;
 
 Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -6, float hi = 6) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  Tensor t(DType::kFloat32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(gen);
-  return t;
+  return testing::random_uniform(shape, seed, lo, hi);
 }
 
 Tensor scalar(float v) { return Tensor::from_vector<float>({}, {v}); }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <memory>
+#include <random>
 
 namespace parity::testing {
 
@@ -284,6 +285,20 @@ std::string OpTester::run_expect_error(ErrorCode code) {
   }
   ADD_FAILURE() << spec_.op_type << " succeeded but an error was expected";
   return "";
+}
+
+Tensor random_uniform(const Shape& shape, uint32_t seed, float lo, float hi) {
+  Tensor t(DType::kFloat32, shape);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = dist(rng);
+  return t;
+}
+
+OpTester one_output_node(const std::string& op_type, int opset, const std::string& domain) {
+  OpTester t(op_type, opset, domain);
+  t.output_shape_only(DType::kUndefined, {});
+  return t;
 }
 
 ::testing::AssertionResult tensors_close(const Tensor& actual, const Tensor& expected, double atol, double rtol) {

@@ -98,6 +98,12 @@ class OpTester {
   runtime::KernelTier tier_ = runtime::KernelTier::kReference;
 };
 
+/// Seeded uniform float32 tensor with values in [lo, hi).
+Tensor random_uniform(const Shape& shape, uint32_t seed, float lo, float hi);
+
+/// An OpTester for a one-output node (compare_tiers checks every declared output).
+OpTester one_output_node(const std::string& op_type, int opset, const std::string& domain = "");
+
 /// EXPECTs that actual matches expected (dtype, shape, values within tolerance; NaN == NaN).
 ::testing::AssertionResult tensors_close(const Tensor& actual, const Tensor& expected, double atol, double rtol);
 

@@ -21,19 +21,10 @@ namespace {
 
 using testing::OpTester;
 
-/// A one-output node (compare_tiers checks every declared output against the reference).
-OpTester node(const std::string& op, int opset) {
-  OpTester t(op, opset);
-  t.output_shape_only(DType::kUndefined, {});
-  return t;
-}
+OpTester node(const std::string& op, int opset) { return testing::one_output_node(op, opset); }
 
 Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -4.0f, float hi = 4.0f) {
-  Tensor t(DType::kFloat32, shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (float& v : t.values<float>()) v = dist(rng);
-  return t;
+  return testing::random_uniform(shape, seed, lo, hi);
 }
 
 /// -inf, -big, -1, -0.5, -0, 0, tiny, 0.5, 1, 3, 6, big, inf, NaN (and repeated to 32 values so

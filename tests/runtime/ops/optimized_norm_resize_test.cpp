@@ -13,19 +13,10 @@ namespace {
 
 using testing::OpTester;
 
-/// A one-output node (compare_tiers checks every declared output against the reference).
-OpTester node(const std::string& op, int opset) {
-  OpTester t(op, opset);
-  t.output_shape_only(DType::kUndefined, {});
-  return t;
-}
+OpTester node(const std::string& op, int opset) { return testing::one_output_node(op, opset); }
 
 Tensor random_tensor(const Shape& shape, uint32_t seed, float lo = -2.0f, float hi = 2.0f) {
-  Tensor t(DType::kFloat32, shape);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (float& v : t.values<float>()) v = dist(rng);
-  return t;
+  return testing::random_uniform(shape, seed, lo, hi);
 }
 
 OpTester batch_norm(int opset, const Tensor& x, int64_t c, uint32_t seed, bool constant = true) {
