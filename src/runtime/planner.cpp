@@ -11,6 +11,7 @@
 #include "runtime/channels_last.h"
 #include "runtime/positional_fusion.h"
 #include "runtime/activation_rewrite.h"
+#include "runtime/batch_norm_folding.h"
 #include "runtime/subgraph.h"
 
 namespace parity::runtime {
@@ -559,30 +560,33 @@ std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEn
   std::vector<std::vector<int>> uses(g.nodes_.size());  // per planned node, slots it reads
   for (size_t i = 0; i < g.nodes_.size(); ++i) uses[i] = node_uses[order[i]];
   if (env.fuse) {
-    g.fused_nodes_ += rewrite_decomposed_activations(g, uses, [&](const NodeSpec& spec) {
+    auto make_kernel = [&](const NodeSpec& spec, const std::vector<int>& slots) {
       const auto& registry = KernelRegistry::instance();
       const KernelDef* def = registry.resolve(spec.domain, spec.op_type, spec.opset);
-      PARITY_ASSERT(def, "no kernel for the recognized activation ", spec.domain, "::", spec.op_type);
-      const std::vector<int> slots = {g.slot(spec.inputs[0])};
+      PARITY_ASSERT(def, "no kernel for the rewritten node ", spec.domain, "::", spec.op_type);
       PlanKernelInit init(spec, env, g, slots, graph);
       if (const KernelDef* optimized = registry.resolve_optimized(*def, spec.opset))
         if (auto kernel = optimized->create(init)) return kernel;
       return def->create(init);
-    });
+    };
+    g.fused_nodes_ += fold_batch_norms_into_convs(g, uses, make_kernel);
+    g.fused_nodes_ += rewrite_decomposed_activations(
+        g, uses, [&](const NodeSpec& spec) { return make_kernel(spec, {g.slot(spec.inputs[0])}); });
     fuse_tails(g, uses, env, graph);
   }
   if (env.fuse) hand_off_channels_last(g, uses);
 
   // 8. Lifetimes: release each slot after its last use; outputs live to the end.
-  g.keep_alive_.assign(num_slots, false);
+  const size_t final_slots = g.slot_names_.size();  // folding may have added constant slots
+  g.keep_alive_.assign(final_slots, false);
   for (int s : g.output_slots_) g.keep_alive_[s] = true;
-  std::vector<int> last_use(num_slots, -1);
+  std::vector<int> last_use(final_slots, -1);
   for (size_t i = 0; i < g.nodes_.size(); ++i) {
     for (int s : uses[i]) last_use[s] = static_cast<int>(i);
     for (int s : g.nodes_[i].outputs)
       if (s >= 0 && last_use[s] < static_cast<int>(i)) last_use[s] = static_cast<int>(i);
   }
-  for (size_t s = 0; s < num_slots; ++s)
+  for (size_t s = 0; s < final_slots; ++s)
     if (!g.keep_alive_[s] && last_use[s] >= 0) g.nodes_[last_use[s]].release.push_back(static_cast<int>(s));
   return plan;
 }
