@@ -66,9 +66,10 @@ bool append_activation(PostOps& post, const KernelInit& tail) {
   };
   // Every activation must take exactly the fused value (plus constant parameters).
   if (domain == "ai.parity") {  // chains the planner recognized (runtime/activation_rewrite.h)
-    // HardSwish stays a node of its own: as a oneDNN 2.6 post-op it changed PP-OCRv4 det's
-    // output (sigmoid maps flipped from 0 to 1 on ~1% of pixels once a depthwise conv fused it),
-    // while every single-conv case agreed. One pass instead of the chain's four still remains.
+    // Kernels that build several eltwise post-ops must avoid oneDNN 2.6's sharing of parameters
+    // between post-ops of one algorithm (see FusedTails::add): det's Conv -> affine -> HardSwish
+    // -> affine went wrong through the second affine step, not through HardSwish.
+    if (op == "HardSwish") return eltwise(alg::eltwise_hardswish);
     if (op == "Gelu") return eltwise(alg::eltwise_gelu_erf);
     return false;
   }

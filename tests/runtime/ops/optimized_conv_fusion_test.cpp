@@ -80,6 +80,64 @@ runtime::Session make_session(const onnx::ModelProto& model, runtime::KernelTier
   return runtime::Session::create(model, options).value();
 }
 
+/// x -> Conv -> Mul(1.9) -> Add(0.8) -> HardSwish -> Mul(0.63) -> Add(-0.55) -> Clip(-1, 2)
+///   -> Clip(-0.5, 1.5) -> y: PP-OCRv4 det's "learnable affine" blocks around HardSwish, plus two
+/// Clips with different bounds. oneDNN 2.6 gives every eltwise post-op the parameters of the first
+/// one with the same algorithm, so unless the kernel avoids it the second affine step computed
+/// 1.9 * h + 0.8 and the second Clip clipped to [-1, 2] (on every conv implementation).
+ModelBuilder affine_hard_swish_model(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t group,
+                                     int64_t size) {
+  ModelBuilder m(14);
+  m.input("x", DType::kFloat32, {1, in_channels, size, size});
+  m.initializer("w", random_tensor({out_channels, in_channels / group, kernel, kernel}, 31));
+  m.initializer("b", random_tensor({out_channels}, 32));
+  m.initializer("s1", Tensor::from_vector<float>({1}, {1.900608f}));
+  m.initializer("t1", Tensor::from_vector<float>({1}, {0.80117214f}));
+  m.initializer("s2", Tensor::from_vector<float>({1}, {0.63296586f}));
+  m.initializer("t2", Tensor::from_vector<float>({1}, {-0.54658866f}));
+  m.initializer("lo1", Tensor::scalar<float>(-1.f)).initializer("hi1", Tensor::scalar<float>(2.f));
+  m.initializer("lo2", Tensor::scalar<float>(-0.5f)).initializer("hi2", Tensor::scalar<float>(1.5f));
+  auto& conv = m.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
+  add_int_attr(conv, "group", group);
+  add_ints_attr(conv, "pads", {kernel / 2, kernel / 2, kernel / 2, kernel / 2});
+  m.node("Mul", {"s1", "c"}, {"m1"}, "scale1");
+  m.node("Add", {"m1", "t1"}, {"a1"}, "shift1");
+  m.node("HardSwish", {"a1"}, {"h"}, "hswish");
+  m.node("Mul", {"s2", "h"}, {"m2"}, "scale2");
+  m.node("Add", {"m2", "t2"}, {"a2"}, "shift2");
+  m.node("Clip", {"a2", "lo1", "hi1"}, {"k1"}, "clip1");
+  m.node("Clip", {"k1", "lo2", "hi2"}, {"y"}, "clip2");
+  m.output("y", DType::kFloat32, {1, out_channels, size, size});
+  return m;
+}
+
+TEST(OptimizedConvFusion, PostOpsOfOneAlgorithmKeepTheirOwnParameters) {
+  struct Geometry {
+    int64_t in, out, kernel, group;
+  };
+  // 1x1 (brgconv_1x1), 3x3 (brgconv), depthwise (brdgmm_dw), grouped (jit) on AVX-512.
+  for (const Geometry g : {Geometry{16, 32, 1, 1}, Geometry{16, 32, 3, 1}, Geometry{32, 32, 3, 32}, Geometry{16, 32, 3, 4}}) {
+    const ModelBuilder m = affine_hard_swish_model(g.in, g.out, g.kernel, g.group, 20);
+    const TensorMap feed{{"x", random_tensor({1, g.in, 20, 20}, 33)}};
+    const TensorMap reference = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+    runtime::Session fused_session = make_session(m.model(), runtime::KernelTier::kOptimized);
+    const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+    const TensorMap fused = fused_session.run(feed);
+    EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 1u);
+    EXPECT_TRUE(tensors_close(fused.at("y"), reference.at("y"), 1e-4, 1e-4))
+        << "in " << g.in << " out " << g.out << " kernel " << g.kernel << " group " << g.group;
+  }
+  runtime::PlanEnv env;
+  env.opsets[""] = 14;
+  env.tier = runtime::KernelTier::kOptimized;
+  env.fuse = true;
+  auto plan = runtime::plan_graph(affine_hard_swish_model(16, 32, 1, 1, 20).model().graph(), env, nullptr);
+  // The second affine step stays fused (as binary post-ops), the second Clip does not.
+  ASSERT_EQ(plan->nodes_.size(), 2u);
+  EXPECT_NE(plan->nodes_[0].label.find("Clip node 'clip1'"), std::string::npos) << plan->nodes_[0].label;
+  EXPECT_EQ(plan->fused_nodes_, 6);
+}
+
 TEST(OptimizedConvFusion, PlanAbsorbsEveryTail) {
   const ModelBuilder m = fusion_model();
   runtime::PlanEnv env;

@@ -2,6 +2,7 @@
 
 #if PARITY_HAVE_DNNL
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -120,25 +121,57 @@ bool FusedTails::add(const KernelInit& tail, size_t first_extra_input, int64_t o
     }
   }
 
-  Tail t;
-  t.reference = tail.create_reference_kernel();
-  for (size_t k = 1; k < tail.num_inputs(); ++k) t.extra_inputs.push_back(first_extra_input + k - 1);
-  tails_.push_back(std::move(t));
+  // Build the new step list aside: a tail that cannot be expressed leaves everything unchanged.
+  std::vector<PostOp> steps = steps_;
   for (auto& op : added) {
-    // Consecutive affine steps become one: oneDNN 2.6's brgconv computes a chain of two
-    // eltwise_linear post-ops wrongly (PP-OCRv4's Conv -> Mul(scale) -> Add(bias) gave garbage).
-    if (!steps_.empty() && op.kind == Kind::kEltwise && op.algorithm == dnnl::algorithm::eltwise_linear &&
-        steps_.back().kind == Kind::kEltwise && steps_.back().algorithm == dnnl::algorithm::eltwise_linear) {
-      PostOp& last = steps_.back();  // a2 * (a1 * x + b1) + b2
+    const bool linear = op.kind == Kind::kEltwise && op.algorithm == dnnl::algorithm::eltwise_linear;
+    // Consecutive affine steps become one: a2 * (a1 * x + b1) + b2.
+    if (linear && !steps.empty() && steps.back().kind == Kind::kEltwise &&
+        steps.back().algorithm == dnnl::algorithm::eltwise_linear) {
+      PostOp& last = steps.back();
       last.beta = op.alpha * last.beta + op.beta;
       last.alpha = op.alpha * last.alpha;
       continue;
     }
-    steps_.push_back(std::move(op));
+    // oneDNN 2.6's jit post-op injectors give every eltwise post-op the alpha/beta of the FIRST
+    // one with the same algorithm (Conv -> linear -> HardSwish -> linear computed the second
+    // linear with the first's scale and shift; two Clips clip to the first's bounds; all of
+    // brgconv, brgconv_1x1, brdgmm_dw and jit:avx512_core convolutions). A later affine step
+    // becomes per-channel binary multiply/add post-ops, which take their operands from memory;
+    // another conflicting activation is not fused.
+    if (op.kind == Kind::kEltwise && has_conflicting_eltwise(steps, op)) {
+      if (!linear) return false;
+      if (op.alpha != 1.f) steps.push_back(filled_binary(dnnl::algorithm::binary_mul, op.alpha, out_channels));
+      if (op.beta != 0.f) steps.push_back(filled_binary(dnnl::algorithm::binary_add, op.beta, out_channels));
+      continue;
+    }
+    steps.push_back(std::move(op));
   }
+  steps_ = std::move(steps);
+
+  Tail t;
+  t.reference = tail.create_reference_kernel();
+  for (size_t k = 1; k < tail.num_inputs(); ++k) t.extra_inputs.push_back(first_extra_input + k - 1);
+  tails_.push_back(std::move(t));
   if (residual) residual_input_ = residual;
   description_ += (description_.empty() ? "" : "+") + label;
   return true;
+}
+
+bool FusedTails::has_conflicting_eltwise(const std::vector<PostOp>& steps, const PostOp& op) {
+  for (const PostOp& s : steps)
+    if (s.kind == Kind::kEltwise && s.algorithm == op.algorithm && (s.alpha != op.alpha || s.beta != op.beta))
+      return true;
+  return false;
+}
+
+FusedTails::PostOp FusedTails::filled_binary(dnnl::algorithm algorithm, float value, int64_t channels) {
+  PostOp binary;
+  binary.kind = Kind::kBinaryConstant;
+  binary.algorithm = algorithm;
+  binary.constant = Tensor::uninitialized(DType::kFloat32, {channels});
+  std::fill_n(binary.constant.data<float>(), channels, value);
+  return binary;
 }
 
 bool FusedTails::fast_path_ok(const KernelContext& ctx, const Shape& out_shape) const {

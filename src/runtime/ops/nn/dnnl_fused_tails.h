@@ -71,6 +71,11 @@ class FusedTails {
     std::vector<size_t> extra_inputs;  // ctx input index of the tail's inputs 1..n
   };
 
+  /// Whether `steps` holds an eltwise post-op of op's algorithm with other parameters.
+  static bool has_conflicting_eltwise(const std::vector<PostOp>& steps, const PostOp& op);
+  /// A per-channel binary post-op whose operand is `value` in every channel.
+  static PostOp filled_binary(dnnl::algorithm algorithm, float value, int64_t channels);
+
   std::vector<PostOp> steps_;
   std::vector<Tail> tails_;
   std::optional<size_t> residual_input_;  // ctx input index of the residual addend
