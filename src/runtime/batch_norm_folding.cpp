@@ -31,6 +31,9 @@ int add_constant_slot(Subgraph& g, const std::string& name, Tensor value) {
 }  // namespace
 
 int fold_batch_norms_into_convs(Subgraph& g, std::vector<std::vector<int>>& uses, const RewrittenKernelFactory& make_kernel) {
+  // `constants` points into g.constants_, which grows below by two per fold (at most one fold per
+  // node): reserve first so it never reallocates.
+  g.constants_.reserve(g.constants_.size() + 2 * g.nodes_.size());
   const auto constants = constant_tensors(g);
   std::vector<int> reader_count(g.slot_names_.size(), 0);
   for (const auto& u : uses)
@@ -71,8 +74,6 @@ int fold_batch_norms_into_convs(Subgraph& g, std::vector<std::vector<int>>& uses
   }
   if (bn_of_conv.empty()) return 0;
 
-  // `constants` points into g.constants_, which grows below: no reallocation allowed.
-  g.constants_.reserve(g.constants_.size() + 2 * bn_of_conv.size());
   std::set<int> folded_bns;
   for (const auto& [c, b] : bn_of_conv) {
     PlannedNode& conv = g.nodes_[c];
