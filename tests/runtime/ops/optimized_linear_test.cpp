@@ -599,6 +599,14 @@ TEST(OptimizedSmallProduct, FusedTailsRunInTheDirectLoop) {
   compare_small_chain(1, {"HardSwish"}, false, 775);
 }
 
+TEST(OptimizedLinear, PostOpsOfOneAlgorithmKeepTheirOwnParameters) {
+  // oneDNN 2.6 gives every eltwise post-op the parameters of the first one with its algorithm:
+  // the Sub after the Relu ran as a second Mul(3), LeakyRelu's slope leaked into the Relu.
+  compare_small_chain(64, {"Mul", "Relu", "Sub"}, false, 776);
+  compare_small_chain(64, {"Sub", "LeakyRelu", "Relu", "Mul", "Sub"}, false, 777);
+  compare_small_chain(64, {"Clip", "Mul", "Tanh", "Clip", "HardSwish", "Sub"}, false, 778);
+}
+
 }  // namespace
 }  // namespace parity::testing
 

@@ -135,7 +135,7 @@ struct Epilogue {
           if (*c == 0.f || !std::isfinite(*c)) return false;
           alpha = 1.f / *c;
         }
-        steps.push_back({false, dnnl::algorithm::eltwise_linear, alpha, beta, 0});
+        if (!add_eltwise(steps, {false, dnnl::algorithm::eltwise_linear, alpha, beta, 0})) return false;
         min_out_rank = std::max(min_out_rank, rank);
         return true;
       }
@@ -160,12 +160,34 @@ struct Epilogue {
     }
     ds::PostOps activation;
     if (!ds::append_activation(activation, tail)) return false;
+    std::vector<Step> extended = steps;
     for (int i = 0; i < activation.ops.len(); ++i) {
       Step step;
       float scale = 1.f;
       activation.ops.get_params_eltwise(i, scale, step.alg, step.alpha, step.beta);
-      steps.push_back(step);
+      if (!add_eltwise(extended, step)) return false;
     }
+    steps = std::move(extended);
+    return true;
+  }
+
+  /// Appends an eltwise step to `chain`, or returns false when oneDNN would compute it wrongly:
+  /// oneDNN 2.6 gives every eltwise post-op the alpha/beta of the first one with the same
+  /// algorithm (MatMul -> Mul(s) -> Add(b) -> Relu -> Mul(s2) -> Add(b2) ran the last two with s
+  /// and b). Consecutive affine steps merge into one; another step that shares an algorithm
+  /// with different parameters is not fused.
+  static bool add_eltwise(std::vector<Step>& chain, const Step& step) {
+    using alg = dnnl::algorithm;
+    if (step.alg == alg::eltwise_linear && !chain.empty() && !chain.back().residual &&
+        chain.back().alg == alg::eltwise_linear) {
+      Step& last = chain.back();  // a2 * (a1 * x + b1) + b2
+      last.beta = step.alpha * last.beta + step.beta;
+      last.alpha = step.alpha * last.alpha;
+      return true;
+    }
+    for (const Step& s : chain)
+      if (!s.residual && s.alg == step.alg && (s.alpha != step.alpha || s.beta != step.beta)) return false;
+    chain.push_back(step);
     return true;
   }
 
