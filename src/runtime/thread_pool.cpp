@@ -1,13 +1,33 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 
 namespace parity::runtime {
 
 namespace {
 thread_local bool t_inside_parallel_region = false;
-}
+
+/// How long an idle worker keeps polling for the next job before it sleeps on the condition
+/// variable. Kernels call parallel_for once per node, microseconds apart; a sleeping worker
+/// takes tens of microseconds (much longer on a loaded machine) to wake, which made small
+/// nodes slower at 2 threads than at 1. The poll yields its core, so it costs other processes
+/// little, and it ends soon after a run.
+constexpr auto kSpinBeforeSleep = std::chrono::microseconds(200);
+}  // namespace
+
+/// One parallel_for call. Workers hold it by shared_ptr: a worker that wakes after every chunk
+/// was claimed still reads `next` after the caller returned.
+struct ThreadPool::Job {
+  int64_t n = 0, chunks = 0;
+  const std::function<void(int64_t, int64_t)>* fn = nullptr;  // valid while a chunk is unfinished
+  std::atomic<int64_t> next{0};                                // next chunk to claim
+  std::mutex done_mutex;
+  std::condition_variable all_done;
+  int64_t done = 0;  // guarded by done_mutex
+  std::exception_ptr error;
+};
 
 ThreadPool::ThreadPool(int num_threads) {
   const int workers = std::max(0, num_threads - 1);
@@ -23,17 +43,39 @@ ThreadPool::~ThreadPool() {
   for (auto& w : workers_) w.join();
 }
 
+void ThreadPool::run_claimed_chunks(Job& job) {
+  for (;;) {
+    const int64_t c = job.next.fetch_add(1, std::memory_order_relaxed);
+    if (c >= job.chunks) return;
+    std::exception_ptr error;
+    t_inside_parallel_region = true;
+    try {
+      (*job.fn)(job.n * c / job.chunks, job.n * (c + 1) / job.chunks);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    t_inside_parallel_region = false;
+    std::lock_guard<std::mutex> lock(job.done_mutex);
+    if (error && !job.error) job.error = error;
+    if (++job.done == job.chunks) job.all_done.notify_all();
+  }
+}
+
 void ThreadPool::worker_loop() {
   for (;;) {
-    std::function<void()> task;
+    const auto spin_until = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+    while (queued_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < spin_until)
+      std::this_thread::yield();
+    std::shared_ptr<Job> job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_ && queue_.empty()) return;
-      task = std::move(queue_.back());
+      job = std::move(queue_.back());
       queue_.pop_back();
+      queued_.store(queue_.size(), std::memory_order_release);
     }
-    task();
+    run_claimed_chunks(*job);
   }
 }
 
@@ -44,35 +86,28 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
     fn(0, n);
     return;
   }
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  int remaining = static_cast<int>(chunks);
-  std::mutex remaining_mutex;
-  std::condition_variable all_done;
-  auto run_chunk = [&](int64_t c) {
-    const int64_t begin = n * c / chunks, end = n * (c + 1) / chunks;
-    t_inside_parallel_region = true;
-    try {
-      fn(begin, end);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!error) error = std::current_exception();
-    }
-    t_inside_parallel_region = false;
-    std::lock_guard<std::mutex> lock(remaining_mutex);
-    if (--remaining == 0) all_done.notify_all();
-  };
+  auto job = std::make_shared<Job>();
+  job->n = n;
+  job->chunks = chunks;
+  job->fn = &fn;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (int64_t c = 1; c < chunks; ++c) queue_.push_back([&run_chunk, c] { run_chunk(c); });
+    for (int64_t c = 1; c < chunks; ++c) queue_.push_back(job);
+    queued_.store(queue_.size(), std::memory_order_release);
   }
   wake_.notify_all();
-  run_chunk(0);
+  run_claimed_chunks(*job);
   {
-    std::unique_lock<std::mutex> lock(remaining_mutex);
-    all_done.wait(lock, [&] { return remaining == 0; });
+    // Entries no worker has taken yet have nothing left to claim: drop them.
+    std::lock_guard<std::mutex> lock(mutex_);
+    queue_.erase(std::remove(queue_.begin(), queue_.end(), job), queue_.end());
+    queued_.store(queue_.size(), std::memory_order_release);
   }
-  if (error) std::rethrow_exception(error);
+  {
+    std::unique_lock<std::mutex> lock(job->done_mutex);
+    job->all_done.wait(lock, [&] { return job->done == chunks; });
+  }
+  if (job->error) std::rethrow_exception(job->error);
 }
 
 }  // namespace parity::runtime

@@ -30,5 +30,19 @@ TEST(ThreadPool, NestedCallsRunSeriallyAndExceptionsPropagate) {
                std::runtime_error);
 }
 
+TEST(ThreadPool, BackToBackCallsAndShortLivedPools) {
+  // Workers may wake after the caller already ran every chunk (chunks are claimed, not
+  // assigned); such late wake-ups must find nothing to do, also once the pool is gone.
+  for (int round = 0; round < 50; ++round) {
+    ThreadPool pool(2 + round % 3);
+    std::atomic<int64_t> covered{0};
+    for (int call = 0; call < 200; ++call)
+      pool.parallel_for(1 + call % 5, [&](int64_t b, int64_t e) { covered += e - b; });
+    int64_t expected = 0;
+    for (int call = 0; call < 200; ++call) expected += 1 + call % 5;
+    EXPECT_EQ(covered.load(), expected);
+  }
+}
+
 }  // namespace
 }  // namespace parity::runtime
