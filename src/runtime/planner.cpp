@@ -392,6 +392,7 @@ void hand_off_channels_last(Subgraph& g, const std::vector<std::vector<int>>& us
     }
     if (!agreed) continue;
     producer->write_channels_last();
+    ++g.channels_last_values_;
     for (auto [j, k] : readers[slot]) dynamic_cast<ChannelsLastKernel*>(g.nodes_[j].kernel.get())->read_channels_last(k);
   }
 }

@@ -29,7 +29,9 @@ struct Session::Impl {
   std::unique_ptr<ThreadPool> pool;
 
   const Subgraph& observable_plan() const {
-    if (!plan->fused_nodes_) return *plan;
+    // A plan without fusions may still hand values over channels-last, which observers must
+    // not see.
+    if (!plan->fused_nodes_ && !plan->channels_last_values_) return *plan;
     std::call_once(unfused_once, [&] {
       PlanEnv unfused_env = env;
       unfused_env.fuse = false;

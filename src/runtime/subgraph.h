@@ -81,6 +81,7 @@ class Subgraph {
   std::vector<bool> keep_alive_;                    // per slot: graph outputs are never released
   std::unordered_map<int, Value> plan_time_values_; // Constant node outputs folded at plan time
   int fused_nodes_ = 0;                             // nodes absorbed into their producer
+  int channels_last_values_ = 0;                    // values handed off channels-last (runtime/channels_last.h)
 
   int slot(const std::string& name) const {
     auto it = slot_of_.find(name);

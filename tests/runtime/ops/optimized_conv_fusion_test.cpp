@@ -318,6 +318,48 @@ TEST(OptimizedConvFusion, ChannelsLastHandOffKeepsResults) {
 
 /// A conv that hands its output off in channels-last order but runs its reference fallback (the
 /// residual addend broadcasts) still hands the next conv channels-last data.
+/// x -> Conv -> MaxPool -> Conv -> AveragePool(ceil_mode, count_include_pad: oneDNN cannot, so
+/// its reference kernel runs) -> Conv -> GlobalAveragePool -> y: every pool reads, and the first
+/// two write, the convolutions' channels-last layout.
+TEST(OptimizedConvFusion, PoolsBetweenConvolutionsReadAndWriteChannelsLast) {
+  ModelBuilder m(14);
+  m.input("x", DType::kFloat32, {1, 4, 17, 16});
+  m.initializer("w1", random_tensor({8, 4, 3, 3}, 81)).initializer("b1", random_tensor({8}, 82));
+  m.initializer("w2", random_tensor({8, 8, 1, 1}, 83)).initializer("w3", random_tensor({16, 8, 3, 3}, 84));
+  add_ints_attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  auto& max_pool = m.node("MaxPool", {"c1"}, {"p1"}, "max_pool");
+  add_ints_attr(max_pool, "kernel_shape", {3, 3});
+  add_ints_attr(max_pool, "strides", {2, 2});
+  add_ints_attr(max_pool, "pads", {1, 1, 1, 1});
+  m.node("Conv", {"p1", "w2"}, {"c2"}, "conv2");
+  auto& avg_pool = m.node("AveragePool", {"c2"}, {"p2"}, "avg_pool");
+  add_ints_attr(avg_pool, "kernel_shape", {3, 3});
+  add_ints_attr(avg_pool, "strides", {2, 2});
+  add_int_attr(avg_pool, "ceil_mode", 1);
+  add_int_attr(avg_pool, "count_include_pad", 1);
+  add_ints_attr(m.node("Conv", {"p2", "w3"}, {"c3"}, "conv3"), "pads", {1, 1, 1, 1});
+  m.node("GlobalAveragePool", {"c3"}, {"y"}, "global_pool");
+  m.output("y", DType::kFloat32, {1, 16, 1, 1});
+  const TensorMap feed{{"x", random_tensor({1, 4, 17, 16}, 85)}};
+  const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+  for (int threads : {1, 2}) {
+    runtime::SessionOptions options;
+    options.threads = threads;
+    runtime::Session session = runtime::Session::create(m.model(), options).value();
+    const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+    const TensorMap got = session.run(feed);
+    // Three convolutions, MaxPool and GlobalAveragePool on oneDNN; AveragePool on its reference.
+    EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 5u);
+    EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 1e-4, 1e-4)) << threads << " threads";
+    runtime::RunOptions marked;  // intermediates come from the unfused plan, in NCHW
+    marked.outputs = {"p1", "p2", "y"};
+    const TensorMap inter = session.run(feed, marked);
+    const TensorMap inter_want = make_session(m.model(), runtime::KernelTier::kReference).run(feed, marked);
+    for (const auto& name : marked.outputs)
+      EXPECT_TRUE(tensors_close(inter.at(name), inter_want.at(name), 1e-4, 1e-4)) << name;
+  }
+}
+
 TEST(OptimizedConvFusion, ChannelsLastHandOffThroughReferenceFallback) {
   ModelBuilder m(14);
   m.input("x", DType::kFloat32, {1, 6, 9, 8});

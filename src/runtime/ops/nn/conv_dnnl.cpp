@@ -95,23 +95,6 @@ memory::desc activation_desc(const Shape& shape, bool plain) {
   return memory::desc(dnnl_support::to_dims(shape), memory::data_type::f32, memory::format_tag::any);
 }
 
-/// A copy of `t` (NCHW-style shape) with its data permuted between NCHW and channels-last order.
-Tensor permute_channels(const Tensor& t, bool to_channels_last) {
-  Tensor out = Tensor::uninitialized(t.dtype(), t.shape());
-  const int64_t n = t.dim(0), c = t.dim(1), plane = c == 0 || n == 0 ? 0 : t.numel() / (n * c);
-  const size_t elem = dtype_size(t.dtype());
-  const auto* src = static_cast<const std::byte*>(t.raw_data());
-  auto* dst = static_cast<std::byte*>(out.raw_data());
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < plane; ++p) {
-        const int64_t nchw = (b * c + ch) * plane + p, nhwc = (b * plane + p) * c + ch;
-        const int64_t from = to_channels_last ? nchw : nhwc, to = to_channels_last ? nhwc : nchw;
-        std::memcpy(dst + to * elem, src + from * elem, elem);
-      }
-  return out;
-}
-
 /// One slice of the output rows (along the first spatial dim) and the input rows it reads: the
 /// primitive for that slice, its packed weights, and the reorders between the plain tensors'
 /// rows and the layouts the primitive chose. With one thread there is a single slice, the whole

@@ -22,6 +22,11 @@ namespace parity::runtime::nn {
 uint64_t dnnl_fast_path_runs();
 void count_dnnl_fast_path_run();
 
+/// A copy of `t` (NCHW-style shape, rank >= 2) with its data permuted between NCHW and
+/// channels-last order (runtime/channels_last.h): the reference fallbacks of kernels that read or
+/// write channels-last values.
+Tensor permute_channels(const Tensor& t, bool to_channels_last);
+
 class FusedTails {
  public:
   /// Absorbs `tail` (its input 0 is the head's current output) if it maps to post-ops:

@@ -1,6 +1,8 @@
 // Optimized MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool (fp32) on oneDNN, beside the
-// reference kernels in pool.cpp. The tensors stay plain NCHW; the primitive is cached per input
-// shape and runs single-threaded.
+// reference kernels in pool.cpp. The primitive is cached per input shape and runs single-threaded.
+// Tensors are NCHW, except that a pool reads and writes channels-last values when the planner
+// pairs it with convolutions (runtime/channels_last.h): ResNet-50's stem MaxPool and its
+// GlobalAveragePool read the convolutions' layout instead of converting it first.
 //
 // What oneDNN cannot express exactly goes to the reference kernel: MaxPool's Indices output
 // (declined at plan time), non-fp32 tensors, zero-size tensors, windows that can lie entirely in
@@ -8,6 +10,9 @@
 // padding (ONNX does not count those positions; oneDNN divides by the full kernel size).
 #if PARITY_HAVE_DNNL
 
+#include <map>
+
+#include "runtime/channels_last.h"
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/nn/dnnl_fused_tails.h"
@@ -25,12 +30,23 @@ struct PoolPlan {
   bool supported = false;
   dnnl::primitive primitive;
   memory::desc scratchpad;  // user-provided: the primitive may run on any thread
+  memory::desc src_desc, dst_desc;
   Shape out_shape;
 };
 
 enum class PoolOp { kMax, kAverage, kGlobalMax, kGlobalAverage };
 
-class DnnlPoolKernel : public Kernel {
+/// `shape`'s descriptor in NCHW or channels-last order.
+memory::desc layout_desc(const Shape& shape, bool channels_last) {
+  if (!channels_last) return plain_desc(shape);
+  // By tag, not strides: a [N, C, 1, 1] output then still counts as channels-last, which
+  // oneDNN's jit pooling wants on both sides.
+  using tag = memory::format_tag;
+  const tag t = shape.size() == 3 ? tag::acb : shape.size() == 4 ? tag::acdb : tag::acdeb;
+  return memory::desc(dnnl_support::to_dims(shape), memory::data_type::f32, t);
+}
+
+class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init, PoolOp op) {
     auto reference = init.create_reference_kernel();  // also validates the attributes
@@ -39,20 +55,26 @@ class DnnlPoolKernel : public Kernel {
     return std::unique_ptr<Kernel>(new DnnlPoolKernel(init, op, std::move(reference)));
   }
 
+  // Channels-last hand-off: a global pool's [N, C, 1, 1] output is the same in both orders.
+  bool can_write_channels_last() const override { return true; }
+  void write_channels_last() override { output_channels_last_ = true; }
+  bool can_read_channels_last(size_t input) const override { return input == 0; }
+  void read_channels_last(size_t) override { input_channels_last_ = true; }
+
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     if (x.dtype() != DType::kFloat32 || x.rank() < 3 || x.rank() > 5 || x.numel() == 0) {
-      reference_->compute(ctx);
+      run_reference(ctx);
       return;
     }
     std::shared_ptr<const PoolPlan> plan = cache_.get(x.shape(), [&] { return make_plan(x.shape(), ctx); });
     if (!plan->supported) {
-      reference_->compute(ctx);
+      run_reference(ctx);
       return;
     }
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, plan->out_shape);
-    memory src = wrap(plain_desc(x.shape()), x);
-    memory dst = wrap(plain_desc(plan->out_shape), y);
+    memory src = wrap(plan->src_desc, x);
+    memory dst = wrap(plan->dst_desc, y);
     // Single-threaded: pools are memory-bound and small next to the convolutions around them,
     // and oneDNN's OpenMP workers spin after each parallel region (see runtime/dnnl/row_chunks.h).
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
@@ -70,6 +92,23 @@ class DnnlPoolKernel : public Kernel {
     }
   }
 
+  /// The reference kernel, on an NCHW copy of a channels-last input; a channels-last output is
+  /// permuted back into that order.
+  void run_reference(KernelContext& ctx) const {
+    if (!input_channels_last_ && !output_channels_last_) {
+      reference_->compute(ctx);
+      return;
+    }
+    std::map<size_t, Value> replaced;
+    if (input_channels_last_ && ctx.input_value(0).is_tensor() && ctx.input(0).rank() >= 3)
+      replaced[0] = Value(permute_channels(ctx.input(0), false));
+    FusedTails().run_reference(ctx, *reference_, ctx.num_inputs(), replaced);
+    if (output_channels_last_ && ctx.output_value(0).is_tensor() && ctx.output_value(0).tensor().rank() >= 3) {
+      Tensor nchw = ctx.output_value(0).tensor();
+      ctx.set_output(0, Value(permute_channels(nchw, true)));
+    }
+  }
+
   PoolPlan make_plan(const Shape& x_shape, const KernelContext& ctx) const {
     PoolPlan plan;
     dnnl_support::ThreadScope scope(1);
@@ -78,12 +117,32 @@ class DnnlPoolKernel : public Kernel {
       plan.out_shape[0] = x_shape[0];
       plan.out_shape[1] = x_shape[1];
       try {
+        if (input_channels_last_) {
+          // oneDNN 2.6 reduces channels-last sources with its reference implementation (2.4 ms
+          // for ResNet-50's 1x2048x7x7); a pooling window over the whole plane is a jit kernel.
+          const memory::dims plane(x_shape.begin() + 2, x_shape.end()), ones(plane.size(), 1), zeros(plane.size(), 0);
+          dnnl::pooling_v2_forward::desc desc(
+              dnnl::prop_kind::forward_inference,
+              op_ == PoolOp::kGlobalMax ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding,
+              layout_desc(x_shape, true), layout_desc(plan.out_shape, true), ones, plane, zeros,
+              zeros, zeros);
+          const dnnl::pooling_v2_forward::primitive_desc pd(desc, dnnl_support::user_scratchpad_attr(), cpu_engine());
+          plan.primitive = dnnl::pooling_v2_forward(pd);
+          plan.scratchpad = pd.scratchpad_desc();
+          plan.src_desc = pd.src_desc();
+          plan.dst_desc = pd.dst_desc();
+          plan.supported = true;
+          return plan;
+        }
         dnnl::reduction::desc desc(op_ == PoolOp::kGlobalMax ? dnnl::algorithm::reduction_max
                                                              : dnnl::algorithm::reduction_mean,
-                                   plain_desc(x_shape), plain_desc(plan.out_shape), 0.f, 0.f);
+                                   layout_desc(x_shape, input_channels_last_),
+                                   layout_desc(plan.out_shape, output_channels_last_), 0.f, 0.f);
         const dnnl::reduction::primitive_desc pd(desc, dnnl_support::user_scratchpad_attr(), cpu_engine());
         plan.primitive = dnnl::reduction(pd);
         plan.scratchpad = pd.scratchpad_desc();
+        plan.src_desc = pd.src_desc();
+        plan.dst_desc = pd.dst_desc();
         plan.supported = true;
       } catch (const dnnl::error&) {
       }
@@ -112,11 +171,15 @@ class DnnlPoolKernel : public Kernel {
                                       : count_include_pad_     ? dnnl::algorithm::pooling_avg_include_padding
                                                                : dnnl::algorithm::pooling_avg_exclude_padding;
     try {
-      dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, plain_desc(x_shape),
-                                          plain_desc(plan.out_shape), strides, kernel, dilations, pad_l, pad_r);
+      dnnl::pooling_v2_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm,
+                                          layout_desc(x_shape, input_channels_last_),
+                                          layout_desc(plan.out_shape, output_channels_last_), strides, kernel,
+                                          dilations, pad_l, pad_r);
       const dnnl::pooling_v2_forward::primitive_desc pd(desc, dnnl_support::user_scratchpad_attr(), cpu_engine());
       plan.primitive = dnnl::pooling_v2_forward(pd);
       plan.scratchpad = pd.scratchpad_desc();
+      plan.src_desc = pd.src_desc();
+      plan.dst_desc = pd.dst_desc();
       plan.supported = true;
     } catch (const dnnl::error&) {
     }
@@ -127,6 +190,7 @@ class DnnlPoolKernel : public Kernel {
   std::unique_ptr<Kernel> reference_;
   WindowAttrs attrs_;
   bool count_include_pad_ = false;
+  bool input_channels_last_ = false, output_channels_last_ = false;
   dnnl_support::ShapeCache<PoolPlan> cache_;
 };
 
