@@ -43,10 +43,6 @@ class ForwardingContext final : public KernelContext {
 
 std::atomic<uint64_t> g_fallbacks{0};
 
-const Value* optional_input(const KernelContext& ctx, size_t i) {
-  return ctx.has_input(i) ? &ctx.input_value(i) : nullptr;
-}
-
 }  // namespace
 
 ReferenceChain::ReferenceChain(std::unique_ptr<Kernel> head, size_t head_inputs)
@@ -64,21 +60,25 @@ void ReferenceChain::add_tail(const KernelInit& tail, size_t first_extra_input, 
 
 uint64_t ReferenceChain::fallback_count() { return g_fallbacks.load(); }
 
-void ReferenceChain::compute(KernelContext& ctx) const {
+void ReferenceChain::compute(KernelContext& ctx, const std::map<size_t, Value>& replaced) const {
   ++g_fallbacks;
-  if (tails_.empty()) {
+  if (tails_.empty() && replaced.empty()) {
     head_->compute(ctx);
     return;
   }
+  auto optional_input = [&](size_t i) -> const Value* {
+    if (auto it = replaced.find(i); it != replaced.end()) return &it->second;
+    return ctx.has_input(i) ? &ctx.input_value(i) : nullptr;
+  };
   std::vector<const Value*> head_inputs;
-  for (size_t i = 0; i < head_inputs_; ++i) head_inputs.push_back(optional_input(ctx, i));
+  for (size_t i = 0; i < head_inputs_; ++i) head_inputs.push_back(optional_input(i));
   ForwardingContext head_ctx(ctx, std::move(head_inputs), 1);
   head_->compute(head_ctx);
   Value current = head_ctx.take_output();
   for (const Tail& tail : tails_) {
     std::vector<const Value*> inputs(tail.inputs);
     for (size_t k = 0, next = tail.first_extra_input; k < tail.inputs; ++k)
-      inputs[k] = k == tail.position ? &current : optional_input(ctx, next++);
+      inputs[k] = k == tail.position ? &current : optional_input(next++);
     ForwardingContext tail_ctx(ctx, std::move(inputs), tail.outputs);
     tail.kernel->compute(tail_ctx);
     current = tail_ctx.take_output();

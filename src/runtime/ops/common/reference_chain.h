@@ -1,10 +1,12 @@
 // Run-time fallback for an optimized kernel that fused tail nodes: computes the head node and
 // each absorbed tail with their reference kernels, exactly as the unfused graph would. The linear
-// (oneDNN MatMul/Gemm) and elementwise kernels use it for the cases their fast path does not cover (another dtype, a shape oneDNN
-// rejects, zero-size tensors), so accepting a fusion at plan time never loses generality.
+// (oneDNN MatMul/Gemm), elementwise and oneDNN conv/pool kernels use it for the cases their fast
+// path does not cover (another dtype, a shape oneDNN rejects, zero-size tensors), so accepting a
+// fusion at plan time never loses generality.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,8 +28,10 @@ class ReferenceChain {
   void add_tail(const KernelInit& tail, size_t first_extra_input, size_t position = 0);
   size_t num_tails() const { return tails_.size(); }
 
-  /// Computes output 0 of the fused node with reference kernels only.
-  void compute(KernelContext& ctx) const;
+  /// Computes output 0 of the fused node with reference kernels only. `replaced` substitutes
+  /// values for some of the fused node's inputs (by index), e.g. NCHW copies of inputs an
+  /// optimized kernel reads channels-last (runtime/channels_last.h).
+  void compute(KernelContext& ctx, const std::map<size_t, Value>& replaced = {}) const;
 
   /// How many times any ReferenceChain ran, process-wide: lets tests check that a case took (or
   /// did not take) an optimized kernel's fast path.

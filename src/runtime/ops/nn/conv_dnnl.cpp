@@ -27,6 +27,7 @@
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/channels_last.h"
 #include "runtime/dnnl/row_chunks.h"
+#include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/conv_core.h"
 #include "runtime/ops/nn/dnnl_fused_tails.h"
 
@@ -154,6 +155,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
     // takes no tails.
     if (transposed_) return false;
     if (!tails_.add(tail, first_extra_input, out_channels(), static_cast<size_t>(weights_.rank()))) return false;
+    chain_.add_tail(tail, first_extra_input);
     // The post-ops are part of every cached primitive.
     cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
     return true;
@@ -205,7 +207,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
  private:
   DnnlConvKernel(const KernelInit& init, bool transposed, std::unique_ptr<Kernel> reference, Tensor weights)
       : transposed_(transposed),
-        reference_(std::move(reference)),
+        chain_(std::move(reference), init.num_inputs()),
         weights_(std::move(weights)),
         num_head_inputs_(init.num_inputs()),
         cache_(std::make_unique<dnnl_support::ShapeCache<ConvPlan>>()) {
@@ -225,7 +227,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
     if (input_channels_last_) replaced[0] = Value(permute_channels(ctx.input(0), false));
     if (residual_channels_last_ && ctx.has_input(*tails_.residual_input()))
       replaced[*tails_.residual_input()] = Value(permute_channels(ctx.input(*tails_.residual_input()), false));
-    tails_.run_reference(ctx, *reference_, num_head_inputs_, replaced);
+    chain_.compute(ctx, replaced);
     if (output_channels_last_) {
       Tensor nchw = ctx.output_value(0).tensor();
       ctx.set_output(0, Value(permute_channels(nchw, true)));
@@ -481,7 +483,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
   }
 
   bool transposed_;
-  std::unique_ptr<Kernel> reference_;
+  ops::ReferenceChain chain_;  // the reference kernels of the node and its fused tails
   Tensor weights_;
   size_t num_head_inputs_;
   WindowAttrs window_;

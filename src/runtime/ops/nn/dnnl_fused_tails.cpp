@@ -9,44 +9,6 @@
 namespace parity::runtime::nn {
 namespace {
 
-/// Runs one kernel of a fused chain on values borrowed from the fused node's context: the
-/// inputs are pointers (nullptr = absent), the single output is kept here.
-class ChainContext : public KernelContext {
- public:
-  ChainContext(KernelContext& outer, std::vector<const Value*> inputs) : outer_(outer), inputs_(std::move(inputs)) {}
-
-  size_t num_inputs() const override { return inputs_.size(); }
-  size_t num_outputs() const override { return 1; }
-  bool has_input(size_t i) const override {
-    return i < inputs_.size() && inputs_[i] && !inputs_[i]->is_empty();
-  }
-  const Value& input_value(size_t i) const override {
-    if (!has_input(i)) fail("input ", i, " is missing");
-    return *inputs_[i];
-  }
-  bool has_output(size_t i) const override { return i == 0; }
-  void set_output(size_t i, Value value) override { output_value(i) = std::move(value); }
-  Value& output_value(size_t i) override {
-    if (i != 0) fail("output ", i, " does not exist in a fused chain");
-    return output_;
-  }
-  std::vector<Value> run_subgraph(const Subgraph&, std::vector<Value>) override {
-    fail("a fused chain has no subgraphs");
-  }
-  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { outer_.parallel_for(n, fn); }
-  int num_threads() const override { return outer_.num_threads(); }
-  Precision precision() const override { return outer_.precision(); }
-  uint64_t next_random_seed() override { return outer_.next_random_seed(); }
-  std::string node_label() const override { return outer_.node_label(); }
-
-  Value take_output() { return std::move(output_); }
-
- private:
-  KernelContext& outer_;
-  std::vector<const Value*> inputs_;
-  Value output_;
-};
-
 /// Dims of a per-channel operand broadcast against an output of rank `rank`: [1, C, 1, ...].
 dnnl::memory::desc per_channel_desc(int64_t channels, size_t rank) {
   Shape dims(rank, 1);
@@ -165,10 +127,6 @@ bool FusedTails::add(const KernelInit& tail, size_t first_extra_input, int64_t o
   }
   steps_ = std::move(steps);
 
-  Tail t;
-  t.reference = tail.create_reference_kernel();
-  for (size_t k = 1; k < tail.num_inputs(); ++k) t.extra_inputs.push_back(first_extra_input + k - 1);
-  tails_.push_back(std::move(t));
   if (residual) residual_input_ = residual;
   description_ += (description_.empty() ? "" : "+") + label;
   return true;
@@ -222,28 +180,6 @@ void FusedTails::add_binary_args(std::unordered_map<int, dnnl::memory>& args, co
 
 const Tensor* FusedTails::residual(const KernelContext& ctx) const {
   return residual_input_ ? &ctx.input(*residual_input_) : nullptr;
-}
-
-void FusedTails::run_reference(KernelContext& ctx, const Kernel& head, size_t head_inputs,
-                               const std::map<size_t, Value>& replaced) const {
-  auto optional_input = [&](const KernelContext& c, size_t i) -> const Value* {
-    auto it = replaced.find(i);
-    if (it != replaced.end()) return &it->second;
-    return c.has_input(i) ? &c.input_value(i) : nullptr;
-  };
-  std::vector<const Value*> inputs;
-  for (size_t i = 0; i < head_inputs; ++i) inputs.push_back(optional_input(ctx, i));
-  ChainContext head_ctx(ctx, std::move(inputs));
-  head.compute(head_ctx);
-  Value current = head_ctx.take_output();
-  for (const Tail& tail : tails_) {
-    std::vector<const Value*> tail_inputs{&current};
-    for (size_t e : tail.extra_inputs) tail_inputs.push_back(optional_input(ctx, e));
-    ChainContext tail_ctx(ctx, std::move(tail_inputs));
-    tail.reference->compute(tail_ctx);
-    current = tail_ctx.take_output();
-  }
-  ctx.set_output(0, std::move(current));
 }
 
 }  // namespace parity::runtime::nn

@@ -1,13 +1,11 @@
-// The elementwise nodes fused into a oneDNN convolution kernel (FusableKernel tails), kept in two
-// forms: as oneDNN post-ops for the fast path, and as the tails' own reference kernels for the
-// runs the fast path does not take (another dtype, an addend whose shape is not the conv output's),
-// so a fused node computes exactly what the unfused nodes would in every case.
+// The elementwise nodes fused into a oneDNN convolution kernel (FusableKernel tails) as oneDNN
+// post-ops. The kernel also records each accepted tail in its ops::ReferenceChain for the runs the
+// fast path does not take (another dtype, an addend whose shape is not the conv output's), so a
+// fused node computes exactly what the unfused nodes would in every case.
 #pragma once
 
 #if PARITY_HAVE_DNNL
 
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -55,14 +53,6 @@ class FusedTails {
   /// The residual addend the sum post-op accumulates onto, or nullptr when there is none.
   const Tensor* residual(const KernelContext& ctx) const;
 
-  /// The reference path: runs `head` (the head node's reference kernel, reading ctx inputs
-  /// 0..head_inputs-1) into a temporary, then every tail's reference kernel, and stores the last
-  /// result as ctx output 0.
-  /// `replaced` substitutes values for some of ctx's inputs (by index), e.g. NCHW copies of
-  /// channels-last ones.
-  void run_reference(KernelContext& ctx, const Kernel& head, size_t head_inputs,
-                     const std::map<size_t, Value>& replaced = {}) const;
-
  private:
   enum class Kind { kEltwise, kBinaryConstant, kSum };
   struct PostOp {
@@ -71,10 +61,6 @@ class FusedTails {
     float alpha = 0.f, beta = 0.f;
     Tensor constant;  // kBinaryConstant: the per-channel values, [C]
   };
-  struct Tail {
-    std::unique_ptr<Kernel> reference;
-    std::vector<size_t> extra_inputs;  // ctx input index of the tail's inputs 1..n
-  };
 
   /// Whether `steps` holds an eltwise post-op of op's algorithm with other parameters.
   static bool has_conflicting_eltwise(const std::vector<PostOp>& steps, const PostOp& op);
@@ -82,7 +68,6 @@ class FusedTails {
   static PostOp filled_binary(dnnl::algorithm algorithm, float value, int64_t channels);
 
   std::vector<PostOp> steps_;
-  std::vector<Tail> tails_;
   std::optional<size_t> residual_input_;  // ctx input index of the residual addend
   std::string description_;
 };

@@ -15,6 +15,7 @@
 #include "runtime/channels_last.h"
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/dnnl/row_chunks.h"
+#include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/dnnl_fused_tails.h"
 #include "runtime/ops/nn/nn_common.h"
 
@@ -85,7 +86,7 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
 
  private:
   DnnlPoolKernel(const KernelInit& init, PoolOp op, std::unique_ptr<Kernel> reference)
-      : op_(op), reference_(std::move(reference)) {
+      : op_(op), reference_(std::move(reference), init.num_inputs()) {
     if (op == PoolOp::kMax || op == PoolOp::kAverage) {
       attrs_ = WindowAttrs::parse(init, /*has_dilations=*/op == PoolOp::kMax, /*has_ceil_mode=*/true);
       count_include_pad_ = op == PoolOp::kAverage && init.attr_int("count_include_pad", 0) != 0;
@@ -95,14 +96,10 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
   /// The reference kernel, on an NCHW copy of a channels-last input; a channels-last output is
   /// permuted back into that order.
   void run_reference(KernelContext& ctx) const {
-    if (!input_channels_last_ && !output_channels_last_) {
-      reference_->compute(ctx);
-      return;
-    }
     std::map<size_t, Value> replaced;
     if (input_channels_last_ && ctx.input_value(0).is_tensor() && ctx.input(0).rank() >= 3)
       replaced[0] = Value(permute_channels(ctx.input(0), false));
-    FusedTails().run_reference(ctx, *reference_, ctx.num_inputs(), replaced);
+    reference_.compute(ctx, replaced);
     if (output_channels_last_ && ctx.output_value(0).is_tensor() && ctx.output_value(0).tensor().rank() >= 3) {
       Tensor nchw = ctx.output_value(0).tensor();
       ctx.set_output(0, Value(permute_channels(nchw, true)));
@@ -187,7 +184,7 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
   }
 
   PoolOp op_;
-  std::unique_ptr<Kernel> reference_;
+  ops::ReferenceChain reference_;
   WindowAttrs attrs_;
   bool count_include_pad_ = false;
   bool input_channels_last_ = false, output_channels_last_ = false;
