@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
+#include <new>
 
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/kernel.h"
@@ -92,6 +94,32 @@ inline dnnl::memory thread_scratchpad(const dnnl::memory::desc& desc) {
     capacity = size;
   }
   return dnnl::memory(desc, cpu_engine(), buffer.get());
+}
+
+/// What a thread_buffer holds; buffers of different slots may be in use at the same time.
+enum class BufferSlot { kSource = 0, kDestination = 1 };
+
+/// A buffer for `desc` on the calling thread, reused across calls: a primitive's input or output
+/// in the layout it chose, between the reorders from and to parity's tensors. A fresh allocation
+/// per call was mmapped and page-faulted every time (MobileNetV2's 1x3x224x224 input conversion
+/// took 0.26 ms instead of 0.02 ms).
+inline dnnl::memory thread_buffer(const dnnl::memory::desc& desc, BufferSlot slot) {
+  struct Buffer {
+    void* data = nullptr;
+    size_t capacity = 0;
+    ~Buffer() { std::free(data); }
+  };
+  thread_local Buffer buffers[2];
+  Buffer& b = buffers[static_cast<int>(slot)];
+  const size_t size = desc.get_size();
+  if (size > b.capacity) {
+    std::free(b.data);
+    const size_t rounded = (size + 63) / 64 * 64;
+    b.data = std::aligned_alloc(64, rounded);
+    if (!b.data) throw std::bad_alloc();
+    b.capacity = rounded;
+  }
+  return dnnl::memory(desc, cpu_engine(), b.data);
 }
 
 }  // namespace parity::runtime::dnnl_support

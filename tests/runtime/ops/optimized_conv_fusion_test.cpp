@@ -360,6 +360,32 @@ TEST(OptimizedConvFusion, PoolsBetweenConvolutionsReadAndWriteChannelsLast) {
   }
 }
 
+/// Conv -> MaxPool -> Sigmoid (not a channels-last reader: the pool reads channels-last, writes
+/// NCHW) and Conv -> GlobalMaxPool / GlobalAveragePool over a 40x40 plane read channels-last.
+TEST(OptimizedConvFusion, PoolsReadingChannelsLastFeedOtherNodes) {
+  ModelBuilder m(14);
+  m.input("x", DType::kFloat32, {2, 4, 40, 40});
+  m.initializer("w1", random_tensor({8, 4, 3, 3}, 91)).initializer("w2", random_tensor({8, 4, 3, 3}, 92));
+  add_ints_attr(m.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  auto& max_pool = m.node("MaxPool", {"c1"}, {"p1"}, "max_pool");
+  add_ints_attr(max_pool, "kernel_shape", {2, 2});
+  add_ints_attr(max_pool, "strides", {2, 2});
+  m.node("Sigmoid", {"p1"}, {"y1"}, "sigmoid");
+  add_ints_attr(m.node("Conv", {"x", "w2"}, {"c2"}, "conv2"), "pads", {1, 1, 1, 1});
+  m.node("GlobalMaxPool", {"c2"}, {"y2"}, "global_max");
+  m.node("GlobalAveragePool", {"c2"}, {"y3"}, "global_average");
+  m.output("y1", DType::kFloat32, {2, 8, 20, 20});
+  m.output("y2", DType::kFloat32, {2, 8, 1, 1});
+  m.output("y3", DType::kFloat32, {2, 8, 1, 1});
+  const TensorMap feed{{"x", random_tensor({2, 4, 40, 40}, 93)}};
+  const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+  runtime::Session session = make_session(m.model(), runtime::KernelTier::kOptimized);
+  const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+  const TensorMap got = session.run(feed);
+  EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 5u);  // two convs, three pools
+  for (const char* name : {"y1", "y2", "y3"}) EXPECT_TRUE(tensors_close(got.at(name), want.at(name), 1e-5, 1e-5)) << name;
+}
+
 TEST(OptimizedConvFusion, ChannelsLastHandOffThroughReferenceFallback) {
   ModelBuilder m(14);
   m.input("x", DType::kFloat32, {1, 6, 9, 8});

@@ -454,12 +454,13 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
       dnnl::stream stream(cpu_engine());
       memory src(chunk.x_view, cpu_engine(), x_data + chunk.x_offset);
       if (chunk.reorder_src) {
-        memory converted(chunk.src_desc, cpu_engine());
+        memory converted = dnnl_support::thread_buffer(chunk.src_desc, dnnl_support::BufferSlot::kSource);
         chunk.src_in.run(stream, src, converted);
         src = converted;
       }
       memory y_view(chunk.y_view, cpu_engine(), y_data + chunk.y_offset);
-      memory dst = chunk.reorder_dst ? memory(chunk.dst_desc, cpu_engine()) : y_view;
+      memory dst = chunk.reorder_dst ? dnnl_support::thread_buffer(chunk.dst_desc, dnnl_support::BufferSlot::kDestination)
+                                     : y_view;
       if (addend_data) {  // the sum post-op accumulates onto dst
         memory addend_view(chunk.addend_view, cpu_engine(), addend_data + chunk.addend_offset);
         chunk.residual_in.run(stream, addend_view, dst);
