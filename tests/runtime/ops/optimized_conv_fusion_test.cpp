@@ -274,6 +274,42 @@ TEST(OptimizedConvFusion, RowSlicesOverThreadsMatchReference) {
 ///   a = Relu(Conv1(x))               read by Conv2 and, as residual, by Conv3's fused Add
 ///   c = Relu(Add(Conv3(Relu(Conv2(a))), a))   a graph output, also read by Conv4
 ///   e = GlobalAveragePool(Conv5(Conv4(c)))
+/// ConvTranspose whose windows do not overlap along the rows (kernel == stride) splits its input
+/// rows over threads; overlapping ones (kernel 3, stride 2) and padded ones run whole.
+TEST(OptimizedConvFusion, DisjointConvTransposeRowSlicesMatchReference) {
+  struct Case {
+    Shape x, w;
+    std::vector<int64_t> strides, pads;
+  };
+  const std::vector<Case> cases = {
+      {{1, 24, 81, 60}, {24, 1, 2, 2}, {2, 2}, {0, 0, 0, 0}},
+      {{2, 16, 21, 17}, {16, 8, 2, 3}, {2, 3}, {0, 0, 0, 0}},
+      {{1, 8, 25, 20}, {8, 8, 3, 3}, {2, 2}, {1, 1, 1, 1}},
+      {{1, 32, 40, 16}, {32, 16, 4, 4}, {4, 4}, {0, 1, 0, 1}},
+  };
+  uint32_t seed = 140;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_to_string(c.x) + " * " + shape_to_string(c.w));
+    ModelBuilder m(14);
+    m.input("x", DType::kFloat32, c.x);
+    m.initializer("w", random_tensor(c.w, ++seed)).initializer("b", random_tensor({c.w[1]}, ++seed));
+    auto& deconv = m.node("ConvTranspose", {"x", "w", "b"}, {"y"}, "deconv");
+    add_ints_attr(deconv, "strides", c.strides);
+    add_ints_attr(deconv, "pads", c.pads);
+    m.output("y", DType::kFloat32, {});
+    const TensorMap feed{{"x", random_tensor(c.x, ++seed)}};
+    const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+    for (int threads : {1, 2, 3}) {
+      runtime::SessionOptions options;
+      options.threads = threads;
+      const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+      const TensorMap got = runtime::Session::create(m.model(), options).value().run(feed);
+      EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 1u) << threads << " threads";
+      EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 2e-4, 2e-4)) << threads << " threads";
+    }
+  }
+}
+
 TEST(OptimizedConvFusion, ChannelsLastHandOffKeepsResults) {
   ModelBuilder m(14);
   m.input("x", DType::kFloat32, {1, 8, 21, 19});

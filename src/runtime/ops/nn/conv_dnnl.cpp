@@ -366,11 +366,20 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
   /// How many output-row slices to run in parallel: one per thread for convolutions big enough
   /// to pay for the hand-off, never more than there are output rows.
   int64_t chunk_count(const ConvProblem& p, const KernelContext& ctx) const {
-    if (transposed_) return 1;  // a slice of a transposed conv's output reads a ragged input range
     // Below ~256K multiply-adds a slice's thread hand-off costs more than it saves. (Measured on
     // MobileNetV2 at 2 threads once the pool's chunks became claimable: ref/ort 1.22-1.31x at
     // 256K, 1.32-1.35x at 1M, 1.47-1.49x at 4M; PP-OCRv4 rec unchanged.)
     constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+    if (transposed_) {
+      // A slice of a transposed conv's output reads a ragged input range, unless the windows do
+      // not overlap (kernel == stride, no padding or dilation along the rows: PP-OCRv4 det's 2x2
+      // stride-2 upsampling), where input rows [i0, i1) make exactly output rows [i0*s, i1*s).
+      const WindowGeometry& g = p.geom;
+      if (g.kernel[0] != g.strides[0] || g.dilations[0] != 1 || g.pad_begin[0] != 0 || g.out[0] != g.in[0] * g.strides[0])
+        return 1;
+      const int64_t macs = shape_numel(input_shape(p)) * (p.out_channels / p.group) * p.geom.kernel_numel();
+      return dnnl_support::row_chunk_count(ctx, g.in[0], 1, macs, kMinParallelWork);
+    }
     const int64_t macs = shape_numel(p.output_shape()) * (p.in_channels / p.group) * p.geom.kernel_numel();
     return dnnl_support::row_chunk_count(ctx, p.geom.out[0], 1, macs, kMinParallelWork);
   }
@@ -394,10 +403,16 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
       for (int64_t c = 0; c < chunks; ++c) {
         // Output rows [o0, o1) of the first spatial dim read input rows [i0, i1); the slice's
         // own paddings are whatever of its window lies outside the input.
-        const int64_t o0 = g.out[0] * c / chunks, o1 = g.out[0] * (c + 1) / chunks;
+        int64_t o0 = g.out[0] * c / chunks, o1 = g.out[0] * (c + 1) / chunks;
         DnnlGeometry d = *full;
         int64_t i0 = 0, i1 = g.in[0];
-        if (chunks > 1) {
+        if (chunks > 1 && transposed_) {  // non-overlapping windows (chunk_count)
+          i0 = g.in[0] * c / chunks;
+          i1 = g.in[0] * (c + 1) / chunks;
+          if (i1 <= i0) return plan;
+          o0 = i0 * g.strides[0];
+          o1 = i1 * g.strides[0];
+        } else if (chunks > 1) {
           const int64_t ek = (g.kernel[0] - 1) * g.dilations[0] + 1;
           const int64_t start = o0 * g.strides[0] - g.pad_begin[0], end = (o1 - 1) * g.strides[0] - g.pad_begin[0] + ek;
           i0 = std::max<int64_t>(0, start);
