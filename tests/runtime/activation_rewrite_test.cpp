@@ -8,6 +8,7 @@
 #include "runtime/model_builder.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"
+#include "runtime/session_test_util.h"
 
 namespace parity::runtime {
 namespace {
@@ -65,26 +66,14 @@ onnx::ModelProto matmul_gelu_model() {
 }
 
 Session make_session(const onnx::ModelProto& model, KernelTier tier) {
-  SessionOptions options;
-  options.kernels = tier;
-  auto s = Session::create(model, options);
-  if (!s) throw s.error();
-  return std::move(s).value();
+  return testing::session_with_kernels(model, tier);
 }
 
-std::vector<NodeTiming> profile_run(const Session& s, const TensorMap& feed) {
-  std::vector<NodeTiming> profile;
-  RunOptions options;
-  options.profile = &profile;
-  s.run(feed, options);
-  return profile;
+std::vector<std::string> profile_run(const Session& s, const TensorMap& feed) {
+  return testing::executed_node_labels(s, feed);
 }
 
-bool any_label_contains(const std::vector<NodeTiming>& profile, const std::string& text) {
-  for (const auto& p : profile)
-    if (p.label.find(text) != std::string::npos) return true;
-  return false;
-}
+using testing::any_label_contains;
 
 TEST(ActivationRewrite, ConvHardSwishChainBecomesOneNodeWithTheSameNumbers) {
   const auto model = conv_hard_swish_model();

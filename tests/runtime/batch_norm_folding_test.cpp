@@ -5,6 +5,7 @@
 #include "runtime/model_builder.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"
+#include "runtime/session_test_util.h"
 
 namespace parity::runtime {
 namespace {
@@ -38,28 +39,13 @@ onnx::ModelProto conv_bn_relu(const Variant& v) {
 }
 
 Session make_session(const onnx::ModelProto& model, KernelTier tier) {
-  SessionOptions options;
-  options.kernels = tier;
-  auto s = Session::create(model, options);
-  if (!s) throw s.error();
-  return std::move(s).value();
+  return testing::session_with_kernels(model, tier);
 }
 
-/// Labels of the nodes a plain run executes.
-std::vector<std::string> executed(const Session& s, const TensorMap& feed) {
-  std::vector<NodeTiming> profile;
-  RunOptions options;
-  options.profile = &profile;
-  s.run(feed, options);
-  std::vector<std::string> labels;
-  for (const auto& p : profile) labels.push_back(p.label);
-  return labels;
-}
+std::vector<std::string> executed(const Session& s, const TensorMap& feed) { return testing::executed_node_labels(s, feed); }
 
 bool mentions(const std::vector<std::string>& labels, const std::string& text) {
-  for (const auto& l : labels)
-    if (l.find(text) != std::string::npos) return true;
-  return false;
+  return testing::any_label_contains(labels, text);
 }
 
 void expect_same_outputs(const onnx::ModelProto& model, const TensorMap& feed) {
