@@ -80,6 +80,19 @@ runtime::Session make_session(const onnx::ModelProto& model, runtime::KernelTier
   return runtime::Session::create(model, options).value();
 }
 
+/// Runs the model at 1, 2 and 3 threads: each run takes oneDNN's fast path exactly once and its
+/// output y matches `want`.
+void expect_one_fast_run_per_thread_count(const onnx::ModelProto& model, const TensorMap& feed, const Tensor& want) {
+  for (int threads : {1, 2, 3}) {
+    runtime::SessionOptions options;
+    options.threads = threads;
+    const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+    const TensorMap got = runtime::Session::create(model, options).value().run(feed);
+    EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 1u) << threads << " threads";
+    EXPECT_TRUE(tensors_close(got.at("y"), want, 2e-4, 2e-4)) << threads << " threads";
+  }
+}
+
 /// x -> Conv -> Mul(1.9) -> Add(0.8) -> HardSwish -> Mul(0.63) -> Add(-0.55) -> Clip(-1, 2)
 ///   -> Clip(-0.5, 1.5) -> y: PP-OCRv4 det's "learnable affine" blocks around HardSwish, plus two
 /// Clips with different bounds. oneDNN 2.6 gives every eltwise post-op the parameters of the first
@@ -258,22 +271,10 @@ TEST(OptimizedConvFusion, RowSlicesOverThreadsMatchReference) {
     m.node("Relu", {"s"}, {"y"}, "relu");
     const TensorMap feed{{"x", random_tensor(c.x, ++seed)}, {"other", random_tensor(out_shape, ++seed)}};
     const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
-    for (int threads : {1, 2, 3}) {
-      runtime::SessionOptions options;
-      options.threads = threads;
-      const uint64_t before = runtime::nn::dnnl_fast_path_runs();
-      const TensorMap got = runtime::Session::create(m.model(), options).value().run(feed);
-      EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 1u) << threads << " threads";
-      EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 2e-4, 2e-4)) << threads << " threads";
-    }
+    expect_one_fast_run_per_thread_count(m.model(), feed, want.at("y"));
   }
 }
 
-/// Convolutions hand values to each other in channels-last order (runtime/channels_last.h); the
-/// values that leave the chain (graph outputs, inputs of other ops, hooks) keep NCHW:
-///   a = Relu(Conv1(x))               read by Conv2 and, as residual, by Conv3's fused Add
-///   c = Relu(Add(Conv3(Relu(Conv2(a))), a))   a graph output, also read by Conv4
-///   e = GlobalAveragePool(Conv5(Conv4(c)))
 /// ConvTranspose whose windows do not overlap along the rows (kernel == stride) splits its input
 /// rows over threads; overlapping ones (kernel 3, stride 2) and padded ones run whole.
 TEST(OptimizedConvFusion, DisjointConvTransposeRowSlicesMatchReference) {
@@ -299,17 +300,15 @@ TEST(OptimizedConvFusion, DisjointConvTransposeRowSlicesMatchReference) {
     m.output("y", DType::kFloat32, {});
     const TensorMap feed{{"x", random_tensor(c.x, ++seed)}};
     const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
-    for (int threads : {1, 2, 3}) {
-      runtime::SessionOptions options;
-      options.threads = threads;
-      const uint64_t before = runtime::nn::dnnl_fast_path_runs();
-      const TensorMap got = runtime::Session::create(m.model(), options).value().run(feed);
-      EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 1u) << threads << " threads";
-      EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 2e-4, 2e-4)) << threads << " threads";
-    }
+    expect_one_fast_run_per_thread_count(m.model(), feed, want.at("y"));
   }
 }
 
+/// Convolutions hand values to each other in channels-last order (runtime/channels_last.h); the
+/// values that leave the chain (graph outputs, inputs of other ops, hooks) keep NCHW:
+///   a = Relu(Conv1(x))               read by Conv2 and, as residual, by Conv3's fused Add
+///   c = Relu(Add(Conv3(Relu(Conv2(a))), a))   a graph output, also read by Conv4
+///   e = GlobalAveragePool(Conv5(Conv4(c)))
 TEST(OptimizedConvFusion, ChannelsLastHandOffKeepsResults) {
   ModelBuilder m(14);
   m.input("x", DType::kFloat32, {1, 8, 21, 19});
