@@ -48,12 +48,9 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& tensor);
 /// Runs `prim` on a stream of cpu_engine() with the session's thread count.
 void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args, int threads);
 
-/// One post-op chain built from fused tail nodes (activations, residual Add).
+/// The eltwise post-ops built from fused activation tails, with their names for labels.
 struct PostOps {
   dnnl::post_ops ops;
-  /// Run-time tensors the binary post-ops read, by position in the chain: (post-op index,
-  /// input index of the fused node in ctx).
-  std::vector<std::pair<int, size_t>> binary_inputs;
   std::string description;  // "Relu", "Add+Relu" for labels and tests
   bool empty() const { return ops.len() == 0; }
 };

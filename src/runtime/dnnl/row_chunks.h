@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <functional>
 #include <memory>
 #include <new>
 
@@ -31,24 +30,12 @@ inline int64_t row_chunk_count(const KernelContext& ctx, int64_t rows, int64_t m
   return std::max<int64_t>(1, std::min<int64_t>(ctx.num_threads(), rows / std::max<int64_t>(min_rows, 1)));
 }
 
-/// Runs `fn(chunk, begin, end)` for chunk c covering rows [rows*c/chunks, rows*(c+1)/chunks), in
-/// parallel on the session's threads. Sizes differ by at most one row, so a kernel that caches
-/// primitives per chunk size builds at most two. `fn` must run oneDNN with one thread.
-inline void run_row_chunks(KernelContext& ctx, int64_t rows, int64_t chunks,
-                           const std::function<void(int64_t chunk, int64_t begin, int64_t end)>& fn) {
-  if (chunks <= 1) {
-    fn(0, 0, rows);
-    return;
-  }
-  ctx.parallel_for(chunks, [&](int64_t first, int64_t last) {
-    for (int64_t c = first; c < last; ++c) fn(c, rows * c / chunks, rows * (c + 1) / chunks);
-  });
-}
-
-/// As run_row_chunks, for kernels with one primitive per chunk size: `primitive_for(chunk_rows)`
-/// returns a std::shared_ptr<const P> (built once per size and cached by the caller; nullptr when
-/// oneDNN cannot run that size) and `run(const P&, begin)` runs the chunk starting at row `begin`.
-/// Chunk sizes are rows / chunks or one more, so at most two primitives are looked up. Returns
+/// Runs `rows` as `chunks` row ranges, chunk c covering [rows*c/chunks, rows*(c+1)/chunks), in
+/// parallel on the session's threads, each with one primitive that runs oneDNN single-threaded:
+/// `primitive_for(chunk_rows)` returns a std::shared_ptr<const P> (built once per size and cached
+/// by the caller; nullptr when oneDNN cannot run that size) and `run(const P&, begin)` runs the
+/// chunk starting at row `begin`. Chunk sizes are rows / chunks or one more, so at most two
+/// primitives are looked up. Returns
 /// false, having run nothing, when a size has no primitive. (Templates, not std::function: this
 /// runs on every call, and wrapping capturing lambdas allocates.)
 template <typename PrimitiveFor, typename Run>
