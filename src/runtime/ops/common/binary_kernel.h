@@ -11,6 +11,8 @@
 // the opset-1..6 'broadcast'/'axis' attributes (B aligned to A starting at 'axis').
 #pragma once
 
+#include <type_traits>
+
 #include <optional>
 
 #include "runtime/kernel.h"
@@ -45,10 +47,12 @@ class LegacyBroadcast {
   std::optional<int64_t> axis_;
 };
 
-template <typename Op>
-class BinaryKernel final : public Kernel {
+/// Elementwise two-input kernel with numpy (or legacy axis) broadcasting; the result has the
+/// inputs' dtype, or bool for comparisons.
+template <typename Op, bool kBoolResult>
+class BroadcastBinaryKernel final : public Kernel {
  public:
-  explicit BinaryKernel(const KernelInit& init) : op_(init), legacy_(init) {}
+  explicit BroadcastBinaryKernel(const KernelInit& init) : op_(init), legacy_(init) {}
   void compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor b = legacy_.align(ctx, a, ctx.input(1));
@@ -56,7 +60,8 @@ class BinaryKernel final : public Kernel {
       ctx.fail("inputs have different types ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
     dispatch_dtype<typename Op::Types>(a.dtype(), ctx, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      broadcast_binary<T, T, T>(ctx, a, b, [this](T x, T y) { return op_(x, y); });
+      using Result = std::conditional_t<kBoolResult, bool, T>;
+      broadcast_binary<T, T, Result>(ctx, a, b, [this](const T& x, const T& y) { return op_(x, y); });
     });
   }
 
@@ -66,23 +71,8 @@ class BinaryKernel final : public Kernel {
 };
 
 template <typename Op>
-class CompareKernel final : public Kernel {
- public:
-  explicit CompareKernel(const KernelInit& init) : op_(init), legacy_(init) {}
-  void compute(KernelContext& ctx) const override {
-    const Tensor& a = ctx.input(0);
-    const Tensor b = legacy_.align(ctx, a, ctx.input(1));
-    if (a.dtype() != b.dtype())
-      ctx.fail("inputs have different types ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
-    dispatch_dtype<typename Op::Types>(a.dtype(), ctx, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      broadcast_binary<T, T, bool>(ctx, a, b, [this](const T& x, const T& y) { return op_(x, y); });
-    });
-  }
-
- private:
-  Op op_;
-  LegacyBroadcast legacy_;
-};
+using BinaryKernel = BroadcastBinaryKernel<Op, false>;
+template <typename Op>
+using CompareKernel = BroadcastBinaryKernel<Op, true>;
 
 }  // namespace parity::runtime::ops
