@@ -1,10 +1,21 @@
 # Thin wrapper around CMake. `make` sets up, builds and runs the demo; `make test` runs all tests;
 # `make bench` times ref, ort and opencv on the benchmark models (bench/run.sh, writes bench/results.md).
+# `make test-sanitize` builds everything with ASan+UBSan+LSan (clang, build-asan) and runs every test;
+# `make fuzz` builds the libFuzzer targets (clang, build-fuzz), `make fuzz-smoke` runs each briefly.
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build demo test bench clean install
+ASAN_DIR ?= build-asan
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 20
+# Reports fail the test (halt_on_error), LSan checks every exit; suppressions name third-party leaks.
+SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_odr_violation=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/sanitizers/lsan.supp:print_suppressions=0 \
+  PARITY_MAX_TENSOR_BYTES=4294967296
+
+.PHONY: all setup configure build demo test bench clean install configure-asan test-sanitize fuzz fuzz-smoke
 
 all: demo
 
@@ -23,6 +34,25 @@ demo: build
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+configure-asan: setup
+	@cmake -S . -B $(ASAN_DIR) -G Ninja -DPARITY_SANITIZE=ON $(CMAKE_FLAGS) > /dev/null
+
+# Left out under the sanitizers (they run in `make test`): the two PP-OCRv4 end-to-end runs, which
+# take minutes even unsanitized (their code paths run in the smaller run tests), and the install check,
+# whose downstream consumer is built without the sanitizer runtime.
+SANITIZE_EXCLUDE ?= RunCommand.PPOCRv4DetectionEndToEnd|RunCommand.MarkAllPeakMemoryIsFarBelowAllTensors|install.find_package_consumer
+test-sanitize: configure-asan
+	@cmake --build $(ASAN_DIR) -j $(JOBS)
+	@cd $(ASAN_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)'
+
+# The fuzz targets: their own clang project (fuzz/CMakeLists.txt) compiling only what they reach.
+fuzz: setup
+	@cmake -S fuzz -B $(FUZZ_DIR) -G Ninja -DCMAKE_CXX_COMPILER=clang++ > /dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS)
+
+fuzz-smoke: fuzz
+	@$(SANITIZER_ENV) fuzz/smoke.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
+
 bench:
 	@BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" bench/run.sh
 
@@ -30,4 +60,4 @@ install: build
 	@cmake --install $(BUILD_DIR) --prefix $(or $(PREFIX),/usr/local)
 
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)

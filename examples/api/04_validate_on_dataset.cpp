@@ -9,7 +9,7 @@
 
 static int run_example() {
   using namespace parity;
-  using namespace parity::loaders;
+  using namespace parity::compare::loaders;
 
   // Pretend this is a very large dataset. For an identity model the golden outputs are the inputs.
   const Tensor ones = Tensor::from_vector<float>({1, 1, 2, 2}, std::vector<float>(4, 1.0f));
@@ -18,7 +18,7 @@ static int run_example() {
   const std::vector<Tensor>& golden = dataset;
 
   auto runner = RunnerFromOnnx("ref", [] { return make_identity_model(); });
-  ActiveRunner active(*runner);
+  runners::ActiveRunner active(*runner);
   for (size_t i = 0; i < dataset.size(); ++i) {
     // Outputs may share buffers the runner reuses on the next call; we only look at them here.
     const TensorMap outputs = runner->infer({{"x", dataset[i]}});

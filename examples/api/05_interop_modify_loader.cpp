@@ -11,7 +11,7 @@
 
 static int run_example() {
   using namespace parity;
-  using namespace parity::loaders;
+  using namespace parity::compare::loaders;
 
   save_onnx(*make_identity_model(), "identity.onnx");
 
@@ -34,7 +34,7 @@ static int run_example() {
   });
 
   auto runner = RunnerFromOnnx("ref", load_model);
-  ActiveRunner active(*runner);
+  runners::ActiveRunner active(*runner);
   const Tensor input = Tensor::from_vector<float>({1, 1, 2, 2}, {1, 2, 3, 4});
   const TensorMap outputs = runner->infer({{"x", input}});
   if (!outputs.at("y").bit_equal(input) || !outputs.at("y2").bit_equal(input)) {

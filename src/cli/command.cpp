@@ -2,12 +2,17 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "core/formats/file_io.h"
 #include "core/logger.h"
 #include "core/version.h"
+#include "runners/extension.h"
 
 namespace parity::cli {
 
@@ -25,21 +30,21 @@ std::vector<std::unique_ptr<Command>> CommandRegistry::create_all() const {
   return out;
 }
 
-void add_logging_options(ArgParser& parser) {
+void add_logging_options(options::ArgParser& parser) {
   parser.group("Logging");
-  parser.add({.flags = {"-v", "--verbose"}, .help = "Increase logging verbosity (repeatable)", .arity = Arity::kCount});
-  parser.add({.flags = {"-q", "--quiet"}, .help = "Decrease logging verbosity (repeatable)", .arity = Arity::kCount});
+  parser.add({.flags = {"-v", "--verbose"}, .help = "Increase logging verbosity (repeatable)", .arity = options::Arity::kCount});
+  parser.add({.flags = {"-q", "--quiet"}, .help = "Decrease logging verbosity (repeatable)", .arity = options::Arity::kCount});
   parser.add({.flags = {"--verbosity"},
               .help = "Logging threshold: ultra_verbose, super_verbose, extra_verbose, verbose, info, "
                       "warning, error, critical",
               .metavar = "LEVEL"});
-  parser.add({.flags = {"--silent"}, .help = "Print nothing", .arity = Arity::kFlag});
+  parser.add({.flags = {"--silent"}, .help = "Print nothing", .arity = options::Arity::kFlag});
   parser.add({.flags = {"--log-file"}, .help = "Also write logging output to this file", .metavar = "PATH"});
   parser.add({.flags = {"--no-color"}, .help = "Never colour output (colours are only used on a terminal)",
-              .arity = Arity::kFlag});
+              .arity = options::Arity::kFlag});
 }
 
-void apply_logging_options(const Args& args) {
+void apply_logging_options(const options::Args& args) {
   Logger& log = logger();
   if (auto level = args.get("verbosity")) {
     auto s = severity_from_name(*level);
@@ -62,30 +67,124 @@ std::string joined_command(int argc, char** argv) {
   return s;
 }
 
+std::string& command_line_storage() {
+  static std::string line;
+  return line;
+}
+
+// Extensions come first: their runners add flags and option groups to the commands' parsers.
+// `--extension PATH` may precede the subcommand (removed from tokens here) or stand among its
+// options (kept: every command's parser defines it). Returns the paths given that are unavailable
+// (reported once logging is set up) or throws when a leading --extension has no PATH.
+std::vector<std::pair<std::string, Status>> load_extensions(std::vector<std::string>& tokens) {
+  runners::load_default_extensions();
+  std::vector<std::string> paths;
+  while (!tokens.empty() && (tokens[0] == "--extension" || tokens[0].rfind("--extension=", 0) == 0)) {
+    if (tokens[0] == "--extension") {
+      PARITY_CHECK(tokens.size() >= 2, kInvalidArgument, "--extension needs a PATH");
+      paths.push_back(tokens[1]);
+      tokens.erase(tokens.begin(), tokens.begin() + 2);
+    } else {
+      paths.push_back(tokens[0].substr(std::string("--extension=").size()));
+      tokens.erase(tokens.begin());
+    }
+  }
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] == "--extension" && i + 1 < tokens.size())
+      paths.push_back(tokens[i + 1]);
+    else if (tokens[i].rfind("--extension=", 0) == 0)
+      paths.push_back(tokens[i].substr(std::string("--extension=").size()));
+  }
+  std::vector<std::pair<std::string, Status>> unavailable;
+  for (const auto& path : paths) {
+    Status status = runners::load_extension(path);
+    if (!status.is_ok()) unavailable.emplace_back(path, std::move(status));
+  }
+  return unavailable;
+}
+
+// Logging options a Polygraphy user may put between a tool and its subtool
+// (`inspect -v model M`); the value-taking ones consume the next token.
+bool is_logging_flag(const std::string& t) {
+  if (t == "--verbose" || t == "--quiet" || t == "--silent" || t == "--no-color") return true;
+  return t.size() >= 2 && t[0] == '-' && (t[1] == 'v' || t[1] == 'q') && t.find_first_not_of(t[1], 1) == std::string::npos;
+}
+bool is_logging_option_with_value(const std::string& t) { return t == "--verbosity" || t == "--log-file"; }
+
+// Moves logging options found right after a tool word behind its subtool word, where the
+// subtool's parser reads them: `inspect -v model M` becomes `inspect model -v M`.
+void hoist_tool_level_logging(std::vector<std::string>& tokens, const std::vector<std::unique_ptr<Command>>& commands) {
+  if (tokens.size() < 3) return;
+  const bool is_tool = std::any_of(commands.begin(), commands.end(),
+                                   [&](const auto& c) { return c->name().rfind(tokens[0] + " ", 0) == 0; });
+  if (!is_tool) return;
+  std::vector<std::string> moved;
+  size_t i = 1;
+  while (i < tokens.size()) {
+    const std::string& t = tokens[i];
+    const bool inline_value = t.rfind("--verbosity=", 0) == 0 || t.rfind("--log-file=", 0) == 0;
+    if (is_logging_option_with_value(t) && i + 1 < tokens.size()) {
+      moved.insert(moved.end(), {t, tokens[i + 1]});
+      i += 2;
+    } else if (is_logging_flag(t) || inline_value) {
+      moved.push_back(t);
+      ++i;
+    } else {
+      break;
+    }
+  }
+  if (moved.empty() || i >= tokens.size()) return;
+  std::vector<std::string> out = {tokens[0], tokens[i]};
+  out.insert(out.end(), moved.begin(), moved.end());
+  out.insert(out.end(), tokens.begin() + static_cast<long>(i) + 1, tokens.end());
+  tokens = std::move(out);
+}
+
+// `polygraphy -v` / `--version` print "Polygraphy | Version: V | Path: [...]"; parity says the
+// same of itself, with the executable's path.
+void print_version() {
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::printf("parity | Version: %s | Path: ['%s']\n", kParityVersion, ec ? "?" : exe.string().c_str());
+}
+
 void print_top_help(const std::vector<std::unique_ptr<Command>>& commands) {
-  std::printf("usage: parity [--help] [--version] [--list-runners] <command> [<subcommand>] [options]\n\n");
+  std::printf("usage: parity [--help] [-v|--version] [--list-runners] [--extension PATH] <command> [<subcommand>] [options]\n\n");
   std::printf("parity: debug, validate and package deep-learning models across inference runtimes.\n\n");
   std::printf("Commands:\n");
   for (const auto& c : commands) std::printf("  %-26s %s\n", c->name().c_str(), c->summary().c_str());
-  std::printf("\nRun `parity <command> --help` for a command's options.\n");
+  std::printf("\nRun `parity <command> --help` for a command's options. `--extension PATH` loads an extension\n"
+              "module (a file or a folder of them; also $PARITY_EXTENSION_PATH) whose runners then work like\n"
+              "built-in ones.\n");
 }
 
 }  // namespace
+
+const std::string& current_command_line() { return command_line_storage(); }
 
 int main_entry(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   const std::string command_line = joined_command(argc, argv);
   auto commands = CommandRegistry::instance().create_all();
+  command_line_storage() = command_line;
   std::vector<std::string> tokens(argv + 1, argv + argc);
+  std::vector<std::pair<std::string, Status>> unavailable_extensions;
+  try {
+    unavailable_extensions = load_extensions(tokens);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "[E] %s\n", e.what());
+    return kExitFailed;
+  }
 
   if (tokens.empty() || tokens[0] == "-h" || tokens[0] == "--help") {
     print_top_help(commands);
     return tokens.empty() ? kExitFailed : kExitPassed;
   }
-  if (tokens[0] == "--version") {
-    std::printf("parity %s\n", kParityVersion);
+  if (tokens[0] == "--version" || (tokens[0] == "-v" && tokens.size() == 1)) {
+    print_version();
     return kExitPassed;
   }
+  hoist_tool_level_logging(tokens, commands);
   // Polygraphy-style spelling of `parity runners`.
   if (tokens[0] == "--list-runners") tokens[0] = "runners";
 
@@ -124,10 +223,15 @@ int main_entry(int argc, char** argv) {
     return kExitFailed;
   }
 
-  ArgParser parser("parity " + chosen->name(), chosen->summary());
+  options::ArgParser parser("parity " + chosen->name(), chosen->summary());
   parser.group("Options");
-  parser.add({.flags = {"-h", "--help"}, .help = "Show this help and exit", .arity = Arity::kFlag});
+  parser.add({.flags = {"-h", "--help"}, .help = "Show this help and exit", .arity = options::Arity::kFlag});
   chosen->add_options(parser);
+  parser.group("Extensions");
+  parser.add({.flags = {"--extension"},
+              .help = "Load an extension module (a shared library, or a folder of them) before running; "
+                      "repeatable. Also: $PARITY_EXTENSION_PATH and <prefix>/lib/parity/extensions",
+              .metavar = "PATH"});  // one PATH per occurrence, as the pre-scan reads it
   add_logging_options(parser);
   std::vector<std::string> rest(tokens.begin() + static_cast<long>(words_used), tokens.end());
   if (std::find(rest.begin(), rest.end(), "-h") != rest.end() ||
@@ -140,18 +244,24 @@ int main_entry(int argc, char** argv) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   auto finish_line = [&](bool passed) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.3f", elapsed());
+    const std::string runtime = fmt::format("{:.3f}", elapsed());
     if (passed)
-      logger().finish("PASSED | Runtime: ", buf, "s | Command: ", command_line);
+      logger().finish("PASSED | Runtime: ", runtime, "s | Command: ", command_line);
     else
-      logger().error("FAILED | Runtime: ", buf, "s | Command: ", command_line);
+      logger().error("FAILED | Runtime: ", runtime, "s | Command: ", command_line);
   };
 
   int code = kExitFailed;
+  // A command never writes over a file it read (its model, weights, loaded data).
+  struct InputTracking {
+    InputTracking() { formats::set_input_tracking(true); }
+    ~InputTracking() { formats::set_input_tracking(false); }
+  } tracking;
   try {
-    Args args = parser.parse(rest);
+    options::Args args = parser.parse(rest);
     apply_logging_options(args);
+    for (const auto& [path, status] : unavailable_extensions)
+      logger().warning("--extension ", path, " is unavailable: ", status.message());
     code = chosen->run(args);
   } catch (const Error& e) {
     if (e.is_internal()) {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/args.h"
+#include "options/args.h"
 
 namespace parity::cli {
 
@@ -22,9 +22,9 @@ class Command {
   /// One line for `parity --help`.
   virtual std::string summary() const = 0;
   /// Defines the command's options (common logging options are added by the framework).
-  virtual void add_options(ArgParser& parser) = 0;
+  virtual void add_options(options::ArgParser& parser) = 0;
   /// Runs the command. Returns kExitPassed or kExitFailed; throws parity::Error on user errors.
-  virtual int run(const Args& args) = 0;
+  virtual int run(const options::Args& args) = 0;
 };
 
 using CommandFactory = std::function<std::unique_ptr<Command>()>;
@@ -47,11 +47,13 @@ struct CommandRegistrar {
 /// Entry point of the `parity` executable: dispatches argv to a command, prints the final
 /// PASSED/FAILED line and maps errors to exit codes.
 int main_entry(int argc, char** argv);
+/// The command line main_entry is running ("parity run model.onnx --ref ..."), e.g. to quote it.
+const std::string& current_command_line();
 
 /// Adds -v/-q/--verbosity/--log-file/--silent/--no-color to a parser (every command gets these).
-void add_logging_options(ArgParser& parser);
+void add_logging_options(options::ArgParser& parser);
 /// Applies the logging options to the global logger.
-void apply_logging_options(const Args& args);
+void apply_logging_options(const options::Args& args);
 
 }  // namespace parity::cli
 

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <numeric>
 
+#include <fmt/format.h>
+
+#include "compare/isolated_run.h"
 #include "compare/report.h"
 #include "core/logger.h"
+#include "core/progress.h"
 
 namespace parity::compare {
 
@@ -44,12 +47,6 @@ double AccuracyResult::percentage(size_t pair_index) const {
 
 namespace {
 
-std::string padded(const std::string& name) {
-  std::string s = name;
-  if (s.size() < 35) s.resize(35, ' ');
-  return s;
-}
-
 std::string metadata_of(const TensorMap& tensors) {
   TensorMetadata m;
   for (const auto& [name, t] : tensors) m.add(name, t.dtype(), DimShape(t.shape()));
@@ -82,71 +79,119 @@ TensorMap fit_feed(const TensorMap& cached, const TensorMetadata& inputs, const 
 
 }  // namespace
 
-RunResults Comparator::run(const std::vector<Runner*>& runners, FeedSource& feeds, const RunOptions& options) {
+namespace {
+
+// Feeds shared by all runners: pulled from the source once, in order, then reused.
+struct FeedCache {
+  FeedSource& source;
+  std::vector<TensorMap> feeds;
+  bool exhausted = false;
+
+  const TensorMap* at(size_t i) {
+    while (feeds.size() <= i && !exhausted) {
+      auto f = source.feed(feeds.size());
+      if (!f) exhausted = true;
+      else feeds.push_back(std::move(*f));
+    }
+    return i < feeds.size() ? &feeds[i] : nullptr;
+  }
+};
+
+// One runner over every feed: activation, warm-up, the timed iterations.
+std::vector<IterationResult> run_one(runners::Runner* runner, FeedCache& cache, const RunOptions& options,
+                                     bool store_outputs) {
+  logger().start(runner_column(runner->name()), " | Activating and starting inference");
+  runners::ActiveRunner active(*runner);
+  const TensorMetadata inputs = runner->input_metadata();
+  if (cache.feeds.empty() && !cache.exhausted) cache.source.set_input_metadata(inputs);
+  auto feed_at = [&](size_t i) -> std::optional<TensorMap> {
+    const TensorMap* cached = cache.at(i);
+    if (!cached) return std::nullopt;
+    return fit_feed(*cached, inputs, runner->name(), i);
+  };
+
+  if (options.warm_up > 0) {
+    logger().start(runner_column(runner->name()), " | Running ", options.warm_up, " warm-up run(s)");
+    if (auto first = feed_at(0)) {
+      for (int w = 0; w < options.warm_up; ++w) runner->infer(*first);
+    } else {
+      logger().warning(options.warm_up, " warm-up run(s) were requested, but the data loader did not supply any data. Skipping warm-up run(s)");
+    }
+    logger().finish(runner_column(runner->name()), " | Finished ", options.warm_up, " warm-up run(s)");
+  }
+
+  std::vector<IterationResult> iterations;
+  double total_runtime = 0;
+  size_t index = 0;
+  // Later runners know the count: the first one pulled every feed.
+  Progress progress(runner->name() + " inference",
+                    static_cast<int64_t>(cache.exhausted ? cache.feeds.size() : options.expected_iterations));
+  for (; auto feed = feed_at(index); ++index, progress.advance()) {
+    if (index == 0) logger().info(runner_column(runner->name()), "\n---- Inference Input(s) ----\n", metadata_of(*feed));
+    TensorMap outputs = runner->infer(*feed);
+    const double runtime = runner->last_inference_time();
+    total_runtime += runtime;
+    if (index == 0) logger().info(runner_column(runner->name()), "\n---- Inference Output(s) ----\n", metadata_of(outputs));
+    logger().extra_verbose(runner_column(runner->name()), " | Inference Time: ", runtime * 1000.0, " ms");
+    if (options.on_outputs) options.on_outputs(runner->name(), index, outputs);
+    IterationResult result;
+    // Runners may reuse their output buffers on the next call: keep a deep copy.
+    if (store_outputs) result.outputs = outputs.clone();
+    result.runtime = runtime;
+    result.runner_name = runner->name();
+    iterations.push_back(std::move(result));
+  }
+  const double total_ms = total_runtime * 1000.0;
+  const size_t count = std::max<size_t>(index, 1);
+  logger().finish(runner_column(runner->name()),
+                  fmt::format(" | Completed {} iteration(s) in {:.4g} ms | Average inference time: {:.4g} ms.", index,
+                              total_ms, total_ms / static_cast<double>(count)));
+  return iterations;
+}
+
+}  // namespace
+
+RunResults Comparator::run(const std::vector<runners::Runner*>& runners, FeedSource& feeds, const RunOptions& options) {
   RunResults results;
   if (runners.empty())
     logger().warning("No runners were provided to Comparator::run(). Inference will not be run, and run results will be empty.");
-  std::vector<TensorMap> cache;
-  bool source_exhausted = false;
-  for (Runner* runner : runners) {
+  PARITY_CHECK(!options.isolation.enabled || options.failures, kInternal,
+               "Comparator::run with isolation needs RunOptions::failures");
+  FeedCache cache{feeds, {}, false};
+  for (runners::Runner* runner : runners) {
     PARITY_ASSERT(runner != nullptr);
-    logger().start(padded(runner->name()), " | Activating and starting inference");
-    ActiveRunner active(*runner);
-    const TensorMetadata inputs = runner->input_metadata();
-    if (cache.empty() && !source_exhausted) feeds.set_input_metadata(inputs);
-
-    // Feed i: from the cache if an earlier runner pulled it, else from the source.
-    auto feed_at = [&](size_t i) -> std::optional<TensorMap> {
-      while (cache.size() <= i && !source_exhausted) {
-        auto f = feeds.feed(cache.size());
-        if (!f) source_exhausted = true;
-        else cache.push_back(std::move(*f));
-      }
-      if (i >= cache.size()) return std::nullopt;
-      return fit_feed(cache[i], inputs, runner->name(), i);
-    };
-
-    if (options.warm_up > 0) {
-      logger().start(padded(runner->name()), " | Running ", options.warm_up, " warm-up run(s)");
-      if (auto first = feed_at(0)) {
-        for (int w = 0; w < options.warm_up; ++w) runner->infer(*first);
-      } else {
-        logger().warning(options.warm_up, " warm-up run(s) were requested, but the data loader did not supply any data. Skipping warm-up run(s)");
-      }
-      logger().finish(padded(runner->name()), " | Finished ", options.warm_up, " warm-up run(s)");
+    if (!options.isolation.enabled) {
+      results.add(runner->name(), run_one(runner, cache, options, options.store_outputs));
+      continue;
     }
-
-    std::vector<IterationResult> iterations;
-    double total_runtime = 0;
-    size_t index = 0;
-    for (; auto feed = feed_at(index); ++index) {
-      if (index == 0) logger().info(padded(runner->name()), "\n---- Inference Input(s) ----\n", metadata_of(*feed));
-      TensorMap outputs = runner->infer(*feed);
-      const double runtime = runner->last_inference_time();
-      total_runtime += runtime;
-      if (index == 0) logger().info(padded(runner->name()), "\n---- Inference Output(s) ----\n", metadata_of(outputs));
-      logger().extra_verbose(padded(runner->name()), " | Inference Time: ", runtime * 1000.0, " ms");
-      if (options.on_outputs) options.on_outputs(runner->name(), index, outputs);
-      IterationResult result;
-      // Runners may reuse their output buffers on the next call: keep a deep copy.
-      if (options.store_outputs) result.outputs = outputs.clone();
-      result.runtime = runtime;
-      result.runner_name = runner->name();
-      iterations.push_back(std::move(result));
+    // The child pulls feeds (and shapes the source) exactly as in-process; the parent adopts the
+    // feeds it used, so later runners and --save-inputs see the same data.
+    const size_t known_feeds = cache.feeds.size();
+    IsolatedRun isolated = run_in_child(runner->name(), options.isolation, [&] {
+      IsolatedRun out;
+      out.iterations = run_one(runner, cache, options, /*store_outputs=*/true);
+      // Only feeds the parent does not have yet travel back.
+      out.feeds.assign(cache.feeds.begin() + static_cast<std::ptrdiff_t>(known_feeds), cache.feeds.end());
+      return out;
+    });
+    if (!isolated.failure.empty()) {
+      logger().error(runner_column(runner->name()), " | FAILED: ", isolated.failure);
+      options.failures->push_back({runner->name(), isolated.failure});
+      continue;
     }
-    const double total_ms = total_runtime * 1000.0;
-    const size_t count = std::max<size_t>(index, 1);
-    char timing[160];
-    std::snprintf(timing, sizeof(timing), " | Completed %zu iteration(s) in %.4g ms | Average inference time: %.4g ms.",
-                  index, total_ms, total_ms / static_cast<double>(count));
-    logger().finish(padded(runner->name()), timing);
-    results.add(runner->name(), std::move(iterations));
+    for (auto& feed : isolated.feeds) cache.feeds.push_back(std::move(feed));
+    if (options.on_outputs)
+      for (size_t i = 0; i < isolated.iterations.size(); ++i)
+        options.on_outputs(runner->name(), i, isolated.iterations[i].outputs);
+    if (!options.store_outputs)
+      for (auto& it : isolated.iterations) it.outputs = TensorMap();
+    results.add(runner->name(), std::move(isolated.iterations));
   }
-  if (options.used_feeds) *options.used_feeds = cache;
+  if (options.used_feeds) *options.used_feeds = cache.feeds;
   return results;
 }
 
-RunResults Comparator::run(const std::vector<Runner*>& runners) {
+RunResults Comparator::run(const std::vector<runners::Runner*>& runners) {
   DataLoader loader;
   return run(runners, loader);
 }
@@ -159,24 +204,6 @@ std::vector<std::pair<size_t, size_t>> Comparator::default_comparisons(const Run
 
 // ---------------------------------------------------------------------------------------------
 // compare_accuracy / validate / postprocess
-
-namespace {
-std::string python_percent(double pct) {
-  // Python prints floats with repr: 100.0, 50.0, 33.33333333333333.
-  char buf[64];
-  if (pct == std::floor(pct)) {
-    std::snprintf(buf, sizeof(buf), "%.1f", pct);
-    return buf;
-  }
-  for (int p = 1; p <= 17; ++p) {
-    std::snprintf(buf, sizeof(buf), "%.*g", p, pct);
-    if (std::strtod(buf, nullptr) == pct) break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
-}
-}  // namespace
 
 AccuracyResult Comparator::compare_accuracy(const RunResults& results, const CompareFunc& compare_func_in,
                                             std::optional<std::vector<std::pair<size_t, size_t>>> comparisons_in,
@@ -214,7 +241,7 @@ AccuracyResult Comparator::compare_accuracy(const RunResults& results, const Com
       const auto st = accuracy.stats(index);
       const std::string msg = str_cat("Accuracy Summary | ", name0, " vs. ", name1, " | Passed: ", st.passed, "/",
                                       st.total, " iterations | Pass Rate: ",
-                                      python_percent(accuracy.percentage(index) * 100.0), "%");
+                                      python_float_repr(accuracy.percentage(index) * 100.0), "%");
       if (st.passed == st.total) report(Severity::kFinish, msg);
       else report(Severity::kError, msg);
     }
@@ -232,7 +259,7 @@ bool Comparator::validate(const RunResults& results, bool check_inf, bool check_
     for (const auto& [runner_name, iterations] : results.runs) {
       for (const auto& iteration : iterations) {
         for (const auto& [output_name, output] : iteration.outputs) {
-          report_cat(Severity::kStart, padded(runner_name), " | Validating output: ", output_name, " (check_inf=",
+          report_cat(Severity::kStart, runner_column(runner_name), " | Validating output: ", output_name, " (check_inf=",
                      check_inf ? "True" : "False", ", check_nan=", check_nan ? "True" : "False", ")");
           LogIndent inner;
           log_output_stats(output, false, "");

@@ -43,6 +43,21 @@ class AccuracyResult {
 /// Called with the outputs of each inference as they are produced (before they are stored).
 using OutputCallback = std::function<void(const std::string& runner_name, size_t iteration, const TensorMap& outputs)>;
 
+/// Running each runner in a child process (`run --use-subprocess`): a runner that crashes, aborts,
+/// hangs past timeout_s or exceeds memory_limit_bytes is recorded as a RunnerFailure, and the
+/// other runners still run, are compared and saved.
+struct Isolation {
+  bool enabled = false;
+  double timeout_s = 0;            // 0: no limit
+  uint64_t memory_limit_bytes = 0;  // address space of the child; 0: no limit
+};
+
+/// A runner that did not produce results under isolation, and why ("killed by signal 11 (Segmentation fault)").
+struct RunnerFailure {
+  std::string runner_name;
+  std::string reason;
+};
+
 struct RunOptions {
   /// Untimed inferences per runner on the first feed before the measured ones.
   int warm_up = 0;
@@ -52,6 +67,11 @@ struct RunOptions {
   OutputCallback on_outputs;
   /// Keep outputs in the returned RunResults (off when on_outputs consumes them, to save memory).
   bool store_outputs = true;
+  /// Child processes per runner; failures go to `failures` (required when enabled).
+  Isolation isolation;
+  std::vector<RunnerFailure>* failures = nullptr;
+  /// Feeds the source is expected to supply (0: unknown), for the progress line's ETA.
+  size_t expected_iterations = 0;
 };
 
 class Comparator {
@@ -59,9 +79,9 @@ class Comparator {
   /// Runs each runner (activating it for the duration) on every feed of `feeds`, in order.
   /// The first runner pulls feeds from the source (telling it its input metadata); the others
   /// reuse them, matched by name and cast when dtypes differ. Outputs are deep-copied.
-  static RunResults run(const std::vector<Runner*>& runners, FeedSource& feeds, const RunOptions& options = {});
+  static RunResults run(const std::vector<runners::Runner*>& runners, FeedSource& feeds, const RunOptions& options = {});
   /// Same, with Polygraphy's default DataLoader (seed 1, one iteration).
-  static RunResults run(const std::vector<Runner*>& runners);
+  static RunResults run(const std::vector<runners::Runner*>& runners);
 
   /// Each runner compared with the next: (0, 1), (1, 2), ...
   static std::vector<std::pair<size_t, size_t>> default_comparisons(const RunResults& results);

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "compare/report.h"
+#include "core/low_precision.h"
 #include "core/logger.h"
 #include "core/metadata.h"
 
@@ -18,7 +19,12 @@ namespace parity::compare {
 // ---------------------------------------------------------------------------------------------
 // dtype handling
 
+namespace {
+DType cast_up_dtype(DType d);
+}  // namespace
+
 Tensor cast_up(const Tensor& t) {
+  if (is_low_precision(t.dtype())) return t.cast(cast_up_dtype(t.dtype()));
   switch (t.dtype()) {
     case DType::kFloat16:
     case DType::kBFloat16:
@@ -38,6 +44,9 @@ Tensor cast_up(const Tensor& t) {
 namespace {
 
 DType cast_up_dtype(DType d) {
+  // float8/float4 values compare as float32, int4/uint4/int2/uint2 as int32.
+  if (is_low_precision(d))
+    return is_low_precision_integer(d) ? DType::kInt32 : DType::kFloat32;
   switch (d) {
     case DType::kFloat16:
     case DType::kBFloat16:
@@ -498,11 +507,6 @@ bool has_zero(const Tensor& t) {
   return false;
 }
 
-std::string padded35(std::string s) {
-  if (s.size() < 35) s.resize(35, ' ');
-  return s;
-}
-
 // Polygraphy's LogMode.ONCE: a message is shown only the first time.
 void log_once(Severity severity, const std::string& message) {
   static std::mutex mutex;
@@ -518,21 +522,6 @@ std::pair<double, double> joint_range(const Tensor& a, const Tensor& b) {
   return {std::min(numpy_stats::min(a), numpy_stats::min(b)), std::max(numpy_stats::max(a), numpy_stats::max(b))};
 }
 
-std::string tol_text(double v) {
-  // Python's str(float): shortest repr, positional below 1e16.
-  char buf[64];
-  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e16) {
-    std::snprintf(buf, sizeof(buf), "%.1f", v);
-    return buf;
-  }
-  for (int p = 1; p <= 17; ++p) {
-    std::snprintf(buf, sizeof(buf), "%.*g", p, v);
-    if (std::strtod(buf, nullptr) == v) break;
-  }
-  std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
-}
 
 }  // namespace
 
@@ -553,7 +542,7 @@ CompareFunc simple(SimpleCompareOptions options) {
       if (!out1) return result;
 
       if (is_floating(out1->dtype()) && has_zero(*out1))
-        log_once(Severity::kWarning, str_cat(padded35(r1.runner_name), " | Output: ", name1,
+        log_once(Severity::kWarning, str_cat(runner_column(r1.runner_name), " | Output: ", name1,
                                              ": Some values are 0. Will add a small epsilon quantity to these when "
                                              "computing relative difference. Note that this may cause some relative "
                                              "differences to be extremely high. "));
@@ -593,10 +582,10 @@ CompareFunc simple(SimpleCompareOptions options) {
       result.median_reldiff = s.median_reldiff;
       if (failed)
         report_cat(Severity::kError, "FAILED | Output: '", name0, "' | Difference exceeds tolerance (rel=",
-                   tol_text(rtol), ", abs=", tol_text(atol), ")");
+                   python_float_repr(rtol), ", abs=", python_float_repr(atol), ")");
       else
         report_cat(Severity::kFinish, "PASSED | Output: '", name0, "' | Difference is within tolerance (rel=",
-                   tol_text(rtol), ", abs=", tol_text(atol), ")");
+                   python_float_repr(rtol), ", abs=", python_float_repr(atol), ")");
       return result;
     };
     return run_comparison(match, options.fail_fast, r0, r1);

@@ -2,7 +2,8 @@
 
 #include <cmath>
 
-#include "compare/random_state.h"
+#include "core/low_precision.h"
+#include "core/random_state.h"
 #include "core/logger.h"
 
 namespace parity::compare {
@@ -55,9 +56,13 @@ DataLoader& DataLoader::val_range(const std::string& name, ValueRange range) {
 }
 
 DataLoader& DataLoader::input_shape(const std::string& name, Shape shape) {
-  for (int64_t d : shape)
+  int64_t elements = 1;
+  for (int64_t d : shape) {
     PARITY_CHECK(d >= 0, kInvalidArgument, "input shape for '", name, "' has a negative dimension: ",
                  shape_to_string(shape));
+    PARITY_CHECK(d == 0 || !__builtin_mul_overflow(elements, d, &elements), kInvalidArgument, "input shape for '",
+                 name, "' ", shape_to_string(shape), " has more elements than a 64-bit count can hold");
+  }
   shapes_[name] = std::move(shape);
   return *this;
 }
@@ -141,6 +146,11 @@ TensorMap DataLoader::generate(size_t index) const {
       feed.set(meta.name, rng.randint(range.min != 0.0, range.max != 0.0, shape, dtype));
     } else if (is_floating(dtype)) {
       feed.set(meta.name, rng.uniform(range.min, range.max, shape, dtype));
+    } else if (is_low_precision(dtype)) {
+      // float8/float4/int4/int2: draw as float32/int32, then convert with Cast's rules.
+      feed.set(meta.name, is_low_precision_integer(dtype)
+                              ? rng.randint(to_int(range.min), to_int(range.max), shape, DType::kInt32).cast(dtype)
+                              : rng.uniform(range.min, range.max, shape, DType::kFloat32).cast(dtype));
     } else {
       fail(ErrorCode::kUnsupported, "cannot generate random data for input '", meta.name, "' of dtype ",
            dtype_name(dtype), "; supply inputs with --load-inputs");

@@ -57,4 +57,14 @@ void save_feeds(const std::string& path, const std::vector<TensorMap>& feeds) {
   logger().info("Saving inference input data to ", path);
 }
 
+std::unique_ptr<FeedSource> make_feed_source(const options::DataLoaderOptions& options, int64_t iterations) {
+  if (!options.load_inputs.empty()) return std::make_unique<FeedList>(load_feeds(options.load_inputs));
+  auto loader = std::make_unique<DataLoader>();
+  if (options.seed) loader->seed(*options.seed);
+  loader->iterations(iterations);
+  for (const auto& r : options.val_ranges) loader->val_range(r.input, {r.min, r.max});
+  for (const auto& s : options.input_shapes) loader->input_shape(s.input, s.shape);
+  return loader;
+}
+
 }  // namespace parity::compare

@@ -2,10 +2,13 @@
 // (one iteration each) and folders of .npz files (one iteration per file, in name order).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "compare/data_loader.h"
 #include "core/tensor_map.h"
+#include "options/data_loader_args.h"
 
 namespace parity::compare {
 
@@ -17,5 +20,9 @@ std::vector<TensorMap> load_feeds(const std::vector<std::string>& paths);
 /// Saves feeds as Polygraphy's inputs JSON (.json) or, for a path ending in .npz with a single
 /// iteration, as an .npz archive.
 void save_feeds(const std::string& path, const std::vector<TensorMap>& feeds);
+
+/// The feeds the data-loader options ask for: the iterations of --load-inputs, or `iterations`
+/// generated feeds with the options' seed, value ranges and input shapes.
+std::unique_ptr<FeedSource> make_feed_source(const options::DataLoaderOptions& options, int64_t iterations);
 
 }  // namespace parity::compare

@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
+#include <fmt/format.h>
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -16,6 +17,7 @@
 
 #include "compare/loaders.h"
 #include "compare/report.h"
+#include "core/progress.h"
 #include "core/logger.h"
 #include "runners/registry.h"
 // The streaming comparison drives parity's own executor through its per-tensor hook.
@@ -44,16 +46,15 @@ int64_t current_rss_bytes() {
 }
 
 std::string mib(int64_t bytes) {
-  char buf[32];
   const double b = static_cast<double>(bytes);
-  if (bytes < (int64_t{1} << 20)) std::snprintf(buf, sizeof(buf), "%.1f KiB", b / 1024.0);
-  else if (bytes < (int64_t{1} << 30)) std::snprintf(buf, sizeof(buf), "%.1f MiB", b / (1024.0 * 1024.0));
-  else std::snprintf(buf, sizeof(buf), "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
-  return buf;
+  if (bytes < (int64_t{1} << 20)) return fmt::format("{:.1f} KiB", b / 1024.0);
+  if (bytes < (int64_t{1} << 30)) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024.0));
+  return fmt::format("{:.2f} GiB", b / (1024.0 * 1024.0 * 1024.0));
 }
 
+// `s` in a column of `width`: padded, or cut with "..." when longer.
 std::string fit(const std::string& s, size_t width) {
-  if (s.size() <= width) return s + std::string(width - s.size(), ' ');
+  if (s.size() <= width) return fmt::format("{:<{}}", s, width);
   return s.substr(0, width - 3) + "...";
 }
 
@@ -85,12 +86,6 @@ void log_table(const LayerwiseReport& report, const LayerwiseOptions& options, b
   logger().info(table);
 }
 
-}  // namespace
-
-namespace {
-
-// Stops a reference run once the current window's last tensor has been compared.
-struct WindowDone {};
 
 // Builds, per window, the peer's model: only the nodes the window's tensors depend on, with those
 // tensors as the outputs (types from one shape inference over the whole model).
@@ -172,8 +167,6 @@ class WindowModels {
 // Elements compared per slice: simple()'s statistics need several full-size float64 temporaries
 // per tensor, which for a large activation would outweigh the runtimes' own working memory.
 constexpr int64_t kSliceElements = int64_t{1} << 16;
-// Allocations of at least this size get their own mapping (see compare_layerwise); slices stay below.
-constexpr int kMmapThresholdBytes = 1 << 20;
 
 // Compares the reference's tensor with the peer's and fills the layer's statistics and verdict.
 // The default element-wise check is decided per element, so it runs slice by slice with exactly
@@ -237,49 +230,63 @@ void compare_layer(const Tensor& mine, const Tensor& theirs, const LayerwiseOpti
   }
 }
 
-}  // namespace
+// Hands memory freed by one runtime back to the system before the other one runs.
+void release_free_memory() { malloc_trim(0); }
 
-LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer, const cli::Args* args,
-                                  const TensorMap& feed, const LayerwiseOptions& options) {
-  // glibc raises its mmap threshold each time a large block is freed, after which activations come
-  // from the heap, where small allocations made between them pin freed space: measured on PP-OCRv4
-  // det at 640x640, the heap kept ~200 MiB more than the live tensors. A fixed threshold keeps
-  // every tensor of 1 MiB or more in its own mapping, returned to the system when freed.
-  mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes);
-  const RunnerInfo* ref_info = RunnerRegistry::instance().find("ref");
-  PARITY_CHECK(ref_info, kUnavailable, "layer-by-layer comparison needs the ref runner, which this build lacks");
-  std::unique_ptr<Runner> ref_runner = ref_info->create(RunnerConfig{model_path, args});
-  auto* ref = dynamic_cast<RefRunner*>(ref_runner.get());
-  PARITY_ASSERT(ref, "the registered ref runner is not a RefRunner");
-
-  const loaders::Model model = loaders::onnx_from_path(model_path);
-  std::unordered_map<std::string, std::pair<std::string, std::string>> producers;  // tensor -> (node, op)
-  for (const auto& node : model->graph().node())
-    for (const auto& out : node.output())
-      if (!out.empty()) producers.emplace(out, std::make_pair(node.name(), node.op_type()));
-  const std::string base_dir = fs::path(model_path).parent_path().string();
-
-  LayerwiseReport report;
-  ActiveRunner active_ref(*ref);
-  report.reference_name = ref->name();
-  std::vector<std::string> names;
-  for (const auto& name : ref->session().intermediate_names()) {
-    if (!options.exclude.count(name)) names.push_back(name);
+// One layer-by-layer comparison: the reference runner, the peer's window models and the report
+// they fill, pass by pass.
+class LayerwiseRun {
+ public:
+  LayerwiseRun(const std::string& model_path, const std::string& peer, const options::Args* args, const TensorMap& feed,
+               const LayerwiseOptions& options, const GoldenRun* golden = nullptr)
+      : model_path_(model_path), peer_(peer), args_(args), feed_(feed), options_(options),
+        model_(loaders::onnx_from_path(model_path)), golden_(golden) {
+    const runners::RunnerInfo* ref_info = runners::RunnerRegistry::instance().find("ref");
+    PARITY_CHECK(ref_info, kUnavailable, "layer-by-layer comparison needs the ref runner, which this build lacks");
+    ref_runner_ = ref_info->create(runners::RunnerConfig{model_path, args});
+    ref_ = dynamic_cast<runners::RefRunner*>(ref_runner_.get());
+    PARITY_ASSERT(ref_, "the registered ref runner is not a RefRunner");
+    for (const auto& node : model_->graph().node())
+      for (const auto& out : node.output())
+        if (!out.empty()) producers_.emplace(out, std::make_pair(node.name(), node.op_type()));
   }
-  for (const auto& name : options.exclude) {
-    const auto all = ref->session().intermediate_names();
-    PARITY_CHECK(std::find(all.begin(), all.end(), name) != all.end(), kInvalidArgument, "cannot exclude '", name,
-                 "': the model produces no tensor of that name");
+
+  LayerwiseReport run() {
+    runners::ActiveRunner active_ref(*ref_);
+    report_.reference_name = ref_->name();
+    select_tensors();
+    if (golden_) compare_golden();
+    else if (peer_.empty()) collect_statistics();
+    else {
+      const auto windows = plan_windows();
+      Progress progress("mark all windows", static_cast<int64_t>(windows.size()));
+      for (const auto& [start, end] : windows) {
+        compare_window(start, end);
+        progress.advance();
+      }
+    }
+    report_.peak_rss_bytes = peak_rss_bytes();
+    if (report_.peer_name.empty()) report_.peer_name = peer_;
+    return std::move(report_);
   }
-  std::unordered_map<std::string, size_t> position;
-  for (size_t i = 0; i < names.size(); ++i) position.emplace(names[i], i);
-  const bool with_peer = !peer.empty();
+
+ private:
+  // The intermediate tensors to compare, in execution order (--onnx-exclude-outputs left out).
+  void select_tensors() {
+    const auto all = ref_->session().intermediate_names();
+    for (const auto& name : options_.exclude)
+      PARITY_CHECK(std::find(all.begin(), all.end(), name) != all.end(), kInvalidArgument, "cannot exclude '", name,
+                   "': the model produces no tensor of that name");
+    for (const auto& name : all)
+      if (!options_.exclude.count(name)) names_.push_back(name);
+    for (size_t i = 0; i < names_.size(); ++i) position_.emplace(names_[i], i);
+  }
 
   // One layer's record, from the reference value (and the peer's tensor when there is one).
-  auto make_layer = [&](const std::string& name, const runtime::Value& value) {
+  LayerResult make_layer(const std::string& name, const runtime::Value& value) {
     LayerResult layer;
     layer.name = name;
-    if (auto it = producers.find(name); it != producers.end()) {
+    if (auto it = producers_.find(name); it != producers_.end()) {
       layer.node = it->second.first;
       layer.op_type = it->second.second;
     }
@@ -289,16 +296,66 @@ LayerwiseReport compare_layerwise(const std::string& model_path, const std::stri
     }
     layer.dtype = value.tensor().dtype();
     layer.shape = value.tensor().shape();
-    report.largest_tensor_bytes =
-        std::max<int64_t>(report.largest_tensor_bytes, static_cast<int64_t>(value.tensor().size_bytes()));
-    report.total_tensor_bytes += static_cast<int64_t>(value.tensor().size_bytes());
+    if (options_.on_reference_tensor) options_.on_reference_tensor(name, value.tensor());
+    const auto bytes = static_cast<int64_t>(value.tensor().size_bytes());
+    report_.largest_tensor_bytes = std::max(report_.largest_tensor_bytes, bytes);
+    report_.total_tensor_bytes += bytes;
     return layer;
-  };
+  }
 
-  if (!with_peer) {
+  // A stored run as the peer: every tensor the reference produces is compared with the stored one of
+  // the same name, read from the file when it is needed and dropped after.
+  void compare_golden() {
+    const auto& run = golden_->file->runs().at(golden_->run);
+    const RunResultsIndex::Iteration& stored = run.iterations.at(golden_->iteration);
+    check_golden_names(stored);
+    report_.peer_name = run.runner;
+    report_.golden_file_bytes = golden_->file->file_bytes();
+    runtime::RunOptions compare_run;
+    compare_run.hook = [&](const std::string& name, const runtime::Value& value) {
+      if (!position_.count(name)) return;
+      LayerResult layer = make_layer(name, value);
+      if (value.is_tensor() && !stored.spans.count(name)) {
+        layer.note = "not in " + fs::path(golden_->file->path()).filename().string();
+      } else if (value.is_tensor()) {
+        const Tensor theirs = golden_->file->read(golden_->run, golden_->iteration, name);
+        const auto bytes = static_cast<int64_t>(theirs.size_bytes());
+        report_.peak_peer_bytes_held = std::max(report_.peak_peer_bytes_held, bytes);
+        report_.total_tensor_bytes += bytes;
+        compare_layer(value.tensor(), theirs, options_, layer);
+        if (layer.compared && !layer.passed && !report_.first_failure) report_.first_failure = report_.layers.size();
+      }
+      report_.layers.push_back(std::move(layer));
+    };
+    run_reference(compare_run);
+  }
+
+  // A stored run whose tensors this model does not produce was made with another model.
+  void check_golden_names(const RunResultsIndex::Iteration& stored) const {
+    std::vector<std::string> foreign;
+    for (const auto& name : stored.names)
+      if (!producers_.count(name)) foreign.push_back(name);
+    if (foreign.empty()) return;
+    const size_t shown = std::min<size_t>(foreign.size(), 3);
+    std::string list = join_names(std::vector<std::string>(foreign.begin(), foreign.begin() + static_cast<std::ptrdiff_t>(shown)));
+    if (foreign.size() > shown) list += str_cat(" and ", foreign.size() - shown, " more");
+    fail(ErrorCode::kInvalidArgument, golden_->file->path(), " was not saved from ", model_path_, ": ", foreign.size(),
+         " of its ", stored.names.size(), " tensor(s) are produced by no node of the model (", list,
+         "); give the golden run of this model");
+  }
+
+  // Runs the reference once with `options`, then clears them.
+  void run_reference(const runtime::RunOptions& options) {
+    ref_->set_run_options(options);
+    ref_->infer(feed_);
+    ref_->set_run_options({});
+  }
+
+  // No peer: each tensor's mean and largest magnitude.
+  void collect_statistics() {
     runtime::RunOptions stats;
     stats.hook = [&](const std::string& name, const runtime::Value& value) {
-      if (options.exclude.count(name)) return;
+      if (options_.exclude.count(name)) return;
       LayerResult layer = make_layer(name, value);
       const Tensor* mine = value.is_tensor() ? &value.tensor() : nullptr;
       if (mine && mine->dtype() != DType::kString && !is_complex(mine->dtype()) && mine->numel() > 0) {
@@ -307,113 +364,133 @@ LayerwiseReport compare_layerwise(const std::string& model_path, const std::stri
         for (int64_t i = 0; i < mine->numel(); ++i) m = std::max(m, std::fabs(mine->value_as_double(i)));
         layer.max_absdiff = m;
       }
-      report.layers.push_back(std::move(layer));
+      report_.layers.push_back(std::move(layer));
     };
-    ref->set_run_options(stats);
-    ref->infer(feed);
-    ref->set_run_options({});
-  } else {
-    // Plan the windows from the tensor sizes of a first, statistics-free reference run:
-    // consecutive tensors (in execution order) up to the byte budget each.
+    run_reference(stats);
+  }
+
+  // Windows of consecutive tensors (in execution order) up to the byte budget each, from the
+  // tensor sizes of a first, statistics-free reference run.
+  std::vector<std::pair<size_t, size_t>> plan_windows() {
     std::unordered_map<std::string, int64_t> sizes;
     runtime::RunOptions sizing;
     sizing.hook = [&](const std::string& name, const runtime::Value& value) {
-      if (options.exclude.count(name)) return;
+      if (options_.exclude.count(name)) return;
       sizes[name] = value.is_tensor() ? static_cast<int64_t>(value.tensor().size_bytes()) : 0;
     };
-    ref->set_run_options(sizing);
-    ref->infer(feed);
-    ref->set_run_options({});
+    run_reference(sizing);
     std::vector<std::pair<size_t, size_t>> windows;
-    for (size_t start = 0; start < names.size();) {
+    for (size_t start = 0; start < names_.size();) {
       size_t end = start;
       int64_t bytes = 0;
-      while (end < names.size()) {
-        const int64_t b = sizes.count(names[end]) ? sizes.at(names[end]) : 0;
-        if (end > start && bytes + b > options.window_bytes) break;
+      while (end < names_.size()) {
+        const int64_t b = sizes.count(names_[end]) ? sizes.at(names_[end]) : 0;
+        if (end > start && bytes + b > options_.window_bytes) break;
         bytes += b;
         ++end;
       }
       windows.emplace_back(start, end);
       start = end;
     }
-
-    // Window by window, the two runtimes take turns and never hold their working memory at the
-    // same time: the peer runs a model cut down to the window's tensors and is released, then the
-    // reference runs up to the window's last tensor, comparing each with the peer's copy as it is
-    // produced. Peak memory is one runtime's working set plus one window of peer outputs.
-    const WindowModels window_models(*model);
-    int peers_alive = 0;
-    for (const auto& [start, end] : windows) {
-      std::vector<std::string> chunk(names.begin() + static_cast<std::ptrdiff_t>(start),
-                                     names.begin() + static_cast<std::ptrdiff_t>(end));
-      // The reference's cached kernel buffers go back to the system before the peer runs.
-      runtime::BufferPool::instance().release_cached();
-      malloc_trim(0);
-      std::unordered_map<std::string, Tensor> window;
-      {
-        struct Alive {
-          int& count;
-          explicit Alive(int& c) : count(++c) {}
-          ~Alive() { --count; }
-        } alive(peers_alive);
-        std::unique_ptr<Runner> peer_runner = loaders::RunnerFromOnnx(
-            peer, [&window_models, chunk] { return window_models.build(chunk); }, base_dir, args);
-        if (report.peer_name.empty()) report.peer_name = peer_runner->name();
-        logger().verbose("Running ", peer, " with ", chunk.size(), " marked tensor(s): ", chunk.front(), " ... ",
-                         chunk.back());
-        ActiveRunner active_peer(*peer_runner);
-        TensorMap outputs = peer_runner->infer(feed, false);
-        int64_t bytes = 0;
-        for (auto& [name, tensor] : outputs) {
-          bytes += static_cast<int64_t>(tensor.size_bytes());
-          // Own the bytes: the peer's buffers go away with its session.
-          window.emplace(name, tensor.clone());
-        }
-        report.peak_peer_bytes_held = std::max(report.peak_peer_bytes_held, bytes);
-        ++report.peer_runs;
-      }
-      // Hand the peer session's arenas back to the OS before the reference runs.
-      malloc_trim(0);
-
-      const std::string& last = chunk.back();
-      runtime::RunOptions compare_run;
-      compare_run.hook = [&](const std::string& name, const runtime::Value& value) {
-        auto pos = position.find(name);
-        if (pos == position.end() || pos->second < start || pos->second >= end) return;
-        if (peers_alive) ++report.reference_steps_with_peer_alive;
-        LayerResult layer = make_layer(name, value);
-        auto it = window.find(name);
-        if (!value.is_tensor()) {
-          // noted by make_layer
-        } else if (it == window.end()) {
-          layer.note = "not produced by " + peer;
-        } else {
-          const Tensor& mine = value.tensor();
-          const Tensor theirs = std::move(it->second);
-          window.erase(it);
-          report.total_tensor_bytes += static_cast<int64_t>(theirs.size_bytes());
-          compare_layer(mine, theirs, options, layer);
-          if (layer.compared && !layer.passed && !report.first_failure) report.first_failure = report.layers.size();
-        }
-        report.layers.push_back(std::move(layer));
-        if (name == last) throw WindowDone{};
-      };
-      ref->set_run_options(compare_run);
-      try {
-        ref->infer(feed);
-      } catch (const WindowDone&) {
-      }
-      ref->set_run_options({});
-      window.clear();
-      malloc_trim(0);
-      logger().verbose("Window ", report.peer_runs, ": ", chunk.size(), " tensor(s); resident now ",
-                       current_rss_bytes() >> 20, " MiB, peak ", peak_rss_bytes() >> 20, " MiB");
-    }
+    return windows;
   }
-  report.peak_rss_bytes = peak_rss_bytes();
-  if (report.peer_name.empty()) report.peer_name = peer;
 
+  // The peer's copies of the window's tensors: the peer runs a model cut down to them and is
+  // released before this returns.
+  std::unordered_map<std::string, Tensor> run_peer(const std::vector<std::string>& chunk) {
+    if (!window_models_) window_models_.emplace(*model_);
+    std::unordered_map<std::string, Tensor> window;
+    ++peers_alive_;
+    {
+      const WindowModels& models = *window_models_;
+      std::unique_ptr<runners::Runner> peer_runner = loaders::RunnerFromOnnx(
+          peer_, [&models, chunk] { return models.build(chunk); }, fs::path(model_path_).parent_path().string(), args_);
+      if (report_.peer_name.empty()) report_.peer_name = peer_runner->name();
+      logger().verbose("Running ", peer_, " with ", chunk.size(), " marked tensor(s): ", chunk.front(), " ... ",
+                       chunk.back());
+      runners::ActiveRunner active_peer(*peer_runner);
+      TensorMap outputs = peer_runner->infer(feed_, false);
+      int64_t bytes = 0;
+      for (const auto& name : chunk)
+        if (options_.on_peer_tensor && outputs.contains(name)) options_.on_peer_tensor(name, outputs.at(name));
+      for (auto& [name, tensor] : outputs) {
+        bytes += static_cast<int64_t>(tensor.size_bytes());
+        window.emplace(name, tensor.clone());  // own the bytes: the peer's buffers go with its session
+      }
+      report_.peak_peer_bytes_held = std::max(report_.peak_peer_bytes_held, bytes);
+      ++report_.peer_runs;
+    }
+    --peers_alive_;
+    return window;
+  }
+
+  // The two runtimes take turns and never hold their working memory at the same time: the peer
+  // produces the window's tensors, then the reference runs up to the window's last tensor,
+  // comparing each with the peer's copy as it is produced. Peak memory is one runtime's working
+  // set plus one window of peer outputs.
+  void compare_window(size_t start, size_t end) {
+    const std::vector<std::string> chunk(names_.begin() + static_cast<std::ptrdiff_t>(start),
+                                         names_.begin() + static_cast<std::ptrdiff_t>(end));
+    // The reference's cached kernel buffers go back to the system before the peer runs.
+    runtime::BufferPool::instance().release_cached();
+    release_free_memory();
+    std::unordered_map<std::string, Tensor> window = run_peer(chunk);
+    release_free_memory();  // the peer session's arenas
+
+    runtime::RunOptions compare_run;
+    compare_run.stop_after = chunk.back();  // the rest of the graph belongs to later windows
+    compare_run.hook = [&](const std::string& name, const runtime::Value& value) {
+      auto pos = position_.find(name);
+      if (pos == position_.end() || pos->second < start || pos->second >= end) return;
+      if (peers_alive_) ++report_.reference_steps_with_peer_alive;
+      LayerResult layer = make_layer(name, value);
+      auto it = window.find(name);
+      if (value.is_tensor() && it == window.end()) {
+        layer.note = "not produced by " + peer_;
+      } else if (value.is_tensor()) {
+        const Tensor theirs = std::move(it->second);
+        window.erase(it);
+        report_.total_tensor_bytes += static_cast<int64_t>(theirs.size_bytes());
+        compare_layer(value.tensor(), theirs, options_, layer);
+        if (layer.compared && !layer.passed && !report_.first_failure) report_.first_failure = report_.layers.size();
+      }
+      report_.layers.push_back(std::move(layer));
+    };
+    run_reference(compare_run);
+    window.clear();
+    release_free_memory();
+    logger().verbose("Window ", report_.peer_runs, ": ", chunk.size(), " tensor(s); resident now ",
+                     current_rss_bytes() >> 20, " MiB, peak ", peak_rss_bytes() >> 20, " MiB");
+  }
+
+  const std::string& model_path_;
+  const std::string& peer_;
+  const options::Args* args_;
+  const TensorMap& feed_;
+  const LayerwiseOptions& options_;
+  const loaders::Model model_;
+  const GoldenRun* golden_ = nullptr;
+  std::unique_ptr<runners::Runner> ref_runner_;
+  runners::RefRunner* ref_ = nullptr;
+  std::unordered_map<std::string, std::pair<std::string, std::string>> producers_;  // tensor -> (node, op)
+  std::vector<std::string> names_;                                                  // compared, in order
+  std::unordered_map<std::string, size_t> position_;                                // index in names_
+  std::optional<WindowModels> window_models_;
+  int peers_alive_ = 0;
+  LayerwiseReport report_;
+};
+
+// The memory line's last part: how much of the peer's data was held at once.
+std::string memory_detail(const LayerwiseReport& report, const std::string& peer) {
+  if (report.golden_file_bytes)
+    return str_cat(" | stored tensors held at once: ", mib(report.peak_peer_bytes_held), " of the file's ",
+                   mib(report.golden_file_bytes));
+  return peer.empty() ? "" : str_cat(" | ", peer, " runs (windows): ", report.peer_runs);
+}
+
+// The header line, the per-layer table, the verdict and the memory line.
+void log_report(const LayerwiseReport& report, const LayerwiseOptions& options, const std::string& peer) {
+  const bool with_peer = !peer.empty();
   const std::string stat = error_stat_name(options.compare.check_error_stat.default_value());
   if (with_peer) {
     const std::string& first = options.reference_first ? report.reference_name : report.peer_name;
@@ -443,7 +520,23 @@ LayerwiseReport compare_layerwise(const std::string& model_path, const std::stri
   }
   report_cat(Severity::kInfo, "Memory | peak resident: ", mib(report.peak_rss_bytes),
              " | all intermediate tensors together: ", mib(report.total_tensor_bytes), " | largest tensor: ",
-             mib(report.largest_tensor_bytes), with_peer ? str_cat(" | ", peer, " runs (windows): ", report.peer_runs) : "");
+             mib(report.largest_tensor_bytes), memory_detail(report, peer));
+}
+
+}  // namespace
+
+LayerwiseReport compare_layerwise_golden(const std::string& model_path, const options::Args* args, const TensorMap& feed,
+                                         const GoldenRun& golden, const LayerwiseOptions& options) {
+  PARITY_ASSERT(golden.file, "compare_layerwise_golden without a file");
+  LayerwiseReport report = LayerwiseRun(model_path, "", args, feed, options, &golden).run();
+  log_report(report, options, golden.file->path());
+  return report;
+}
+
+LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer, const options::Args* args,
+                                  const TensorMap& feed, const LayerwiseOptions& options) {
+  LayerwiseReport report = LayerwiseRun(model_path, peer, args, feed, options).run();
+  log_report(report, options, peer);
   return report;
 }
 

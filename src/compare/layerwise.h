@@ -8,13 +8,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "cli/args.h"
+#include "options/args.h"
 #include "compare/compare_func.h"
+#include "core/formats/run_results_stream.h"
 #include "core/tensor_map.h"
 
 namespace parity::compare {
@@ -27,6 +29,16 @@ struct LayerwiseOptions {
   std::set<std::string> exclude;
   /// Whether the reference runner is the first of the pair (out0) or the second (out1).
   bool reference_first = true;
+  /// Called with every tensor as it is produced (`--save-outputs` streams them to a file): the
+  /// reference's in execution order, the peer's window by window. Either may be empty.
+  std::function<void(const std::string& name, const Tensor&)> on_reference_tensor, on_peer_tensor;
+};
+
+/// One iteration of one runner in a stored RunResults file (Polygraphy's `mark all` golden run).
+struct GoldenRun {
+  const RunResultsIndex* file = nullptr;
+  size_t run = 0;
+  size_t iteration = 0;
 };
 
 struct LayerResult {
@@ -55,16 +67,27 @@ struct LayerwiseReport {
   /// Reference values compared while a peer session was alive; 0 by design (the runtimes take
   /// turns), kept so tests can check it.
   int64_t reference_steps_with_peer_alive = 0;
+  /// With a golden file: its size (the stored tensors are read one at a time, never all held).
+  int64_t golden_file_bytes = 0;
   bool passed() const { return !first_failure.has_value(); }
 };
 
 /// Compares every intermediate tensor of `model_path` between parity's ref runner and the
 /// registered runner `peer` (e.g. "ort"; empty for reference statistics only) on one feed.
 /// `args` carries both runtimes' CLI options (may be null). Logs a per-layer table.
-/// Sets glibc's mmap threshold (mallopt) to 1 MiB for the process, so freed activations go back to
-/// the system instead of staying in a fragmented heap.
+/// Peak memory stays near one runtime's working set plus one window only when freed activations go
+/// back to the system: a program that cares sets glibc's mmap threshold first (as `parity run`
+/// does); the library does not change process-wide allocator settings.
 LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer,
-                                  const cli::Args* args, const TensorMap& feed, const LayerwiseOptions& options);
+                                  const options::Args* args, const TensorMap& feed, const LayerwiseOptions& options);
+
+/// Compares every intermediate tensor of `model_path`, as parity's ref runner produces it on `feed`,
+/// with the tensor of the same name stored in `golden`, reading one stored tensor at a time (the
+/// file is never held). Throws kInvalidArgument when the file holds tensors the model does not
+/// produce (a golden run of another model). Logs the same table and first divergence as
+/// compare_layerwise; peak_peer_bytes_held is the largest stored tensor.
+LayerwiseReport compare_layerwise_golden(const std::string& model_path, const options::Args* args, const TensorMap& feed,
+                                         const GoldenRun& golden, const LayerwiseOptions& options);
 
 /// Current peak resident set size of this process, in bytes (getrusage).
 int64_t peak_rss_bytes();

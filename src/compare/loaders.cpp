@@ -10,11 +10,12 @@
 #include <set>
 #include <sstream>
 
+#include "core/formats/file_io.h"
 #include "core/logger.h"
 #include "core/metadata.h"
 #include "runners/registry.h"
 
-namespace parity::loaders {
+namespace parity::compare::loaders {
 
 namespace fs = std::filesystem;
 
@@ -35,6 +36,7 @@ std::string bytes_from_path(const std::string& path) {
   PARITY_CHECK(fs::is_regular_file(path, ec), kIo, "'", path, "' is not a regular file");
   std::ifstream in(path, std::ios::binary);
   PARITY_CHECK(in, kIo, "cannot open '", path, "' for reading");
+  formats::note_input(path);
   std::ostringstream ss;
   ss << in.rdbuf();
   PARITY_CHECK(in.good() || in.eof(), kIo, "cannot read '", path, "'");
@@ -43,7 +45,9 @@ std::string bytes_from_path(const std::string& path) {
 
 Model onnx_from_bytes(const std::string& bytes, const std::string& what) {
   auto model = std::make_shared<onnx::ModelProto>();
-  PARITY_CHECK(model->ParseFromString(bytes), kInvalidModel, what, " is not a valid ONNX model (protobuf parse failed)");
+  PARITY_CHECK(model->ParseFromString(bytes), kInvalidModel, what,
+               " is not a valid ONNX model (protobuf parse failed: truncated or corrupt data, or nested deeper than "
+               "protobuf's limit of 100 messages, e.g. subgraphs within subgraphs)");
   PARITY_CHECK(model->has_graph(), kInvalidModel, what, " has no graph");
   return model;
 }
@@ -57,21 +61,7 @@ std::string bytes_from_onnx(const onnx::ModelProto& model) {
 }
 
 void save_onnx(const onnx::ModelProto& model, const std::string& path) {
-  const std::string bytes = bytes_from_onnx(model);
-  const fs::path target(path);
-  const fs::path tmp = target.parent_path() / (target.filename().string() + ".tmp-parity");
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    PARITY_CHECK(out, kIo, "cannot write '", path, "'");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    PARITY_CHECK(out.good(), kIo, "cannot write '", path, "'");
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    fail(ErrorCode::kIo, "cannot write '", path, "'");
-  }
+  formats::write_binary_file(path, bytes_from_onnx(model));
 }
 
 bool uses_external_data(const onnx::ModelProto& model) {
@@ -181,10 +171,10 @@ ModelLoader ModifyOutputs(ModelLoader model, std::vector<std::string> outputs, s
 namespace {
 
 // A runner of a registered runtime over a model produced by a loader at activation.
-class LoadedRunner : public Runner {
+class LoadedRunner : public runners::Runner {
  public:
-  LoadedRunner(const RunnerInfo& info, ModelLoader loader, std::string base_dir, const cli::Args* args)
-      : Runner(make_runner_name(info.name)),
+  LoadedRunner(const runners::RunnerInfo& info, ModelLoader loader, std::string base_dir, const options::Args* args)
+      : runners::Runner(runners::make_runner_name(info.name)),
         info_(info),
         loader_(std::move(loader)),
         base_dir_(std::move(base_dir)),
@@ -200,7 +190,7 @@ class LoadedRunner : public Runner {
     std::random_device rd;
     temp_path_ = (dir / str_cat(".parity-model-", rd(), rd(), ".onnx")).string();
     save_onnx(*model, temp_path_);
-    inner_ = info_.create(RunnerConfig{temp_path_, args_});
+    inner_ = info_.create(runners::RunnerConfig{temp_path_, args_});
     inner_->activate();
   }
   void deactivate_impl() override {
@@ -219,22 +209,22 @@ class LoadedRunner : public Runner {
     temp_path_.clear();
   }
 
-  const RunnerInfo& info_;
+  const runners::RunnerInfo& info_;
   ModelLoader loader_;
   std::string base_dir_;
-  const cli::Args* args_;
+  const options::Args* args_;
   std::string temp_path_;
-  std::unique_ptr<Runner> inner_;
+  std::unique_ptr<runners::Runner> inner_;
 };
 
 }  // namespace
 
-std::unique_ptr<Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoader model, std::string base_dir,
-                                       const cli::Args* args) {
-  const RunnerInfo* info = RunnerRegistry::instance().find(runner_name);
+std::unique_ptr<runners::Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoader model, std::string base_dir,
+                                       const options::Args* args) {
+  const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(runner_name);
   if (!info) {
     std::vector<std::string> names;
-    for (const auto& r : RunnerRegistry::instance().all()) names.push_back(r.name);
+    for (const auto& r : runners::RunnerRegistry::instance().all()) names.push_back(r.name);
     fail(ErrorCode::kUnavailable, "no runner named '", runner_name, "'; registered runners: ",
          names.empty() ? "(none)" : join_names(names));
   }
@@ -245,4 +235,4 @@ std::unique_ptr<Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoad
   return std::make_unique<LoadedRunner>(*info, std::move(model), std::move(base_dir), args);
 }
 
-}  // namespace parity::loaders
+}  // namespace parity::compare::loaders

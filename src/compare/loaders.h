@@ -16,14 +16,14 @@
 #include <utility>
 #include <vector>
 
-#include "cli/args.h"
+#include "options/args.h"
 #include "runners/runner.h"
 
 namespace onnx {
 class ModelProto;
 }
 
-namespace parity::loaders {
+namespace parity::compare::loaders {
 
 template <typename T>
 using Loader = std::function<T()>;
@@ -70,8 +70,8 @@ ModelLoader ModifyOutputs(ModelLoader model, std::vector<std::string> outputs,
 /// runtime. Throws kUnavailable naming the
 /// registered runners when `runner_name` is unknown.
 /// `args` carries the runtime's CLI options (may be null: defaults).
-std::unique_ptr<Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoader model,
-                                       std::string base_dir = {}, const cli::Args* args = nullptr);
+std::unique_ptr<runners::Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoader model,
+                                       std::string base_dir = {}, const options::Args* args = nullptr);
 
 /// Wraps a loader so that `fn` sees (and may modify) what it returns: fn(T&) modifies in place;
 /// if fn returns a T instead, that replaces the value (Polygraphy's func.extend).
@@ -88,4 +88,4 @@ Loader<T> extend(Loader<T> base, Fn fn) {
   };
 }
 
-}  // namespace parity::loaders
+}  // namespace parity::compare::loaders

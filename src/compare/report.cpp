@@ -1,7 +1,9 @@
 #include "compare/report.h"
 
 #include <cmath>
-#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
 
 #include "compare/compare_func.h"
 #include "core/formats/array_print.h"
@@ -32,10 +34,21 @@ void report(Severity severity, const std::string& message) {
 std::string format_g(double value, int precision) {
   if (std::isnan(value)) return "nan";
   if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*g", precision, value);
-  return buf;
+  return fmt::format("{:.{}g}", value, precision);
 }
+
+std::string python_float_repr(double value) {
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e16) return fmt::format("{:.1f}", value);
+  std::string text;
+  for (int digits = 1; digits <= 17; ++digits) {
+    text = fmt::format("{:.{}g}", value, digits);
+    if (std::strtod(text.c_str(), nullptr) == value) break;
+  }
+  if (text.find_first_of(".en") == std::string::npos) text += ".0";
+  return text;
+}
+
+std::string runner_column(const std::string& name) { return fmt::format("{:<35}", name); }
 
 void log_output_stats(const Tensor& tensor, bool show_details, const std::string& label,
                       std::optional<std::pair<double, double>> hist_range) {

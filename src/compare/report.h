@@ -31,6 +31,13 @@ void report_cat(Severity severity, const Args&... args) {
 /// Python's format(x, '.5g') (and friends): "1e-05", "0.00010005", "nan", "inf".
 std::string format_g(double value, int precision = 5);
 
+/// Python's str(float): the shortest text that reads back as `value`, positional below 1e16 and
+/// always with a '.' or exponent ("100.0", "33.33333333333333", "1e-05", "nan").
+std::string python_float_repr(double value);
+
+/// A runner's name in Polygraphy's 35-column field that starts its log lines.
+std::string runner_column(const std::string& name);
+
 /// Logs "<label> | Stats: mean=..., ..." for a tensor and, at info level when `show_details`
 /// (on failure) or verbose otherwise, its values (small tensors) and a 10-bin histogram over
 /// `hist_range`.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/low_precision.h"
 #include "core/status.h"
 
 namespace parity {
@@ -24,6 +25,12 @@ constexpr DTypeInfo kDTypeTable[] = {
     {DType::kFloat64, "float64", 8, "<f8"},     {DType::kUInt32, "uint32", 4, "<u4"},
     {DType::kUInt64, "uint64", 8, "<u8"},       {DType::kComplex64, "complex64", 8, "<c8"},
     {DType::kComplex128, "complex128", 16, "<c16"}, {DType::kBFloat16, "bfloat16", 2, nullptr},
+    // One byte per element in memory (see core/low_precision.h); numpy has no descr for them.
+    {kFloat8E4M3FN, "float8e4m3fn", 1, nullptr}, {kFloat8E4M3FNUZ, "float8e4m3fnuz", 1, nullptr},
+    {kFloat8E5M2, "float8e5m2", 1, nullptr},     {kFloat8E5M2FNUZ, "float8e5m2fnuz", 1, nullptr},
+    {kUInt4, "uint4", 1, nullptr},               {kInt4, "int4", 1, nullptr},
+    {kFloat4E2M1, "float4e2m1", 1, nullptr},     {kFloat8E8M0, "float8e8m0", 1, nullptr},
+    {kUInt2, "uint2", 1, nullptr},               {kInt2, "int2", 1, nullptr},
 };
 
 const DTypeInfo* find_info(DType dtype) {
@@ -59,6 +66,10 @@ std::optional<DType> dtype_from_name(std::string_view name) {
       {"double", DType::kFloat64},  {"fp64", DType::kFloat64}, {"f64", DType::kFloat64},
       {"bf16", DType::kBFloat16},   {"int", DType::kInt32},    {"long", DType::kInt64},
       {"bool_", DType::kBool},      {"str", DType::kString},   {"object", DType::kString},
+      // ml_dtypes' names for the low-precision types.
+      {"float8_e4m3fn", kFloat8E4M3FN}, {"float8_e4m3fnuz", kFloat8E4M3FNUZ},
+      {"float8_e5m2", kFloat8E5M2},     {"float8_e5m2fnuz", kFloat8E5M2FNUZ},
+      {"float8_e8m0fnu", kFloat8E8M0},  {"float4_e2m1fn", kFloat4E2M1},
   };
   for (const auto& a : kAliases)
     if (n == a.alias) return a.dtype;

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <filesystem>
+
+#include "core/progress.h"
 
 namespace parity {
 
@@ -64,6 +67,11 @@ void Logger::adjust_verbosity(int steps) {
 }
 
 void Logger::set_log_file(const std::string& path) {
+  // Like Polygraphy, a log file may name a folder that does not exist yet.
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  PARITY_CHECK(!ec, kIo, "cannot create folder '", parent.string(), "' for log file '", path, "': ", ec.message());
   FILE* f = std::fopen(path.c_str(), "a");
   PARITY_CHECK(f, kIo, "cannot open log file '", path, "' for writing");
   file_.reset(f);
@@ -73,6 +81,7 @@ void Logger::set_stream(FILE* stream) { stream_ = stream; }
 
 void Logger::log(Severity s, std::string_view message) {
   if (!enabled(s)) return;
+  Progress::clear_active();  // a progress line on the terminal must not run into the message
   const auto& info = info_for(s);
   std::lock_guard<std::mutex> lock(mutex_);
   // Continuation lines are indented so multi-line messages read as one block, like Polygraphy.

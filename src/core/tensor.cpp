@@ -1,16 +1,27 @@
 #include "core/tensor.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
+
+#include "core/low_precision.h"
 
 namespace parity {
 
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
+  bool empty = false;  // a zero dimension makes any other size harmless
   for (int64_t d : shape) {
     PARITY_CHECK(d >= 0, kInvalidArgument, "negative dimension ", d, " in shape ", shape_to_string(shape));
-    n *= d;
+    empty = empty || d == 0;
   }
+  if (empty) return 0;
+  for (int64_t d : shape)
+    PARITY_CHECK(!__builtin_mul_overflow(n, d, &n), kInvalidArgument, "shape ", shape_to_string(shape),
+                 " has more elements than a 64-bit count can hold");
   return n;
 }
 
@@ -59,9 +70,36 @@ class StringStorage final : public Storage {
   std::vector<std::string> strings_;
 };
 
-std::shared_ptr<Storage> allocate_storage(DType dtype, int64_t numel, bool zeroed = true) {
+// The largest tensor parity allocates: the machine's physical memory, or PARITY_MAX_TENSOR_BYTES
+// (fuzzers and sanitizer runs set it low so a huge shape is an error, not an allocator abort).
+size_t max_tensor_bytes() {
+  static const size_t limit = [] {
+    if (const char* env = std::getenv("PARITY_MAX_TENSOR_BYTES"); env && *env) return static_cast<size_t>(std::strtoull(env, nullptr, 10));
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : SIZE_MAX;
+  }();
+  return limit;
+}
+
+std::string gib(size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+// Checked before allocating: shapes come from models, data files and the command line, and an
+// absurd one must be one clear error, not a bad_alloc (or the OOM killer) somewhere later.
+std::shared_ptr<Storage> allocate_storage(DType dtype, const Shape& shape, int64_t numel, bool zeroed = true) {
+  const size_t element = dtype == DType::kString ? sizeof(std::string) : dtype_size(dtype);
+  size_t bytes = 0;
+  PARITY_CHECK(!__builtin_mul_overflow(static_cast<size_t>(numel), element, &bytes), kInvalidArgument,
+               "a ", dtype_name(dtype), " tensor of shape ", shape_to_string(shape), " is too large to address");
+  PARITY_CHECK(bytes <= max_tensor_bytes(), kInvalidArgument, "a ", dtype_name(dtype), " tensor of shape ",
+               shape_to_string(shape), " needs ", gib(bytes), ", more than the ", gib(max_tensor_bytes()),
+               " parity may allocate (this machine's memory, or $PARITY_MAX_TENSOR_BYTES)");
   if (dtype == DType::kString) return std::make_shared<StringStorage>(static_cast<size_t>(numel));
-  return std::make_shared<HeapStorage>(static_cast<size_t>(numel) * dtype_size(dtype), zeroed);
+  return std::make_shared<HeapStorage>(bytes, zeroed);
 }
 }  // namespace
 
@@ -69,14 +107,15 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   PARITY_CHECK(is_valid_dtype(dtype), kInvalidArgument, "cannot create a tensor of dtype ",
                dtype_name(dtype));
   numel_ = shape_numel(shape_);
-  storage_ = allocate_storage(dtype_, numel_);
+  storage_ = allocate_storage(dtype_, shape_, numel_);
 }
 
 Tensor Tensor::uninitialized(DType dtype, Shape shape) {
   PARITY_CHECK(is_valid_dtype(dtype), kInvalidArgument, "cannot create a tensor of dtype ", dtype_name(dtype));
   if (dtype == DType::kString) return Tensor(dtype, std::move(shape));
   const int64_t numel = shape_numel(shape);
-  return Tensor(dtype, std::move(shape), allocate_storage(dtype, numel, /*zeroed=*/false));
+  auto storage = allocate_storage(dtype, shape, numel, /*zeroed=*/false);
+  return Tensor(dtype, std::move(shape), std::move(storage));
 }
 
 Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t byte_offset)
@@ -89,10 +128,14 @@ Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_
 
 Tensor Tensor::from_bytes(DType dtype, Shape shape, const void* bytes, size_t size_bytes) {
   PARITY_CHECK(dtype != DType::kString, kInvalidArgument, "string tensors cannot be built from bytes");
+  // Compared before allocating, so a huge shape over a few bytes of data is a clear error.
+  const int64_t numel = shape_numel(shape);
+  size_t needed = 0;
+  const bool overflow = __builtin_mul_overflow(static_cast<size_t>(numel), dtype_size(dtype), &needed);
+  PARITY_CHECK(!overflow && size_bytes == needed, kInvalidModel, "a ", dtype_name(dtype), " tensor of shape ",
+               shape_to_string(shape), " needs ", overflow ? std::string("more than 2^64") : std::to_string(needed),
+               " bytes, got ", size_bytes);
   Tensor t(dtype, std::move(shape));
-  PARITY_CHECK(size_bytes == t.size_bytes(), kInvalidModel, "expected ", t.size_bytes(),
-               " bytes for a ", dtype_name(dtype), " tensor of shape ", shape_to_string(t.shape()),
-               ", got ", size_bytes);
   if (size_bytes) std::memcpy(t.raw_data(), bytes, size_bytes);
   return t;
 }
@@ -133,6 +176,7 @@ Tensor Tensor::cast(DType dtype) const {
   if (dtype == dtype_) return clone();
   PARITY_CHECK(dtype != DType::kString && dtype_ != DType::kString, kUnsupported,
                "cannot cast between string and ", dtype_name(dtype == DType::kString ? dtype_ : dtype));
+  if (is_low_precision(dtype) || is_low_precision(dtype_)) return cast_low_precision(*this, dtype);
   Tensor out(dtype, shape_);
   visit_numeric_dtype(dtype_, [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
@@ -148,6 +192,7 @@ Tensor Tensor::cast(DType dtype) const {
 
 double Tensor::value_as_double(int64_t i) const {
   PARITY_ASSERT(i >= 0 && i < numel_, "index ", i, " out of range");
+  if (is_low_precision(dtype_)) return low_precision_to_double(dtype_, static_cast<const uint8_t*>(raw_data())[i]);
   return visit_numeric_dtype(dtype_, [&](auto tag) -> double {
     using T = typename decltype(tag)::type;
     return convert_scalar<double>(data<T>()[i]);

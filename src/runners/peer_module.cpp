@@ -9,7 +9,7 @@
 
 #include "core/logger.h"
 
-namespace parity {
+namespace parity::runners {
 
 namespace {
 
@@ -58,4 +58,4 @@ Result<const PeerModuleApi*> load_peer_module(const std::string& name) {
   return remember(api);
 }
 
-}  // namespace parity
+}  // namespace parity::runners

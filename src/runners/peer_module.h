@@ -10,7 +10,7 @@
 #include "core/status.h"
 #include "runners/registry.h"
 
-namespace parity {
+namespace parity::runners {
 
 /// Bumped whenever PeerModuleApi changes; a module built for another version is refused.
 inline constexpr int kPeerModuleAbiVersion = 1;
@@ -30,12 +30,12 @@ Result<const PeerModuleApi*> load_peer_module(const std::string& name);
 /// The file load_peer_module(name) opens.
 std::string peer_module_path(const std::string& name);
 
-}  // namespace parity
+}  // namespace parity::runners
 
 /// Defines the entry point of a runner module.
 #define PARITY_PEER_MODULE(version_fn, create_fn)                                      \
-  extern "C" __attribute__((visibility("default"))) const ::parity::PeerModuleApi*   \
+  extern "C" __attribute__((visibility("default"))) const ::parity::runners::PeerModuleApi*   \
   parity_peer_module() {                                                               \
-    static const ::parity::PeerModuleApi api{::parity::kPeerModuleAbiVersion, version_fn, create_fn}; \
+    static const ::parity::runners::PeerModuleApi api{::parity::runners::kPeerModuleAbiVersion, version_fn, create_fn}; \
     return &api;                                                                       \
   }

@@ -1,6 +1,6 @@
 #include "runners/registry.h"
 
-namespace parity {
+namespace parity::runners {
 
 RunnerRegistry& RunnerRegistry::instance() {
   static RunnerRegistry registry;
@@ -18,4 +18,4 @@ const RunnerInfo* RunnerRegistry::find(const std::string& name) const {
   return nullptr;
 }
 
-}  // namespace parity
+}  // namespace parity::runners

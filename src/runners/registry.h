@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "cli/args.h"
+#include "options/args.h"
 #include "core/status.h"
 #include "runners/runner.h"
 
-namespace parity {
+namespace parity::runners {
 
 /// What a runner factory gets: the model path and all parsed CLI options (its own group included).
 struct RunnerConfig {
   std::string model_path;
-  const cli::Args* args = nullptr;  // may be null when built from the C++ API
+  const options::Args* args = nullptr;  // may be null when built from the C++ API
 };
 
 struct RunnerInfo {
@@ -24,14 +24,14 @@ struct RunnerInfo {
   std::string flag;         // "--ref"
   std::string description;  // one line for --help and --list-runners
   /// Adds the runner's option group (e.g. --ort-threads); may be empty.
-  std::function<void(cli::ArgParser&)> add_options;
+  std::function<void(options::ArgParser&)> add_options;
   /// OK when the runtime can be used now; otherwise the reason it is unavailable.
-  std::function<Status(const cli::Args*)> availability;
+  std::function<Status(const options::Args*)> availability;
   /// Version string of the underlying runtime ("1.30.0"), when available.
-  std::function<std::string(const cli::Args*)> version;
+  std::function<std::string(const options::Args*)> version;
   std::function<std::unique_ptr<Runner>(const RunnerConfig&)> create;
   /// Optional extra line for `parity runners` (library path, execution providers, ...).
-  std::function<std::string(const cli::Args*)> details;
+  std::function<std::string(const options::Args*)> details;
 };
 
 class RunnerRegistry {
@@ -49,4 +49,4 @@ struct RunnerRegistrar {
   explicit RunnerRegistrar(RunnerInfo info) { RunnerRegistry::instance().add(std::move(info)); }
 };
 
-}  // namespace parity
+}  // namespace parity::runners

@@ -6,7 +6,7 @@
 
 #include "core/logger.h"
 
-namespace parity {
+namespace parity::runners {
 
 Runner::Runner(std::string name) : name_(std::move(name)) {}
 
@@ -66,4 +66,4 @@ std::string make_runner_name(const std::string& prefix) {
   return prefix + "-runner-N" + std::to_string(counter++) + "-" + stamp;
 }
 
-}  // namespace parity
+}  // namespace parity::runners

@@ -8,7 +8,7 @@
 #include "core/metadata.h"
 #include "core/tensor_map.h"
 
-namespace parity {
+namespace parity::runners {
 
 class Runner {
  public:
@@ -75,4 +75,4 @@ class ActiveRunner {
 /// Polygraphy-style default runner name: "<prefix>-runner-N<counter>-<date>-<time>".
 std::string make_runner_name(const std::string& prefix);
 
-}  // namespace parity
+}  // namespace parity::runners

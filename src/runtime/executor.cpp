@@ -1,5 +1,6 @@
 // Runs planned graphs: one frame of value slots per graph invocation, kernels in plan order,
 // values released after their last use, nested graphs run with their captures.
+#include <algorithm>
 #include <chrono>
 #include <new>
 
@@ -108,6 +109,9 @@ std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> input
         if (s >= 0 && !frame[s].is_empty()) (*state.hook)(graph.slot_names_[s], frame[s]);
     for (int s : node.release)
       if (!keep || !(*keep)[s]) frame[s] = Value();
+    if (is_main && state.stop_slot >= 0 &&
+        std::find(node.outputs.begin(), node.outputs.end(), state.stop_slot) != node.outputs.end())
+      break;
   }
   return frame;
 }

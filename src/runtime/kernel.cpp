@@ -29,42 +29,42 @@ std::string KernelInit::node_label() const {
   return label + " node '" + spec_.name + "'";
 }
 
-const Attribute* KernelInit::find_attr(const std::string& name) const {
+const model::Attribute* KernelInit::find_attr(const std::string& name) const {
   auto it = spec_.attributes.find(name);
   return it == spec_.attributes.end() ? nullptr : &it->second;
 }
 
-const Attribute& KernelInit::require_attr(const std::string& name, AttrType type) const {
-  const Attribute* a = find_attr(name);
+const model::Attribute& KernelInit::require_attr(const std::string& name, model::AttrType type) const {
+  const model::Attribute* a = find_attr(name);
   if (!a) fail("required attribute '", name, "' is missing");
   if (a->type != type)
-    fail("attribute '", name, "' has type ", attr_type_name(a->type), ", expected ", attr_type_name(type));
+    fail("attribute '", name, "' has type ", model::attr_type_name(a->type), ", expected ", model::attr_type_name(type));
   return *a;
 }
 
-int64_t KernelInit::attr_int(const std::string& n) const { return require_attr(n, AttrType::kInt).i; }
+int64_t KernelInit::attr_int(const std::string& n) const { return require_attr(n, model::AttrType::kInt).i; }
 int64_t KernelInit::attr_int(const std::string& n, int64_t fb) const { return has_attr(n) ? attr_int(n) : fb; }
-float KernelInit::attr_float(const std::string& n) const { return require_attr(n, AttrType::kFloat).f; }
+float KernelInit::attr_float(const std::string& n) const { return require_attr(n, model::AttrType::kFloat).f; }
 float KernelInit::attr_float(const std::string& n, float fb) const { return has_attr(n) ? attr_float(n) : fb; }
-std::string KernelInit::attr_string(const std::string& n) const { return require_attr(n, AttrType::kString).s; }
+std::string KernelInit::attr_string(const std::string& n) const { return require_attr(n, model::AttrType::kString).s; }
 std::string KernelInit::attr_string(const std::string& n, const std::string& fb) const {
   return has_attr(n) ? attr_string(n) : fb;
 }
-std::vector<int64_t> KernelInit::attr_ints(const std::string& n) const { return require_attr(n, AttrType::kInts).ints; }
+std::vector<int64_t> KernelInit::attr_ints(const std::string& n) const { return require_attr(n, model::AttrType::kInts).ints; }
 std::vector<int64_t> KernelInit::attr_ints(const std::string& n, const std::vector<int64_t>& fb) const {
   return has_attr(n) ? attr_ints(n) : fb;
 }
-std::vector<float> KernelInit::attr_floats(const std::string& n) const { return require_attr(n, AttrType::kFloats).floats; }
+std::vector<float> KernelInit::attr_floats(const std::string& n) const { return require_attr(n, model::AttrType::kFloats).floats; }
 std::vector<float> KernelInit::attr_floats(const std::string& n, const std::vector<float>& fb) const {
   return has_attr(n) ? attr_floats(n) : fb;
 }
 std::vector<std::string> KernelInit::attr_strings(const std::string& n) const {
-  return require_attr(n, AttrType::kStrings).strings;
+  return require_attr(n, model::AttrType::kStrings).strings;
 }
 std::vector<std::string> KernelInit::attr_strings(const std::string& n, const std::vector<std::string>& fb) const {
   return has_attr(n) ? attr_strings(n) : fb;
 }
-Tensor KernelInit::attr_tensor(const std::string& n) const { return require_attr(n, AttrType::kTensor).t; }
+Tensor KernelInit::attr_tensor(const std::string& n) const { return require_attr(n, model::AttrType::kTensor).t; }
 
 std::optional<Tensor> KernelInit::constant_input(size_t) const { return std::nullopt; }
 
@@ -144,11 +144,11 @@ std::vector<int> KernelRegistry::versions(const std::string& domain, const std::
   return v;
 }
 
-KernelRegistrar::KernelRegistrar(const char* domain, const char* op, int since, KernelFactory factory,
-                                 const char* file, KernelTier tier) {
+KernelRegistrar::KernelRegistrar(const char* domain, const char* op, std::initializer_list<int> since_versions,
+                                 KernelFactory factory, const char* file, KernelTier tier) {
   std::string d = domain;
   if (d == "ai.onnx") d.clear();
-  KernelRegistry::instance().add({d, op, since, std::move(factory), file, tier});
+  for (int since : since_versions) KernelRegistry::instance().add({d, op, since, factory, file, tier});
 }
 
 }  // namespace parity::runtime

@@ -1,6 +1,9 @@
-// Kernel API: every operator implementation registers itself in its own .cpp with
-// PARITY_REGISTER_KERNEL(domain, op, since_version, KernelClass). The executor picks, per node,
-// the registration with the largest since_version <= the model's opset for that domain.
+// Kernel API: every operator implementation registers itself in its own .cpp with one line,
+// PARITY_REGISTER_KERNEL(domain, op, since_versions, KernelClass), where since_versions is one
+// number or a parenthesized ascending list of every opset version the class implements:
+//   PARITY_REGISTER_KERNEL("", "Relu", (6, 13, 14), ReluKernel);
+// The executor picks, per node, the registration with the largest since_version <= the model's
+// opset for that domain.
 //
 // A kernel is built once per node at plan time from a KernelInit (attributes parsed there) and
 // then computes many times from a KernelContext.
@@ -14,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,7 +25,7 @@
 
 #include "core/status.h"
 #include "core/tensor.h"
-#include "onnx/attribute.h"
+#include "model/attribute.h"
 #include "runtime/value.h"
 
 namespace parity::runtime {
@@ -58,7 +62,7 @@ struct NodeSpec {
   int since_version = 0;  // since_version of the chosen kernel registration
   std::vector<std::string> inputs;   // "" marks an omitted optional input
   std::vector<std::string> outputs;  // "" marks an omitted optional output
-  AttributeMap attributes;
+  model::AttributeMap attributes;
 };
 
 /// Plan-time view of a node: attribute accessors with defaults and node-named errors.
@@ -78,7 +82,7 @@ class KernelInit {
   bool has_output(size_t i) const { return i < spec_.outputs.size() && !spec_.outputs[i].empty(); }
 
   bool has_attr(const std::string& name) const { return spec_.attributes.count(name) > 0; }
-  const Attribute* find_attr(const std::string& name) const;
+  const model::Attribute* find_attr(const std::string& name) const;
   int64_t attr_int(const std::string& name) const;
   int64_t attr_int(const std::string& name, int64_t fallback) const;
   float attr_float(const std::string& name) const;
@@ -116,7 +120,7 @@ class KernelInit {
   std::string node_label() const;
 
  private:
-  const Attribute& require_attr(const std::string& name, AttrType type) const;
+  const model::Attribute& require_attr(const std::string& name, model::AttrType type) const;
   const NodeSpec& spec_;
   Precision precision_;
 };
@@ -208,31 +212,57 @@ class KernelRegistry {
   std::vector<KernelDef> defs_;
 };
 
+/// True when a registration's since-versions are positive and strictly ascending (each version
+/// registered once); checked at compile time by the registration macros.
+constexpr bool valid_since_versions(std::initializer_list<int> versions) {
+  int previous = 0;
+  for (int v : versions) {
+    if (v <= previous) return false;
+    previous = v;
+  }
+  return versions.size() > 0;
+}
+
+/// Adds one KernelDef per since-version, all built by the same factory.
 struct KernelRegistrar {
-  KernelRegistrar(const char* domain, const char* op, int since, KernelFactory factory, const char* file,
-                  KernelTier tier = KernelTier::kReference);
+  KernelRegistrar(const char* domain, const char* op, std::initializer_list<int> since_versions,
+                  KernelFactory factory, const char* file, KernelTier tier = KernelTier::kReference);
 };
 
 }  // namespace parity::runtime
 
 #define PARITY_KERNEL_CONCAT_INNER(a, b) a##b
 #define PARITY_KERNEL_CONCAT(a, b) PARITY_KERNEL_CONCAT_INNER(a, b)
-/// Registers KernelClass (constructible from const KernelInit&) for (domain, op, since_version).
-#define PARITY_REGISTER_KERNEL(domain, op, since, KernelClass)                                     \
-  static ::parity::runtime::KernelRegistrar PARITY_KERNEL_CONCAT(parity_kernel_registrar_, __LINE__)( \
-      domain, op, since,                                                                            \
-      [](const ::parity::runtime::KernelInit& init) -> std::unique_ptr<::parity::runtime::Kernel> { \
-        return std::make_unique<KernelClass>(init);                                                 \
-      },                                                                                            \
-      __FILE__)
+// PARITY_KERNEL_DEPAREN((6, 13)) is `6, 13` and PARITY_KERNEL_DEPAREN(7) is `7`, so a single
+// since-version needs no parentheses.
+#define PARITY_KERNEL_DEPAREN(x) PARITY_KERNEL_DEPAREN_ESC(PARITY_KERNEL_DEPAREN_ISH x)
+#define PARITY_KERNEL_DEPAREN_ISH(...) PARITY_KERNEL_DEPAREN_ISH __VA_ARGS__
+#define PARITY_KERNEL_DEPAREN_ESC(...) PARITY_KERNEL_DEPAREN_ESC_(__VA_ARGS__)
+#define PARITY_KERNEL_DEPAREN_ESC_(...) PARITY_KERNEL_DEPAREN_VAN##__VA_ARGS__
+#define PARITY_KERNEL_DEPAREN_VANPARITY_KERNEL_DEPAREN_ISH
 
-/// Registers an optimized KernelClass beside the reference one. KernelClass is built through
+// Shared body of the two registration macros: the compile-time check of the version list, then
+// the static registrar. The factory body is variadic: a kernel class name may hold commas.
+#define PARITY_REGISTER_KERNEL_IMPL(domain, op, since_versions, tier, ...)                             \
+  static_assert(::parity::runtime::valid_since_versions({PARITY_KERNEL_DEPAREN(since_versions)}),     \
+                "kernel since-versions must be positive and strictly ascending");                      \
+  static ::parity::runtime::KernelRegistrar PARITY_KERNEL_CONCAT(parity_kernel_registrar_, __LINE__)( \
+      domain, op, {PARITY_KERNEL_DEPAREN(since_versions)},                                            \
+      [](const ::parity::runtime::KernelInit& init) -> std::unique_ptr<::parity::runtime::Kernel> {   \
+        __VA_ARGS__                                                                                   \
+      },                                                                                              \
+      __FILE__, tier)
+
+/// Registers KernelClass (constructible from const KernelInit&) for (domain, op) at each
+/// since-version: `7` or `(1, 7, 13)`.
+#define PARITY_REGISTER_KERNEL(domain, op, since_versions, ...)                          \
+  PARITY_REGISTER_KERNEL_IMPL(domain, op, since_versions, ::parity::runtime::KernelTier::kReference, \
+                              return std::make_unique<__VA_ARGS__>(init);)
+
+/// Registers an optimized KernelClass beside the reference one, at the same since-versions as the
+/// reference registrations it replaces. KernelClass is built through
 /// `static std::unique_ptr<Kernel> create(const KernelInit&)`, which returns nullptr to decline a
 /// node (the reference kernel then runs it).
-#define PARITY_REGISTER_OPTIMIZED_KERNEL(domain, op, since, KernelClass)                                    \
-  static ::parity::runtime::KernelRegistrar PARITY_KERNEL_CONCAT(parity_kernel_registrar_, __LINE__)(      \
-      domain, op, since,                                                                                  \
-      [](const ::parity::runtime::KernelInit& init) -> std::unique_ptr<::parity::runtime::Kernel> {       \
-        return KernelClass::create(init);                                                                 \
-      },                                                                                                  \
-      __FILE__, ::parity::runtime::KernelTier::kOptimized)
+#define PARITY_REGISTER_OPTIMIZED_KERNEL(domain, op, since_versions, ...)                           \
+  PARITY_REGISTER_KERNEL_IMPL(domain, op, since_versions, ::parity::runtime::KernelTier::kOptimized, \
+                              return __VA_ARGS__::create(init);)

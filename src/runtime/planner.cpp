@@ -7,11 +7,11 @@
 #include <queue>
 #include <set>
 
-#include "onnx/proto_convert.h"
+#include "model/proto_convert.h"
 #include "runtime/channels_last.h"
 #include "runtime/positional_fusion.h"
-#include "runtime/activation_rewrite.h"
-#include "runtime/batch_norm_folding.h"
+#include "runtime/rewrites/activation_rewrite.h"
+#include "runtime/rewrites/batch_norm_folding.h"
 #include "runtime/subgraph.h"
 
 namespace parity::runtime {
@@ -204,8 +204,8 @@ class PlanKernelInit : public KernelInit, public GraphAccess {
   }
 
   std::shared_ptr<Subgraph> subgraph(const std::string& attr_name) const override {
-    const Attribute* attr = find_attr(attr_name);
-    if (!attr || attr->type != AttrType::kGraph || !attr->g) fail("graph attribute '", attr_name, "' is missing");
+    const model::Attribute* attr = find_attr(attr_name);
+    if (!attr || attr->type != model::AttrType::kGraph || !attr->g) fail("graph attribute '", attr_name, "' is missing");
     return plan_graph(*attr->g, env_, &plan_);
   }
 
@@ -330,6 +330,7 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
       const bool accepted = position == 0 ? fusable->fuse_tail(tail_init, first_extra_input)
                                           : positional->fuse_tail_at(tail_init, position, first_extra_input);
       if (!accepted) break;
+      head.tails.push_back({tail_spec, tail_inputs, position, first_extra_input});
 
       for (size_t k = 0; k < tail_inputs.size(); ++k) {
         if (k == position) continue;
@@ -392,118 +393,151 @@ void hand_off_channels_last(Subgraph& g, const std::vector<std::vector<int>>& us
     }
     if (!agreed) continue;
     producer->write_channels_last();
+    node.writes_channels_last = true;
     ++g.channels_last_values_;
-    for (auto [j, k] : readers[slot]) dynamic_cast<ChannelsLastKernel*>(g.nodes_[j].kernel.get())->read_channels_last(k);
+    for (auto [j, k] : readers[slot]) {
+      dynamic_cast<ChannelsLastKernel*>(g.nodes_[j].kernel.get())->read_channels_last(k);
+      g.nodes_[j].reads_channels_last.push_back(k);
+    }
   }
 }
 
-}  // namespace
+// One plan_graph call: the graph's steps in order, each a member, sharing the plan being built.
+class GraphPlanner {
+ public:
+  GraphPlanner(const onnx::GraphProto& graph, const PlanEnv& env, const Subgraph* parent)
+      : graph_(graph), env_(env), parent_(parent), plan_(std::make_shared<Subgraph>()), g_(*plan_),
+        label_(parent ? "subgraph '" + graph.name() + "'" : "graph '" + graph.name() + "'") {}
 
-std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEnv& env, const Subgraph* parent) {
-  auto plan = std::make_shared<Subgraph>();
-  Subgraph& g = *plan;
-  auto add_slot = [&](const std::string& name) -> int {
-    auto it = g.slot_of_.find(name);
-    if (it != g.slot_of_.end()) return it->second;
-    const int s = static_cast<int>(g.slot_names_.size());
-    g.slot_names_.push_back(name);
-    g.slot_of_[name] = s;
+  std::shared_ptr<Subgraph> plan() {
+    add_inputs_and_initializers();
+    expand_nodes();
+    capture_outer_values();
+    order_nodes();
+    add_outputs();
+    create_kernels();
+    fuse();
+    schedule_releases();
+    return plan_;
+  }
+
+ private:
+  int add_slot(const std::string& name) {
+    auto it = g_.slot_of_.find(name);
+    if (it != g_.slot_of_.end()) return it->second;
+    const int s = static_cast<int>(g_.slot_names_.size());
+    g_.slot_names_.push_back(name);
+    g_.slot_of_[name] = s;
     return s;
-  };
-  const std::string graph_label = parent ? "subgraph '" + graph.name() + "'" : "graph '" + graph.name() + "'";
+  }
 
   // 1. Inputs and initializers.
-  for (const auto& in : graph.input()) {
-    g.input_names_.push_back(in.name());
-    g.input_meta_.push_back(onnx_io::meta_from_value_info(in));
-    g.input_slots_.push_back(add_slot(in.name()));
-  }
-  std::vector<std::pair<int, Tensor>> initializers;
-  for (const auto& init : graph.initializer()) {
-    Tensor t = onnx_io::tensor_from_proto(init, env.base_dir);
-    if (env.precision == Precision::kFloat64 && is_floating(t.dtype())) t = t.cast(DType::kFloat64);
-    initializers.emplace_back(add_slot(init.name()), std::move(t));
+  void add_inputs_and_initializers() {
+    for (const auto& in : graph_.input()) {
+      g_.input_names_.push_back(in.name());
+      g_.input_meta_.push_back(model::meta_from_value_info(in));
+      g_.input_slots_.push_back(add_slot(in.name()));
+    }
+    for (const auto& init : graph_.initializer()) {
+      Tensor t = model::tensor_from_proto(init, env_.base_dir);
+      if (env_.precision == Precision::kFloat64 && is_floating(t.dtype())) t = t.cast(DType::kFloat64);
+      initializers_.emplace_back(add_slot(init.name()), std::move(t));
+    }
   }
 
   // 2. Inline functions, then give every node output a slot.
-  Expander expander(env);
-  std::vector<ExpandedNode> nodes;
-  for (const auto& node : graph.node()) expander.expand(node, nullptr, nodes, 0);
-  std::vector<int> producer;  // per slot: node index or -1
-  std::set<std::string> produced;
-  for (size_t n = 0; n < nodes.size(); ++n)
-    for (const auto& out : nodes[n].proto.output()) {
-      if (out.empty()) continue;
-      PARITY_CHECK(produced.insert(out).second, kInvalidModel, graph_label, ": value '", out,
-                   "' is produced by more than one node");
-      const int s = add_slot(out);
-      if (producer.size() <= static_cast<size_t>(s)) producer.resize(s + 1, -1);
-      producer[s] = static_cast<int>(n);
-    }
-
-  // 3. Outer-scope captures.
-  std::set<std::string> used;
-  for (const auto& n : nodes) add_node_uses(n.proto, used);
-  for (const auto& out : graph.output()) used.insert(out.name());
-  for (const auto& name : used) {
-    if (g.slot_of_.count(name)) continue;
-    const int outer = parent ? parent->slot(name) : -1;
-    PARITY_CHECK(outer >= 0, kInvalidModel, graph_label, ": value '", name,
-                 "' is used but not produced by any node, initializer or graph input");
-    g.captures_.emplace_back(add_slot(name), outer);
+  void expand_nodes() {
+    Expander expander(env_);
+    for (const auto& node : graph_.node()) expander.expand(node, nullptr, nodes_, 0);
+    std::set<std::string> produced;
+    for (size_t n = 0; n < nodes_.size(); ++n)
+      for (const auto& out : nodes_[n].proto.output()) {
+        if (out.empty()) continue;
+        PARITY_CHECK(produced.insert(out).second, kInvalidModel, label_, ": value '", out,
+                     "' is produced by more than one node");
+        const int s = add_slot(out);
+        if (producer_.size() <= static_cast<size_t>(s)) producer_.resize(s + 1, -1);
+        producer_[s] = static_cast<int>(n);
+      }
   }
-  const size_t num_slots = g.slot_names_.size();
-  producer.resize(num_slots, -1);
-  g.is_initializer_.assign(num_slots, false);
-  for (auto& [slot, t] : initializers) {
-    g.is_initializer_[slot] = true;
-    g.constants_.emplace_back(slot, Value(std::move(t)));
+
+  // 3. Outer-scope captures (then the initializers become the plan's constants).
+  void capture_outer_values() {
+    std::set<std::string> used;
+    for (const auto& n : nodes_) add_node_uses(n.proto, used);
+    for (const auto& out : graph_.output()) used.insert(out.name());
+    for (const auto& name : used) {
+      if (g_.slot_of_.count(name)) continue;
+      const int outer = parent_ ? parent_->slot(name) : -1;
+      PARITY_CHECK(outer >= 0, kInvalidModel, label_, ": value '", name,
+                   "' is used but not produced by any node, initializer or graph input");
+      g_.captures_.emplace_back(add_slot(name), outer);
+    }
+    const size_t num_slots = g_.slot_names_.size();
+    producer_.resize(num_slots, -1);
+    g_.is_initializer_.assign(num_slots, false);
+    for (auto& [slot, t] : initializers_) {
+      g_.is_initializer_[slot] = true;
+      g_.constants_.emplace_back(slot, Value(std::move(t)));
+    }
   }
 
   // 4. Topological order (stable: original order wherever dependencies allow).
-  std::vector<std::vector<int>> node_uses(nodes.size());
-  for (size_t n = 0; n < nodes.size(); ++n) {
-    std::set<std::string> u;
-    add_node_uses(nodes[n].proto, u);
-    for (const auto& name : u) node_uses[n].push_back(g.slot_of_.at(name));
-  }
-  std::vector<int> indegree(nodes.size(), 0);
-  std::vector<std::vector<int>> dependents(nodes.size());
-  for (size_t n = 0; n < nodes.size(); ++n)
-    for (int s : node_uses[n])
-      if (producer[s] >= 0 && producer[s] != static_cast<int>(n)) {
-        ++indegree[n];
-        dependents[producer[s]].push_back(static_cast<int>(n));
-      }
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (size_t n = 0; n < nodes.size(); ++n)
-    if (indegree[n] == 0) ready.push(static_cast<int>(n));
-  std::vector<int> order;
-  while (!ready.empty()) {
-    const int n = ready.top();
-    ready.pop();
-    order.push_back(n);
-    for (int d : dependents[n])
-      if (--indegree[d] == 0) ready.push(d);
-  }
-  if (order.size() != nodes.size()) {
-    for (size_t n = 0; n < nodes.size(); ++n)
-      if (indegree[n] > 0)
-        fail(ErrorCode::kInvalidModel, graph_label, ": the graph has a cycle through node '", nodes[n].proto.name(),
-             "' (", nodes[n].proto.op_type(), ")");
+  void order_nodes() {
+    node_uses_.resize(nodes_.size());
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      std::set<std::string> u;
+      add_node_uses(nodes_[n].proto, u);
+      for (const auto& name : u) node_uses_[n].push_back(g_.slot_of_.at(name));
+    }
+    std::vector<int> indegree(nodes_.size(), 0);
+    std::vector<std::vector<int>> dependents(nodes_.size());
+    for (size_t n = 0; n < nodes_.size(); ++n)
+      for (int s : node_uses_[n])
+        if (producer_[s] >= 0 && producer_[s] != static_cast<int>(n)) {
+          ++indegree[n];
+          dependents[producer_[s]].push_back(static_cast<int>(n));
+        }
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+    for (size_t n = 0; n < nodes_.size(); ++n)
+      if (indegree[n] == 0) ready.push(static_cast<int>(n));
+    while (!ready.empty()) {
+      const int n = ready.top();
+      ready.pop();
+      order_.push_back(n);
+      for (int d : dependents[n])
+        if (--indegree[d] == 0) ready.push(d);
+    }
+    if (order_.size() != nodes_.size()) {
+      for (size_t n = 0; n < nodes_.size(); ++n)
+        if (indegree[n] > 0)
+          fail(ErrorCode::kInvalidModel, label_, ": the graph has a cycle through node '", nodes_[n].proto.name(),
+               "' (", nodes_[n].proto.op_type(), ")");
+    }
   }
 
   // 5. Outputs.
-  for (const auto& out : graph.output()) {
-    g.output_names_.push_back(out.name());
-    g.output_meta_.push_back(onnx_io::meta_from_value_info(out));
-    g.output_slots_.push_back(g.slot_of_.at(out.name()));
+  void add_outputs() {
+    for (const auto& out : graph_.output()) {
+      g_.output_names_.push_back(out.name());
+      g_.output_meta_.push_back(model::meta_from_value_info(out));
+      g_.output_slots_.push_back(g_.slot_of_.at(out.name()));
+    }
   }
 
   // 6. Kernels, in execution order (Constant values are folded so later kernels can see them).
-  for (int n : order) {
-    const auto& proto = nodes[n].proto;
-    const auto& opsets = nodes[n].opsets ? *nodes[n].opsets : env.opsets;
+  void create_kernels() {
+    for (int n : order_) {
+      PlannedNode pn = plan_node(nodes_[n]);
+      if (pn.spec.domain.empty() && pn.spec.op_type == "Constant" && pn.inputs.empty()) fold_constant(pn);
+      g_.nodes_.push_back(std::move(pn));
+    }
+  }
+
+  // One node's spec, slots and kernel (the optimized one where the tier and precision allow).
+  PlannedNode plan_node(const ExpandedNode& node) {
+    const auto& proto = node.proto;
+    const auto& opsets = node.opsets ? *node.opsets : env_.opsets;
     PlannedNode pn;
     pn.spec.name = proto.name();
     pn.spec.op_type = proto.op_type();
@@ -512,84 +546,137 @@ std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEn
     pn.spec.opset = op_it == opsets.end() ? 0 : op_it->second;
     for (const auto& in : proto.input()) {
       pn.spec.inputs.push_back(in);
-      pn.inputs.push_back(in.empty() ? -1 : g.slot_of_.at(in));
+      pn.inputs.push_back(in.empty() ? -1 : g_.slot_of_.at(in));
     }
     for (const auto& out : proto.output()) {
       pn.spec.outputs.push_back(out);
-      pn.outputs.push_back(out.empty() ? -1 : g.slot_of_.at(out));
+      pn.outputs.push_back(out.empty() ? -1 : g_.slot_of_.at(out));
     }
     pn.label = make_label(pn.spec);
-    const auto& registry = KernelRegistry::instance();
-    const KernelDef* def = registry.resolve(pn.spec.domain, pn.spec.op_type, pn.spec.opset);
-    if (!def) {
-      const auto versions = registry.versions(pn.spec.domain, pn.spec.op_type);
-      if (versions.empty())
-        fail(ErrorCode::kUnsupported, "parity has no kernel for op '", pn.spec.op_type, "' in domain '",
-             display_domain(pn.spec.domain), "' (", pn.label, ", opset ", pn.spec.opset, ")");
-      fail(ErrorCode::kUnsupported, "no kernel for op '", pn.spec.op_type, "' (domain ",
-           display_domain(pn.spec.domain), ") at opset ", pn.spec.opset, "; versions that exist: ",
-           join_ints(versions), " (", pn.label, ")");
-    }
+    const KernelDef* def = resolve_kernel(pn);
     pn.spec.since_version = def->since_version;
-    for (const auto& a : proto.attribute()) pn.spec.attributes[a.name()] = onnx_io::attribute_from_proto(a, env.base_dir);
-    PlanKernelInit init(pn.spec, env, g, pn.inputs, graph);
+    for (const auto& a : proto.attribute()) pn.spec.attributes[a.name()] = model::attribute_from_proto(a, env_.base_dir);
+    PlanKernelInit init(pn.spec, env_, g_, pn.inputs, graph_);
+    const auto& registry = KernelRegistry::instance();
     try {
-      if (env.tier == KernelTier::kOptimized && env.precision == Precision::kFloat32)
-        if (const KernelDef* optimized = registry.resolve_optimized(*def, pn.spec.opset)) pn.kernel = optimized->create(init);
-      if (!pn.kernel) pn.kernel = def->create(init);
+      if (env_.tier == KernelTier::kOptimized && env_.precision == Precision::kFloat32)
+        if (const KernelDef* optimized = registry.resolve_optimized(*def, pn.spec.opset)) {
+          pn.kernel = optimized->create(init);
+          if (pn.kernel) pn.tactic = tactic_name(*optimized);
+        }
+      if (!pn.kernel) {
+        pn.kernel = def->create(init);
+        pn.tactic = tactic_name(*def);
+      }
     } catch (const Error& e) {
       const std::string msg = e.what();
       if (msg.find(pn.label) != std::string::npos) throw;
       throw Error(e.code(), pn.label + ": " + msg);
     }
     PARITY_ASSERT(pn.kernel, "kernel factory for ", pn.label, " returned null");
-    if (pn.spec.domain.empty() && pn.spec.op_type == "Constant" && pn.inputs.empty()) {
-      FoldContext fold(pn, env.precision);
-      pn.kernel->compute(fold);
-      bool all_outputs = true;
-      for (size_t i = 0; i < pn.outputs.size(); ++i) {
-        if (pn.outputs[i] < 0) continue;
-        if (fold.outputs_[i].is_empty()) all_outputs = false;
-        else g.plan_time_values_[pn.outputs[i]] = fold.outputs_[i];
-      }
-      pn.folded = all_outputs;
+    pn.kernel_spec = pn.spec;
+    pn.kernel_inputs = pn.inputs;
+    return pn;
+  }
+
+  // The kernel registered for the node's op at its opset; an error lists the versions that exist.
+  static const KernelDef* resolve_kernel(const PlannedNode& pn) {
+    const auto& registry = KernelRegistry::instance();
+    const KernelDef* def = registry.resolve(pn.spec.domain, pn.spec.op_type, pn.spec.opset);
+    if (def) return def;
+    const auto versions = registry.versions(pn.spec.domain, pn.spec.op_type);
+    if (versions.empty())
+      fail(ErrorCode::kUnsupported, "parity has no kernel for op '", pn.spec.op_type, "' in domain '",
+           display_domain(pn.spec.domain), "' (", pn.label, ", opset ", pn.spec.opset, ")");
+    fail(ErrorCode::kUnsupported, "no kernel for op '", pn.spec.op_type, "' (domain ", display_domain(pn.spec.domain),
+         ") at opset ", pn.spec.opset, "; versions that exist: ", join_ints(versions), " (", pn.label, ")");
+  }
+
+  // A Constant node's value, computed now so that later kernels see it at plan time.
+  void fold_constant(PlannedNode& pn) {
+    FoldContext fold(pn, env_.precision);
+    pn.kernel->compute(fold);
+    bool all_outputs = true;
+    for (size_t i = 0; i < pn.outputs.size(); ++i) {
+      if (pn.outputs[i] < 0) continue;
+      if (fold.outputs_[i].is_empty()) all_outputs = false;
+      else g_.plan_time_values_[pn.outputs[i]] = fold.outputs_[i];
     }
-    g.nodes_.push_back(std::move(pn));
+    pn.folded = all_outputs;
   }
 
   // 7. Fusion: optimized kernels absorb the elementwise node that consumes their output.
-  std::vector<std::vector<int>> uses(g.nodes_.size());  // per planned node, slots it reads
-  for (size_t i = 0; i < g.nodes_.size(); ++i) uses[i] = node_uses[order[i]];
-  if (env.fuse) {
+  void fuse() {
+    uses_.resize(g_.nodes_.size());  // per planned node, slots it reads
+    for (size_t i = 0; i < g_.nodes_.size(); ++i) uses_[i] = node_uses_[order_[i]];
+    if (!env_.fuse) return;
+    std::map<const Kernel*, std::string> rewritten_tactics;  // kernels the rewrites asked for
     auto make_kernel = [&](const NodeSpec& spec, const std::vector<int>& slots) {
       const auto& registry = KernelRegistry::instance();
       const KernelDef* def = registry.resolve(spec.domain, spec.op_type, spec.opset);
       PARITY_ASSERT(def, "no kernel for the rewritten node ", spec.domain, "::", spec.op_type);
-      PlanKernelInit init(spec, env, g, slots, graph);
-      if (const KernelDef* optimized = registry.resolve_optimized(*def, spec.opset))
-        if (auto kernel = optimized->create(init)) return kernel;
-      return def->create(init);
+      PlanKernelInit init(spec, env_, g_, slots, graph_);
+      std::unique_ptr<Kernel> kernel;
+      const KernelDef* used = registry.resolve_optimized(*def, spec.opset);
+      if (used) kernel = used->create(init);
+      if (!kernel) {
+        used = def;
+        kernel = def->create(init);
+      }
+      rewritten_tactics[kernel.get()] = tactic_name(*used);
+      return kernel;
     };
-    g.fused_nodes_ += fold_batch_norms_into_convs(g, uses, make_kernel);
-    g.fused_nodes_ += rewrite_decomposed_activations(
-        g, uses, [&](const NodeSpec& spec) { return make_kernel(spec, {g.slot(spec.inputs[0])}); });
-    fuse_tails(g, uses, env, graph);
+    g_.fused_nodes_ += fold_batch_norms_into_convs(g_, uses_, make_kernel);
+    g_.fused_nodes_ += rewrite_decomposed_activations(
+        g_, uses_, [&](const NodeSpec& spec) { return make_kernel(spec, {g_.slot(spec.inputs[0])}); });
+    for (auto& node : g_.nodes_)
+      if (auto it = rewritten_tactics.find(node.kernel.get()); it != rewritten_tactics.end()) {
+        node.tactic = it->second;
+        node.kernel_spec = node.spec;
+        node.kernel_inputs = node.inputs;
+      }
+    fuse_tails(g_, uses_, env_, graph_);
+    hand_off_channels_last(g_, uses_);
   }
-  if (env.fuse) hand_off_channels_last(g, uses);
 
   // 8. Lifetimes: release each slot after its last use; outputs live to the end.
-  const size_t final_slots = g.slot_names_.size();  // folding may have added constant slots
-  g.keep_alive_.assign(final_slots, false);
-  for (int s : g.output_slots_) g.keep_alive_[s] = true;
-  std::vector<int> last_use(final_slots, -1);
-  for (size_t i = 0; i < g.nodes_.size(); ++i) {
-    for (int s : uses[i]) last_use[s] = static_cast<int>(i);
-    for (int s : g.nodes_[i].outputs)
-      if (s >= 0 && last_use[s] < static_cast<int>(i)) last_use[s] = static_cast<int>(i);
+  void schedule_releases() {
+    const size_t final_slots = g_.slot_names_.size();  // folding may have added constant slots
+    g_.keep_alive_.assign(final_slots, false);
+    for (int s : g_.output_slots_) g_.keep_alive_[s] = true;
+    std::vector<int> last_use(final_slots, -1);
+    for (size_t i = 0; i < g_.nodes_.size(); ++i) {
+      for (int s : uses_[i]) last_use[s] = static_cast<int>(i);
+      for (int s : g_.nodes_[i].outputs)
+        if (s >= 0 && last_use[s] < static_cast<int>(i)) last_use[s] = static_cast<int>(i);
+    }
+    for (size_t s = 0; s < final_slots; ++s)
+      if (!g_.keep_alive_[s] && last_use[s] >= 0) g_.nodes_[last_use[s]].release.push_back(static_cast<int>(s));
   }
-  for (size_t s = 0; s < final_slots; ++s)
-    if (!g.keep_alive_[s] && last_use[s] >= 0) g.nodes_[last_use[s]].release.push_back(static_cast<int>(s));
-  return plan;
+
+  const onnx::GraphProto& graph_;
+  const PlanEnv& env_;
+  const Subgraph* parent_;
+  std::shared_ptr<Subgraph> plan_;
+  Subgraph& g_;
+  const std::string label_;  // "graph 'name'" or "subgraph 'name'", for errors
+  std::vector<std::pair<int, Tensor>> initializers_;
+  std::vector<ExpandedNode> nodes_;
+  std::vector<int> producer_;                 // per slot: node index or -1
+  std::vector<std::vector<int>> node_uses_;   // per expanded node, slots it reads
+  std::vector<int> order_;                    // expanded node indices in execution order
+  std::vector<std::vector<int>> uses_;        // per planned node, slots it reads
+};
+
+}  // namespace
+
+std::string tactic_name(const KernelDef& def) {
+  std::string file = std::filesystem::path(def.source_file).stem().string();
+  return (def.tier == KernelTier::kOptimized ? "optimized:" : "reference:") + file;
+}
+
+std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEnv& env, const Subgraph* parent) {
+  return GraphPlanner(graph, env, parent).plan();
 }
 
 }  // namespace parity::runtime

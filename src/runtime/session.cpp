@@ -9,7 +9,9 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "onnx/proto_convert.h"
+#include "core/formats/file_io.h"
+#include "model/proto_convert.h"
+#include "runtime/plan/plan_file.h"
 #include "runtime/subgraph.h"
 #include "runtime/thread_pool.h"
 
@@ -32,6 +34,9 @@ struct Session::Impl {
     // A plan without fusions may still hand values over channels-last, which observers must
     // not see.
     if (!plan->fused_nodes_ && !plan->channels_last_values_) return *plan;
+    PARITY_CHECK(model, kUnsupported,
+                 "a plan file runs as it was built (fused), so only its outputs can be observed; run the ONNX "
+                 "model for hooks and intermediate outputs");
     std::call_once(unfused_once, [&] {
       PlanEnv unfused_env = env;
       unfused_env.fuse = false;
@@ -85,10 +90,11 @@ Value to_compute_precision(Value v, Precision precision) {
   return v;
 }
 
-/// Narrows an fp64-oracle tensor to the model's dtype. bfloat16 truncates, as ONNX 1.12's Cast.
-Tensor narrow_tensor(const Tensor& t, DType dtype) {
+/// Narrows an fp64-oracle tensor to the model's dtype. bfloat16 follows Cast at the model's opset:
+/// truncation before opset 19 (ONNX 1.12's Cast), round to nearest even from 19 on.
+Tensor narrow_tensor(const Tensor& t, DType dtype, bool truncate_bfloat16) {
   if (t.dtype() == dtype || !is_floating(t.dtype())) return t;
-  if (dtype != DType::kBFloat16) return t.cast(dtype);
+  if (dtype != DType::kBFloat16 || !truncate_bfloat16) return t.cast(dtype);
   const Tensor f = t.cast(DType::kFloat32);
   Tensor out(DType::kBFloat16, t.shape());
   const auto* src = static_cast<const uint32_t*>(f.raw_data());
@@ -97,12 +103,12 @@ Tensor narrow_tensor(const Tensor& t, DType dtype) {
   return out;
 }
 
-Value to_dtype(const Value& v, DType dtype) {
+Value to_dtype(const Value& v, DType dtype, bool truncate_bfloat16) {
   if (dtype == DType::kUndefined || !is_floating(dtype)) return v;
-  if (v.is_tensor()) return Value(narrow_tensor(v.tensor(), dtype));
+  if (v.is_tensor()) return Value(narrow_tensor(v.tensor(), dtype, truncate_bfloat16));
   if (v.is_sequence()) {
     std::vector<Tensor> items;
-    for (const auto& t : v.sequence_items()) items.push_back(narrow_tensor(t, dtype));
+    for (const auto& t : v.sequence_items()) items.push_back(narrow_tensor(t, dtype, truncate_bfloat16));
     return Value::sequence(std::move(items), dtype);
   }
   return v;
@@ -132,12 +138,15 @@ Session& Session::operator=(Session&&) noexcept = default;
 Session::~Session() = default;
 
 Result<Session> Session::create(const fs::path& model_path, const SessionOptions& options) {
+  if (plan::is_plan_file(model_path)) return plan::load_plan(model_path, options);
   return capture_result<Session>([&] {
     std::ifstream in(model_path, std::ios::binary);
     PARITY_CHECK(in, kNotFound, "cannot open model '", model_path.string(), "'");
+    formats::note_input(model_path.string());
     onnx::ModelProto model;
     PARITY_CHECK(model.ParseFromIstream(&in), kInvalidModel, "'", model_path.string(),
-                 "' is not a valid ONNX model (protobuf parse failed)");
+                 "' is not a valid ONNX model (protobuf parse failed: truncated or corrupt data, or nested "
+                 "deeper than protobuf's limit of 100 messages, e.g. subgraphs within subgraphs)");
     return create(model, options, model_path.parent_path()).value();
   });
 }
@@ -174,6 +183,28 @@ Result<Session> Session::create(const onnx::ModelProto& model_in, const SessionO
   });
 }
 
+Session Session::from_plan(std::shared_ptr<Subgraph> plan, const SessionOptions& options,
+                           std::map<std::string, int> opsets) {
+  PARITY_CHECK(options.threads >= 1, kInvalidArgument, "thread count must be at least 1, got ", options.threads);
+  PARITY_CHECK(options.precision == Precision::kFloat32, kInvalidArgument,
+               "a plan's precision is fixed when it is built; the fp64 oracle needs the ONNX model");
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->plan = std::move(plan);
+  impl->env.precision = options.precision;
+  impl->env.opsets = std::move(opsets);
+  impl->value_types = std::make_shared<std::map<std::string, onnx::TypeProto>>();
+  for (int s : impl->plan->input_slots_) impl->is_initializer_input.push_back(impl->plan->is_initializer_[s]);
+  impl->pool = std::make_unique<ThreadPool>(options.threads);
+  return Session(std::move(impl));
+}
+
+const Subgraph& Session::plan() const { return *impl_->plan; }
+const std::map<std::string, onnx::TypeProto>* Session::value_types() const {
+  return impl_->model ? impl_->value_types.get() : nullptr;
+}
+const std::map<std::string, int>& Session::opsets() const { return impl_->env.opsets; }
+
 TensorMetadata Session::input_metadata() const {
   TensorMetadata meta;
   const auto& plan = *impl_->plan;
@@ -204,7 +235,8 @@ std::vector<std::string> Session::intermediate_names() const {
 const SessionOptions& Session::options() const { return impl_->options; }
 
 NamedValues Session::run_values(const NamedValues& feed, const RunOptions& run_options) const {
-  bool observes_intermediates = static_cast<bool>(run_options.hook);
+  // Intermediates (a hook's, or the value to stop after) are seen on the unfused plan.
+  bool observes_intermediates = static_cast<bool>(run_options.hook) || !run_options.stop_after.empty();
   for (const auto& name : run_options.outputs)
     if (std::find(impl_->plan->output_names_.begin(), impl_->plan->output_names_.end(), name) ==
         impl_->plan->output_names_.end())
@@ -256,7 +288,13 @@ NamedValues Session::run_values(const NamedValues& feed, const RunOptions& run_o
   state.hook = run_options.hook ? &run_options.hook : nullptr;
   state.keep_slots = &keep;
   state.profile = run_options.profile;
+  if (!run_options.stop_after.empty()) {
+    state.stop_slot = plan.slot(run_options.stop_after);
+    PARITY_CHECK(state.stop_slot >= 0, kNotFound, "cannot stop after '", run_options.stop_after,
+                 "': it is not a value of the model's main graph");
+  }
   std::vector<Value> frame = execute_graph(plan, std::move(inputs), nullptr, state, true);
+  if (state.stop_slot >= 0) return {};  // stopped early: the outputs need not exist
 
   NamedValues results;
   const bool narrow = precision == Precision::kFloat64 && impl_->options.outputs_in_model_dtype;
@@ -265,7 +303,7 @@ NamedValues Session::run_values(const NamedValues& feed, const RunOptions& run_o
     PARITY_CHECK(!v.is_empty(), kRuntime, "output '", out_names[k], "' was not produced by the graph");
     if (narrow) {
       auto d = impl_->declared_dtype.find(out_names[k]);
-      if (d != impl_->declared_dtype.end()) v = to_dtype(v, d->second);
+      if (d != impl_->declared_dtype.end()) v = to_dtype(v, d->second, impl_->env.opsets.at("") < 19);
     }
     results.emplace_back(out_names[k], std::move(v));
   }

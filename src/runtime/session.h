@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -18,6 +19,7 @@
 
 namespace onnx {
 class ModelProto;
+class TypeProto;
 }
 
 namespace parity::runtime {
@@ -67,6 +69,10 @@ struct RunOptions {
   /// When set, receives one entry per executed main-graph node, in execution order. Profiling
   /// does not change the plan (fused nodes show as one entry).
   std::vector<NodeTiming>* profile = nullptr;
+  /// When set, the run ends right after the main-graph node that produces this value (and its
+  /// hook call) and returns no values: a hook that only needs the values up to that point (a
+  /// layer-by-layer comparison window) does not pay for the rest of the graph.
+  std::string stop_after;
 };
 
 class Session {
@@ -77,6 +83,21 @@ class Session {
   /// Plans an in-memory model; base_dir resolves external data.
   static Result<Session> create(const onnx::ModelProto& model, const SessionOptions& options = {},
                                 const std::filesystem::path& base_dir = {});
+
+  /// A session over a plan that is already built (runtime/plan/plan_file.h loads one from a plan
+  /// file): nothing is planned again. Such a session runs as built, so hooks and intermediate
+  /// outputs (which need the unfused ONNX graph) are refused. `options` supplies the threads and
+  /// seed; its precision and kernel settings must be the ones the plan was built with.
+  static Session from_plan(std::shared_ptr<Subgraph> plan, const SessionOptions& options,
+                           std::map<std::string, int> opsets = {});
+
+  /// The optimized main-graph plan (fused, rewritten, one kernel per node), for saving it.
+  const Subgraph& plan() const;
+  /// The value types the planner gave kernels (declared and inferred); nullptr for a session made
+  /// from a plan.
+  const std::map<std::string, onnx::TypeProto>* value_types() const;
+  /// The model's opsets by domain ("" = ai.onnx), as the planner resolved kernels.
+  const std::map<std::string, int>& opsets() const;
 
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;

@@ -48,6 +48,15 @@ struct PlanEnv {
   bool fuse = false;
 };
 
+/// A node a fusable kernel absorbed (fuse_tails), kept so a saved plan can replay the fusion on
+/// the rebuilt kernel (runtime/plan_file.h) instead of searching for it again.
+struct FusedTail {
+  NodeSpec spec;              // as offered: a commutative tail's inputs possibly swapped
+  std::vector<int> inputs;    // slot per input of `spec`
+  size_t position = 0;        // which input read the head's output
+  size_t first_extra_input = 0;
+};
+
 struct PlannedNode {
   NodeSpec spec;
   std::string label;               // "Add node 'n'" for messages
@@ -56,6 +65,13 @@ struct PlannedNode {
   std::vector<int> outputs;        // slot per output, -1 when omitted
   std::vector<int> release;        // slots whose last use is this node
   bool folded = false;             // outputs computed at plan time (Constant): not run again
+  // How the kernel was made, for saving the plan (runtime/plan_file.h):
+  std::string tactic;              // kernel variant: "optimized:conv_dnnl", "reference:conv"
+  NodeSpec kernel_spec;            // the spec the kernel was built from (before tails were fused)
+  std::vector<int> kernel_inputs;  // its input slots
+  std::vector<FusedTail> tails;    // absorbed nodes, in fusion order
+  bool writes_channels_last = false;
+  std::vector<size_t> reads_channels_last;  // inputs read channels-last
 };
 
 class Subgraph {
@@ -89,6 +105,10 @@ class Subgraph {
   }
 };
 
+/// The name a saved plan records for a kernel registration: its tier and source file, e.g.
+/// "optimized:conv_dnnl" (the variant, TensorRT's "tactic").
+std::string tactic_name(const KernelDef& def);
+
 /// Plans `graph`. `parent` is the enclosing graph's plan (nullptr for the main graph); names the
 /// graph uses but does not define are captured from it.
 std::shared_ptr<Subgraph> plan_graph(const onnx::GraphProto& graph, const PlanEnv& env, const Subgraph* parent);
@@ -105,6 +125,8 @@ struct RunState {
   const std::vector<bool>* keep_slots = nullptr;
   /// Per-node timings of the main graph (nullptr: not profiling).
   std::vector<NodeTiming>* profile = nullptr;
+  /// Main-graph slot after whose producer the run ends (-1: run every node).
+  int stop_slot = -1;
 };
 
 /// Runs a planned graph. `inputs` are positional (graph inputs); `outer` is the frame of the

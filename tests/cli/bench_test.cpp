@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runners/registry.h"
+#include "support/require.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -15,11 +16,6 @@ namespace {
 const std::string kDemo = (source_dir() / "models" / "demo.onnx").string();
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-bool ort_available() {
-  const RunnerInfo* ort = RunnerRegistry::instance().find("ort");
-  return ort && (!ort->availability || ort->availability(nullptr).is_ok());
-}
 
 // The fastest settings that still time every runner a few times.
 std::vector<std::string> quick(std::vector<std::string> args) {
@@ -38,7 +34,7 @@ void expect_timed(const nlohmann::json& cell, const std::string& what) {
 }
 
 TEST(BenchCommand, RefAndOrtReportMediansAndRatio) {
-  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   TempDir dir;
   auto r = run_parity(quick({"bench", kDemo, "--runners", "ref,ort", "--threads", "1", "--markdown",
                              (dir / "table.md").string(), "--json", (dir / "bench.json").string()}));
@@ -119,7 +115,7 @@ TEST(BenchCommand, UnavailableRunnerIsNotApplicable) {
 }
 
 TEST(BenchCommand, BadRunnerOptionIsAnErrorNotNotApplicable) {
-  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   auto r = run_parity(quick({"bench", kDemo, "--runners", "ref,ort", "--threads", "1", "--ort-config", "novalue"}));
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "[E] --ort-config 'novalue' must be KEY=VALUE")) << r.output;

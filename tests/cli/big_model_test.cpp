@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "../onnx/test_models.h"
-#include "onnx/external_data.h"
-#include "onnx/model.h"
+#include "../model/test_models.h"
+#include "model/external_data.h"
+#include "model/model.h"
 #include "support/test_support.h"
 
 namespace parity {
@@ -76,12 +76,12 @@ std::pair<testing::CommandResult, double> run_measured(const std::vector<std::st
 
 // Checks that `path` loads, passes libonnx's checker and keeps W external at its full size.
 void expect_big_and_external(const fs::path& path) {
-  onnx_io::Model m = onnx_io::load_model(path).value();
+  model::Model m = model::load_model(path).value();
   bool found = false;
   for (const auto& t : m.proto().graph().initializer()) {
     if (t.name() != "W") continue;
     found = true;
-    EXPECT_TRUE(onnx_io::has_external_data(t)) << path;
+    EXPECT_TRUE(model::has_external_data(t)) << path;
     EXPECT_EQ(t.dims(0), kCount);
   }
   EXPECT_TRUE(found) << path << " lost W";
@@ -106,7 +106,7 @@ TEST_F(BigModel, SanitizeFoldsSmallResultsAndLeavesTheBigWeightAlone) {
                                 "1048576", "--cleanup", "-o", out.string(), "--external-data"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_big_and_external(out);
-  const onnx_io::Model m = onnx_io::load_model(out).value();
+  const model::Model m = model::load_model(out).value();
   // gather_w folded into an initializer; Neg(W) stayed a node (never computed).
   std::vector<std::string> ops;
   for (const auto& n : m.proto().graph().node()) ops.push_back(n.name());
@@ -120,7 +120,7 @@ TEST_F(BigModel, ExtractKeepsTheBigWeightExternal) {
                                 "y1:float32", "-o", out.string(), "--external-data"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_big_and_external(out);
-  EXPECT_EQ(onnx_io::load_model(out).value().proto().graph().node_size(), 2);
+  EXPECT_EQ(model::load_model(out).value().proto().graph().node_size(), 2);
   if (rss > 0) EXPECT_LT(rss, 512.0) << r.output;
 }
 
@@ -129,7 +129,7 @@ TEST_F(BigModel, ConvertWritesExternalDataAndRefusesToInline) {
   auto [r, rss] = run_measured({"convert", model_.string(), "--opset", "17", "-o", out.string(), "--external-data"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   expect_big_and_external(out);
-  EXPECT_EQ(onnx_io::load_model(out).value().opset(""), 17);
+  EXPECT_EQ(model::load_model(out).value().opset(""), 17);
   if (rss > 0) EXPECT_LT(rss, 512.0) << r.output;
   // Without --external-data the result cannot fit protobuf: one clear error, nothing written.
   const auto inline_out = tmp_ / "inline.onnx";
@@ -168,7 +168,8 @@ TEST(BigModelReconstruct, StripAndReconstructKeepWeightsExternal) {
   kv->set_key("location");
   kv->set_value("w.bin");
   testing::write_model(m, tmp / "m.onnx");
-  auto r = run_parity({"surgeon", "weight-strip", (tmp / "m.onnx").string(), "-o", (tmp / "s.onnx").string()});
+  auto r = run_parity({"surgeon", "weight-strip", (tmp / "m.onnx").string(), "-o", (tmp / "s.onnx").string(),
+                       "--strip-size-threshold", "1024"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   r = run_parity({"surgeon", "weight-reconstruct", (tmp / "s.onnx").string(), "-o", (tmp / "r.onnx").string(),
                   "--external-data"});

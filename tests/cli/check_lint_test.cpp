@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "onnx/test_models.h"
+#include "model/test_models.h"
 #include "support/test_support.h"
 
 namespace parity::testing {

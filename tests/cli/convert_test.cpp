@@ -3,8 +3,8 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
-#include "../onnx/test_models.h"
-#include "onnx/model.h"
+#include "../model/test_models.h"
+#include "model/model.h"
 #include "support/test_support.h"
 
 namespace parity {
@@ -28,7 +28,7 @@ TEST(Convert, Fp16AndOpsetKeepWeightsExternal) {
                              "--external-data", "--external-data-size-threshold", "1K"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.last_line().find("PASSED"), std::string::npos) << r.output;
-  onnx_io::Model converted = onnx_io::load_model(out).value();
+  model::Model converted = model::load_model(out).value();
   EXPECT_EQ(converted.opset(""), 17);
   EXPECT_TRUE(converted.has_external_data());
   EXPECT_EQ(std::filesystem::file_size(tmp / "o" / "m16.onnx.data"), 4096u);  // 2048 halves
@@ -43,7 +43,7 @@ TEST(Convert, InlinesWeightsUnlessAsked) {
   const auto model = write_external_model(tmp);
   const auto r = run_parity({"convert", model.string(), "-o", (tmp / "inline.onnx").string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_FALSE(onnx_io::load_model(tmp / "inline.onnx").value().has_external_data());
+  EXPECT_FALSE(model::load_model(tmp / "inline.onnx").value().has_external_data());
   EXPECT_NO_THROW(onnx::checker::check_model((tmp / "inline.onnx").string()));
 }
 

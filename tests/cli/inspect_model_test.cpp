@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "onnx/test_models.h"
+#include "model/test_models.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -51,7 +51,8 @@ TEST(InspectModel, PaddleOcrRecognitionLayersWithShapes) {
                                  "         -> {conv2d_185.tmp_0 [dtype=float32, shape=('p2o.DynamicDimension.0', 16, 24, "))
       << r.output.substr(0, 4000);
   EXPECT_TRUE(contains(r.output, "p2o.Conv.0.strides = [2, 2]"));
-  EXPECT_TRUE(contains(r.output, "value = Tensor: [dtype=float32, shape=(60,)]"));
+  // Polygraphy prints a tensor attribute's dims as a list.
+  EXPECT_TRUE(contains(r.output, "value = Tensor: [dtype=float32, shape=[60]]"));
 }
 
 /// cond ? x + W : x - W, with the branches reading outer-scope tensors.
@@ -80,15 +81,14 @@ TEST(InspectModel, SubgraphsAreNestedAndIndented) {
   auto r = run_parity({"inspect", "model", (dir / "if.onnx").string(), "--show", "layers", "attrs", "weights"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "Node 0    | if0 [Op: If]")) << r.output;
-  EXPECT_TRUE(contains(r.output, "        if0.else_branch = \n"
-                                 "                Name: else_branch_graph\n"
+  EXPECT_TRUE(contains(r.output, "        if0.else_branch =\n"
                                  "                ---- 0 Subgraph Input(s) ----"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "                Node 0    | then_branch_op [Op: Add]\n"
                                  "                    {x [dtype=float32, shape=(4,)],\n"
                                  "                     Initializer | W [dtype=float32, shape=(4,)]}"))
       << r.output;
-  EXPECT_TRUE(contains(r.output, "Initializer | W [dtype=float32, shape=(4,)] | Values:\n        [1, -2, 3, -4]"))
+  EXPECT_TRUE(contains(r.output, "Initializer | W [dtype=float32, shape=[4]] | Values:\n        [ 1. -2.  3. -4.]"))
       << r.output;
 }
 

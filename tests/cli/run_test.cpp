@@ -11,6 +11,7 @@
 #include "compare/layerwise.h"
 #include "core/formats/polygraphy_json.h"
 #include "runners/registry.h"
+#include "support/require.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -21,11 +22,6 @@ const std::string kIdentityModel = kFixtures + "/identity_inputs_seed1.onnx";
 const std::string kRunResults = kFixtures + "/run_results.json";
 
 bool contains(const CommandResult& r, const std::string& text) { return r.output.find(text) != std::string::npos; }
-
-bool ort_available() {
-  const RunnerInfo* ort = RunnerRegistry::instance().find("ort");
-  return ort && (!ort->availability || ort->availability(nullptr).is_ok());
-}
 
 // Conv -> BatchNormalization -> MaxPool -> Conv -> AveragePool on x[1, 3, 16, 16], seeded weights.
 void write_conv_model(const std::string& path) {
@@ -142,7 +138,7 @@ TEST(RunCommand, RefAloneAndRunnersInFlagOrder) {
   auto twice = run_parity({"run", kIdentityModel, "--ref", "--ref", "--iterations", "2", "--val-range", "[0,5]"});
   EXPECT_EQ(twice.exit_code, 0) << twice.output;
   EXPECT_TRUE(contains(twice, "Passed: 2/2 iterations")) << twice.output;
-  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   auto both = run_parity({"run", kIdentityModel, "--ort", "--ref"});
   EXPECT_EQ(both.exit_code, 0) << both.output;
   const size_t ort_pos = both.output.find("ort-runner"), ref_pos = both.output.find("ref-runner");
@@ -154,7 +150,7 @@ TEST(RunCommand, RefAloneAndRunnersInFlagOrder) {
 }
 
 TEST(RunCommand, RepeatedRunnerFlagsFollowTheCommandLineExactly) {
-  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   // Polygraphy allows a runner twice; each occurrence is its own instance, in command-line order.
   auto r = run_parity({"run", kIdentityModel, "--ref", "--ort", "--ref"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -225,7 +221,7 @@ TEST(RunCommand, LayerwiseMarkAllReportsEveryTensor) {
   ASSERT_EQ(stats.exit_code, 0) << stats.output;
   EXPECT_TRUE(contains(stats, "Layer-wise Statistics")) << stats.output;
   EXPECT_TRUE(contains(stats, "Memory | peak resident:")) << stats.output;
-  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   auto r = run_parity({"run", model, "--ref", "--ort", "--onnx-outputs", "mark", "all", "--atol", "1e-4", "--rtol",
                        "1e-3", "--mark-all-window-mb", "1"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -284,7 +280,7 @@ double mib_after(const std::string& output, const std::string& label) {
 // The runtimes take turns window by window: the peer is never alive while the reference runs, and
 // no more than one window of its outputs is held.
 TEST(Layerwise, RuntimesTakeTurnsHoldingOneWindow) {
-  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   TempDir tmp;
   const std::string model = (tmp / "chain.onnx").string();
   write_chain_model(model, 40);
@@ -308,7 +304,7 @@ TEST(Layerwise, RuntimesTakeTurnsHoldingOneWindow) {
 // Peak memory of `mark all` stays near one runtime's working set plus a window, far below the sum of
 // all intermediates (200 MiB per runtime here), measured by the process itself (getrusage).
 TEST(RunCommand, MarkAllPeakMemoryIsFarBelowAllTensors) {
-  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   TempDir tmp;
   const std::string model = (tmp / "chain.onnx").string();
   write_chain_model(model, 200);
@@ -322,7 +318,7 @@ TEST(RunCommand, MarkAllPeakMemoryIsFarBelowAllTensors) {
 }
 
 TEST(RunCommand, OnnxOutputsSelectsTensors) {
-  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   TempDir tmp;
   const std::string model = (tmp / "convnet.onnx").string();
   write_conv_model(model);
@@ -375,9 +371,8 @@ TEST(RunCommand, BadInputIsOneClearErrorExit1) {
 TEST(RunCommand, BundledDemoModel) {
   const std::string demo = (source_dir() / "models" / "demo.onnx").string();
   auto r = run_parity({"run", demo, "--ref", "--validate"});
-  if (contains(r, "has no kernel for op")) GTEST_SKIP() << "ref kernels missing: " << r.last_line();
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   auto both = run_parity({"run", demo, "--ref", "--ort", "--atol", "1e-5", "--rtol", "1e-4"});
   EXPECT_EQ(both.exit_code, 0) << both.output;
   auto layers = run_parity({"run", demo, "--ref", "--ort", "--onnx-outputs", "mark", "all", "--atol", "1e-5", "--rtol", "1e-3"});
@@ -393,11 +388,10 @@ namespace {
 // A real third-party model: PaddleOCR's PP-OCRv4 text detector (scripts/setup.sh fetches it).
 TEST(RunCommand, PPOCRv4DetectionEndToEnd) {
   const std::string model = (source_dir() / ".cache/npm/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx").string();
-  if (!std::filesystem::exists(model)) GTEST_SKIP() << "PP-OCRv4 model not fetched (run scripts/setup.sh)";
+  PARITY_REQUIRE_FILE(model);
   auto ref = run_parity({"run", model, "--ref", "--input-shapes", "x:[1,3,320,320]", "--validate"});
-  if (contains(ref, "has no kernel for op")) GTEST_SKIP() << "ref kernels missing: " << ref.last_line();
   ASSERT_EQ(ref.exit_code, 0) << ref.output;
-  if (!ort_available()) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   auto both = run_parity({"run", model, "--ref", "--ort", "--input-shapes", "x:[1,3,320,320]", "--atol", "1e-4",
                           "--rtol", "1e-2", "--check-error-stat", "median"});
   EXPECT_EQ(both.exit_code, 0) << both.output;

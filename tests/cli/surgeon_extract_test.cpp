@@ -4,8 +4,8 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
-#include "../onnx/test_models.h"
-#include "onnx/model.h"
+#include "../model/test_models.h"
+#include "model/model.h"
 #include "support/test_support.h"
 
 namespace parity {
@@ -43,7 +43,7 @@ TEST(SurgeonExtract, CutsAndKeepsWeightsExternalWhenAsked) {
                              "-o", out.string(), "--external-data"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.last_line(), "PASSED")) << r.output;
-  onnx_io::Model cut = onnx_io::load_model(out).value();
+  model::Model cut = model::load_model(out).value();
   EXPECT_TRUE(cut.has_external_data());
   EXPECT_TRUE(std::filesystem::exists(tmp / "out" / "cut.onnx.data"));
   ASSERT_EQ(cut.proto().graph().node_size(), 1);
@@ -90,7 +90,7 @@ TEST(SurgeonExtract, RefusesToOverwriteTheInputUnlessForced) {
   EXPECT_TRUE(contains(r.output, "input model's weight file")) << r.output;
   r = run_parity({"surgeon", "extract", model.string(), "--outputs", "b", "-o", model.string(), "--force"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(onnx_io::load_model(model).value().proto().graph().output(0).name(), "b");
+  EXPECT_EQ(model::load_model(model).value().proto().graph().output(0).name(), "b");
   EXPECT_NO_THROW(onnx::checker::check_model(model.string()));
 }
 

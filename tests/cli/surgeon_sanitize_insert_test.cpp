@@ -5,8 +5,9 @@
 
 #include <algorithm>
 
-#include "../onnx/test_models.h"
-#include "onnx/model.h"
+#include "../model/test_models.h"
+#include "model/model.h"
+#include "support/require.h"
 #include "support/test_support.h"
 
 namespace parity {
@@ -21,7 +22,7 @@ std::filesystem::path ocr_det() {
 }
 
 TEST(SurgeonSanitize, FoldsTheOcrDetectorWithExternalWeights) {
-  if (!std::filesystem::exists(ocr_det())) GTEST_SKIP() << "run scripts/setup.sh";
+  PARITY_REQUIRE_FILE(ocr_det());
   testing::TempDir tmp;
   const auto out = tmp / "det_folded.onnx";
   const auto r = run_parity({"surgeon", "sanitize", ocr_det().string(), "--fold-constants", "--override-input-shapes",
@@ -29,7 +30,7 @@ TEST(SurgeonSanitize, FoldsTheOcrDetectorWithExternalWeights) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "Nodes: 672 -> ")) << r.output;
   EXPECT_TRUE(contains(r.output, "342 Constant nodes")) << r.output;
-  onnx_io::Model folded = onnx_io::load_model(out).value();
+  model::Model folded = model::load_model(out).value();
   EXPECT_LE(folded.proto().graph().node_size(), 330);
   EXPECT_TRUE(folded.has_external_data());
   EXPECT_EQ(folded.proto().graph().input(0).type().tensor_type().shape().dim(2).dim_value(), 64);
@@ -47,7 +48,7 @@ size_t count_op(const onnx::ModelProto& m, const std::string& op) {
 TEST(SurgeonSanitize, FoldsTransformerShapeChainsOnceShapesAreStatic) {
   const auto model = testing::source_dir() / "tests" / "data" / "torch" / "attention_blocks.onnx";
   testing::TempDir tmp;
-  const onnx_io::Model original = onnx_io::load_model(model).value();
+  const model::Model original = model::load_model(model).value();
   ASSERT_EQ(original.proto().graph().node_size(), 177);
   ASSERT_EQ(count_op(original.proto(), "Shape"), 6u);
 
@@ -55,7 +56,7 @@ TEST(SurgeonSanitize, FoldsTransformerShapeChainsOnceShapesAreStatic) {
   const auto dynamic = tmp / "dynamic.onnx";
   auto r = run_parity({"surgeon", "sanitize", model.string(), "--fold-constants", "--cleanup", "-o", dynamic.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const onnx_io::Model kept = onnx_io::load_model(dynamic).value();
+  const model::Model kept = model::load_model(dynamic).value();
   EXPECT_EQ(count_op(kept.proto(), "Shape"), 6u);
   EXPECT_EQ(count_op(kept.proto(), "Concat"), 4u);
 
@@ -65,7 +66,7 @@ TEST(SurgeonSanitize, FoldsTransformerShapeChainsOnceShapesAreStatic) {
                   "--cleanup", "-o", folded_path.string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "6 Shape/Size nodes")) << r.output;
-  const onnx_io::Model folded = onnx_io::load_model(folded_path).value();
+  const model::Model folded = model::load_model(folded_path).value();
   EXPECT_LE(folded.proto().graph().node_size(), 95) << r.output;  // 177 -> 90 measured
   EXPECT_LT(folded.proto().graph().node_size(), kept.proto().graph().node_size() * 3 / 4);
   for (const char* op : {"Shape", "Unsqueeze", "Concat", "Cast", "Constant"})
@@ -99,7 +100,7 @@ TEST(SurgeonInsert, ReplacesNodesAndRejectsUnknownOps) {
   auto r = run_parity({"surgeon", "insert", (tmp / "m.onnx").string(), "--inputs", "sum", "--outputs", "y", "--op",
                        "LeakyRelu", "--attrs", "alpha=0.25", "--name", "leaky", "-o", (tmp / "o.onnx").string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  onnx_io::Model out = onnx_io::load_model(tmp / "o.onnx").value();
+  model::Model out = model::load_model(tmp / "o.onnx").value();
   ASSERT_EQ(out.proto().graph().node_size(), 2);
   EXPECT_EQ(out.proto().graph().node(1).op_type(), "LeakyRelu");
   EXPECT_FLOAT_EQ(out.proto().graph().node(1).attribute(0).f(), 0.25f);

@@ -3,9 +3,9 @@
 #include <onnx/checker.h>
 #include <onnx/onnx_pb.h>
 
-#include "../onnx/test_models.h"
-#include "onnx/external_data.h"
-#include "onnx/model.h"
+#include "../model/test_models.h"
+#include "model/external_data.h"
+#include "model/model.h"
 #include "support/test_support.h"
 
 namespace parity {
@@ -20,14 +20,15 @@ TEST(SurgeonWeights, StripThenReconstructKeepsWeightsExternal) {
   testing::externalize(m, "W", tmp.path(), "w.bin");
   testing::write_model(m, tmp / "m.onnx");
 
-  auto r = run_parity({"surgeon", "weight-strip", (tmp / "m.onnx").string(), "-o", (tmp / "s.onnx").string()});
+  auto r = run_parity({"surgeon", "weight-strip", (tmp / "m.onnx").string(), "-o", (tmp / "s.onnx").string(),
+                       "--strip-size-threshold", "1024"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Stripped 1 tensors (16384 bytes)"), std::string::npos) << r.output;
-  onnx_io::Model stripped = onnx_io::load_model(tmp / "s.onnx").value();
+  model::Model stripped = model::load_model(tmp / "s.onnx").value();
   const auto& w_stripped = stripped.proto().graph().initializer(0);
   EXPECT_EQ(w_stripped.doc_string(), "TRT_WEIGHTLESS/");
   EXPECT_EQ(stripped.proto().doc_string(), "TRT_WEIGHTLESS");
-  EXPECT_TRUE(onnx_io::is_weightless(w_stripped));
+  EXPECT_TRUE(model::is_weightless(w_stripped));
   EXPECT_LT(std::filesystem::file_size(tmp / "s.onnx"), 1024u);
   // The weightless model passes libonnx's checker: stripped tensors reference an empty side file.
   EXPECT_NO_THROW(onnx::checker::check_model((tmp / "s.onnx").string()));
@@ -45,7 +46,7 @@ TEST(SurgeonWeights, StripThenReconstructKeepsWeightsExternal) {
   r = run_parity({"surgeon", "weight-reconstruct", (tmp / "s.onnx").string(), "-o", (tmp / "r.onnx").string(),
                   "--external-data"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  onnx_io::Model rebuilt = onnx_io::load_model(tmp / "r.onnx").value();
+  model::Model rebuilt = model::load_model(tmp / "r.onnx").value();
   EXPECT_TRUE(rebuilt.has_external_data());
   EXPECT_EQ(std::filesystem::file_size(tmp / "r.onnx.data"), 16384u);
   EXPECT_NO_THROW(onnx::checker::check_model((tmp / "r.onnx").string()));
@@ -66,7 +67,8 @@ TEST(SurgeonWeights, ReconstructsPolygraphysInlineForm) {
   EXPECT_NO_THROW(onnx::checker::check_model((tmp / "r.onnx").string()));
   // A weightless model edited by another command keeps its side file valid in the new folder.
   std::filesystem::create_directory(tmp / "sub");
-  ASSERT_EQ(run_parity({"surgeon", "weight-strip", (tmp / "r.onnx").string(), "-o", (tmp / "s.onnx").string()}).exit_code, 0);
+  ASSERT_EQ(run_parity({"surgeon", "weight-strip", (tmp / "r.onnx").string(), "-o", (tmp / "s.onnx").string(),
+                                    "--strip-size-threshold", "1K"}).exit_code, 0);
   r = run_parity({"convert", (tmp / "s.onnx").string(), "-o", (tmp / "sub" / "c.onnx").string()});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(std::filesystem::exists(tmp / "sub" / "s.onnx.weightless"));

@@ -14,10 +14,10 @@ namespace parity::compare {
 namespace {
 
 // y = x * scale, with the input metadata given; counts its inferences.
-class ScaleRunner : public Runner {
+class ScaleRunner : public runners::Runner {
  public:
   ScaleRunner(std::string name, float scale, DType dtype = DType::kFloat32)
-      : Runner(std::move(name)), scale_(scale), dtype_(dtype) {}
+      : runners::Runner(std::move(name)), scale_(scale), dtype_(dtype) {}
   int inferences = 0;
 
  protected:
@@ -113,7 +113,7 @@ TEST(ComparatorTest, PostprocessTopK) {
 
 // Loaders ----------------------------------------------------------------------------------------
 
-loaders::Model two_node_model() {
+compare::loaders::Model two_node_model() {
   auto m = std::make_shared<onnx::ModelProto>();
   m->set_ir_version(8);
   m->add_opset_import()->set_version(13);
@@ -141,23 +141,23 @@ std::vector<std::string> output_names(const onnx::ModelProto& m) {
 
 TEST(LoadersTest, ModifyOutputsMarksExcludesAndRejectsUnknownNames) {
   auto m = two_node_model();
-  auto all = loaders::ModifyOutputs([m] { return m; }, {"mark", "all"})();
+  auto all = compare::loaders::ModifyOutputs([m] { return m; }, {"mark", "all"})();
   EXPECT_EQ(output_names(*all), (std::vector<std::string>{"b", "a"}));
   EXPECT_EQ(all->graph().output(1).type().tensor_type().elem_type(), onnx::TensorProto::FLOAT);  // inferred
   EXPECT_EQ(output_names(*m), (std::vector<std::string>{"b"}));  // the loaded model is not modified
-  auto some = loaders::ModifyOutputs([m] { return m; }, {"mark", "all"}, {"b"})();
+  auto some = compare::loaders::ModifyOutputs([m] { return m; }, {"mark", "all"}, {"b"})();
   EXPECT_EQ(output_names(*some), (std::vector<std::string>{"a"}));
-  auto picked = loaders::ModifyOutputs([m] { return m; }, {"a"})();
+  auto picked = compare::loaders::ModifyOutputs([m] { return m; }, {"a"})();
   EXPECT_EQ(output_names(*picked), (std::vector<std::string>{"a"}));
-  EXPECT_THROW(loaders::ModifyOutputs([m] { return m; }, {"nope"})(), Error);
-  EXPECT_THROW(loaders::ModifyOutputs([m] { return m; }, {"a"}, {"b"})(), Error);
+  EXPECT_THROW(compare::loaders::ModifyOutputs([m] { return m; }, {"nope"})(), Error);
+  EXPECT_THROW(compare::loaders::ModifyOutputs([m] { return m; }, {"a"}, {"b"})(), Error);
 }
 
 TEST(LoadersTest, BytesRoundTripSaveAndExtend) {
   testing::TempDir tmp;
   const std::string path = (tmp / "m.onnx").string();
   int saved = 0;
-  auto load = loaders::extend(loaders::SaveOnnx([] { return two_node_model(); }, path), [&](loaders::Model& m) {
+  auto load = compare::loaders::extend(compare::loaders::SaveOnnx([] { return two_node_model(); }, path), [&](compare::loaders::Model& m) {
     ++saved;
     m->mutable_graph()->set_name("extended");
   });
@@ -165,14 +165,14 @@ TEST(LoadersTest, BytesRoundTripSaveAndExtend) {
   auto m = load();
   EXPECT_EQ(saved, 1);
   EXPECT_EQ(m->graph().name(), "extended");
-  auto reloaded = loaders::OnnxFromBytes(loaders::BytesFromPath(path))();
+  auto reloaded = compare::loaders::OnnxFromBytes(compare::loaders::BytesFromPath(path))();
   EXPECT_EQ(reloaded->graph().node_size(), 2);
-  auto replaced = loaders::extend(loaders::OnnxFromPath(path), [](loaders::Model&) { return two_node_model(); })();
+  auto replaced = compare::loaders::extend(compare::loaders::OnnxFromPath(path), [](compare::loaders::Model&) { return two_node_model(); })();
   EXPECT_EQ(replaced->graph().node_size(), 2);
-  EXPECT_THROW(loaders::onnx_from_path((tmp / "missing.onnx").string()), Error);
+  EXPECT_THROW(compare::loaders::onnx_from_path((tmp / "missing.onnx").string()), Error);
   testing::write_file(tmp / "junk.onnx", "not a model");
-  EXPECT_THROW(loaders::onnx_from_path((tmp / "junk.onnx").string()), Error);
-  EXPECT_THROW(loaders::RunnerFromOnnx("no-such-runtime", load), Error);
+  EXPECT_THROW(compare::loaders::onnx_from_path((tmp / "junk.onnx").string()), Error);
+  EXPECT_THROW(compare::loaders::RunnerFromOnnx("no-such-runtime", load), Error);
 }
 
 }  // namespace

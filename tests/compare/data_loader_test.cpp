@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compare/random_state.h"
+#include "core/random_state.h"
 #include "core/status.h"
 #include "compare/fixture_npy.h"
 #include "support/test_support.h"

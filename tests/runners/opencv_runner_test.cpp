@@ -8,23 +8,17 @@
 namespace parity::testing {
 namespace {
 
-#define REQUIRE_OPENCV()                                                                  \
-  do {                                                                                    \
-    const RunnerInfo* info = RunnerRegistry::instance().find("opencv");                  \
-    if (!info) GTEST_SKIP() << "built without the OpenCV runner";                        \
-    Status s = info->availability(nullptr);                                               \
-    if (!s.is_ok()) GTEST_SKIP() << "OpenCV unavailable: " << s.message();                \
-  } while (0)
+#define REQUIRE_OPENCV() PARITY_REQUIRE_RUNNER("opencv")
 
-std::unique_ptr<Runner> make_opencv(const std::string& model, const cli::Args* args = nullptr) {
-  return RunnerRegistry::instance().find("opencv")->create({.model_path = model, .args = args});
+std::unique_ptr<runners::Runner> make_opencv(const std::string& model, const options::Args* args = nullptr) {
+  return runners::RunnerRegistry::instance().find("opencv")->create({.model_path = model, .args = args});
 }
 
 void expect_case_passes(const std::string& name) {
   SCOPED_TRACE(name);
   auto runner = make_opencv((node_case(name) / "model.onnx").string());
-  ActiveRunner active(*runner);
-  const TensorMap out = active->infer(load_case_inputs(*runner, node_case(name)));
+  runners::ActiveRunner active(*runner);
+  const TensorMap out = active->infer(load_case_inputs(node_case(name)));
   const auto expected = load_case_outputs(node_case(name));
   ASSERT_EQ(out.size(), expected.size());
   size_t i = 0;
@@ -42,7 +36,7 @@ TEST(OpenCvRunner, RunsSupportedModels) {
 TEST(OpenCvRunner, InputMetadataComesFromTheModel) {
   REQUIRE_OPENCV();
   auto runner = make_opencv((node_case("test_conv_with_strides_padding") / "model.onnx").string());
-  ActiveRunner active(*runner);
+  runners::ActiveRunner active(*runner);
   const TensorMetadata meta = active->input_metadata();
   // The weight input "W" is a graph input too in this test case (no initializer).
   ASSERT_TRUE(meta.contains("x"));

@@ -35,16 +35,16 @@ class DeployModels : public ::testing::TestWithParam<ModelCase> {
  protected:
   void SetUp() override {
     path_ = source_dir() / GetParam().file;
-    if (!std::filesystem::exists(path_)) GTEST_SKIP() << path_ << " missing (run scripts/setup.sh)";
+    PARITY_REQUIRE_FILE(path_);
   }
   std::filesystem::path path_;
 };
 
 TEST_P(DeployModels, OrtRunsThem) {
-  if (!ort::OrtLibrary::load("")) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
   const ModelCase& c = GetParam();
-  auto runner = ort::make_ort_runner(path_.string(), {});
-  ActiveRunner active(*runner);
+  auto runner = runners::ort::make_ort_runner(path_.string(), {});
+  runners::ActiveRunner active(*runner);
   const std::string input = active->input_metadata().names().at(0);
   const TensorMap out = active->infer({{input, seeded_uniform(c.input_shape, 1)}});
   ASSERT_EQ(out.size(), 1u);
@@ -58,9 +58,9 @@ TEST_P(DeployModels, OrtRunsThem) {
 }
 
 TEST_P(DeployModels, OpenCvAgreesOrNamesTheFirstUnsupportedNode) {
-  const RunnerInfo* opencv = RunnerRegistry::instance().find("opencv");
-  if (!opencv || !opencv->availability(nullptr).is_ok()) GTEST_SKIP() << "OpenCV unavailable";
-  if (!ort::OrtLibrary::load("")) GTEST_SKIP() << "ONNX Runtime unavailable";
+  const runners::RunnerInfo* opencv = runners::RunnerRegistry::instance().find("opencv");
+  PARITY_REQUIRE_RUNNER("opencv");
+  PARITY_REQUIRE_RUNNER("ort");
   auto cv_runner = opencv->create({.model_path = path_.string()});
   try {
     cv_runner->activate();
@@ -72,8 +72,8 @@ TEST_P(DeployModels, OpenCvAgreesOrNamesTheFirstUnsupportedNode) {
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
     return;
   }
-  auto ort_runner = ort::make_ort_runner(path_.string(), {});
-  ActiveRunner o(*ort_runner);
+  auto ort_runner = runners::ort::make_ort_runner(path_.string(), {});
+  runners::ActiveRunner o(*ort_runner);
   const std::string input = o->input_metadata().names().at(0);
   const TensorMap feed{{input, seeded_uniform(GetParam().input_shape, 1)}};
   const TensorMap expected = o->infer(feed);

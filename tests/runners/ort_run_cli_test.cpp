@@ -5,24 +5,20 @@
 #include <filesystem>
 
 #include "runners/registry.h"
+#include "support/require.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
 namespace {
-
-bool available(const std::string& runner) {
-  const RunnerInfo* info = RunnerRegistry::instance().find(runner);
-  return info && (!info->availability || info->availability(nullptr).is_ok());
-}
 
 std::string demo_model() { return (source_dir() / "models" / "demo.onnx").string(); }
 
 std::string torch_export() { return (source_dir() / "tests" / "data" / "torch" / "conv_relu_linear.onnx").string(); }
 
 TEST(OrtRunCli, BundledModelPasses) {
-  if (!available("ort")) GTEST_SKIP() << "needs the ort runner";
+  PARITY_REQUIRE_RUNNER("ort");
   std::vector<std::string> args = {"run", demo_model()};
-  if (available("ref")) args.push_back("--ref");
+  if (runner_available("ref")) args.push_back("--ref");
   args.insert(args.end(), {"--ort", "--ort-threads", "1", "--ort-opt-level", "basic"});
   const auto r = run_parity(args);
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -31,14 +27,15 @@ TEST(OrtRunCli, BundledModelPasses) {
 }
 
 TEST(OrtRunCli, OrtAndOpenCvAgree) {
-  if (!available("ort") || !available("opencv")) GTEST_SKIP() << "needs the ort and opencv runners";
+  PARITY_REQUIRE_RUNNER("ort");
+  PARITY_REQUIRE_RUNNER("opencv");
   const auto r = run_parity({"run", torch_export(), "--ort", "--opencv", "--input-shapes", "x:[2,3,8,8]"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("PASSED | All outputs matched"), std::string::npos) << r.output;
 }
 
 TEST(OrtRunCli, OpenCvNamesWhatItCannotImport) {
-  if (!available("opencv")) GTEST_SKIP() << "needs the opencv runner";
+  PARITY_REQUIRE_RUNNER("opencv");
   // The bundled model's Conv leaves kernel_shape to be inferred from the weights; OpenCV 4.6 needs it.
   const auto r = run_parity({"run", demo_model(), "--opencv"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -56,7 +53,7 @@ TEST(OrtRunCli, MissingLibraryFailsOnlyWhenAskedFor) {
   const auto list = run_parity({"runners", "--ort-library", "/nonexistent"});
   EXPECT_EQ(list.exit_code, 0) << list.output;
 
-  if (!available("opencv")) GTEST_SKIP() << "needs the opencv runner for the other half";
+  PARITY_REQUIRE_RUNNER("opencv");
   const auto other =
       run_parity({"run", torch_export(), "--opencv", "--input-shapes", "x:[2,3,8,8]", "--ort-library", "/nonexistent"});
   EXPECT_EQ(other.exit_code, 0) << other.output;
@@ -76,10 +73,10 @@ class OrtRunDeployModels : public ::testing::TestWithParam<DeployModel> {};
 TEST_P(OrtRunDeployModels, Passes) {
   const DeployModel& m = GetParam();
   const auto path = source_dir() / m.file;
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " missing (run scripts/setup.sh)";
-  if (!available("ort")) GTEST_SKIP() << "needs the ort runner";
+  PARITY_REQUIRE_FILE(path);
+  PARITY_REQUIRE_RUNNER("ort");
   std::vector<std::string> args = {"run", path.string()};
-  if (available("ref")) args.push_back("--ref");
+  if (runner_available("ref")) args.push_back("--ref");
   args.push_back("--ort");
   args.insert(args.end(), m.options.begin(), m.options.end());
   const auto r = run_parity(args);
@@ -102,7 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.test_name; });
 
 TEST(OrtRunCli, BadProviderIsOneLineError) {
-  if (!available("ort")) GTEST_SKIP() << "needs the ort runner";
+  PARITY_REQUIRE_RUNNER("ort");
   const auto r = run_parity({"run", demo_model(), "--ort", "--ort-providers", "nosuchprovider"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("execution provider 'nosuchprovider' is not in this build; available:"),

@@ -16,15 +16,12 @@
 namespace parity::testing {
 namespace {
 
-using ort::OrtLibrary;
-using ort::OrtRunnerOptions;
+using runners::ort::OrtLibrary;
+using runners::ort::OrtRunnerOptions;
 
-// Skips (with the reason) when ORT is not installed, so the suite still runs without set-up.
-#define REQUIRE_ORT()                                                              \
-  do {                                                                             \
-    auto lib = OrtLibrary::load("");                                               \
-    if (!lib) GTEST_SKIP() << "ONNX Runtime unavailable: " << lib.error().what(); \
-  } while (0)
+// Skips (with the reason) when ORT is not installed, so the suite still runs without set-up;
+// fails instead under CI=true.
+#define REQUIRE_ORT() PARITY_REQUIRE_RUNNER("ort")
 
 TEST(OrtRunner, LoadsLibraryThroughTheCApi) {
   REQUIRE_ORT();
@@ -43,7 +40,7 @@ TEST(OrtRunner, MissingLibraryIsUnavailableWithReason) {
   // Creating the runner works; activating it reports the reason.
   OrtRunnerOptions options;
   options.library = "/nonexistent";
-  auto runner = ort::make_ort_runner(node_case("test_add").string() + "/model.onnx", options);
+  auto runner = runners::ort::make_ort_runner(node_case("test_add").string() + "/model.onnx", options);
   try {
     runner->activate();
     FAIL() << "activation should fail";
@@ -62,9 +59,9 @@ TEST(OrtRunner, NotAnOrtLibraryIsRejected) {
 // Runs one ONNX backend node test case through the ORT runner and checks every output.
 void expect_case_passes(const std::string& name, OrtRunnerOptions options = {}) {
   SCOPED_TRACE(name);
-  auto runner = ort::make_ort_runner((node_case(name) / "model.onnx").string(), options);
-  ActiveRunner active(*runner);
-  const TensorMap feed = load_case_inputs(*runner, node_case(name));
+  auto runner = runners::ort::make_ort_runner((node_case(name) / "model.onnx").string(), options);
+  runners::ActiveRunner active(*runner);
+  const TensorMap feed = load_case_inputs(node_case(name));
   const TensorMap out = active->infer(feed);
   const auto expected = load_case_outputs(node_case(name));
   ASSERT_EQ(out.size(), expected.size());
@@ -80,6 +77,28 @@ TEST(OrtRunner, RunsNumericBoolFloat16AndStringModels) {
   expect_case_passes("test_cast_FLOAT16_to_DOUBLE");     // float16 input, float64 output
   expect_case_passes("test_argmax_default_axis_example"); // int64 output
   expect_case_passes("test_cast_STRING_to_FLOAT");      // string input
+}
+
+// ONNX 1.23's CastLike cases with float8, int4/uint4 and int2/uint2 tensors on both sides: parity
+// packs the sub-byte inputs for ORT, unpacks its outputs, and maps ORT's element type numbers
+// (which differ from TensorProto's after FLOAT4E2M1).
+TEST(OrtRunner, LowPrecisionTensorsPassBothWays) {
+  REQUIRE_ORT();
+  const std::filesystem::path dir = source_dir() / ".cache/onnx-testdata-1.23/node";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir << " is missing; run scripts/setup.sh";
+  for (const char* name : {"test_castlike_FLOAT_to_INT4", "test_castlike_FLOAT_to_UINT4", "test_castlike_INT4_to_INT8",
+                           "test_castlike_FLOAT_to_INT2", "test_castlike_UINT2_to_FLOAT",
+                           "test_castlike_FLOAT_to_FLOAT8E4M3FN", "test_castlike_FLOAT8E5M2_to_FLOAT"}) {
+    SCOPED_TRACE(name);
+    const std::filesystem::path case_dir = dir / name;
+    auto runner = runners::ort::make_ort_runner((case_dir / "model.onnx").string(), {});
+    runners::ActiveRunner active(*runner);
+    const TensorMap out = active->infer(load_case_inputs(case_dir));
+    const auto expected = load_case_outputs(case_dir);
+    ASSERT_EQ(out.size(), expected.size());
+    size_t i = 0;
+    for (const auto& [output_name, tensor] : out) EXPECT_TRUE(tensors_close(tensor, expected[i++])) << output_name;
+  }
 }
 
 // Identity on a string tensor: a string output, without StringNormalizer's need for system locales.
@@ -105,8 +124,8 @@ TEST(OrtRunner, StringTensorsRoundTrip) {
     std::ofstream out(dir / "strings.onnx", std::ios::binary);
     ASSERT_TRUE(model.SerializeToOstream(&out));
   }
-  auto runner = ort::make_ort_runner((dir / "strings.onnx").string(), {});
-  ActiveRunner active(*runner);
+  auto runner = runners::ort::make_ort_runner((dir / "strings.onnx").string(), {});
+  runners::ActiveRunner active(*runner);
   const TensorMetadata meta = active->input_metadata();
   EXPECT_EQ(meta.at("s").dtype, DType::kString);
   ASSERT_EQ(meta.at("s").shape.dims.size(), 1u);
@@ -128,14 +147,14 @@ TEST(OrtRunner, OptionsReachTheSession) {
   expect_case_passes("test_conv_with_strides_padding", options);
 
   options.optimization_level = "fastest";
-  auto runner = ort::make_ort_runner((node_case("test_add") / "model.onnx").string(), options);
+  auto runner = runners::ort::make_ort_runner((node_case("test_add") / "model.onnx").string(), options);
   EXPECT_THROW(runner->activate(), Error);
 }
 
 TEST(OrtRunner, InputMetadataComesFromTheSession) {
   REQUIRE_ORT();
-  auto runner = ort::make_ort_runner((node_case("test_add") / "model.onnx").string(), {});
-  ActiveRunner active(*runner);
+  auto runner = runners::ort::make_ort_runner((node_case("test_add") / "model.onnx").string(), {});
+  runners::ActiveRunner active(*runner);
   const TensorMetadata meta = active->input_metadata();
   ASSERT_EQ(meta.size(), 2u);
   EXPECT_EQ(meta.names(), (std::vector<std::string>{"x", "y"}));
@@ -147,7 +166,7 @@ TEST(OrtRunner, OrtErrorsCarryOrtsMessage) {
   REQUIRE_ORT();
   TempDir dir;
   write_file(dir / "broken.onnx", "this is not a protobuf");
-  auto runner = ort::make_ort_runner((dir / "broken.onnx").string(), {});
+  auto runner = runners::ort::make_ort_runner((dir / "broken.onnx").string(), {});
   try {
     runner->activate();
     FAIL() << "a broken model must not load";
@@ -159,8 +178,8 @@ TEST(OrtRunner, OrtErrorsCarryOrtsMessage) {
   }
 
   // A shape the graph cannot take fails inside ORT; its message is passed on.
-  auto add = ort::make_ort_runner((node_case("test_add") / "model.onnx").string(), {});
-  ActiveRunner active(*add);
+  auto add = runners::ort::make_ort_runner((node_case("test_add") / "model.onnx").string(), {});
+  runners::ActiveRunner active(*add);
   TensorMap feed{{"x", Tensor(DType::kFloat32, {3, 4, 5})}, {"y", Tensor(DType::kFloat32, {2, 4, 5})}};
   try {
     active->infer(feed, /*check_inputs=*/false);
@@ -173,11 +192,11 @@ TEST(OrtRunner, OrtErrorsCarryOrtsMessage) {
 
 TEST(OrtRunner, ProviderNamesResolveAgainstTheBuild) {
   const std::vector<std::string> available = {"XnnpackExecutionProvider", "CPUExecutionProvider"};
-  EXPECT_EQ(ort::resolve_providers({}, available), (std::vector<std::string>{"CPUExecutionProvider"}));
-  EXPECT_EQ(ort::resolve_providers({"xnnpack", "CPU"}, available),
+  EXPECT_EQ(runners::ort::resolve_providers({}, available), (std::vector<std::string>{"CPUExecutionProvider"}));
+  EXPECT_EQ(runners::ort::resolve_providers({"xnnpack", "CPU"}, available),
             (std::vector<std::string>{"XnnpackExecutionProvider", "CPUExecutionProvider"}));
   try {
-    ort::resolve_providers({"cuda"}, available);
+    runners::ort::resolve_providers({"cuda"}, available);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
@@ -186,14 +205,14 @@ TEST(OrtRunner, ProviderNamesResolveAgainstTheBuild) {
 }
 
 TEST(OrtRunner, RegisteredWithItsOptionGroup) {
-  const RunnerInfo* info = RunnerRegistry::instance().find("ort");
+  const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find("ort");
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->flag, "--ort");
-  cli::ArgParser parser("parity run", "");
+  options::ArgParser parser("parity run", "");
   info->add_options(parser);
-  const cli::Args args = parser.parse({"--ort-threads", "2", "--ort-opt-level", "basic", "--ort-providers", "cpu",
+  const options::Args args = parser.parse({"--ort-threads", "2", "--ort-opt-level", "basic", "--ort-providers", "cpu",
                                        "--ort-library", "/nonexistent"});
-  const OrtRunnerOptions o = ort::ort_options_from_args(&args);
+  const OrtRunnerOptions o = runners::ort::ort_options_from_args(&args);
   EXPECT_EQ(o.intra_op_threads, 2);
   EXPECT_EQ(o.optimization_level, "basic");
   EXPECT_EQ(o.providers, (std::vector<std::string>{"cpu"}));

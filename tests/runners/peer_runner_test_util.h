@@ -3,39 +3,40 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <cmath>
 #include <filesystem>
 #include <string>
 
+#include "compare/backend_test_data.h"
 #include "core/tensor_map.h"
-#include "onnx/proto_convert.h"
+#include "model/model.h"
 #include "runners/runner.h"
+#include "support/require.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
 
-/// Inputs of an ONNX backend test case, named after the runner's inputs (input_i is the i-th input).
-inline TensorMap load_case_inputs(Runner& runner, const std::filesystem::path& case_dir) {
+/// The first data set of an ONNX backend test case, read by the loader `parity test onnx-backend` uses.
+inline compare::BackendDataSet load_case(const std::filesystem::path& case_dir) {
+  const model::Model model = model::load_model(case_dir / "model.onnx").value();
+  const auto sets = compare::backend_data_sets(case_dir);
+  if (sets.empty()) fail(ErrorCode::kNotFound, case_dir.string(), " has no test_data_set_N folder");
+  return compare::load_backend_data_set(sets.front(), model.proto().graph());
+}
+
+/// Inputs of an ONNX backend test case, named after the model's inputs (the runner's).
+inline TensorMap load_case_inputs(const std::filesystem::path& case_dir) {
   TensorMap feed;
-  const TensorMetadata meta = runner.input_metadata();
-  size_t i = 0;
-  for (const auto& m : meta) {
-    const auto file = case_dir / "test_data_set_0" / ("input_" + std::to_string(i++) + ".pb");
-    if (!std::filesystem::exists(file)) break;
-    feed.set(m.name, onnx_io::tensor_from_pb_file(file));
-  }
+  for (const auto& [name, value] : load_case(case_dir).inputs) feed.set(name, value.tensor());
   return feed;
 }
 
 /// Expected outputs in order (output_0.pb, output_1.pb, ...).
 inline std::vector<Tensor> load_case_outputs(const std::filesystem::path& case_dir) {
   std::vector<Tensor> out;
-  for (int i = 0;; ++i) {
-    const auto file = case_dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb");
-    if (!std::filesystem::exists(file)) break;
-    out.push_back(onnx_io::tensor_from_pb_file(file));
-  }
+  for (const auto& [name, value] : load_case(case_dir).outputs) out.push_back(value.tensor());
   return out;
 }
 

@@ -23,13 +23,13 @@ std::string write_identity_model(const testing::TempDir& dir) {
 }
 
 TEST(RefRunner, RegisteredAndRunsThroughRunnerApi) {
-  const RunnerInfo* info = RunnerRegistry::instance().find("ref");
+  const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find("ref");
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->flag, "--ref");
   testing::TempDir dir;
-  auto runner = info->create(RunnerConfig{write_identity_model(dir), nullptr});
+  auto runner = info->create(runners::RunnerConfig{write_identity_model(dir), nullptr});
   EXPECT_EQ(runner->name().rfind("ref-runner-N", 0), 0u) << runner->name();
-  ActiveRunner active(*runner);
+  runners::ActiveRunner active(*runner);
   EXPECT_EQ(runner->input_metadata().to_string(), "{x [dtype=float32, shape=(1, 3)]}");
   TensorMap out = runner->infer({{"x", Tensor::from_vector<float>({1, 3}, {1, 2, 3})}});
   EXPECT_EQ(out.at("y").to_vector<float>(), (std::vector<float>{1, 2, 3}));
@@ -38,15 +38,15 @@ TEST(RefRunner, RegisteredAndRunsThroughRunnerApi) {
 }
 
 TEST(RefRunner, OptionGroupParsesThreadsAndPrecision) {
-  const RunnerInfo* info = RunnerRegistry::instance().find("ref");
+  const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find("ref");
   ASSERT_NE(info, nullptr);
-  cli::ArgParser parser("t", "t");
+  options::ArgParser parser("t", "t");
   info->add_options(parser);
-  cli::Args args = parser.parse({"--threads", "3", "--precision", "fp64"});
+  options::Args args = parser.parse({"--threads", "3", "--precision", "fp64"});
   testing::TempDir dir;
-  auto runner = info->create(RunnerConfig{write_identity_model(dir), &args});
-  ActiveRunner active(*runner);
-  auto& ref = dynamic_cast<RefRunner&>(*runner);
+  auto runner = info->create(runners::RunnerConfig{write_identity_model(dir), &args});
+  runners::ActiveRunner active(*runner);
+  auto& ref = dynamic_cast<runners::RefRunner&>(*runner);
   EXPECT_EQ(ref.session().options().threads, 3);
   EXPECT_EQ(ref.session().options().precision, runtime::Precision::kFloat64);
   // Outputs come back in the model's dtype.

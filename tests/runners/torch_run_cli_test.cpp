@@ -3,15 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "runners/registry.h"
+#include "support/require.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
 namespace {
-
-bool available(const std::string& runner) {
-  const RunnerInfo* info = RunnerRegistry::instance().find(runner);
-  return info && (!info->availability || info->availability(nullptr).is_ok());
-}
 
 std::string fixture(const std::string& file) { return (source_dir() / "tests" / "data" / "torch" / file).string(); }
 
@@ -24,7 +20,8 @@ struct Pair {
 class TorchOnnxPairs : public ::testing::TestWithParam<Pair> {};
 
 TEST_P(TorchOnnxPairs, TorchScriptMatchesItsOnnxExport) {
-  if (!available("torch") || !available("ort")) GTEST_SKIP() << "needs the torch and ort runners";
+  PARITY_REQUIRE_RUNNER("torch");
+  PARITY_REQUIRE_RUNNER("ort");
   const Pair& p = GetParam();
   TempDir dir;
   const std::string saved = (dir / "torch.json").string();
@@ -37,7 +34,7 @@ TEST_P(TorchOnnxPairs, TorchScriptMatchesItsOnnxExport) {
   ASSERT_EQ(t.exit_code, 0) << t.output;
 
   std::vector<std::string> onnx_run = {"run", fixture(p.name + ".onnx")};
-  if (available("ref")) onnx_run.push_back("--ref");
+  if (runner_available("ref")) onnx_run.push_back("--ref");
   onnx_run.push_back("--ort");
   onnx_run.insert(onnx_run.end(), p.data_options.begin(), p.data_options.end());
   onnx_run.insert(onnx_run.end(), {"--load-outputs", saved});
@@ -57,7 +54,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return info.param.name; });
 
 TEST(TorchRunCli, WithoutInputShapesLibTorchSaysWhy) {
-  if (!available("torch")) GTEST_SKIP() << "needs the torch runner";
+  PARITY_REQUIRE_RUNNER("torch");
   // TorchScript has no input shapes: without --input-shapes the input is a guess LibTorch rejects.
   const auto r = run_parity({"run", fixture("conv_relu_linear.pt"), "--torch"});
   EXPECT_EQ(r.exit_code, 1) << r.output;

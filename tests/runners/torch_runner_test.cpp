@@ -3,7 +3,7 @@
 // running the ONNX export of the same module.
 #include <gtest/gtest.h>
 
-#include "onnx/proto_convert.h"
+#include "model/proto_convert.h"
 #include "peer_runner_test_util.h"
 #include "runners/ort/ort_config.h"
 
@@ -16,34 +16,28 @@
 namespace parity::testing {
 namespace {
 
-#define REQUIRE_TORCH()                                                                   \
-  do {                                                                                    \
-    const RunnerInfo* info = RunnerRegistry::instance().find("torch");                   \
-    if (!info) GTEST_SKIP() << "built without the LibTorch runner";                      \
-    Status s = info->availability(nullptr);                                               \
-    if (!s.is_ok()) GTEST_SKIP() << "LibTorch unavailable: " << s.message();              \
-  } while (0)
+#define REQUIRE_TORCH() PARITY_REQUIRE_RUNNER("torch")
 
 std::filesystem::path fixture(const std::string& file) { return source_dir() / "tests" / "data" / "torch" / file; }
 
-Tensor fixture_tensor(const std::string& file) { return onnx_io::tensor_from_pb_file(fixture(file)); }
+Tensor fixture_tensor(const std::string& file) { return model::tensor_from_pb_file(fixture(file)); }
 
 // Parses torch options the way `parity run` would.
-cli::Args torch_args(const std::vector<std::string>& argv) {
-  cli::ArgParser parser("parity run", "");
-  parser.add({.flags = {"--input-shapes"}, .arity = cli::Arity::kOneOrMore});  // the data loader's
-  RunnerRegistry::instance().find("torch")->add_options(parser);               // adds --input-dtypes
+options::Args torch_args(const std::vector<std::string>& argv) {
+  options::ArgParser parser("parity run", "");
+  parser.add({.flags = {"--input-shapes"}, .arity = options::Arity::kOneOrMore});  // the data loader's
+  runners::RunnerRegistry::instance().find("torch")->add_options(parser);               // adds --input-dtypes
   return parser.parse(argv);
 }
 
-std::unique_ptr<Runner> make_torch(const std::string& file, const cli::Args* args = nullptr) {
-  return RunnerRegistry::instance().find("torch")->create({.model_path = fixture(file).string(), .args = args});
+std::unique_ptr<runners::Runner> make_torch(const std::string& file, const options::Args* args = nullptr) {
+  return runners::RunnerRegistry::instance().find("torch")->create({.model_path = fixture(file).string(), .args = args});
 }
 
 TEST(TorchRunner, MatchesPyTorchOnTheFixture) {
   REQUIRE_TORCH();
   auto runner = make_torch("conv_relu_linear.pt");
-  ActiveRunner active(*runner);
+  runners::ActiveRunner active(*runner);
   const TensorMap out = active->infer({{"x", fixture_tensor("conv_relu_linear.input_0.pb")}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out.names(), std::vector<std::string>{"output_0"});
@@ -54,39 +48,39 @@ TEST(TorchRunner, InputMetadataFromScriptAndOptions) {
   REQUIRE_TORCH();
   {
     auto runner = make_torch("conv_relu_linear.pt");
-    ActiveRunner active(*runner);
+    runners::ActiveRunner active(*runner);
     const TensorMetadata meta = active->input_metadata();
     ASSERT_EQ(meta.names(), std::vector<std::string>{"x"});  // forward()'s argument name
     EXPECT_EQ(meta.at("x").dtype, DType::kUndefined);
     EXPECT_TRUE(meta.at("x").shape.unknown_rank);
   }
-  const cli::Args args = torch_args({"--input-shapes", "x:[2,3,8,8]", "--input-dtypes", "x:float32"});
+  const options::Args args = torch_args({"--input-shapes", "x:[2,3,8,8]", "--input-dtypes", "x:float32"});
   auto runner = make_torch("conv_relu_linear.pt", &args);
-  ActiveRunner active(*runner);
+  runners::ActiveRunner active(*runner);
   const TensorMetadata meta = active->input_metadata();
   EXPECT_EQ(meta.at("x").dtype, DType::kFloat32);
   EXPECT_EQ(meta.at("x").shape, (DimShape{2, 3, 8, 8}));
   // The declared shape is now checked before LibTorch sees the input.
   EXPECT_THROW(active->infer({{"x", Tensor(DType::kFloat32, {1, 3, 8, 8})}}), Error);
 
-  const cli::Args wrong = torch_args({"--input-shapes", "y:[1]"});
+  const options::Args wrong = torch_args({"--input-shapes", "y:[1]"});
   auto bad = make_torch("conv_relu_linear.pt", &wrong);
   EXPECT_THROW(bad->activate(), Error);
 }
 
 TEST(TorchRunner, OutputNamesAndTuples) {
   REQUIRE_TORCH();
-  const cli::Args args = torch_args({"--torch-output-names", "doubled_relu", "row_sum"});
+  const options::Args args = torch_args({"--torch-output-names", "doubled_relu", "row_sum"});
   auto runner = make_torch("two_heads.pt", &args);
-  ActiveRunner active(*runner);
+  runners::ActiveRunner active(*runner);
   const TensorMap out = active->infer({{"x", fixture_tensor("two_heads.input_0.pb")}});
   EXPECT_EQ(out.names(), (std::vector<std::string>{"doubled_relu", "row_sum"}));
   EXPECT_TRUE(tensors_close(out.at("doubled_relu"), fixture_tensor("two_heads.output_0.pb")));
   EXPECT_TRUE(tensors_close(out.at("row_sum"), fixture_tensor("two_heads.output_1.pb")));
 
-  const cli::Args too_few = torch_args({"--torch-output-names", "only_one"});
+  const options::Args too_few = torch_args({"--torch-output-names", "only_one"});
   auto wrong = make_torch("two_heads.pt", &too_few);
-  ActiveRunner active_wrong(*wrong);
+  runners::ActiveRunner active_wrong(*wrong);
   try {
     active_wrong->infer({{"x", fixture_tensor("two_heads.input_0.pb")}});
     FAIL();
@@ -98,7 +92,7 @@ TEST(TorchRunner, OutputNamesAndTuples) {
 TEST(TorchRunner, Int64Inputs) {
   REQUIRE_TORCH();
   auto runner = make_torch("embedding.pt");
-  ActiveRunner active(*runner);
+  runners::ActiveRunner active(*runner);
   const Tensor ids = fixture_tensor("embedding.input_0.pb");
   ASSERT_EQ(ids.dtype(), DType::kInt64);
   const TensorMap out = active->infer({{"ids", ids}});
@@ -109,7 +103,7 @@ TEST(TorchRunner, BadFilesAreOneLineErrors) {
   REQUIRE_TORCH();
   TempDir dir;
   write_file(dir / "not_a_model.pt", "garbage");
-  auto runner = RunnerRegistry::instance().find("torch")->create({.model_path = (dir / "not_a_model.pt").string()});
+  auto runner = runners::RunnerRegistry::instance().find("torch")->create({.model_path = (dir / "not_a_model.pt").string()});
   try {
     runner->activate();
     FAIL();
@@ -121,7 +115,7 @@ TEST(TorchRunner, BadFilesAreOneLineErrors) {
 
   // A shape forward() cannot take: LibTorch's own reason, without the TorchScript traceback.
   auto conv = make_torch("conv_relu_linear.pt");
-  ActiveRunner active(*conv);
+  runners::ActiveRunner active(*conv);
   try {
     active->infer({{"x", Tensor(DType::kFloat32, {1, 3, 4, 4})}});
     FAIL();
@@ -137,15 +131,13 @@ TEST(TorchRunner, BadFilesAreOneLineErrors) {
 // The TorchScript file and its ONNX export (same module, same weights) agree across runtimes.
 TEST(TorchRunner, AgreesWithOnnxRuntimeOnTheOnnxExport) {
   REQUIRE_TORCH();
-#if !PARITY_WITH_ORT_RUNNER
-  GTEST_SKIP() << "built without the ORT runner";
-#else
-  if (!ort::OrtLibrary::load("")) GTEST_SKIP() << "ONNX Runtime unavailable";
+  PARITY_REQUIRE_RUNNER("ort");
+#if PARITY_WITH_ORT_RUNNER
   for (const std::string name : {"conv_relu_linear", "two_heads", "embedding"}) {
     SCOPED_TRACE(name);
     auto torch_runner = make_torch(name + ".pt");
-    auto ort_runner = ort::make_ort_runner(fixture(name + ".onnx").string(), {});
-    ActiveRunner t(*torch_runner), o(*ort_runner);
+    auto ort_runner = runners::ort::make_ort_runner(fixture(name + ".onnx").string(), {});
+    runners::ActiveRunner t(*torch_runner), o(*ort_runner);
     const Tensor input = fixture_tensor(name + ".input_0.pb");
     const TensorMap torch_out = t->infer({{t->input_metadata().names()[0], input}});
     const TensorMap ort_out = o->infer({{o->input_metadata().names()[0], input}});

@@ -19,9 +19,9 @@ void write_case(const std::filesystem::path& dir, const std::string& op) {
   std::ofstream out(dir / "model.onnx", std::ios::binary);
   m.model().SerializeToOstream(&out);
   onnx::TensorProto t;
-  onnx_io::tensor_to_proto(Tensor::from_vector<float>({2}, {1, 2}), &t, "x");
+  model::tensor_to_proto(Tensor::from_vector<float>({2}, {1, 2}), &t, "x");
   std::ofstream(dir / "test_data_set_0/input_0.pb", std::ios::binary) << t.SerializeAsString();
-  onnx_io::tensor_to_proto(Tensor::from_vector<float>({2}, {1, 2}), &t, "y");
+  model::tensor_to_proto(Tensor::from_vector<float>({2}, {1, 2}), &t, "y");
   std::ofstream(dir / "test_data_set_0/output_0.pb", std::ios::binary) << t.SerializeAsString();
 }
 

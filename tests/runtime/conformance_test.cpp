@@ -1,20 +1,26 @@
 // Runs the whole ONNX backend suite through `parity test onnx-backend` with the ref runner and
-// fails if any folder's pass count drops below tests/runtime/conformance_baseline.txt.
+// fails on any case that fails or errors without being listed, with its reason, in the suite's skip
+// file (tests/runtime/conformance_skips.txt), and if any folder's pass count drops below
+// tests/runtime/conformance_baseline.txt; likewise
+// ONNX 1.23's node suite (unpacked by scripts/setup.sh) against conformance_1_23_baseline.txt,
+// with its own skip file conformance_1_23_skips.txt.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/require.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
 namespace {
 
 /// Lines "<mode> <folder> <minimum passes>", e.g. "fp32 node 900".
-std::map<std::string, int> read_baseline(const std::string& mode) {
-  std::ifstream in(source_dir() / "tests/runtime/conformance_baseline.txt");
+std::map<std::string, int> read_baseline(const std::string& mode, const std::string& file) {
+  std::ifstream in(source_dir() / "tests/runtime" / file);
   std::map<std::string, int> baseline;
   std::string line;
   while (std::getline(in, line)) {
@@ -27,12 +33,21 @@ std::map<std::string, int> read_baseline(const std::string& mode) {
   return baseline;
 }
 
-void check_suite(const std::string& mode, const std::vector<std::string>& extra_args) {
-  const auto baseline = read_baseline(mode);
-  ASSERT_FALSE(baseline.empty()) << "conformance_baseline.txt is empty or missing";
+/// Which suite to run: its test folders (none: the installed 1.12 test data) and its two files.
+struct Suite {
+  std::vector<std::string> dirs;
+  std::string baseline_file = "conformance_baseline.txt";
+  std::string skip_file = "conformance_skips.txt";
+};
+
+void check_suite(const std::string& mode, const std::vector<std::string>& extra_args, const Suite& suite = {}) {
+  const auto baseline = read_baseline(mode, suite.baseline_file);
+  ASSERT_FALSE(baseline.empty()) << suite.baseline_file << " is empty or missing";
+  PARITY_REQUIRE_FILE(suite.dirs.empty() ? onnx_testdata_dir() / "node" : std::filesystem::path(suite.dirs.front()));
   TempDir tmp;
   std::vector<std::string> args = {"test", "onnx-backend", "--report", (tmp / "report.json").string(), "--skip-file",
-                                   (source_dir() / "tests/runtime/conformance_skips.txt").string()};
+                                   (source_dir() / "tests/runtime" / suite.skip_file).string()};
+  args.insert(args.end(), suite.dirs.begin(), suite.dirs.end());
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   CommandResult r = run_parity(args);
   std::ifstream in(tmp / "report.json");
@@ -40,7 +55,7 @@ void check_suite(const std::string& mode, const std::vector<std::string>& extra_
   const auto report = nlohmann::json::parse(in);
   std::map<std::string, int> passed;
   std::string problems;
-  for (const auto& t : report["tests"]) {
+  for (const auto& t : report["sections"][0]["tests"]) {
     const std::string id = t["id"];
     const std::string kind = id.substr(0, id.find('/'));
     if (t["result"] == "pass") ++passed[kind];
@@ -49,13 +64,24 @@ void check_suite(const std::string& mode, const std::vector<std::string>& extra_
   for (const auto& [kind, count] : baseline)
     EXPECT_GE(passed[kind], count) << "pass count of '" << kind << "' dropped below the baseline";
   for (const auto& [kind, count] : passed) std::printf("%s: %d passed\n", kind.c_str(), count);
-  if (!problems.empty()) std::printf("Failing or erroring tests (not yet skipped or fixed):\n%s", problems.c_str());
+  EXPECT_TRUE(problems.empty()) << "failing or erroring ONNX backend tests (fix them, or list them in "
+                                << suite.skip_file << " with the reason):\n"
+                                << problems;
   EXPECT_NE(r.output.find("Summary: "), std::string::npos);
 }
 
 TEST(Conformance, OnnxBackendSuiteFp32) { check_suite("fp32", {}); }
 
 TEST(Conformance, OnnxBackendSuiteFp64Oracle) { check_suite("fp64", {"--precision", "fp64"}); }
+
+Suite onnx_1_23_suite() {
+  const std::filesystem::path dir = source_dir() / ".cache/onnx-testdata-1.23/node";
+  return {{dir.string()}, "conformance_1_23_baseline.txt", "conformance_1_23_skips.txt"};
+}
+
+TEST(Conformance, Onnx123NodeSuiteFp32) { check_suite("fp32", {}, onnx_1_23_suite()); }
+
+TEST(Conformance, Onnx123NodeSuiteFp64Oracle) { check_suite("fp64", {"--precision", "fp64"}, onnx_1_23_suite()); }
 
 }  // namespace
 }  // namespace parity::testing

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "onnx/proto_convert.h"
+#include "model/proto_convert.h"
 
 namespace parity::testing {
 
@@ -33,7 +33,7 @@ class ModelBuilder {
     return *this;
   }
   ModelBuilder& initializer(const std::string& name, const Tensor& t) {
-    onnx_io::tensor_to_proto(t, graph().add_initializer(), name);
+    model::tensor_to_proto(t, graph().add_initializer(), name);
     return *this;
   }
   onnx::NodeProto& node(const std::string& op, std::initializer_list<std::string> inputs,

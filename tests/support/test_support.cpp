@@ -8,6 +8,9 @@
 #include <random>
 #include <sstream>
 
+#include "runners/registry.h"
+#include "support/require.h"
+
 namespace parity::testing {
 
 namespace fs = std::filesystem;
@@ -80,5 +83,20 @@ void write_file(const fs::path& path, const std::string& contents) {
   std::ofstream out(path, std::ios::binary);
   out << contents;
 }
+
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci && std::string(ci) == "true";
+}
+
+std::string runner_unavailable_reason(const std::string& name) {
+  const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
+  if (!info) return "parity was built without the '" + name + "' runner";
+  if (!info->availability) return "";
+  const Status status = info->availability(nullptr);
+  return status.is_ok() ? "" : status.message();
+}
+
+std::string missing_file_reason(const fs::path& path) { return path.string() + " missing (run scripts/setup.sh)"; }
 
 }  // namespace parity::testing

@@ -2,9 +2,10 @@
 // JSON report in Polygraphy's layout. Exits 1 when any entry is an error ("exception").
 #include <fstream>
 
+#include "core/formats/file_io.h"
 #include "cli/command.h"
 #include "core/logger.h"
-#include "onnx/model_lint.h"
+#include "tools/model_lint.h"
 
 namespace parity::cli {
 namespace {
@@ -16,15 +17,15 @@ class CheckLintCommand : public Command {
     return "Lint an ONNX model: checker errors, unused or dead parts, duplicate names, missing kernels";
   }
 
-  void add_options(ArgParser& parser) override {
+  void add_options(options::ArgParser& parser) override {
     parser.add({.flags = {}, .dest = "model", .help = "Path to the ONNX model", .metavar = "MODEL", .required = true});
     parser.add({.flags = {"-o", "--output"}, .help = "Path to save the JSON report", .metavar = "PATH"});
   }
 
-  int run(const Args& args) override {
+  int run(const options::Args& args) override {
     const std::string path = *args.get("model");
     logger().info("Linting model: ", path);
-    const onnx_io::LintReport report = onnx_io::lint_model_file(path);
+    const tools::LintReport report = tools::lint_model_file(path);
     for (const auto& e : report.entries) {
       std::string scope;
       if (!e.nodes.empty()) {
@@ -42,10 +43,7 @@ class CheckLintCommand : public Command {
     logger().info("Lint summary: ", report.count("exception"), " error(s), ", report.count("warning"),
                   " warning(s); ", report.passing.size(), " node(s) passing, ", report.failing.size(), " failing");
     if (auto out = args.get("output")) {
-      std::ofstream file(*out, std::ios::binary | std::ios::trunc);
-      PARITY_CHECK(file, kIo, "cannot write '", *out, "'");
-      file << report.to_json() << "\n";
-      PARITY_CHECK(file.good(), kIo, "writing '", *out, "' failed");
+      formats::write_binary_file(*out, report.to_json() + "\n");
       logger().info("Saved linting report to: ", *out);
     }
     return report.has_errors() ? kExitFailed : kExitPassed;

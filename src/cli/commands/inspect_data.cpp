@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "cli/command.h"
 #include "core/formats/array_print.h"
 #include "core/formats/data_file.h"
@@ -83,8 +85,7 @@ std::string text_for(const DataFile& file, const Options& opt) {
     for (const auto& [runner, iterations] : file.run_results.runs) {
       std::vector<const TensorMap*> maps;
       for (const auto& it : iterations) maps.push_back(&it.outputs);
-      std::string padded = runner + std::string(width - runner.size(), ' ');
-      out += str_cat("---- ", padded, " (", iterations.size(), " iterations) ----\n");
+      out += fmt::format("---- {:<{}} ({} iterations) ----\n", runner, width, iterations.size());
       out += str_from_iterations(maps, opt) + "\n";
     }
   } else {
@@ -201,14 +202,14 @@ class InspectDataCommand final : public Command {
   std::string summary() const override {
     return "Show the tensors in Polygraphy/parity data files (RunResults, inputs JSON, .npy, .npz)";
   }
-  void add_options(ArgParser& parser) override {
+  void add_options(options::ArgParser& parser) override {
     parser.add({.flags = {}, .dest = "files", .help = "Data files: RunResults or inputs JSON, .npy, .npz",
-                .metavar = "FILE", .arity = Arity::kOneOrMore, .required = true});
+                .metavar = "FILE", .arity = options::Arity::kOneOrMore, .required = true});
     parser.add({.flags = {"-a", "--all"}, .help = "Show every iteration instead of just the first",
-                .arity = Arity::kFlag});
-    parser.add({.flags = {"-s", "--show-values"}, .help = "Show the tensors' values", .arity = Arity::kFlag});
+                .arity = options::Arity::kFlag});
+    parser.add({.flags = {"-s", "--show-values"}, .help = "Show the tensors' values", .arity = options::Arity::kFlag});
     parser.add({.flags = {"--histogram"}, .help = "Show a histogram of each tensor's values",
-                .arity = Arity::kFlag});
+                .arity = options::Arity::kFlag});
     parser.add({.flags = {"-n", "--num-items"},
                 .help = "Values shown at the start and end of each dimension with --show-values; -1 shows all",
                 .metavar = "N", .default_value = "3"});
@@ -219,7 +220,7 @@ class InspectDataCommand final : public Command {
                 .default_value = "text"});
   }
 
-  int run(const Args& args) override {
+  int run(const options::Args& args) override {
     Options opt;
     opt.all = args.flag("all");
     opt.show_values = args.flag("show_values");

@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/formats/file_io.h"
 #include "cli/command.h"
+#include "tools/plan_report.h"
 #include "core/logger.h"
-#include "onnx/graph.h"
-#include "onnx/model.h"
-#include "onnx/model_summary.h"
-#include "onnx/shape_inference.h"
+#include "model/graph.h"
+#include "model/model.h"
+#include "model/model_summary.h"
+#include "model/shape_inference.h"
 
 namespace parity::cli {
 namespace {
@@ -18,59 +20,85 @@ namespace {
 class InspectModelCommand : public Command {
  public:
   std::string name() const override { return "inspect model"; }
-  std::string summary() const override { return "Display information about an ONNX model"; }
+  std::string summary() const override { return "Display information about an ONNX model or a parity plan"; }
 
-  void add_options(ArgParser& parser) override {
-    parser.add({.flags = {}, .dest = "model", .help = "Path to the ONNX model", .metavar = "MODEL", .required = true});
+  void add_options(options::ArgParser& parser) override {
+    parser.add({.flags = {}, .dest = "model", .help = "Path to the ONNX model or parity plan (.plan)", .metavar = "MODEL", .required = true});
     parser.add({.flags = {"--show"},
                 .help = "What to show besides the overview: layers (every node with its tensors), attrs (node "
                         "attributes; implies layers), weights (initializer values)",
-                .arity = Arity::kOneOrMore,
+                .arity = options::Arity::kOneOrMore,
                 .choices = {"layers", "attrs", "weights"}});
+    parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
+                .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
     parser.add({.flags = {"--format"}, .help = "Output format", .choices = {"text", "json"}, .default_value = "text"});
     parser.add({.flags = {"-o", "--output"}, .help = "Also write the report to this file", .metavar = "PATH"});
     parser.add({.flags = {"--shape-inference"},
                 .help = "Run ONNX shape inference (with data propagation) first, to show more tensor shapes",
-                .arity = Arity::kFlag});
+                .arity = options::Arity::kFlag});
   }
 
-  int run(const Args& args) override {
+  int run(const options::Args& args) override {
     const std::string path = *args.get("model");
     const bool json = args.get_or("format", "text") == "json";
     // JSON goes to stdout for other programs; keep chatter out of it.
     if (json) logger().verbose("Loading model: ", path);
     else logger().info("Loading model: ", path);
-    onnx_io::Model model = onnx_io::load_model(path).value();
+    if (runtime::plan::is_plan_file(path)) return inspect_plan(path, args, json);
+    model::Model model = model::load_model(path, args.get_or("external_data_dir", "")).value();
     if (args.flag("shape_inference")) {
       onnx::ModelProto inferred(model.proto());
-      onnx_io::infer_shapes(inferred, /*data_prop=*/true);
+      model::infer_shapes(inferred, /*data_prop=*/true);
       model.proto() = std::move(inferred);
     }
-    auto graph = ir::Graph::from_model(model);
+    auto graph = model::Graph::from_model(model);
     graph->toposort();  // refuses cyclic graphs with the nodes of the cycle
 
-    onnx_io::SummaryOptions options;
+    model::SummaryOptions options;
     for (const auto& what : args.list("show")) {
       if (what == "layers") options.layers = true;
       if (what == "attrs") options.layers = options.attrs = true;
       if (what == "weights") options.weights = true;
     }
-    const std::string report = json ? onnx_io::summarize_model_json(*graph, options)
-                                     : "==== ONNX Model ====\n" + onnx_io::summarize_model_text(*graph, options);
+    const std::string report = json ? model::summarize_model_json(*graph, options)
+                                     : "==== ONNX Model ====\n" + model::summarize_model_text(*graph, options);
     if (json) {
       std::fputs((report + "\n").c_str(), stdout);
       std::fflush(stdout);
     } else {
       logger().info(report);
     }
+    write_report(report, args);
+    return kExitPassed;
+  }
+
+ private:
+  // A plan file (parity convert -o X.plan): the engine view, read without building kernels.
+  static int inspect_plan(const std::string& path, const options::Args& args, bool json) {
+    bool layers = false, attrs = false;
+    for (const auto& what : args.list("show")) {
+      layers = layers || what == "layers" || what == "attrs";
+      attrs = attrs || what == "attrs";
+      PARITY_CHECK(what != "weights", kInvalidArgument, "--show weights is for ONNX models; a plan's weights are ",
+                   "summarized under Memory");
+    }
+    const runtime::plan::PlanSummary summary = runtime::plan::summarize_plan(path);
+    const std::string report = json ? tools::plan_report_json(summary, layers, attrs) : tools::plan_report_text(summary, layers, attrs);
+    if (json) {
+      std::fputs((report + "\n").c_str(), stdout);
+      std::fflush(stdout);
+    } else {
+      logger().info(report);
+    }
+    write_report(report, args);
+    return kExitPassed;
+  }
+
+  static void write_report(const std::string& report, const options::Args& args) {
     if (auto out = args.get("output")) {
-      std::ofstream file(*out, std::ios::binary | std::ios::trunc);
-      PARITY_CHECK(file, kIo, "cannot write '", *out, "'");
-      file << report << "\n";
-      PARITY_CHECK(file.good(), kIo, "writing '", *out, "' failed");
+      formats::write_binary_file(*out, report + "\n");
       logger().info("Wrote report to: ", *out);
     }
-    return kExitPassed;
   }
 };
 

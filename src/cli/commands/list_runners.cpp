@@ -4,6 +4,7 @@
 
 #include "cli/command.h"
 #include "core/logger.h"
+#include "runners/extension.h"
 #include "runners/registry.h"
 
 namespace parity::cli {
@@ -14,15 +15,31 @@ class ListRunnersCommand : public Command {
   std::string name() const override { return "runners"; }
   std::string summary() const override { return "List the runners (runtimes) and whether each is available"; }
 
-  void add_options(ArgParser& parser) override {
+  void add_options(options::ArgParser& parser) override {
     // Runner options that change where a runtime is found (e.g. --ort-library) apply here too.
-    for (const auto& info : RunnerRegistry::instance().all())
+    for (const auto& info : runners::RunnerRegistry::instance().all())
       if (info.add_options) info.add_options(parser);
   }
 
-  int run(const Args& args) override {
+  // Every extension library given or found, loaded or not, with what it brought or why not.
+  static std::string extensions_section() {
+    const auto& records = runners::loaded_extensions();
+    if (records.empty()) return "";
+    std::string out = "Extensions:\n";
+    for (const auto& r : records) {
+      out += str_cat("  ", r.name, r.version.empty() ? "" : " " + r.version, "  ", r.path, "\n", std::string(20, ' '));
+      if (r.status.is_ok())
+        out += str_cat("loaded: runners ", r.runners.empty() ? "(none)" : join_names(r.runners), "; kernels ",
+                       r.kernels.empty() ? "(none)" : join_names(r.kernels), "\n");
+      else
+        out += "unavailable: " + r.status.message() + "\n";
+    }
+    return out;
+  }
+
+  int run(const options::Args& args) override {
     std::string out = "Runners:\n";
-    for (const auto& info : RunnerRegistry::instance().all()) {
+    for (const auto& info : runners::RunnerRegistry::instance().all()) {
       const Status status = info.availability ? info.availability(&args) : Status::ok();
       std::string state;
       if (status.is_ok()) {
@@ -39,6 +56,7 @@ class ListRunnersCommand : public Command {
         if (!details.empty()) out += std::string(20, ' ') + details + "\n";
       }
     }
+    out += extensions_section();
     std::fputs(out.c_str(), stdout);
     std::fflush(stdout);
     return kExitPassed;

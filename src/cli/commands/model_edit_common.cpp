@@ -5,12 +5,13 @@
 #include <fstream>
 #include <set>
 
+#include "core/formats/file_io.h"
 #include "core/logger.h"
-#include "onnx/external_data.h"
-#include "onnx/save_args.h"
-#include "onnx/transforms/opset.h"
-#include "onnx/transforms/proto_walk.h"
-#include "onnx/transforms/weights.h"
+#include "model/external_data.h"
+#include "model/save_args.h"
+#include "model/transforms/opset.h"
+#include "model/transforms/proto_walk.h"
+#include "model/transforms/weights.h"
 
 namespace parity::cli::model_edit {
 
@@ -26,41 +27,46 @@ bool same_file(const fs::path& a, const fs::path& b) {
 
 }  // namespace
 
-void add_model_argument(ArgParser& parser) {
+void add_model_argument(options::ArgParser& parser) {
   parser.add({.flags = {}, .dest = "model", .help = "Path to the ONNX model", .metavar = "MODEL", .required = true});
+  parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
+              .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
 }
 
-void add_output_options(ArgParser& parser) {
+void add_output_options(options::ArgParser& parser) {
   parser.group("Output");
   parser.add({.flags = {"-o", "--output"}, .help = "Path of the model to write", .metavar = "OUT", .required = true});
   parser.add({.flags = {"--force"}, .help = "Allow the output to overwrite the input model or its weight files",
-              .arity = Arity::kFlag});
-  onnx_io::add_model_save_options(parser);
+              .arity = options::Arity::kFlag});
+  model::ModelSaveArgs().add_to(parser);
 }
 
-onnx_io::Model load_input(const Args& args) {
+model::Model load_input(const options::Args& args) {
   const std::string path = args.get_or("model", "");
   logger().info("Loading model: ", path);
-  return onnx_io::load_model(path).value();
+  return model::load_model(path, args.get_or("external_data_dir", "")).value();
 }
 
-onnx_io::SaveOptions save_options(const Args& args) { return onnx_io::model_save_options(args); }
+model::SaveOptions save_options(const options::Args& args) { return model::ModelSaveArgs().parse(args); }
 
-fs::path output_path(const Args& args, const onnx_io::Model& input) {
+fs::path output_path(const options::Args& args, const model::Model& input) {
   const fs::path out = args.get_or("output", "");
   PARITY_CHECK(!out.empty(), kInvalidArgument, "no output path given (-o)");
-  if (args.flag("force")) return out;
+  if (args.flag("force")) {
+    formats::allow_overwriting_inputs();
+    return out;
+  }
   const fs::path in = input.path();
   PARITY_CHECK(in.empty() || !same_file(in, out), kInvalidArgument, "output '", out.string(),
                "' is the input model; choose another path or pass --force to overwrite it");
-  const onnx_io::SaveOptions options = save_options(args);
+  const model::SaveOptions options = save_options(args);
   if (options.external_data && options.all_tensors_to_one_file) {
     fs::path dir = out.parent_path();
     if (dir.empty()) dir = ".";
     const fs::path side = dir / (options.location.empty() ? out.filename().string() + ".data" : options.location);
     std::set<std::string> locations;
-    transforms::for_each_dense_tensor(const_cast<onnx::ModelProto&>(input.proto()), [&](onnx::TensorProto& t) {
-      if (onnx_io::has_external_data(t)) locations.insert(onnx_io::parse_external_data(t).location);
+    model::transforms::for_each_dense_tensor(const_cast<onnx::ModelProto&>(input.proto()), [&](onnx::TensorProto& t) {
+      if (model::has_external_data(t)) locations.insert(model::parse_external_data(t).location);
     });
     for (const auto& location : locations)
       PARITY_CHECK(!same_file(input.base_dir() / location, side), kInvalidArgument, "output weight file '",
@@ -69,20 +75,19 @@ fs::path output_path(const Args& args, const onnx_io::Model& input) {
   return out;
 }
 
-void save_output(const onnx_io::Model& model, const fs::path& path, const Args& args, bool check) {
-  onnx_io::save_model(model, path, save_options(args)).throw_if_error();
-  // Stripped tensors reference an empty side file (see transforms::reference_weightless_file).
+void save_output(const model::Model& model, const fs::path& path, const options::Args& args, bool check) {
+  model::save_model(model, path, save_options(args)).throw_if_error();
+  // Stripped tensors reference an empty side file (see model::transforms::reference_weightless_file).
   fs::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
-  for (const auto& location : transforms::weightless_locations(model)) {
-    const fs::path side = onnx_io::resolve_external_location(location, dir, "(weightless tensors)");
+  for (const auto& location : model::transforms::weightless_locations(model)) {
+    const fs::path side = model::resolve_external_location(location, dir, "(weightless tensors)");
     if (!fs::exists(side)) {
-      std::ofstream created(side, std::ios::binary);
-      PARITY_CHECK(created.good(), kIo, "cannot create '", side.string(), "'");
+      formats::write_binary_file(side.string(), "");
     }
   }
   logger().info("Saved model to ", path.string());
-  if (check) transforms::check_saved_model(path);
+  if (check) model::transforms::check_saved_model(path);
 }
 
 }  // namespace parity::cli::model_edit

@@ -5,24 +5,24 @@
 
 #include <filesystem>
 
-#include "cli/args.h"
-#include "onnx/model.h"
+#include "options/args.h"
+#include "model/model.h"
 
 namespace parity::cli::model_edit {
 
 /// Adds the positional MODEL argument.
-void add_model_argument(ArgParser& parser);
+void add_model_argument(options::ArgParser& parser);
 /// Adds -o/--output, --force and the external-data save options.
-void add_output_options(ArgParser& parser);
+void add_output_options(options::ArgParser& parser);
 /// Loads the model named by the MODEL argument (errors carry the path).
-onnx_io::Model load_input(const Args& args);
+model::Model load_input(const options::Args& args);
 /// The -o path, refused (kInvalidArgument) when it or its external-data file is the input model's
 /// file or one of its weight files, unless --force.
-std::filesystem::path output_path(const Args& args, const onnx_io::Model& input);
+std::filesystem::path output_path(const options::Args& args, const model::Model& input);
 /// Save options from --external-data and friends.
-onnx_io::SaveOptions save_options(const Args& args);
+model::SaveOptions save_options(const options::Args& args);
 /// Saves the model, then runs libonnx's checker on the written file unless check is false; a
 /// checker failure is an error (the file stays, so it can be inspected).
-void save_output(const onnx_io::Model& model, const std::filesystem::path& path, const Args& args, bool check = true);
+void save_output(const model::Model& model, const std::filesystem::path& path, const options::Args& args, bool check = true);
 
 }  // namespace parity::cli::model_edit

@@ -1,7 +1,10 @@
 // `parity run MODEL --ref --ort ...`: runs a model on several runners with identical inputs and
 // compares their outputs, with Polygraphy's `run` options and output. `--onnx-outputs mark all`
 // compares every intermediate tensor layer by layer with bounded memory (compare/layerwise.h).
+#include <malloc.h>
+
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -9,57 +12,31 @@
 #include <onnx/onnx_pb.h>
 
 #include "cli/command.h"
+#include "compare/compare_args.h"
 #include "compare/comparator.h"
 #include "compare/feed_files.h"
+#include "compare/isolation_args.h"
 #include "compare/layerwise.h"
 #include "compare/loaders.h"
 #include "compare/report.h"
 #include "core/formats/polygraphy_json.h"
+#include "core/formats/run_results_stream.h"
 #include "core/logger.h"
+#include "options/data_loader_args.h"
 #include "runners/registry.h"
+#include "runners/runner_args.h"
+#include "tools/report/report_args.h"
+#include "tools/report/run_report.h"
+#include "tools/run_script.h"
 
 namespace parity::cli {
 namespace {
 
 using namespace parity::compare;
 
-// ---- option parsing helpers -------------------------------------------------------------------
-
-// "[a,b,...]" or "a,b" -> items.
-std::vector<std::string> bracket_items(std::string text, const std::string& what) {
-  if (!text.empty() && (text.front() == '[' || text.front() == '(')) {
-    PARITY_CHECK(text.size() >= 2 && (text.back() == ']' || text.back() == ')'), kInvalidArgument, what,
-                 ": unbalanced brackets in '", text, "'");
-    text = text.substr(1, text.size() - 2);
-  }
-  std::vector<std::string> items;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    std::string item = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) items.push_back(item);
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return items;
-}
-
-// Per-name double settings: "[name:]value" items, "" = default.
-template <typename T, typename Parse>
-PerOutput<T> per_name(const Args& args, const std::string& dest, T fallback, Parse parse) {
-  PerOutput<T> out(fallback);
-  for (const auto& item : args.list(dest)) {
-    auto [name, value] = split_name_value(item);
-    out.set(name, parse(value));
-  }
-  return out;
-}
-
-PerOutput<double> per_name_double(const Args& args, const std::string& dest, const std::string& flag, double fallback) {
-  return per_name<double>(args, dest, fallback, [&](const std::string& v) { return parse_double(v, flag); });
-}
+// With `mark all`, allocations of at least this size get their own mapping (see run_layerwise);
+// the comparison's slices stay below it.
+constexpr int kMmapThresholdBytes = 1 << 20;
 
 // Names that settings mention explicitly and that exist nowhere: an error listing what exists.
 void check_names_exist(const std::vector<std::string>& given, const std::vector<std::string>& existing,
@@ -72,19 +49,24 @@ void check_names_exist(const std::vector<std::string>& given, const std::vector<
 // ---- the command ------------------------------------------------------------------------------
 
 class RunCommand : public Command {
+  // What the option groups say, read once per run.
+  struct Settings {
+    options::DataLoaderOptions data;
+    options::IterationOptions runs;
+    CompareSettings compare;
+    tools::report::ReportOptions report;
+  };
+
  public:
   std::string name() const override { return "run"; }
   std::string summary() const override {
     return "Run a model on several runners with identical inputs and compare the outputs";
   }
 
-  void add_options(ArgParser& parser) override {
+  void add_options(options::ArgParser& parser) override {
     parser.add({.flags = {}, .dest = "model", .help = "ONNX model to run (optional with --load-outputs only)",
-                .metavar = "MODEL", .arity = Arity::kOne});
-    parser.group("Runners (run in the order given; each is compared with the next)");
-    for (const auto& info : RunnerRegistry::instance().all())
-      parser.add({.flags = {info.flag}, .dest = "runner:" + info.name, .help = "Run with " + info.description,
-                  .arity = Arity::kCount});
+                .metavar = "MODEL", .arity = options::Arity::kOne});
+    runner_args_.add_flags_to(parser, "Runners (run in the order given; each is compared with the next)");
     parser.add({.flags = {"--compare-to"}, .help = "Compare each runner with the next (default) or all with the first",
                 .metavar = "WHICH", .choices = {"next", "first"}, .default_value = "next"});
 
@@ -92,78 +74,40 @@ class RunCommand : public Command {
     parser.add({.flags = {"--onnx-outputs"},
                 .help = "Tensors to use as outputs, or `mark all` to compare every intermediate tensor layer by "
                         "layer (streamed: only statistics are kept)",
-                .metavar = "NAME", .arity = Arity::kOneOrMore});
+                .metavar = "NAME", .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--onnx-exclude-outputs"}, .help = "Outputs to leave out (with --onnx-outputs)",
-                .metavar = "NAME", .arity = Arity::kOneOrMore});
+                .metavar = "NAME", .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--mark-all-window-mb"},
                 .help = "With `mark all`: MiB of peer outputs held at once (default 64)", .metavar = "MB"});
 
-    parser.group("Data Loader");
-    parser.add({.flags = {"--seed"}, .help = "Seed for random inputs (default 1, as Polygraphy)", .metavar = "SEED"});
-    parser.add({.flags = {"--iterations", "--iters"}, .dest = "iterations",
-                .help = "Number of inference iterations for the default data loader (default 1)", .metavar = "N"});
-    parser.add({.flags = {"--val-range"},
-                .help = "Range of generated values, [name:][min,max], e.g. --val-range [0,1] ids:[0,10]",
-                .metavar = "RANGE", .arity = Arity::kOneOrMore});
-    parser.add({.flags = {"--input-shapes", "--inputs"}, .dest = "input_shapes",
-                .help = "Shapes of inputs with dynamic dimensions, name:[d0,d1,...]", .metavar = "SHAPE",
-                .arity = Arity::kOneOrMore});
-    parser.add({.flags = {"--load-inputs", "--load-input-data"}, .dest = "load_inputs",
-                .help = "Inputs to use instead of random data: Polygraphy inputs JSON, .npz files or folders of "
-                        ".npz files (one iteration each)",
-                .metavar = "PATH", .arity = Arity::kOneOrMore});
+    data_loader_args_.add_to(parser);
+    iteration_args_.add_iterations_to(parser);
 
     parser.group("Comparator");
-    parser.add({.flags = {"--warm-up"}, .help = "Untimed warm-up runs per runner", .metavar = "N"});
+    iteration_args_.add_warm_up_to(parser);
     parser.add({.flags = {"--save-inputs", "--save-input-data"}, .dest = "save_inputs",
                 .help = "Save the inputs used (Polygraphy JSON)", .metavar = "PATH"});
     parser.add({.flags = {"--save-outputs", "--save-results"}, .dest = "save_outputs",
                 .help = "Save the runners' outputs (Polygraphy RunResults JSON)", .metavar = "PATH"});
     parser.add({.flags = {"--load-outputs", "--load-results"}, .dest = "load_outputs",
                 .help = "RunResults JSON files (e.g. from Polygraphy on another machine) to compare as well",
-                .metavar = "PATH", .arity = Arity::kOneOrMore});
-    parser.add({.flags = {"--validate"}, .help = "Check outputs for NaNs and Infs", .arity = Arity::kFlag});
-    parser.add({.flags = {"--fail-fast"}, .help = "Stop comparing after the first failure", .arity = Arity::kFlag});
-    parser.add({.flags = {"--compare", "--compare-func"}, .dest = "compare",
-                .help = "Comparison function (default simple)", .metavar = "FUNC",
-                .choices = {"simple", "indices", "distance_metrics", "quality_metrics"}, .default_value = "simple"});
+                .metavar = "PATH", .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--postprocess", "--postprocess-func"}, .dest = "postprocess",
                 .help = "Post-process outputs before comparing: [name:]top-K[,axis=A]", .metavar = "FUNC",
-                .arity = Arity::kOneOrMore});
+                .arity = options::Arity::kOneOrMore});
+    compare_args_.add_to(parser);
+    compare::IsolationArgs().add_to(parser);
 
-    parser.group("Comparison Function: simple");
-    parser.add({.flags = {"--no-shape-check"}, .help = "Compare outputs of different shapes with equal sizes",
-                .arity = Arity::kFlag});
-    parser.add({.flags = {"--rtol", "--rel-tol"}, .dest = "rtol",
-                .help = "Relative tolerance, [name:]value (default 1e-5)", .metavar = "TOL", .arity = Arity::kOneOrMore});
-    parser.add({.flags = {"--atol", "--abs-tol"}, .dest = "atol",
-                .help = "Absolute tolerance, [name:]value (default 1e-5)", .metavar = "TOL", .arity = Arity::kOneOrMore});
-    parser.add({.flags = {"--check-error-stat"},
-                .help = "Error statistic to check, [name:]stat: elemwise (default), max, mean, median, quantile",
-                .metavar = "STAT", .arity = Arity::kOneOrMore});
-    parser.add({.flags = {"--error-quantile"}, .help = "Quantile for the quantile stat, [name:]q (default 0.99)",
-                .metavar = "Q", .arity = Arity::kOneOrMore});
-    parser.add({.flags = {"--infinities-compare-equal"}, .help = "Matching +-inf values have zero difference",
-                .arity = Arity::kFlag});
+    parser.group("Script");
+    parser.add({.flags = {"--gen-script"},
+                .help = "Run nothing: write a C++ program doing what this command line does through parity's API "
+                        "(FILE.cpp) and a CMake snippet building it (FILE.cmake)",
+                .metavar = "FILE.cpp"});
 
-    parser.group("Comparison Function: indices");
-    parser.add({.flags = {"--index-tolerance"}, .help = "Index tolerance, [name:]N (default 0)", .metavar = "N",
-                .arity = Arity::kOneOrMore});
-
-    parser.group("Comparison Function: distance_metrics / quality_metrics");
-    parser.add({.flags = {"--l2-tolerance"}, .help = "Maximum L2 norm of the difference, [name:]value (default 1e-5)",
-                .metavar = "TOL", .arity = Arity::kOneOrMore});
-    parser.add({.flags = {"--cosine-similarity-threshold"},
-                .help = "Minimum cosine similarity, [name:]value (default 0.997)", .metavar = "MIN",
-                .arity = Arity::kOneOrMore});
-    parser.add({.flags = {"--psnr-tolerance"}, .help = "Minimum PSNR in dB, [name:]value (default 30)",
-                .metavar = "DB", .arity = Arity::kOneOrMore});
-    parser.add({.flags = {"--snr-tolerance"}, .help = "Minimum SNR in dB, [name:]value (default 20)",
-                .metavar = "DB", .arity = Arity::kOneOrMore});
+    report_args_.add_to(parser);
 
     // Each runtime's own options (e.g. --ort-threads).
-    for (const auto& info : RunnerRegistry::instance().all())
-      if (info.add_options) info.add_options(parser);
+    runner_args_.add_runtime_options_to(parser);
 
     parser.set_epilog(
         "Examples:\n"
@@ -172,43 +116,51 @@ class RunCommand : public Command {
         "  parity run model.onnx --ref --ort --onnx-outputs mark all   find the first diverging layer");
   }
 
-  int run(const Args& args) override {
+  int run(const options::Args& args) override {
     const std::optional<std::string> model = args.get("model");
-    const std::vector<std::string> runner_names = selected_runners(args);
+    const std::vector<std::string> runner_names = runner_args_.parse_flags(args);
     const std::vector<std::string> load_outputs = args.list("load_outputs");
     PARITY_CHECK(!runner_names.empty() || !load_outputs.empty(), kInvalidArgument,
                  "nothing to run: select runners (e.g. --ref --ort) or give --load-outputs");
     PARITY_CHECK(runner_names.empty() || model, kInvalidArgument, "runners were selected but no MODEL was given");
     if (model) PARITY_CHECK(std::filesystem::exists(*model), kNotFound, "model file '", *model, "' does not exist");
+    if (auto path = args.get("gen_script")) return generate_script(*path, runner_names, args);
     for (const auto& name : runner_names) check_available(name, args);
 
-    (void)make_compare_func(args);  // reject bad comparison options before running anything
+    // Every option group is read before anything runs, so a bad value fails fast.
+    const Settings settings{data_loader_args_.parse(args), iteration_args_.parse(args), compare_args_.parse(args),
+                            report_args_.parse(args)};
+    const compare::Isolation isolation = compare::IsolationArgs().parse(args);
     const std::vector<std::string> onnx_outputs = args.list("onnx_outputs");
     const bool mark_all = onnx_outputs.size() == 2 && onnx_outputs[0] == "mark" && onnx_outputs[1] == "all";
-    if (mark_all) return run_layerwise(*model, runner_names, args);
+    if (mark_all) return run_layerwise(*model, runner_names, args, settings);
 
     // Runners, in the order their flags were given.
-    std::vector<std::unique_ptr<Runner>> runners;
+    std::vector<std::unique_ptr<runners::Runner>> runners;
     for (const auto& name : runner_names) {
       if (!onnx_outputs.empty() || args.has("onnx_exclude_outputs")) {
-        runners.push_back(loaders::RunnerFromOnnx(
-            name, loaders::ModifyOutputs(loaders::OnnxFromPath(*model), onnx_outputs.empty() ? current_outputs(*model) : onnx_outputs,
+        runners.push_back(compare::loaders::RunnerFromOnnx(
+            name, compare::loaders::ModifyOutputs(compare::loaders::OnnxFromPath(*model), onnx_outputs.empty() ? current_outputs(*model) : onnx_outputs,
                                          args.list("onnx_exclude_outputs")),
             std::filesystem::path(*model).parent_path().string(), &args));
       } else {
-        runners.push_back(RunnerRegistry::instance().find(name)->create(RunnerConfig{*model, &args}));
+        runners.push_back(runners::RunnerRegistry::instance().find(name)->create(runners::RunnerConfig{*model, &args}));
       }
     }
 
     RunResults results;
+    std::vector<compare::RunnerFailure> runner_failures;  // --use-subprocess: runners that died
     if (!runners.empty()) {
-      std::unique_ptr<FeedSource> feeds = make_feed_source(args);
-      std::vector<Runner*> raw;
+      std::unique_ptr<FeedSource> feeds = make_feed_source(settings.data, settings.runs.iterations);
+      std::vector<runners::Runner*> raw;
       for (auto& r : runners) raw.push_back(r.get());
       RunOptions run_options;
-      if (auto w = args.get("warm_up")) run_options.warm_up = static_cast<int>(parse_int(*w, "--warm-up"));
+      run_options.warm_up = static_cast<int>(settings.runs.warm_up);
       std::vector<TensorMap> used_feeds;
       run_options.used_feeds = &used_feeds;
+      run_options.isolation = isolation;
+      run_options.failures = &runner_failures;
+      if (settings.data.load_inputs.empty()) run_options.expected_iterations = static_cast<size_t>(settings.runs.iterations);
       results = Comparator::run(raw, *feeds, run_options);
       if (auto path = args.get("save_inputs")) save_feeds(*path, used_feeds);
     }
@@ -222,37 +174,62 @@ class RunCommand : public Command {
       write_run_results(*path, results);
     }
 
-    check_setting_names(args, results);
+    check_setting_names(settings.compare, args, results);
     apply_postprocessing(args, results);
 
-    bool success = true;
-    if (args.flag("validate")) success &= Comparator::validate(results, true, true, args.flag("fail_fast"));
+    bool success = runner_failures.empty();
+    for (const auto& f : runner_failures) logger().error("Runner ", f.runner_name, " FAILED: ", f.reason);
+    if (settings.compare.validate)
+      success &= Comparator::validate(results, true, true, settings.compare.fail_fast);
+    std::vector<std::pair<size_t, size_t>> comparisons;
+    std::optional<AccuracyResult> accuracy;
     if (results.size() >= 2) {
-      std::vector<std::pair<size_t, size_t>> comparisons;
       if (args.get_or("compare_to", "next") == "first")
         for (size_t i = 1; i < results.size(); ++i) comparisons.emplace_back(0, i);
       else
         comparisons = Comparator::default_comparisons(results);
       check_output_sets(results, comparisons);
-      AccuracyResult accuracy =
-          Comparator::compare_accuracy(results, make_compare_func(args), comparisons, args.flag("fail_fast"));
-      success &= static_cast<bool>(accuracy);
+      accuracy = Comparator::compare_accuracy(results, settings.compare.compare_func(), comparisons, settings.compare.fail_fast);
+      success &= static_cast<bool>(*accuracy);
+    }
+    if (settings.report.path) {
+      tools::report::RunReportOptions report_options;
+      report_options.tolerances = settings.compare.simple;
+      report_options.per_channel = settings.report.per_channel;
+      write_report(*settings.report.path, model,
+                   tools::report::run_section(results, comparisons, accuracy ? &*accuracy : nullptr, success, report_options));
     }
     return success ? kExitPassed : kExitFailed;
   }
 
  private:
-  static std::vector<std::string> selected_runners(const Args& args) {
-    // Exactly the command line's order, repeats included (Polygraphy allows a runner twice; each
-    // occurrence is its own runner instance): --ref --ort --ref runs ref, ort, ref.
-    std::vector<std::string> names;
-    for (const auto& dest : args.occurrences())
-      if (dest.rfind("runner:", 0) == 0) names.push_back(dest.substr(7));
-    return names;
+  // --gen-script: writes the program, runs nothing (runners need not even be available here).
+  static int generate_script(const std::string& path, const std::vector<std::string>& runner_names,
+                             const options::Args& args) {
+    std::string target = std::filesystem::path(path).stem().string();
+    for (char& c : target)
+      if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    if (target.empty() || std::isdigit(static_cast<unsigned char>(target[0]))) target = "run_" + target;
+    std::string command_line = current_command_line();
+    for (const std::string& spelling : {" --gen-script " + path, " --gen-script=" + path})
+      if (auto at = command_line.find(spelling); at != std::string::npos) command_line.erase(at, spelling.size());
+    const tools::RunScript script = tools::generate_run_script(args, runner_names, command_line, target);
+    const std::string snippet = tools::write_run_script(path, script);
+    logger().info("Wrote ", path, " and ", snippet, " (build: include(", std::filesystem::path(snippet).filename().string(),
+                  ") after find_package(parity), or use it as CMakeLists.txt)");
+    return kExitPassed;
   }
 
-  static void check_available(const std::string& name, const Args& args) {
-    const RunnerInfo* info = RunnerRegistry::instance().find(name);
+  static void write_report(const std::string& path, const std::optional<std::string>& model, tools::report::Json section) {
+    tools::report::Report report("parity run" + (model ? ": " + std::filesystem::path(*model).filename().string() : std::string()),
+                                 current_command_line());
+    report.add_section(std::move(section));
+    report.write(path);
+    logger().info("Wrote report ", path);
+  }
+
+  static void check_available(const std::string& name, const options::Args& args) {
+    const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
     PARITY_ASSERT(info, "runner flag without a registered runner");
     if (!info->availability) return;
     const Status st = info->availability(&args);
@@ -262,56 +239,23 @@ class RunCommand : public Command {
   // The model's own outputs (the starting point of --onnx-exclude-outputs without --onnx-outputs).
   static std::vector<std::string> current_outputs(const std::string& model) {
     std::vector<std::string> names;
-    for (const auto& vi : loaders::onnx_from_path(model)->graph().output()) names.push_back(vi.name());
+    for (const auto& vi : compare::loaders::onnx_from_path(model)->graph().output()) names.push_back(vi.name());
     return names;
   }
 
-  static std::unique_ptr<FeedSource> make_feed_source(const Args& args) {
-    if (args.has("load_inputs")) {
-      PARITY_CHECK(!args.has("val_range") && !args.has("seed"), kInvalidArgument,
-                   "--load-inputs cannot be combined with --seed or --val-range (those shape random inputs)");
-      auto feeds = load_feeds(args.list("load_inputs"));
-      return std::make_unique<FeedList>(std::move(feeds));
-    }
-    auto loader = std::make_unique<DataLoader>();
-    if (auto s = args.get("seed")) loader->seed(parse_int(*s, "--seed"));
-    if (auto n = args.get("iterations")) loader->iterations(parse_int(*n, "--iterations"));
-    for (const auto& item : args.list("val_range")) {
-      auto [name, value] = split_name_value(item);
-      auto bounds = bracket_items(value, "--val-range");
-      PARITY_CHECK(bounds.size() == 2, kInvalidArgument, "--val-range '", item,
-                   "' must be [name:][min,max] with two numbers");
-      loader->val_range(name, {parse_double(bounds[0], "--val-range"), parse_double(bounds[1], "--val-range")});
-    }
-    for (const auto& item : args.list("input_shapes")) {
-      auto [name, value] = split_name_value(item);
-      PARITY_CHECK(!name.empty(), kInvalidArgument, "--input-shapes '", item, "' must be name:[d0,d1,...]");
-      Shape shape;
-      for (const auto& d : bracket_items(value, "--input-shapes")) shape.push_back(parse_int(d, "--input-shapes"));
-      loader->input_shape(name, shape);
-    }
-    return loader;
-  }
-
   // Per-output settings that name no output of any run are errors naming what exists.
-  static void check_setting_names(const Args& args, const RunResults& results) {
+  static void check_setting_names(const CompareSettings& compare, const options::Args& args, const RunResults& results) {
     std::vector<std::string> outputs;
     for (const auto& run : results.runs)
       for (const auto& it : run.second)
         for (const auto& name : it.outputs.names())
           if (std::find(outputs.begin(), outputs.end(), name) == outputs.end()) outputs.push_back(name);
     if (outputs.empty()) return;
-    for (const char* dest : {"atol", "rtol", "check_error_stat", "error_quantile", "index_tolerance", "l2_tolerance",
-                             "cosine_similarity_threshold", "psnr_tolerance", "snr_tolerance", "postprocess"}) {
-      std::vector<std::string> named;
-      for (const auto& item : args.list(dest)) {
-        auto [name, value] = split_name_value(item);
-        if (!name.empty()) named.push_back(name);
-      }
-      std::string flag = std::string("--") + dest;
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      check_names_exist(named, outputs, flag, "output");
-    }
+    for (const auto& [flag, named] : compare.named_outputs) check_names_exist(named, outputs, flag, "output");
+    std::vector<std::string> postprocessed;
+    for (const auto& item : args.list("postprocess"))
+      if (auto name = split_name_value(item).first; !name.empty()) postprocessed.push_back(name);
+    check_names_exist(postprocessed, outputs, "--postprocess", "output");
   }
 
   // Each compared pair must have the same outputs. Names that differ only trivially ("y" and
@@ -345,7 +289,7 @@ class RunCommand : public Command {
     }
   }
 
-  static void apply_postprocessing(const Args& args, RunResults& results) {
+  static void apply_postprocessing(const options::Args& args, RunResults& results) {
     if (!args.has("postprocess")) return;
     PerOutput<std::optional<TopK>> settings(std::nullopt);
     for (const auto& item : args.list("postprocess")) {
@@ -367,89 +311,31 @@ class RunCommand : public Command {
     Comparator::postprocess(results, top_k(settings));
   }
 
-  static CompareFunc make_compare_func(const Args& args) {
-    const std::string which = args.get_or("compare", "simple");
-    const bool fail_fast = args.flag("fail_fast");
-    if (which == "indices") {
-      IndicesCompareOptions o;
-      o.index_tolerance = per_name<int64_t>(args, "index_tolerance", 0, [](const std::string& v) {
-        return parse_int(v, "--index-tolerance");
-      });
-      o.fail_fast = fail_fast;
-      return compare_funcs::indices(o);
-    }
-    if (which == "distance_metrics") {
-      DistanceCompareOptions o;
-      o.check_shapes = !args.flag("no_shape_check");
-      o.l2_tolerance = per_name_double(args, "l2_tolerance", "--l2-tolerance", 1e-5);
-      o.cosine_similarity_threshold =
-          per_name_double(args, "cosine_similarity_threshold", "--cosine-similarity-threshold", 0.997);
-      o.fail_fast = fail_fast;
-      return compare_funcs::distance_metrics(o);
-    }
-    if (which == "quality_metrics") {
-      QualityCompareOptions o;
-      o.check_shapes = !args.flag("no_shape_check");
-      o.psnr_tolerance = per_name_double(args, "psnr_tolerance", "--psnr-tolerance", 30.0);
-      o.snr_tolerance = per_name_double(args, "snr_tolerance", "--snr-tolerance", 20.0);
-      o.fail_fast = fail_fast;
-      return compare_funcs::quality_metrics(o);
-    }
-    return compare_funcs::simple(simple_options(args));
-  }
-
-  static SimpleCompareOptions simple_options(const Args& args) {
-    SimpleCompareOptions o;
-    o.check_shapes = !args.flag("no_shape_check");
-    o.atol = per_name_double(args, "atol", "--atol", 1e-5);
-    o.rtol = per_name_double(args, "rtol", "--rtol", 1e-5);
-    o.error_quantile = per_name_double(args, "error_quantile", "--error-quantile", 0.99);
-    o.check_error_stat = per_name<ErrorStat>(args, "check_error_stat", ErrorStat::kElemwise, [](const std::string& v) {
-      auto s = error_stat_from_name(v);
-      PARITY_CHECK(s, kInvalidArgument, "invalid --check-error-stat '", v,
-                   "'; valid: elemwise, max, mean, median, quantile");
-      return *s;
-    });
-    o.infinities_compare_equal = args.flag("infinities_compare_equal");
-    o.fail_fast = args.flag("fail_fast");
-    return o;
-  }
-
   // --onnx-outputs mark all: stream the reference runner's intermediates against one peer.
-  int run_layerwise(const std::string& model, const std::vector<std::string>& runner_names, const Args& args) {
+  int run_layerwise(const std::string& model, const std::vector<std::string>& runner_names, const options::Args& args,
+                    const Settings& settings) {
     const auto ref_it = std::find(runner_names.begin(), runner_names.end(), "ref");
     PARITY_CHECK(ref_it != runner_names.end() && runner_names.size() <= 2, kInvalidArgument,
                  "--onnx-outputs mark all compares layer by layer with --ref and at most one other runner; got: ",
                  join_names(runner_names));
-    for (const char* dest : {"load_outputs", "save_outputs", "postprocess"})
-      PARITY_CHECK(!args.has(dest), kInvalidArgument, "--onnx-outputs mark all cannot be combined with --",
-                   std::string(dest) == "load_outputs" ? "load-outputs" : std::string(dest) == "save_outputs" ? "save-outputs" : "postprocess",
-                   " (it keeps statistics, not tensors)");
+    PARITY_CHECK(!args.has("postprocess"), kInvalidArgument,
+                 "--onnx-outputs mark all cannot be combined with --postprocess (it compares tensors as produced)");
     std::string peer;
     for (const auto& n : runner_names)
       if (n != "ref") peer = n;
     // Per-tensor tolerances must name tensors of the model.
-    const std::vector<std::string> tensors = loaders::produced_value_names(*loaders::onnx_from_path(model));
-    for (const char* dest : {"atol", "rtol", "check_error_stat", "error_quantile"}) {
-      std::vector<std::string> named;
-      for (const auto& item : args.list(dest)) {
-        auto [name, value] = split_name_value(item);
-        if (!name.empty()) named.push_back(name);
-      }
-      std::string flag = std::string("--") + dest;
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      check_names_exist(named, tensors, flag, "tensor");
-    }
+    const std::vector<std::string> tensors = compare::loaders::produced_value_names(*compare::loaders::onnx_from_path(model));
+    for (const auto& [flag, named] : settings.compare.named_outputs) check_names_exist(named, tensors, flag, "tensor");
 
     // Feeds: the same data loader as a normal run, with the reference's input metadata.
-    std::unique_ptr<FeedSource> feeds = make_feed_source(args);
+    std::unique_ptr<FeedSource> feeds = make_feed_source(settings.data, settings.runs.iterations);
     {
-      auto probe = RunnerRegistry::instance().find("ref")->create(RunnerConfig{model, &args});
-      ActiveRunner active(*probe);
+      auto probe = runners::RunnerRegistry::instance().find("ref")->create(runners::RunnerConfig{model, &args});
+      runners::ActiveRunner active(*probe);
       feeds->set_input_metadata(probe->input_metadata());
     }
     LayerwiseOptions options;
-    options.compare = simple_options(args);
+    options.compare = settings.compare.simple;
     options.reference_first = runner_names.front() == "ref";
     for (const auto& name : args.list("onnx_exclude_outputs")) options.exclude.insert(name);
     if (auto mb = args.get("mark_all_window_mb")) {
@@ -457,20 +343,106 @@ class RunCommand : public Command {
       PARITY_CHECK(v > 0, kInvalidArgument, "--mark-all-window-mb must be positive, got ", v);
       options.window_bytes = v << 20;
     }
+    // glibc raises its mmap threshold each time a large block is freed, after which activations come
+    // from the heap, where small allocations made between them pin freed space: measured on PP-OCRv4
+    // det at 640x640, the heap kept ~200 MiB more than the live tensors. A fixed threshold keeps
+    // every tensor of 1 MiB or more in its own mapping, returned to the system when freed. This
+    // process does nothing else afterwards, so the process-wide setting is the command's to make.
+    mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes);
+    // Golden runs (--load-outputs) are indexed, not read: their tensors are read one at a time.
+    std::vector<RunResultsIndex> goldens;
+    for (const auto& path : args.list("load_outputs")) {
+      logger().info("Indexing stored layer outputs in ", path);
+      goldens.emplace_back(path);
+    }
+    std::optional<LayerSaver> saver;
+    if (auto path = args.get("save_outputs")) saver.emplace(*path, model, peer, args, options);
     std::vector<TensorMap> used;
+    std::vector<LayerwiseReport> reports;
     bool passed = true;
     for (size_t i = 0;; ++i) {
       auto feed = feeds->feed(i);
       if (!feed) break;
       if (i > 0) report_cat(Severity::kInfo, "Iteration: ", i);
-      LayerwiseReport report = compare_layerwise(model, peer, &args, *feed, options);
-      passed &= report.passed();
+      if (saver) saver->begin_iteration();
+      // The first comparison of a feed saves the reference's tensors; the others only compare.
+      LayerwiseOptions current = options;
+      if (!peer.empty() || goldens.empty()) {
+        reports.push_back(compare_layerwise(model, peer, &args, *feed, current));
+        passed &= reports.back().passed();
+        current.on_reference_tensor = nullptr;
+      }
+      for (const auto& golden : goldens) {
+        passed &= compare_with_golden(model, args, *feed, golden, i, current);
+        current.on_reference_tensor = nullptr;
+      }
       used.push_back(std::move(*feed));
-      if (!passed && args.flag("fail_fast")) break;
+      if (!passed && settings.compare.fail_fast) break;
     }
+    if (saver) saver->finish();
+    if (auto path = args.get("save_outputs")) logger().info("Saved every layer's outputs to ", *path);
     if (auto path = args.get("save_inputs")) save_feeds(*path, used);
+    if (settings.report.path)
+      write_report(*settings.report.path, model, tools::report::layerwise_section(reports, options.compare));
     return passed ? kExitPassed : kExitFailed;
   }
+
+  // Feed `iteration` against iteration `iteration` of every run stored in `golden`.
+  static bool compare_with_golden(const std::string& model, const options::Args& args, const TensorMap& feed,
+                                  const RunResultsIndex& golden, size_t iteration, const LayerwiseOptions& options) {
+    PARITY_CHECK(!golden.runs().empty(), kInvalidArgument, golden.path(), " holds no runs to compare with");
+    LayerwiseOptions current = options;
+    bool passed = true;
+    for (size_t r = 0; r < golden.runs().size(); ++r) {
+      const size_t stored = golden.runs()[r].iterations.size();
+      PARITY_CHECK(iteration < stored, kInvalidArgument, golden.path(), ": runner '", golden.runs()[r].runner,
+                   "' has ", stored, " iteration(s) but this run feeds more (match --iterations or --load-inputs to "
+                   "the stored run)");
+      passed &= compare_layerwise_golden(model, &args, feed, GoldenRun{&golden, r, iteration}, current).passed();
+      current.on_reference_tensor = nullptr;
+    }
+    return passed;
+  }
+
+  // `--save-outputs` with `mark all`: every layer's tensors streamed into a Polygraphy RunResults
+  // file (the reference's, then the peer's), as Polygraphy's `--onnx-outputs mark all
+  // --save-outputs` stores a golden run. Installs its hooks into `options`.
+  class LayerSaver {
+   public:
+    LayerSaver(const std::string& path, const std::string& model, const std::string& peer, const options::Args& args,
+               LayerwiseOptions& options)
+        : writer_(path) {
+      ref_ = writer_.add_runner(runner_name("ref", model, args));
+      if (!peer.empty()) peer_ = writer_.add_runner(runner_name(peer, model, args));
+      options.on_reference_tensor = [this](const std::string& name, const Tensor& t) { writer_.add(ref_, name, t); };
+      if (peer_) options.on_peer_tensor = [this](const std::string& name, const Tensor& t) { writer_.add(*peer_, name, t); };
+    }
+    void begin_iteration() {
+      writer_.begin_iteration(ref_);
+      if (peer_) writer_.begin_iteration(*peer_);
+    }
+    void finish() { writer_.finish(); }
+
+   private:
+    // The runner's own name (e.g. "onnxrt-runner-N0-..."), as a normal run's saved results carry it.
+    static std::string runner_name(const std::string& runner, const std::string& model, const options::Args& args) {
+      return runners::RunnerRegistry::instance().find(runner)->create(runners::RunnerConfig{model, &args})->name();
+    }
+    RunResultsStreamWriter writer_;
+    size_t ref_ = 0;
+    std::optional<size_t> peer_;
+  };
+
+  runners::RunnerArgs runner_args_;
+  options::DataLoaderArgs data_loader_args_;
+  options::IterationArgs iteration_args_{{.iterations = 1,
+                                          .iterations_help = "Number of inference iterations for the default data "
+                                                             "loader (default 1)",
+                                          .warm_up = 0,
+                                          .warm_up_help = "Untimed warm-up runs per runner"}};
+  ComparatorCompareArgs compare_args_;
+  tools::report::ReportArgs report_args_{
+      "per output: statistics, error histograms and heatmaps, verdicts; with mark all: error per layer, memory", true};
 };
 
 PARITY_REGISTER_COMMAND(RunCommand);

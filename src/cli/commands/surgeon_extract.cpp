@@ -6,8 +6,8 @@
 #include "cli/command.h"
 #include "cli/commands/model_edit_common.h"
 #include "core/logger.h"
-#include "onnx/transforms/extract.h"
-#include "onnx/transforms/runtime_types.h"
+#include "model/transforms/extract.h"
+#include "tools/runtime_types.h"
 
 namespace parity::cli {
 namespace {
@@ -17,29 +17,32 @@ class SurgeonExtractCommand : public Command {
   std::string name() const override { return "surgeon extract"; }
   std::string summary() const override { return "Extract a subgraph between given tensors into a new model"; }
 
-  void add_options(ArgParser& parser) override {
+  void add_options(options::ArgParser& parser) override {
     model_edit::add_model_argument(parser);
     parser.group("Subgraph");
     parser.add({.flags = {"--inputs"},
                 .help = "New graph inputs as name:shape:dtype, e.g. x:[1,3,224,224]:float32; shape and dtype may "
                         "be 'auto' (default: the model's inputs)",
-                .metavar = "SPEC", .arity = Arity::kOneOrMore});
+                .metavar = "SPEC", .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--outputs"},
                 .help = "New graph outputs as name:dtype; dtype may be 'auto' (default: the model's outputs)",
-                .metavar = "SPEC", .arity = Arity::kOneOrMore});
+                .metavar = "SPEC", .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--force-fallback-shape-inference"},
+                .help = "Find the types and shapes of 'auto' tensors by running the model with parity's runtime "
+                        "instead of shape inference",
+                .arity = options::Arity::kFlag});
     model_edit::add_output_options(parser);
   }
 
-  int run(const Args& args) override {
-    onnx_io::Model model = model_edit::load_input(args);
+  int run(const options::Args& args) override {
+    model::Model model = model_edit::load_input(args);
     const auto out = model_edit::output_path(args, model);
-    transforms::ExtractOptions options;
-    for (const auto& text : args.list("inputs")) options.inputs.push_back(transforms::parse_input_spec(text));
-    for (const auto& text : args.list("outputs")) options.outputs.push_back(transforms::parse_output_spec(text));
-    PARITY_CHECK(!options.inputs.empty() || !options.outputs.empty(), kInvalidArgument,
-                 "give --inputs and/or --outputs to say where to cut");
-    options.resolve_types = transforms::resolve_types_by_running;
-    auto graph = transforms::extract_subgraph(model, options);
+    model::transforms::ExtractOptions options;
+    for (const auto& text : args.list("inputs")) options.inputs.push_back(model::transforms::parse_input_spec(text));
+    for (const auto& text : args.list("outputs")) options.outputs.push_back(model::transforms::parse_output_spec(text));
+    options.resolve_types = tools::resolve_types_by_running;
+    options.force_fallback = args.flag("force_fallback_shape_inference");
+    auto graph = model::transforms::extract_subgraph(model, options);
     logger().info("Extracted ", graph->node_count(), " of ", model.proto().graph().node_size(), " nodes");
     model_edit::save_output(graph->to_model(), out, args);
     return kExitPassed;

@@ -2,7 +2,7 @@
 #include "cli/command.h"
 #include "cli/commands/model_edit_common.h"
 #include "core/logger.h"
-#include "onnx/transforms/insert.h"
+#include "model/transforms/insert.h"
 
 namespace parity::cli {
 namespace {
@@ -12,35 +12,35 @@ class SurgeonInsertCommand : public Command {
   std::string name() const override { return "surgeon insert"; }
   std::string summary() const override { return "Replace the subgraph between tensors with a single node"; }
 
-  void add_options(ArgParser& parser) override {
+  void add_options(options::ArgParser& parser) override {
     model_edit::add_model_argument(parser);
     parser.group("Node");
     parser.add({.flags = {"--inputs"}, .help = "Tensors the new node reads", .metavar = "TENSOR",
-                .arity = Arity::kOneOrMore});
+                .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--outputs"}, .help = "Tensors the new node produces (their current producers are replaced)",
-                .metavar = "TENSOR", .arity = Arity::kOneOrMore, .required = true});
+                .metavar = "TENSOR", .arity = options::Arity::kOneOrMore, .required = true});
     parser.add({.flags = {"--op"}, .help = "Operator type of the new node", .metavar = "OP", .required = true});
     parser.add({.flags = {"--domain"}, .help = "Operator domain (default: the ONNX domain, checked against its schemas)",
                 .metavar = "DOMAIN"});
     parser.add({.flags = {"--name"}, .help = "Name of the new node", .metavar = "NAME"});
     parser.add({.flags = {"--attrs"}, .help = "Attributes as key=value: 1, 0.5, [1,2], text", .metavar = "K=V",
-                .arity = Arity::kOneOrMore});
+                .arity = options::Arity::kOneOrMore});
     model_edit::add_output_options(parser);
   }
 
-  int run(const Args& args) override {
-    onnx_io::Model model = model_edit::load_input(args);
+  int run(const options::Args& args) override {
+    model::Model model = model_edit::load_input(args);
     const auto out = model_edit::output_path(args, model);
-    transforms::InsertOptions options;
+    model::transforms::InsertOptions options;
     options.inputs = args.list("inputs");
     options.outputs = args.list("outputs");
     options.op = args.get_or("op", "");
     options.domain = args.get_or("domain", "");
     options.name = args.get_or("name", "");
     options.attrs = args.list("attrs");
-    auto graph = ir::Graph::from_model(model);
+    auto graph = model::Graph::from_model(model);
     const size_t before = graph->node_count(false);
-    transforms::insert_node(*graph, options);
+    model::transforms::insert_node(*graph, options);
     logger().info("Inserted ", options.op, "; nodes: ", before, " -> ", graph->node_count(false));
     // A custom-domain op cannot pass libonnx's checker (no schema to check against).
     model_edit::save_output(graph->to_model(), out, args, /*check=*/options.domain.empty() || options.domain == "ai.onnx");

@@ -1,7 +1,6 @@
 // `parity test onnx-backend`: runs the ONNX backend test layout (model.onnx +
 // test_data_set_N/{input,output}_K.pb) against any registered runner and reports each test.
 #include <onnx/onnx_pb.h>
-#include <onnx/onnx-data.pb.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,11 +14,18 @@
 #include <set>
 #include <sstream>
 
+#include "core/formats/file_io.h"
 #include "cli/command.h"
+#include "compare/backend_test_data.h"
 #include "core/logger.h"
-#include "onnx/proto_convert.h"
+#include "core/low_precision.h"
+#include "core/progress.h"
+#include "core/text.h"
+#include "model/proto_convert.h"
 #include "runners/registry.h"
 #include "runtime/session.h"
+#include "tools/report/conformance_report.h"
+#include "tools/report/report_args.h"
 
 namespace parity::cli {
 
@@ -55,86 +61,37 @@ struct TestResult {
   std::string message;
   double max_abs_error = 0.0;
   double seconds = 0.0;
+  std::string op_type, domain;  // the operator under test, for the report's families
 };
 
-// ---------------------------------------------------------------------------------------------
-// Loading test data.
-
-Value value_from_sequence(const onnx::SequenceProto& seq, const fs::path& base);
-
-Value value_from_optional(const onnx::OptionalProto& opt, const fs::path& base) {
-  if (opt.has_tensor_value()) return Value(onnx_io::tensor_from_proto(opt.tensor_value(), base));
-  if (opt.has_sequence_value()) return value_from_sequence(opt.sequence_value(), base);
-  if (opt.elem_type() == onnx::OptionalProto::TENSOR || opt.elem_type() == onnx::OptionalProto::SEQUENCE ||
-      opt.elem_type() == onnx::OptionalProto::UNDEFINED)
-    return Value::none();
-  fail(ErrorCode::kUnsupported, "optional test values holding maps or optionals are not supported");
+std::string normalized(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
-Value value_from_sequence(const onnx::SequenceProto& seq, const fs::path& base) {
-  PARITY_CHECK(seq.sequence_values_size() == 0 && seq.map_values_size() == 0 && seq.optional_values_size() == 0,
-               kUnsupported, "sequences of sequences, maps or optionals are not supported");
-  std::vector<Tensor> items;
-  DType dtype = DType::kUndefined;
-  for (const auto& t : seq.tensor_values()) {
-    items.push_back(onnx_io::tensor_from_proto(t, base));
-    dtype = items.back().dtype();
-  }
-  return Value::sequence(std::move(items), dtype);
-}
-
-/// Reads a .pb file as the kind of value the model declares for that position (as the ONNX
-/// backend runner does).
-Value load_value(const fs::path& path, const onnx::TypeProto& type) {
-  std::ifstream in(path, std::ios::binary);
-  PARITY_CHECK(in, kNotFound, "cannot open '", path.string(), "'");
-  if (type.has_sequence_type()) {
-    onnx::SequenceProto seq;
-    PARITY_CHECK(seq.ParseFromIstream(&in), kInvalidModel, "'", path.string(), "' is not a SequenceProto");
-    return value_from_sequence(seq, path.parent_path());
-  }
-  if (type.has_optional_type()) {
-    onnx::OptionalProto opt;
-    PARITY_CHECK(opt.ParseFromIstream(&in), kInvalidModel, "'", path.string(), "' is not an OptionalProto");
-    return value_from_optional(opt, path.parent_path());
-  }
-  PARITY_CHECK(type.has_tensor_type() || type.value_case() == onnx::TypeProto::VALUE_NOT_SET, kUnsupported,
-               "'", path.string(), "': map and sparse tensor test values are not supported");
-  onnx::TensorProto proto;
-  PARITY_CHECK(proto.ParseFromIstream(&in), kInvalidModel, "'", path.string(), "' is not a TensorProto");
-  Tensor t = onnx_io::tensor_from_proto(proto, path.parent_path());
-  // numpy has no bfloat16: the ONNX test generator stores bfloat16 data as uint16 bit patterns.
-  if (type.has_tensor_type() && type.tensor_type().elem_type() == onnx::TensorProto::BFLOAT16 &&
-      t.dtype() == DType::kUInt16)
-    t = Tensor::from_bytes(DType::kBFloat16, t.shape(), t.raw_data(), t.size_bytes());
-  return Value(std::move(t));
-}
-
-std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& prefix) {
-  std::vector<fs::path> files;
-  for (int i = 0;; ++i) {
-    fs::path p = dir / (prefix + std::to_string(i) + ".pb");
-    if (!fs::exists(p)) break;
-    files.push_back(p);
-  }
-  return files;
-}
-
-std::vector<fs::path> data_sets(const fs::path& test_dir) {
-  std::vector<std::pair<int, fs::path>> sets;
-  for (const auto& e : fs::directory_iterator(test_dir)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_directory() && name.rfind("test_data_set_", 0) == 0) {
-      try {
-        sets.emplace_back(std::stoi(name.substr(14)), e.path());
-      } catch (const std::exception&) {
-      }
+// The operator a test is about: the model's only node, else the node whose op type the test's name
+// starts with (test_layer_normalization_2d_expanded -> LayerNormalization), longest match first,
+// else the first node. Empty when the model cannot be read (the run reports that).
+void identify_operator(const fs::path& dir, TestResult& r) {
+  onnx::ModelProto model;
+  std::ifstream in(dir / "model.onnx", std::ios::binary);
+  if (!in || !model.ParseFromIstream(&in) || model.graph().node_size() == 0) return;
+  const auto& nodes = model.graph().node();
+  const onnx::NodeProto* best = &nodes[0];
+  if (nodes.size() > 1) {
+    std::string test = dir.filename().string();
+    if (test.rfind("test_", 0) == 0) test = test.substr(5);
+    test = normalized(test);
+    size_t best_len = 0;
+    for (const auto& node : nodes) {
+      const std::string op = normalized(node.op_type());
+      if (op.size() > best_len && test.rfind(op, 0) == 0) best = &node, best_len = op.size();
     }
   }
-  std::sort(sets.begin(), sets.end());
-  std::vector<fs::path> out;
-  for (auto& s : sets) out.push_back(s.second);
-  return out;
+  r.op_type = best->op_type();
+  r.domain = best->domain();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -168,7 +125,9 @@ Mismatch compare_tensors(const Tensor& actual, const Tensor& expected, double rt
     if (!actual.bit_equal(expected)) return bad("complex values differ");
     return m;
   }
-  const bool floating = is_floating(actual.dtype());
+  // float8/float4 outputs have NaN encodings too: compare them as floats (NaN matches NaN).
+  const bool floating = is_floating(actual.dtype()) ||
+                        (is_low_precision(actual.dtype()) && !is_low_precision_integer(actual.dtype()));
   int64_t violations = 0, first_bad = -1;
   double worst_rel_excess = 0.0;
   for (int64_t i = 0; i < actual.numel(); ++i) {
@@ -243,33 +202,6 @@ Mismatch compare_values(const Value& actual, const Value& expected, double rtol,
   return compare_tensors(actual.tensor(), expected.tensor(), rtol, atol, what);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Skip file: "<kind>/<test>  # reason" per line; a "fp64:" prefix limits the entry to the ref
-// runner's fp64 oracle mode (tests whose expected data encodes float32 rounding).
-
-constexpr const char* kFp64SkipPrefix = "fp64:";
-
-std::map<std::string, std::string> load_skip_file(const fs::path& path) {
-  std::ifstream in(path);
-  PARITY_CHECK(in, kNotFound, "cannot open skip file '", path.string(), "'");
-  std::map<std::string, std::string> skips;
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto hash = line.find('#');
-    std::string id = line.substr(0, hash);
-    std::string reason = hash == std::string::npos ? std::string("listed in the skip file") : line.substr(hash + 1);
-    auto trim = [](std::string s) {
-      const auto b = s.find_first_not_of(" \t\r");
-      const auto e = s.find_last_not_of(" \t\r");
-      return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-    };
-    id = trim(id);
-    if (id.empty()) continue;
-    skips[id] = trim(reason);
-  }
-  return skips;
-}
-
 /// The skip file shipped with parity: next to the source tree of a build (build/bin/parity) or
 /// installed under share/parity.
 std::optional<fs::path> default_skip_file() {
@@ -337,30 +269,31 @@ class BackendTestCommand : public Command {
   std::string summary() const override {
     return "Run ONNX backend conformance tests (model.onnx + test_data_set_N) with a runner";
   }
-  void add_options(ArgParser& parser) override {
+  void add_options(options::ArgParser& parser) override {
     parser.add({.dest = "dirs",
                 .help = "Test folders, or folders of test folders (default: the node, pytorch-converted, "
                         "pytorch-operator and simple folders of " + std::string(kDefaultDataRoot) + ")",
                 .metavar = "DIR",
-                .arity = Arity::kAny});
+                .arity = options::Arity::kAny});
     parser.add({.flags = {"--runner"}, .help = "Runner to test (a name from the runner registry)",
                 .metavar = "NAME", .default_value = "ref"});
     parser.add({.flags = {"--filter"}, .help = "Only tests whose id (<kind>/<test>) matches this regex (search)",
                 .metavar = "REGEX"});
-    parser.add({.flags = {"--report"}, .help = "Write per-test results as JSON", .metavar = "PATH"});
     parser.add({.flags = {"--skip-file"},
                 .help = "Skip file ('<kind>/<test>  # reason' per line); default: the one shipped with parity",
                 .metavar = "PATH"});
-    parser.add({.flags = {"--no-skip-file"}, .help = "Run every test, ignoring the skip file", .arity = Arity::kFlag});
+    parser.add({.flags = {"--no-skip-file"}, .help = "Run every test, ignoring the skip file", .arity = options::Arity::kFlag});
     parser.add({.flags = {"--rtol"}, .help = "Relative tolerance (default 1e-3, or the test's data.json)",
                 .metavar = "R"});
     parser.add({.flags = {"--atol"}, .help = "Absolute tolerance (default 1e-7, or the test's data.json)",
                 .metavar = "A"});
-    for (const auto& info : RunnerRegistry::instance().all())
+    report_args_.add_to(parser);
+    for (const auto& info : runners::RunnerRegistry::instance().all())
       if (info.add_options) info.add_options(parser);
   }
 
-  int run(const Args& args) override {
+  int run(const options::Args& args) override {
+    const tools::report::ReportOptions report = report_args_.parse(args);
     std::vector<std::string> dirs = args.list("dirs");
     if (dirs.empty())
       for (const char* kind : kDefaultKinds) dirs.push_back(std::string(kDefaultDataRoot) + "/" + kind);
@@ -374,16 +307,16 @@ class BackendTestCommand : public Command {
       }
       std::erase_if(tests, [&](const TestCase& t) { return !std::regex_search(t.id, re); });
     }
-    std::map<std::string, std::string> skips;
+    compare::BackendSkips skips;
     if (!args.flag("no_skip_file")) {
-      if (auto path = args.get("skip_file")) skips = load_skip_file(*path);
-      else if (auto def = default_skip_file()) skips = load_skip_file(*def);
+      if (auto path = args.get("skip_file")) skips = compare::BackendSkips::load(*path);
+      else if (auto def = default_skip_file()) skips = compare::BackendSkips::load(*def);
     }
     runner_name_ = args.get_or("runner", "ref");
-    runner_info_ = RunnerRegistry::instance().find(runner_name_);
+    runner_info_ = runners::RunnerRegistry::instance().find(runner_name_);
     PARITY_CHECK(runner_info_, kInvalidArgument, "unknown runner '", runner_name_, "'; registered runners: ", [] {
       std::vector<std::string> names;
-      for (const auto& r : RunnerRegistry::instance().all()) names.push_back(r.name);
+      for (const auto& r : runners::RunnerRegistry::instance().all()) names.push_back(r.name);
       return join_names(names);
     }());
     if (runner_info_->availability) {
@@ -404,16 +337,16 @@ class BackendTestCommand : public Command {
 
     std::vector<TestResult> results;
     int counts[4] = {0, 0, 0, 0};
+    Progress progress("Conformance (" + runner_name_ + ")", static_cast<int64_t>(tests.size()));
     for (const auto& test : tests) {
       TestResult r;
       r.id = test.id;
-      auto skip = skips.find(test.id);
-      if (skip == skips.end() && session_options_.precision == runtime::Precision::kFloat64)
-        skip = skips.find(std::string(kFp64SkipPrefix) + test.id);
+      if (report.path) identify_operator(test.dir, r);
+      const auto skip = skips.reason(test.id, session_options_.precision == runtime::Precision::kFloat64);
       const auto start = std::chrono::steady_clock::now();
-      if (skip != skips.end()) {
+      if (skip) {
         r.outcome = Outcome::kSkip;
-        r.message = skip->second;
+        r.message = *skip;
       } else {
         run_test(test, r);
       }
@@ -421,17 +354,19 @@ class BackendTestCommand : public Command {
       ++counts[static_cast<int>(r.outcome)];
       print_result(r);
       results.push_back(std::move(r));
+      progress.advance();
     }
     const int total = static_cast<int>(results.size());
     std::printf("Summary: %d passed, %d failed, %d errored, %d skipped (%d total)\n", counts[0], counts[1], counts[2],
                 counts[3], total);
     std::fflush(stdout);
-    if (auto report = args.get("report")) write_report(*report, results, counts);
+    if (report.path) write_report(*report.path, results);
     return counts[1] == 0 && counts[2] == 0 ? kExitPassed : kExitFailed;
   }
 
  private:
   void print_result(const TestResult& r) const {
+    Progress::clear_active();  // results go to stdout, possibly the terminal the progress line is on
     switch (r.outcome) {
       case Outcome::kPass: std::printf("[pass] %s\n", r.id.c_str()); break;
       case Outcome::kFail: std::printf("[fail] %s: max error %g: %s\n", r.id.c_str(), r.max_abs_error, r.message.c_str()); break;
@@ -441,26 +376,19 @@ class BackendTestCommand : public Command {
     std::fflush(stdout);
   }
 
-  void write_report(const std::string& path, const std::vector<TestResult>& results, const int* counts) const {
-    nlohmann::ordered_json j;
-    j["runner"] = runner_name_;
-    j["summary"] = {{"passed", counts[0]}, {"failed", counts[1]}, {"errored", counts[2]}, {"skipped", counts[3]},
-                    {"total", results.size()}};
-    auto& list = j["tests"] = nlohmann::ordered_json::array();
-    for (const auto& r : results) {
-      nlohmann::ordered_json t;
-      t["id"] = r.id;
-      t["result"] = outcome_name(r.outcome);
-      if (!r.message.empty()) t["message"] = r.message;
-      if (r.outcome == Outcome::kFail || r.outcome == Outcome::kPass)
-        t["max_abs_error"] = std::isfinite(r.max_abs_error) ? nlohmann::ordered_json(r.max_abs_error)
-                                                            : nlohmann::ordered_json("inf");
-      t["seconds"] = r.seconds;
-      list.push_back(std::move(t));
-    }
-    std::ofstream out(path);
-    PARITY_CHECK(out, kIo, "cannot write report '", path, "'");
-    out << j.dump(2) << "\n";
+  void write_report(const std::string& path, const std::vector<TestResult>& results) const {
+    std::vector<tools::report::ConformanceCase> cases;
+    for (const auto& r : results)
+      cases.push_back({.id = r.id,
+                       .outcome = outcome_name(r.outcome),
+                       .op_type = r.op_type,
+                       .family = r.op_type.empty() ? "other" : tools::report::operator_family(r.op_type, r.domain),
+                       .message = r.message,
+                       .max_abs_error = r.max_abs_error,
+                       .seconds = r.seconds});
+    tools::report::Report report("parity test onnx-backend: " + runner_name_, current_command_line());
+    report.add_section(tools::report::conformance_section(runner_name_, cases));
+    report.write(path);
   }
 
   void run_test(const TestCase& test, TestResult& r) {
@@ -490,7 +418,7 @@ class BackendTestCommand : public Command {
     const auto& graph = model.graph();
 
     // Non-ref runners only exchange tensors.
-    std::unique_ptr<Runner> runner;
+    std::unique_ptr<runners::Runner> runner;
     std::optional<runtime::Session> session;
     if (runner_name_ == "ref") {
       session.emplace(runtime::Session::create(model, session_options_, test.dir).value());
@@ -507,46 +435,37 @@ class BackendTestCommand : public Command {
           r.message = "output '" + v.name() + "' is not a tensor; runner '" + runner_name_ + "' returns tensors only";
           return;
         }
-      runner = runner_info_->create(RunnerConfig{model_path.string(), args_});
+      runner = runner_info_->create(runners::RunnerConfig{model_path.string(), args_});
       runner->activate();
     }
 
     double max_error = 0.0;
-    const auto sets = data_sets(test.dir);
+    const auto sets = compare::backend_data_sets(test.dir);
     PARITY_CHECK(!sets.empty(), kNotFound, "'", test.dir.string(), "' has no test_data_set_N folder");
-    for (const auto& set : sets) {
-      const auto input_files = numbered_files(set, "input_");
-      const auto output_files = numbered_files(set, "output_");
-      PARITY_CHECK(static_cast<int>(input_files.size()) <= graph.input_size(), kInvalidModel, set.string(), " has ",
-                   input_files.size(), " inputs but the model has ", graph.input_size());
-      PARITY_CHECK(static_cast<int>(output_files.size()) <= graph.output_size(), kInvalidModel, set.string(), " has ",
-                   output_files.size(), " outputs but the model has ", graph.output_size());
-      runtime::NamedValues feed;
-      for (size_t k = 0; k < input_files.size(); ++k)
-        feed.emplace_back(graph.input(static_cast<int>(k)).name(),
-                          load_value(input_files[k], graph.input(static_cast<int>(k)).type()));
+    for (const auto& set_dir : sets) {
+      const compare::BackendDataSet set = compare::load_backend_data_set(set_dir, graph);
+      const runtime::NamedValues& feed = set.inputs;
+      const size_t num_outputs = set.outputs.size();
       std::vector<Value> actual;
       if (session) {
         runtime::RunOptions opts;
         opts.check_input_shapes = false;  // as the ONNX backend runner
-        for (size_t k = 0; k < output_files.size(); ++k) opts.outputs.push_back(graph.output(static_cast<int>(k)).name());
+        for (const auto& [name, expected] : set.outputs) opts.outputs.push_back(name);
         for (auto& [name, v] : session->run_values(feed, opts)) actual.push_back(std::move(v));
       } else {
         TensorMap tensors;
         for (auto& [name, v] : feed) tensors.set(name, v.tensor());
         TensorMap out = runner->infer(tensors);
-        for (size_t k = 0; k < output_files.size(); ++k) {
-          const std::string& name = graph.output(static_cast<int>(k)).name();
+        for (const auto& [name, expected] : set.outputs) {
           const Tensor* t = out.find(name);
           PARITY_CHECK(t, kRuntime, "runner did not return output '", name, "'");
           actual.emplace_back(*t);
         }
       }
-      for (size_t k = 0; k < output_files.size(); ++k) {
-        const auto& out_info = graph.output(static_cast<int>(k));
-        const Value expected = load_value(output_files[k], out_info.type());
+      for (size_t k = 0; k < num_outputs; ++k) {
+        const auto& [name, expected] = set.outputs[k];
         Mismatch m = compare_values(actual[k], expected, tol.rtol, tol.atol,
-                                    set.filename().string() + " output '" + out_info.name() + "'");
+                                    set_dir.filename().string() + " output '" + name + "'");
         max_error = std::max(max_error, m.max_abs_error);
         if (!m.ok) {
           r.outcome = Outcome::kFail;
@@ -562,9 +481,10 @@ class BackendTestCommand : public Command {
     r.max_abs_error = max_error;
   }
 
+  tools::report::ReportArgs report_args_{"pass/fail per operator family, the failing tests"};
   std::string runner_name_;
-  const RunnerInfo* runner_info_ = nullptr;
-  const Args* args_ = nullptr;
+  const runners::RunnerInfo* runner_info_ = nullptr;
+  const options::Args* args_ = nullptr;
   Tolerances base_tol_;
   bool user_tolerances_ = false;
   runtime::SessionOptions session_options_;

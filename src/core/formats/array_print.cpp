@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/low_precision.h"
+
 namespace parity {
 
 namespace {
@@ -208,6 +210,14 @@ Formatter int_formatter(const Tensor& tensor, const std::vector<int64_t>& shown)
 }
 
 Formatter make_formatter(const Tensor& tensor, const std::vector<int64_t>& shown) {
+  if (is_low_precision(tensor.dtype())) {
+    // ml_dtypes prints float8/float4 elements by their float value and int4/int2 as integers;
+    // the widened copy lives as long as the formatter.
+    const bool integer = is_low_precision_integer(tensor.dtype());
+    Tensor wide = tensor.cast(integer ? DType::kInt32 : DType::kFloat32);
+    Formatter f = integer ? int_formatter<int32_t>(wide, shown) : float_formatter<float>(wide, shown);
+    return [wide, f](int64_t i) { return f(i); };
+  }
   switch (tensor.dtype()) {
     case DType::kFloat32: return float_formatter<float>(tensor, shown);
     case DType::kFloat64: return float_formatter<double>(tensor, shown);
@@ -265,6 +275,10 @@ std::string scalar_string(const Tensor& tensor) {
     case DType::kBFloat16: return float_text(tensor.data<BFloat16>()[0], static_cast<float>(tensor.data<BFloat16>()[0]));
     case DType::kBool: return tensor.data<bool>()[0] ? "True" : "False";
     default: {
+      if (is_low_precision(tensor.dtype()) && !is_low_precision_integer(tensor.dtype())) {
+        const float v = tensor.cast(DType::kFloat32).data<float>()[0];
+        return float_text(v, v);
+      }
       std::string s = make_formatter(tensor, {0})(0);
       return s.substr(s.find_first_not_of(' '));
     }

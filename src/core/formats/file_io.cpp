@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "core/status.h"
 
@@ -28,6 +31,7 @@ void check_readable_file(const std::string& path) {
 
 std::string read_binary_file(const std::string& path) {
   check_readable_file(path);
+  note_input(path);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(ErrorCode::kIo, "cannot open ", path, ": ", std::strerror(errno));
   std::string data;
@@ -58,25 +62,129 @@ void check_writable_location(const std::string& path) {
   const fs::path parent = fs::path(path).parent_path();
   PARITY_CHECK(parent.empty() || fs::is_directory(parent, ec), kNotFound, "cannot write ", path,
                ": folder ", parent.string(), " does not exist");
+  refuse_overwriting_input(path);
+}
+
+namespace {
+
+struct InputRegistry {
+  std::mutex mutex;
+  bool enabled = false;
+  bool overwrite_allowed = false;
+  std::map<std::pair<dev_t, ino_t>, std::string> files;  // (device, inode) -> path as first read
+};
+
+InputRegistry& inputs() {
+  static InputRegistry registry;
+  return registry;
+}
+
+// The permission bits a plain open(O_CREAT, 0666) would give: mkstemp creates files 0600.
+mode_t default_file_mode() {
+  static const mode_t mode = [] {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    return static_cast<mode_t>(0666 & ~mask);
+  }();
+  return mode;
+}
+
+std::string folder_of(const std::string& path) {
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+// A crash between rename and the folder's own metadata reaching disk could lose the new name;
+// syncing the folder makes the rename durable. Failure here is not fatal (some filesystems
+// refuse fsync on directories), the file itself is already complete.
+void sync_folder(const std::string& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void set_input_tracking(bool enabled) {
+  std::lock_guard lock(inputs().mutex);
+  inputs().enabled = enabled;
+  inputs().overwrite_allowed = false;
+  inputs().files.clear();
+}
+
+void note_input(const std::string& path) {
+  std::lock_guard lock(inputs().mutex);
+  if (!inputs().enabled) return;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) inputs().files.emplace(std::make_pair(st.st_dev, st.st_ino), path);
+}
+
+void allow_overwriting_inputs() {
+  std::lock_guard lock(inputs().mutex);
+  inputs().overwrite_allowed = true;
+}
+
+void refuse_overwriting_input(const std::string& path) {
+  std::lock_guard lock(inputs().mutex);
+  if (!inputs().enabled || inputs().overwrite_allowed) return;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return;
+  const auto it = inputs().files.find({st.st_dev, st.st_ino});
+  if (it == inputs().files.end()) return;
+  if (it->second == path) fail(ErrorCode::kInvalidArgument, "refusing to write ", path, ": it is an input of this command; choose another output path");
+  fail(ErrorCode::kInvalidArgument, "refusing to write ", path, ": it is the same file as ", it->second,
+       ", an input of this command; choose another output path");
+}
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  check_writable_location(path_);
+  const std::filesystem::path target(path_);
+  temp_ = (target.parent_path() / ("." + target.filename().string() + ".parity-tmp-XXXXXX")).string();
+  fd_ = ::mkstemp(temp_.data());
+  if (fd_ < 0) fail(ErrorCode::kIo, "cannot write ", path_, ": ", std::strerror(errno));
+  ::fcntl(fd_, F_SETFD, FD_CLOEXEC);
+  ::fchmod(fd_, default_file_mode());
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temp_.c_str());
+}
+
+void AtomicFile::write(std::string_view bytes) {
+  PARITY_CHECK(fd_ >= 0, kInternal, "AtomicFile::write after commit (", path_, ")");
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(ErrorCode::kIo, "cannot write ", path_, ": ", std::strerror(n < 0 ? errno : ENOSPC));
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+void AtomicFile::commit() {
+  PARITY_CHECK(fd_ >= 0 && !committed_, kInternal, "AtomicFile::commit called twice (", path_, ")");
+  // Writers that used temp_path() by name may have replaced the file (libzip renames its own
+  // temporary over it), so the file is synced through a descriptor opened by name now.
+  ::close(fd_);
+  fd_ = -1;
+  const int sync_fd = ::open(temp_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (sync_fd < 0) fail(ErrorCode::kIo, "cannot write ", path_, ": ", std::strerror(errno));
+  const bool synced = ::fsync(sync_fd) == 0;
+  const int sync_err = errno;
+  ::close(sync_fd);
+  if (!synced) fail(ErrorCode::kIo, "cannot write ", path_, ": ", std::strerror(sync_err));
+  refuse_overwriting_input(path_);  // again: an input may have been read after construction
+  if (::rename(temp_.c_str(), path_.c_str()) != 0)
+    fail(ErrorCode::kIo, "cannot write ", path_, ": ", std::strerror(errno));
+  committed_ = true;
+  sync_folder(folder_of(path_));
 }
 
 void write_binary_file(const std::string& path, std::string_view contents) {
-  check_writable_location(path);
-  const std::string tmp = path + ".parity-tmp-" + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail(ErrorCode::kIo, "cannot write ", path, ": ", std::strerror(errno));
-  const bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!ok || !closed) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    fail(ErrorCode::kIo, "cannot write ", path, ": ", std::strerror(err));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    fail(ErrorCode::kIo, "cannot write ", path, ": ", std::strerror(err));
-  }
+  AtomicFile file(path);
+  file.write(contents);
+  file.commit();
 }
 
 }  // namespace parity::formats

@@ -109,14 +109,15 @@ void write_npz(const std::string& path, const TensorMap& tensors, bool compresse
       fail(e.code(), "tensor '", name, "' cannot be written to ", path, ": ", e.what());
     }
   }
-  formats::check_writable_location(path);
+  formats::AtomicFile file(path);
   if (members.empty()) {
     // libzip deletes an archive that ends up empty; numpy writes a bare end-of-directory record.
-    formats::write_binary_file(path, std::string("PK\x05\x06", 4) + std::string(18, '\0'));
+    file.write(std::string("PK\x05\x06", 4) + std::string(18, '\0'));
+    file.commit();
     return;
   }
   int open_error = 0;
-  ArchivePtr archive(zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &open_error));
+  ArchivePtr archive(zip_open(file.temp_path().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &open_error));
   if (!archive) {
     zip_error_t error;
     zip_error_init_with_code(&error, open_error);
@@ -135,13 +136,14 @@ void write_npz(const std::string& path, const TensorMap& tensors, bool compresse
                                           compressed ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) == 0,
                  kIo, "cannot write ", path, ": ", zip_strerror(archive.get()));
   }
-  // zip_close writes to a temporary file and renames it over path only on success.
+  // zip_close writes the archive over the temporary file; commit() moves it into place.
   zip_t* raw = archive.release();
   if (zip_close(raw) != 0) {
     const std::string message = zip_strerror(raw);
     zip_discard(raw);
     fail(ErrorCode::kIo, "cannot write ", path, ": ", message);
   }
+  file.commit();
 }
 
 }  // namespace parity

@@ -3,15 +3,15 @@
 // unavailable.
 #include "runners/peer_module.h"
 
-namespace parity {
+namespace parity::runners {
 namespace {
 
-void add_opencv_options(cli::ArgParser& parser) {
+void add_opencv_options(options::ArgParser& parser) {
   parser.group("OpenCV DNN runner (--opencv)");
   parser.add({.flags = {"--opencv-threads"}, .help = "Threads OpenCV may use (0: OpenCV's default)", .metavar = "N"});
   parser.add({.flags = {"--opencv-no-fusion"},
               .help = "Disable OpenCV's layer fusion (helps tell fusion errors from kernel errors)",
-              .arity = cli::Arity::kFlag});
+              .arity = options::Arity::kFlag});
 }
 
 const RunnerRegistrar kOpenCvRunner({
@@ -19,9 +19,9 @@ const RunnerRegistrar kOpenCvRunner({
     .flag = "--opencv",
     .description = "OpenCV DNN (cv::dnn::readNetFromONNX, CPU)",
     .add_options = add_opencv_options,
-    .availability = [](const cli::Args*) { return load_peer_module("opencv").status(); },
+    .availability = [](const options::Args*) { return load_peer_module("opencv").status(); },
     .version =
-        [](const cli::Args*) {
+        [](const options::Args*) {
           auto module = load_peer_module("opencv");
           return module ? module.value()->version() : std::string();
         },
@@ -34,4 +34,4 @@ const RunnerRegistrar kOpenCvRunner({
 });
 
 }  // namespace
-}  // namespace parity
+}  // namespace parity::runners

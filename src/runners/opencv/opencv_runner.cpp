@@ -13,10 +13,10 @@
 #include <set>
 
 #include "core/logger.h"
-#include "onnx/proto_convert.h"
+#include "model/proto_convert.h"
 #include "runners/peer_module.h"
 
-namespace parity {
+namespace parity::runners {
 namespace {
 
 struct OpenCvOptions {
@@ -24,11 +24,11 @@ struct OpenCvOptions {
   bool fusion = true;
 };
 
-OpenCvOptions options_from_args(const cli::Args* args) {
+OpenCvOptions options_from_args(const options::Args* args) {
   OpenCvOptions o;
   if (!args) return o;
   if (auto t = args->get("opencv_threads")) {
-    o.threads = static_cast<int>(cli::parse_int(*t, "--opencv-threads"));
+    o.threads = static_cast<int>(parse_int(*t, "--opencv-threads"));
     PARITY_CHECK(o.threads >= 0, kInvalidArgument, "--opencv-threads must be 0 (OpenCV's default) or more, got ", *t);
   }
   o.fusion = !args->flag("opencv_no_fusion");
@@ -98,11 +98,11 @@ void OpenCvRunner::read_graph_io() {
   outputs_ = TensorMetadata();
   for (const auto& input : graph_.input()) {
     if (initializers.count(input.name())) continue;
-    TensorMeta meta = onnx_io::meta_from_value_info(input);
+    TensorMeta meta = model::meta_from_value_info(input);
     inputs_.add(meta.name, meta.dtype, meta.shape);
   }
   for (const auto& output : graph_.output()) {
-    TensorMeta meta = onnx_io::meta_from_value_info(output);
+    TensorMeta meta = model::meta_from_value_info(output);
     outputs_.add(meta.name, meta.dtype, meta.shape);
   }
 }
@@ -244,6 +244,6 @@ std::unique_ptr<Runner> create_opencv_runner(const RunnerConfig& config) {
 }
 
 }  // namespace
-}  // namespace parity
+}  // namespace parity::runners
 
-PARITY_PEER_MODULE(parity::opencv_version, parity::create_opencv_runner)
+PARITY_PEER_MODULE(parity::runners::opencv_version, parity::runners::create_opencv_runner)

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace parity::ort {
+namespace parity::runners::ort {
 
 /// The lowest OrtApi version that has every entry declared below (the generic
 /// SessionOptionsAppendExecutionProvider, slot 216, arrived in ONNX Runtime 1.12).
@@ -29,6 +29,9 @@ struct OrtTypeInfo;
 struct OrtTensorTypeAndShapeInfo;
 struct OrtSessionOptions;
 struct OrtAllocator;
+struct OrtCustomOpDomain;
+struct OrtCustomOp;
+struct OrtKernelContext;
 
 /// Element types use ONNX's TensorProto numbering (0 undefined ... 16 bfloat16), as parity::DType does.
 using OrtElementType = int;
@@ -88,7 +91,7 @@ using OrtGetApiBaseFn = const OrtApiBase* (*)();
 /// OrtApi up to slot 216. Named members are the entries parity calls; `slots_A_B` placeholders
 /// stand for entries A..B (inclusive) that parity does not use.
 struct OrtApi {
-  void* slot_0;  // CreateStatus
+  OrtStatus* (*CreateStatus)(OrtErrorCode code, const char* message);  // 0
   int (*GetErrorCode)(const OrtStatus* status);                // 1
   const char* (*GetErrorMessage)(const OrtStatus* status);     // 2
   OrtStatus* (*CreateEnv)(OrtLoggingLevel level, const char* log_id, OrtEnv** out);  // 3
@@ -109,8 +112,12 @@ struct OrtApi {
                                                  OrtGraphOptimizationLevel level);  // 23
   OrtStatus* (*SetIntraOpNumThreads)(OrtSessionOptions* options, int threads);  // 24
   OrtStatus* (*SetInterOpNumThreads)(OrtSessionOptions* options, int threads);  // 25
-  // CreateCustomOpDomain, CustomOpDomain_Add, AddCustomOpDomain, RegisterCustomOpsLibrary
-  void* slots_26_29[4];
+  OrtStatus* (*CreateCustomOpDomain)(const char* domain, OrtCustomOpDomain** out);  // 26
+  OrtStatus* (*CustomOpDomain_Add)(OrtCustomOpDomain* domain, const OrtCustomOp* op);  // 27
+  OrtStatus* (*AddCustomOpDomain)(OrtSessionOptions* options, OrtCustomOpDomain* domain);  // 28
+  /// dlopens a custom-op library and calls its RegisterCustomOps; the caller owns *library_handle.
+  OrtStatus* (*RegisterCustomOpsLibrary)(OrtSessionOptions* options, const char* library_path,
+                                         void** library_handle);  // 29
   OrtStatus* (*SessionGetInputCount)(const OrtSession* session, size_t* out);   // 30
   OrtStatus* (*SessionGetOutputCount)(const OrtSession* session, size_t* out);  // 31
   void* slot_32;  // SessionGetOverridableInitializerCount
@@ -158,8 +165,13 @@ struct OrtApi {
   void* slot_77;  // AllocatorGetInfo
   OrtStatus* (*GetAllocatorWithDefaultOptions)(OrtAllocator** out);  // 78
   // AddFreeDimensionOverride, GetValue, GetValueCount, CreateValue, CreateOpaqueValue, GetOpaqueValue,
-  // KernelInfoGetAttribute_{float,int64,string}, KernelContext_{GetInputCount,GetOutputCount,GetInput,GetOutput}
-  void* slots_79_91[13];
+  // KernelInfoGetAttribute_{float,int64,string}
+  void* slots_79_87[9];
+  OrtStatus* (*KernelContext_GetInputCount)(const OrtKernelContext* context, size_t* out);   // 88
+  OrtStatus* (*KernelContext_GetOutputCount)(const OrtKernelContext* context, size_t* out);  // 89
+  OrtStatus* (*KernelContext_GetInput)(const OrtKernelContext* context, size_t index, const OrtValue** out);  // 90
+  OrtStatus* (*KernelContext_GetOutput)(OrtKernelContext* context, size_t index, const int64_t* dims,
+                                        size_t dim_count, OrtValue** out);  // 91
   void (*ReleaseEnv)(OrtEnv*);                  // 92
   void (*ReleaseStatus)(OrtStatus*);            // 93
   void (*ReleaseMemoryInfo)(OrtMemoryInfo*);    // 94
@@ -188,6 +200,7 @@ struct OrtApi {
 
 #define PARITY_ORT_SLOT(member, slot) \
   static_assert(offsetof(OrtApi, member) == (slot) * sizeof(void*), #member " must be OrtApi slot " #slot)
+PARITY_ORT_SLOT(CreateStatus, 0);
 PARITY_ORT_SLOT(GetErrorCode, 1);
 PARITY_ORT_SLOT(GetErrorMessage, 2);
 PARITY_ORT_SLOT(CreateEnv, 3);
@@ -198,6 +211,10 @@ PARITY_ORT_SLOT(SetSessionLogSeverityLevel, 22);
 PARITY_ORT_SLOT(SetSessionGraphOptimizationLevel, 23);
 PARITY_ORT_SLOT(SetIntraOpNumThreads, 24);
 PARITY_ORT_SLOT(SetInterOpNumThreads, 25);
+PARITY_ORT_SLOT(CreateCustomOpDomain, 26);
+PARITY_ORT_SLOT(CustomOpDomain_Add, 27);
+PARITY_ORT_SLOT(AddCustomOpDomain, 28);
+PARITY_ORT_SLOT(RegisterCustomOpsLibrary, 29);
 PARITY_ORT_SLOT(SessionGetInputCount, 30);
 PARITY_ORT_SLOT(SessionGetOutputCount, 31);
 PARITY_ORT_SLOT(SessionGetInputTypeInfo, 33);
@@ -222,6 +239,10 @@ PARITY_ORT_SLOT(GetValueType, 67);
 PARITY_ORT_SLOT(CreateCpuMemoryInfo, 69);
 PARITY_ORT_SLOT(AllocatorFree, 76);
 PARITY_ORT_SLOT(GetAllocatorWithDefaultOptions, 78);
+PARITY_ORT_SLOT(KernelContext_GetInputCount, 88);
+PARITY_ORT_SLOT(KernelContext_GetOutputCount, 89);
+PARITY_ORT_SLOT(KernelContext_GetInput, 90);
+PARITY_ORT_SLOT(KernelContext_GetOutput, 91);
 PARITY_ORT_SLOT(ReleaseEnv, 92);
 PARITY_ORT_SLOT(ReleaseStatus, 93);
 PARITY_ORT_SLOT(ReleaseMemoryInfo, 94);
@@ -236,4 +257,4 @@ PARITY_ORT_SLOT(AddSessionConfigEntry, 130);
 PARITY_ORT_SLOT(SessionOptionsAppendExecutionProvider, 216);
 #undef PARITY_ORT_SLOT
 
-}  // namespace parity::ort
+}  // namespace parity::runners::ort

@@ -10,7 +10,7 @@
 
 #include "core/logger.h"
 
-namespace parity::ort {
+namespace parity::runners::ort {
 
 namespace {
 
@@ -162,4 +162,4 @@ OrtEnv* OrtLibrary::env() const {
   return env_;
 }
 
-}  // namespace parity::ort
+}  // namespace parity::runners::ort

@@ -9,7 +9,7 @@
 #include "core/status.h"
 #include "runners/ort/ort_api.h"
 
-namespace parity::ort {
+namespace parity::runners::ort {
 
 /// A loaded libonnxruntime and its OrtApi table. Loaded libraries stay loaded for the life of the
 /// process (ORT keeps global state that does not survive unloading).
@@ -45,4 +45,4 @@ class OrtLibrary {
 /// The candidate files the default search tries, in order (for messages and tests).
 std::vector<std::string> default_library_candidates();
 
-}  // namespace parity::ort
+}  // namespace parity::runners::ort

@@ -6,30 +6,34 @@
 #include <map>
 
 #include "core/logger.h"
+#include "core/low_precision.h"
 #include "runners/ort/ort_library.h"
 #include "runners/registry.h"
 
-namespace parity::ort {
+namespace parity::runners::ort {
 
 namespace {
 
-constexpr int kMaxOnnxDType = static_cast<int>(DType::kBFloat16);
+constexpr int kMaxOnnxDType = static_cast<int>(kInt2);
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
 
-// ORT element types use TensorProto numbering; parity's DType has the same values up to bfloat16.
+// ORT's element type numbers are TensorProto's up to FLOAT4E2M1 (23). After it, ORT 1.30's C enum
+// (what GetTensorElementType reports) goes UINT2 = 24, INT2 = 25, FLOAT8E8M0 = 26, while
+// TensorProto has FLOAT8E8M0 = 24, UINT2 = 25, INT2 = 26 -- and tensor creation takes
+// TensorProto's numbers (measured: creating type 25 gives a UInt2x4 tensor). So types read from
+// ORT are mapped, types handed to ORT are not. ORT packs the sub-byte types; parity unpacks them.
+constexpr int kOrtUInt2 = 24, kOrtInt2 = 25, kOrtFloat8E8M0 = 26;
+
 DType dtype_from_ort(OrtElementType type, const std::string& tensor) {
+  if (type == kOrtUInt2) return kUInt2;
+  if (type == kOrtInt2) return kInt2;
+  if (type == kOrtFloat8E8M0) return kFloat8E8M0;
   if (type > 0 && type <= kMaxOnnxDType) return static_cast<DType>(type);
-  static const std::map<int, const char*> kNewer = {{17, "float8e4m3fn"}, {18, "float8e4m3fnuz"},
-                                                    {19, "float8e5m2"},   {20, "float8e5m2fnuz"},
-                                                    {21, "uint4"},        {22, "int4"},
-                                                    {23, "float4e2m1"}};
-  auto it = kNewer.find(type);
-  fail(ErrorCode::kUnsupported, "tensor '", tensor, "' has element type ",
-       it != kNewer.end() ? it->second : std::to_string(type).c_str(), ", which parity cannot hold");
+  fail(ErrorCode::kUnsupported, "tensor '", tensor, "' has element type ", type, ", which parity cannot hold");
 }
 
 OrtGraphOptimizationLevel optimization_level(const std::string& name) {
@@ -134,6 +138,13 @@ void OrtRunner::activate_impl() {
   for (const auto& [key, value] : options_.config_entries)
     lib_->check(api.AddSessionConfigEntry(session_options.ptr, key.c_str(), value.c_str()),
                 str_cat("--ort-config ", key, "=", value), ErrorCode::kInvalidArgument);
+  // ORT keeps each library loaded (it never dlcloses what RegisterCustomOpsLibrary opened unless
+  // asked), so the custom-op domains stay valid for every session of the process.
+  for (const auto& library : options_.custom_op_libraries) {
+    void* handle = nullptr;
+    lib_->check(api.RegisterCustomOpsLibrary(session_options.ptr, library.c_str(), &handle),
+                str_cat("--ort-custom-op-library ", library), ErrorCode::kInvalidArgument);
+  }
   const Logger& log = logger();
   const OrtLoggingLevel ort_log = log.enabled(Severity::kExtraVerbose) ? kOrtLogInfo
                                   : log.enabled(Severity::kVerbose)    ? kOrtLogWarning
@@ -231,6 +242,22 @@ OrtValue* OrtRunner::make_input(const std::string& name, const Tensor& tensor, O
     }
     return value;
   }
+  if (is_sub_byte(tensor.dtype())) {
+    // ORT wants int4/uint4/float4e2m1/int2/uint2 packed: give it its own buffer, filled packed.
+    OrtAllocator* allocator = nullptr;
+    lib_->check(api.GetAllocatorWithDefaultOptions(&allocator), "ONNX Runtime GetAllocatorWithDefaultOptions");
+    lib_->check(api.CreateTensorAsOrtValue(allocator, shape.data(), shape.size(), static_cast<int>(tensor.dtype()),
+                                           &value),
+                str_cat("ONNX Runtime cannot create ", dtype_name(tensor.dtype()), " input '", name, "'"));
+    const auto packed =
+        pack_sub_byte(tensor.dtype(), static_cast<const uint8_t*>(tensor.raw_data()), tensor.numel());
+    void* dst = nullptr;
+    OrtStatus* status = api.GetTensorMutableData(value, &dst);
+    if (status) api.ReleaseValue(value);
+    lib_->check(status, str_cat("ONNX Runtime cannot fill input '", name, "'"));
+    if (!packed.empty()) std::memcpy(dst, packed.data(), packed.size());
+    return value;
+  }
   // ORT only reads inputs; it wants a non-null pointer even for an empty tensor.
   static std::byte empty_buffer[16];
   void* data = tensor.numel() ? const_cast<void*>(tensor.raw_data()) : empty_buffer;
@@ -320,6 +347,12 @@ Tensor OrtRunner::read_output(const std::string& name, OrtValue* value) {
   status = api.GetTensorMutableData(value, &data);
   if (status) api.ReleaseValue(value);
   lib_->check(status, str_cat("ONNX Runtime cannot read output '", name, "'"));
+  if (is_sub_byte(dtype)) {
+    Tensor out(dtype, shape);
+    unpack_sub_byte(dtype, static_cast<const uint8_t*>(data), out.numel(), static_cast<uint8_t*>(out.raw_data()));
+    api.ReleaseValue(value);
+    return out;
+  }
   const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
   auto storage = std::make_shared<OrtValueStorage>(api, value, static_cast<std::byte*>(data), bytes);
   return Tensor(dtype, shape, std::move(storage));
@@ -392,16 +425,16 @@ std::vector<std::string> resolve_providers(const std::vector<std::string>& reque
   return out;
 }
 
-OrtRunnerOptions ort_options_from_args(const cli::Args* args) {
+OrtRunnerOptions ort_options_from_args(const options::Args* args) {
   OrtRunnerOptions o;
   if (!args) return o;
   o.library = args->get_or("ort_library", "");
   if (auto t = args->get("ort_threads")) {
-    o.intra_op_threads = static_cast<int>(cli::parse_int(*t, "--ort-threads"));
+    o.intra_op_threads = static_cast<int>(parse_int(*t, "--ort-threads"));
     PARITY_CHECK(o.intra_op_threads >= 0, kInvalidArgument, "--ort-threads must be 0 (ORT's default) or more, got ", *t);
   }
   if (auto t = args->get("ort_inter_threads")) {
-    o.inter_op_threads = static_cast<int>(cli::parse_int(*t, "--ort-inter-threads"));
+    o.inter_op_threads = static_cast<int>(parse_int(*t, "--ort-inter-threads"));
     PARITY_CHECK(o.inter_op_threads >= 0, kInvalidArgument, "--ort-inter-threads must be 0 or more, got ", *t);
   }
   o.optimization_level = args->get_or("ort_opt_level", "all");
@@ -412,6 +445,7 @@ OrtRunnerOptions ort_options_from_args(const cli::Args* args) {
                  "' must be KEY=VALUE, e.g. session.intra_op.allow_spinning=0");
     o.config_entries.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
   }
+  o.custom_op_libraries = args->list("ort_custom_op_library");
   return o;
 }
 
@@ -421,9 +455,9 @@ std::unique_ptr<Runner> make_ort_runner(std::string model_path, OrtRunnerOptions
 
 namespace {
 
-std::string library_option(const cli::Args* args) { return args ? args->get_or("ort_library", "") : ""; }
+std::string library_option(const options::Args* args) { return args ? args->get_or("ort_library", "") : ""; }
 
-void add_ort_options(cli::ArgParser& parser) {
+void add_ort_options(options::ArgParser& parser) {
   parser.group("ONNX Runtime runner (--ort)");
   parser.add({.flags = {"--ort-library"},
               .help = "libonnxruntime.so to load (a file or a folder); default: $PARITY_ORT_LIBRARY, then the "
@@ -440,12 +474,17 @@ void add_ort_options(cli::ArgParser& parser) {
               .help = "Session configuration entries KEY=VALUE (ONNX Runtime's session option config keys), e.g. "
                       "session.intra_op.allow_spinning=0",
               .metavar = "KEY=VALUE",
-              .arity = cli::Arity::kOneOrMore});
+              .arity = options::Arity::kOneOrMore});
   parser.add({.flags = {"--ort-providers"},
               .help = "Execution providers in priority order (e.g. cpu, xnnpack); `parity runners` lists the "
                       "ones this ONNX Runtime has. Default: cpu",
               .metavar = "NAME",
-              .arity = cli::Arity::kOneOrMore});
+              .arity = options::Arity::kOneOrMore});
+  parser.add({.flags = {"--ort-custom-op-library"},
+              .help = "ONNX Runtime custom-op libraries to load (shared libraries exporting RegisterCustomOps), for "
+                      "models with custom-domain ops; repeatable",
+              .metavar = "PATH",
+              .arity = options::Arity::kOneOrMore});
 }
 
 const RunnerRegistrar kOrtRunner({
@@ -453,15 +492,15 @@ const RunnerRegistrar kOrtRunner({
     .flag = "--ort",
     .description = "ONNX Runtime (libonnxruntime loaded at run time)",
     .add_options = add_ort_options,
-    .availability = [](const cli::Args* args) { return OrtLibrary::load(library_option(args)).status(); },
+    .availability = [](const options::Args* args) { return OrtLibrary::load(library_option(args)).status(); },
     .version =
-        [](const cli::Args* args) {
+        [](const options::Args* args) {
           auto lib = OrtLibrary::load(library_option(args));
           return lib ? lib.value()->version() : std::string();
         },
     .create = [](const RunnerConfig& config) { return make_ort_runner(config.model_path, ort_options_from_args(config.args)); },
     .details =
-        [](const cli::Args* args) {
+        [](const options::Args* args) {
           auto lib = OrtLibrary::load(library_option(args));
           if (!lib) return std::string();
           std::string providers;
@@ -476,4 +515,4 @@ const RunnerRegistrar kOrtRunner({
 
 }  // namespace
 
-}  // namespace parity::ort
+}  // namespace parity::runners::ort

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "cli/args.h"
+#include "options/args.h"
 #include "runners/runner.h"
 
-namespace parity::ort {
+namespace parity::runners::ort {
 
 /// Session settings; the CLI fills them from the "ONNX Runtime" option group.
 struct OrtRunnerOptions {
@@ -21,10 +21,13 @@ struct OrtRunnerOptions {
   std::vector<std::string> providers;       // --ort-providers, in priority order; empty = CPU
   /// --ort-config KEY=VALUE: session configuration entries (onnxruntime_session_options_config_keys.h).
   std::vector<std::pair<std::string, std::string>> config_entries;
+  /// --ort-custom-op-library: ONNX Runtime custom-op libraries (exporting RegisterCustomOps) to load
+  /// into the session, e.g. for a model with an extension's custom-domain ops.
+  std::vector<std::string> custom_op_libraries;
 };
 
 /// Reads the ORT option group (defaults when args is null).
-OrtRunnerOptions ort_options_from_args(const cli::Args* args);
+OrtRunnerOptions ort_options_from_args(const options::Args* args);
 
 /// Creates an (inactive) ORT runner for an ONNX model file.
 std::unique_ptr<Runner> make_ort_runner(std::string model_path, OrtRunnerOptions options);
@@ -34,4 +37,4 @@ std::unique_ptr<Runner> make_ort_runner(std::string model_path, OrtRunnerOptions
 std::vector<std::string> resolve_providers(const std::vector<std::string>& requested,
                                            const std::vector<std::string>& available);
 
-}  // namespace parity::ort
+}  // namespace parity::runners::ort

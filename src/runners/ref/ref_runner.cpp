@@ -4,19 +4,29 @@
 
 #include "runners/registry.h"
 
-namespace parity {
+namespace parity::runners {
 
 RefRunner::RefRunner(std::string model_path, runtime::SessionOptions options, std::string name)
     : Runner(name.empty() ? make_runner_name("ref") : std::move(name)),
       model_path_(std::move(model_path)),
       options_(options) {}
 
+RefRunner::RefRunner(std::function<std::shared_ptr<const runtime::Session>()> load, std::string name)
+    : Runner(name.empty() ? make_runner_name("ref") : std::move(name)), load_(std::move(load)) {}
+
 const runtime::Session& RefRunner::session() const {
   PARITY_CHECK(session_, kInvalidArgument, "runner ", this->name(), " is not active");
   return *session_;
 }
 
-void RefRunner::activate_impl() { session_.emplace(runtime::Session::create(model_path_, options_).value()); }
+void RefRunner::activate_impl() {
+  if (load_) {
+    session_ = load_();
+    PARITY_CHECK(session_, kInvalidArgument, "runner ", name(), ": its session loader returned nothing");
+    return;
+  }
+  session_ = std::make_shared<const runtime::Session>(runtime::Session::create(model_path_, options_).value());
+}
 
 void RefRunner::deactivate_impl() { session_.reset(); }
 
@@ -26,7 +36,7 @@ TensorMap RefRunner::infer_impl(const TensorMap& feed) { return session().run(fe
 
 namespace {
 
-runtime::SessionOptions options_from_args(const cli::Args* args) {
+runtime::SessionOptions options_from_args(const options::Args* args) {
   runtime::SessionOptions options;
   if (!args) return options;
   if (auto threads = args->get_int("threads")) {
@@ -51,7 +61,7 @@ RunnerRegistrar register_ref({
     .flag = "--ref",
     .description = "parity's own reference ONNX executor (fp32, or fp64 oracle with --precision fp64)",
     .add_options =
-        [](cli::ArgParser& parser) {
+        [](options::ArgParser& parser) {
           parser.group("ref runner");
           parser.add({.flags = {"--threads"}, .help = "Threads for the ref runner's kernels (default 1)", .metavar = "N"});
           parser.add({.flags = {"--precision"},
@@ -66,10 +76,10 @@ RunnerRegistrar register_ref({
                       .choices = {"optimized", "reference"}});
           parser.add({.flags = {"--no-fusion"},
                       .help = "ref runner: do not fuse activations into the optimized kernel producing their input",
-                      .arity = cli::Arity::kFlag});
+                      .arity = options::Arity::kFlag});
         },
-    .availability = [](const cli::Args*) { return Status::ok(); },
-    .version = [](const cli::Args*) { return std::string("parity-ref"); },
+    .availability = [](const options::Args*) { return Status::ok(); },
+    .version = [](const options::Args*) { return std::string("parity-ref"); },
     .create =
         [](const RunnerConfig& config) -> std::unique_ptr<Runner> {
           return std::make_unique<RefRunner>(config.model_path, options_from_args(config.args));
@@ -78,4 +88,4 @@ RunnerRegistrar register_ref({
 
 }  // namespace
 
-}  // namespace parity
+}  // namespace parity::runners

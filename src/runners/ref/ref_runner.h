@@ -2,17 +2,20 @@
 #pragma once
 
 #include <memory>
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "runners/runner.h"
 #include "runtime/session.h"
 
-namespace parity {
+namespace parity::runners {
 
 class RefRunner : public Runner {
  public:
   RefRunner(std::string model_path, runtime::SessionOptions options, std::string name = {});
+  /// A runner over a session made elsewhere (a loaded plan): `load` runs on activate().
+  RefRunner(std::function<std::shared_ptr<const runtime::Session>()> load, std::string name = {});
 
   /// The planned session (valid while active); for callers that need sequences or the hook.
   const runtime::Session& session() const;
@@ -29,7 +32,8 @@ class RefRunner : public Runner {
   std::string model_path_;
   runtime::SessionOptions options_;
   runtime::RunOptions run_options_;
-  std::optional<runtime::Session> session_;
+  std::function<std::shared_ptr<const runtime::Session>()> load_;  // empty: plan model_path_
+  std::shared_ptr<const runtime::Session> session_;
 };
 
-}  // namespace parity
+}  // namespace parity::runners

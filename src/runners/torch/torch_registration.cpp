@@ -3,16 +3,16 @@
 // unavailable.
 #include "runners/peer_module.h"
 
-namespace parity {
+namespace parity::runners {
 namespace {
 
-void add_torch_options(cli::ArgParser& parser) {
+void add_torch_options(options::ArgParser& parser) {
   parser.group("LibTorch runner (--torch)");
   parser.add({.flags = {"--torch-output-names"},
               .help = "Names for the outputs of the TorchScript model's forward(), in order (TorchScript has no "
                       "output names; default: output_0, output_1, ..., or the keys of a returned dict)",
               .metavar = "NAME",
-              .arity = cli::Arity::kOneOrMore});
+              .arity = options::Arity::kOneOrMore});
   parser.add({.flags = {"--torch-threads"}, .help = "Intra-op threads (0: LibTorch's default)", .metavar = "N"});
   // TorchScript has no input dtypes; commands whose data loader already defines this option share it.
   if (!parser.defines("--input-dtypes"))
@@ -20,7 +20,7 @@ void add_torch_options(cli::ArgParser& parser) {
                 .help = "Input dtypes for models without metadata (TorchScript), name:dtype, e.g. ids:int64 "
                         "(default float32)",
                 .metavar = "DTYPE",
-                .arity = cli::Arity::kOneOrMore});
+                .arity = options::Arity::kOneOrMore});
 }
 
 const RunnerRegistrar kTorchRunner({
@@ -28,9 +28,9 @@ const RunnerRegistrar kTorchRunner({
     .flag = "--torch",
     .description = "LibTorch (TorchScript .pt files; input shapes/dtypes from --input-shapes/--input-dtypes)",
     .add_options = add_torch_options,
-    .availability = [](const cli::Args*) { return load_peer_module("torch").status(); },
+    .availability = [](const options::Args*) { return load_peer_module("torch").status(); },
     .version =
-        [](const cli::Args*) {
+        [](const options::Args*) {
           auto module = load_peer_module("torch");
           return module ? module.value()->version() : std::string();
         },
@@ -43,4 +43,4 @@ const RunnerRegistrar kTorchRunner({
 });
 
 }  // namespace
-}  // namespace parity
+}  // namespace parity::runners

@@ -10,9 +10,10 @@
 #include <algorithm>
 
 #include "core/logger.h"
+#include "core/text.h"
 #include "runners/peer_module.h"
 
-namespace parity {
+namespace parity::runners {
 namespace {
 
 struct TorchOptions {
@@ -22,43 +23,20 @@ struct TorchOptions {
   std::map<std::string, DType> dtypes;     // from --input-dtypes
 };
 
-// "[1,3,224,224]" or "1x3x224x224" -> shape; "?" or "-1" entries stay dynamic.
-DimShape parse_shape(const std::string& text, const std::string& what) {
-  std::string body = text;
-  if (!body.empty() && body.front() == '[') body = body.substr(1);
-  if (!body.empty() && body.back() == ']') body.pop_back();
-  DimShape shape;
-  if (body.empty()) return shape;  // a scalar
-  std::replace(body.begin(), body.end(), 'x', ',');
-  size_t pos = 0;
-  while (pos <= body.size()) {
-    const size_t comma = body.find(',', pos);
-    std::string item = body.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    item.erase(std::remove(item.begin(), item.end(), ' '), item.end());
-    if (item == "?" || item == "-1" || (!item.empty() && !std::isdigit(static_cast<unsigned char>(item[0]))))
-      shape.dims.push_back(Dim::dynamic(item == "?" || item == "-1" ? "" : item));
-    else
-      shape.dims.push_back(Dim(cli::parse_int(item, what)));
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
-  }
-  return shape;
-}
-
-TorchOptions options_from_args(const cli::Args* args) {
+TorchOptions options_from_args(const options::Args* args) {
   TorchOptions o;
   if (!args) return o;
   o.output_names = args->list("torch_output_names");
   if (auto t = args->get("torch_threads")) {
-    o.threads = static_cast<int>(cli::parse_int(*t, "--torch-threads"));
+    o.threads = static_cast<int>(parse_int(*t, "--torch-threads"));
     PARITY_CHECK(o.threads >= 0, kInvalidArgument, "--torch-threads must be 0 (LibTorch's default) or more, got ", *t);
   }
   for (const auto& item : args->list("input_shapes")) {
-    auto [name, value] = cli::split_name_value(item);
-    o.shapes[name] = parse_shape(value, "--input-shapes " + item);
+    auto [name, value] = split_name_value(item);
+    o.shapes[name] = parse_dim_shape(value, "--input-shapes " + item);
   }
   for (const auto& item : args->list("input_dtypes")) {
-    auto [name, value] = cli::split_name_value(item);
+    auto [name, value] = split_name_value(item);
     auto dtype = dtype_from_name(value);
     PARITY_CHECK(dtype, kInvalidArgument, "--input-dtypes ", item, ": unknown dtype '", value, "'");
     o.dtypes[name] = *dtype;
@@ -235,6 +213,6 @@ std::unique_ptr<Runner> create_torch_runner(const RunnerConfig& config) {
 }
 
 }  // namespace
-}  // namespace parity
+}  // namespace parity::runners
 
-PARITY_PEER_MODULE(parity::torch_version, parity::create_torch_runner)
+PARITY_PEER_MODULE(parity::runners::torch_version, parity::runners::create_torch_runner)

@@ -8,8 +8,10 @@
 #include <fstream>
 #include <iostream>
 
-#include "onnx/proto_convert.h"
+#include "compare/backend_test_data.h"
+#include "model/proto_convert.h"
 #include "runtime/ops/op_tester.h"
+#include "support/require.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -56,20 +58,22 @@ CaseResult run_case(const fs::path& dir, const BackendNodeFamily* family, runtim
     if ((o.domain() == "ai.onnx" ? "" : o.domain()) == domain) opset = static_cast<int>(o.version());
   const bool shape_only = family && family->shape_only_ops.count(node.op_type()) > 0;
 
-  for (int set = 0; fs::exists(dir / ("test_data_set_" + std::to_string(set))); ++set) {
-    const fs::path data_dir = dir / ("test_data_set_" + std::to_string(set));
+  for (const fs::path& data_dir : compare::backend_data_sets(dir)) {
+    const compare::BackendDataSet set = compare::load_backend_data_set(data_dir, graph);
     std::map<std::string, Tensor> values;
-    for (const auto& init : graph.initializer()) values[init.name()] = onnx_io::tensor_from_proto(init, dir);
-    // Graph inputs that are initializers (older models list them) have no input_N.pb.
-    int fed = 0;
-    for (int i = 0; i < graph.input_size(); ++i) {
-      if (values.count(graph.input(i).name())) continue;
-      values[graph.input(i).name()] =
-          onnx_io::tensor_from_pb_file(data_dir / ("input_" + std::to_string(fed++) + ".pb"));
+    for (const auto& init : graph.initializer()) values[init.name()] = model::tensor_from_proto(init, dir);
+    for (const auto& [name, value] : set.inputs) {
+      if (!value.is_tensor()) return {};  // OpTester feeds tensors only: not applicable
+      values[name] = value.tensor();
+    }
+    std::map<std::string, Tensor> expected_outputs;
+    for (const auto& [name, value] : set.outputs) {
+      if (!value.is_tensor()) return {};
+      expected_outputs[name] = value.tensor();
     }
     OpTester tester(node.op_type(), opset, domain);
     tester.precision(precision).kernels(tier);
-    for (const auto& a : node.attribute()) tester.attribute(onnx_io::attribute_from_proto(a, dir));
+    for (const auto& a : node.attribute()) tester.attribute(model::attribute_from_proto(a, dir));
     for (const auto& name : node.input()) {
       if (name.empty()) {
         tester.missing_input();
@@ -83,15 +87,12 @@ CaseResult run_case(const fs::path& dir, const BackendNodeFamily* family, runtim
       tester.input(for_precision(it->second, precision));
     }
     for (const auto& name : node.output()) {
-      int index = -1;
-      for (int j = 0; j < graph.output_size(); ++j)
-        if (graph.output(j).name() == name) index = j;
-      if (index < 0) {
+      auto found = expected_outputs.find(name);
+      if (found == expected_outputs.end()) {
         tester.missing_output();
         continue;
       }
-      Tensor expected = for_precision(
-          onnx_io::tensor_from_pb_file(data_dir / ("output_" + std::to_string(index) + ".pb")), precision);
+      Tensor expected = for_precision(found->second, precision);
       if (shape_only) tester.output_shape_only(expected.dtype(), expected.shape());
       else tester.output(expected);
     }
@@ -123,8 +124,10 @@ std::string run_single_node_case(const std::filesystem::path& dir, runtime::Prec
 
 void expect_backend_node_cases_pass(const BackendNodeFamily& family, const BackendNodeRun& run) {
   const fs::path root = onnx_testdata_dir();
-  if (!fs::exists(root / "node")) GTEST_SKIP() << "no ONNX backend test data at " << root;
+  PARITY_REQUIRE_FILE(root / "node");
   const bool fp64 = run.precision == runtime::Precision::kFloat64;
+  // The skip file `parity test onnx-backend` reads: one list of cases that cannot pass as stored.
+  const auto skips = compare::BackendSkips::load(compare::BackendSkips::source_tree_file(source_dir()));
   int applicable = 0, passed = 0;
   for (const auto& suite : run.suites) {
     if (!fs::exists(root / suite)) continue;
@@ -133,7 +136,7 @@ void expect_backend_node_cases_pass(const BackendNodeFamily& family, const Backe
       if (entry.is_directory()) dirs.insert(entry.path());
     for (const auto& dir : dirs) {
       const std::string name = dir.filename().string();
-      if (family.known_bad_data.count(name) || (fp64 && family.float32_only.count(name))) continue;
+      if (skips.reason(suite + "/" + name, fp64)) continue;
       CaseResult r;
       try {
         r = run_case(dir, &family, run.precision, run.tier, 1e-7, 1e-3);  // the backend tests' tolerances

@@ -19,10 +19,6 @@ struct BackendNodeFamily {
   /// Source folders of the family's kernels, e.g. "/ops/math/": a case belongs to the family
   /// when its op has a kernel registered from one of them.
   std::vector<std::string> source_folders;
-  /// Cases that cannot pass as stored, with the reason (skipped in every mode).
-  std::map<std::string, std::string> known_bad_data;
-  /// Cases that hold only in float32 (skipped for the fp64 oracle), with the reason.
-  std::map<std::string, std::string> float32_only;
   /// Ops whose outputs are random draws: only dtype and shape are checked.
   std::set<std::string> shape_only_ops;
 };
@@ -38,8 +34,9 @@ struct BackendNodeRun {
 std::string run_single_node_case(const std::filesystem::path& dir, runtime::Precision precision,
                                  runtime::KernelTier tier, double atol, double rtol);
 
-/// Runs every applicable case; ADD_FAILUREs each failing case, prints "label: P of N ..." and
-/// EXPECTs at least one applicable case. GTEST_SKIPs when the test data is not installed.
+/// Runs every applicable case but those in tests/runtime/conformance_skips.txt (the skip file of
+/// `parity test onnx-backend`); ADD_FAILUREs each failing case, prints "label: P of N ..." and
+/// EXPECTs at least one applicable case. Skips when the test data is not installed (fails with CI=true).
 void expect_backend_node_cases_pass(const BackendNodeFamily& family, const BackendNodeRun& run);
 
 }  // namespace parity::testing

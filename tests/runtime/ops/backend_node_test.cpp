@@ -16,10 +16,6 @@ const BackendNodeFamily& math_family() {
       .label = "math/activation/logical/reduction/quantization/loss/training/random families",
       .source_folders = {"/ops/math/", "/ops/activation/", "/ops/logical/", "/ops/reduction/", "/ops/quantization/",
                          "/ops/loss/", "/ops/training/", "/ops/random/"},
-      .known_bad_data = {{"test_adam_multiple",
-                          "expected outputs use epsilon=1e-2 but the node omits epsilon (spec default 1e-6)"}},
-      .float32_only = {{"test_dynamicquantizelinear",
-                        "x/scale lands within float32 rounding of .5; double rounds it the other way"}},
       // Outputs drawn from numpy's random stream: only dtype and shape can be checked.
       .shape_only_ops = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
                          "Multinomial"},

@@ -14,8 +14,8 @@ using runtime::Value;
 
 namespace {
 
-Attribute make_attr(const std::string& name, AttrType type) {
-  Attribute a;
+model::Attribute make_attr(const std::string& name, model::AttrType type) {
+  model::Attribute a;
   a.name = name;
   a.type = type;
   return a;
@@ -30,37 +30,37 @@ NodeBuilder::NodeBuilder(std::string op_type, int opset) {
   spec_.outputs = {"y0"};
 }
 NodeBuilder& NodeBuilder::i(const std::string& n, int64_t v) {
-  Attribute a = make_attr(n, AttrType::kInt);
+  model::Attribute a = make_attr(n, model::AttrType::kInt);
   a.i = v;
   spec_.attributes[n] = a;
   return *this;
 }
 NodeBuilder& NodeBuilder::f(const std::string& n, float v) {
-  Attribute a = make_attr(n, AttrType::kFloat);
+  model::Attribute a = make_attr(n, model::AttrType::kFloat);
   a.f = v;
   spec_.attributes[n] = a;
   return *this;
 }
 NodeBuilder& NodeBuilder::s(const std::string& n, const std::string& v) {
-  Attribute a = make_attr(n, AttrType::kString);
+  model::Attribute a = make_attr(n, model::AttrType::kString);
   a.s = v;
   spec_.attributes[n] = a;
   return *this;
 }
 NodeBuilder& NodeBuilder::ints(const std::string& n, std::vector<int64_t> v) {
-  Attribute a = make_attr(n, AttrType::kInts);
+  model::Attribute a = make_attr(n, model::AttrType::kInts);
   a.ints = std::move(v);
   spec_.attributes[n] = a;
   return *this;
 }
 NodeBuilder& NodeBuilder::floats(const std::string& n, std::vector<float> v) {
-  Attribute a = make_attr(n, AttrType::kFloats);
+  model::Attribute a = make_attr(n, model::AttrType::kFloats);
   a.floats = std::move(v);
   spec_.attributes[n] = a;
   return *this;
 }
 NodeBuilder& NodeBuilder::strings(const std::string& n, std::vector<std::string> v) {
-  Attribute a = make_attr(n, AttrType::kStrings);
+  model::Attribute a = make_attr(n, model::AttrType::kStrings);
   a.strings = std::move(v);
   spec_.attributes[n] = a;
   return *this;

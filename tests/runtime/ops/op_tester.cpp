@@ -4,6 +4,8 @@
 #include <memory>
 #include <random>
 
+#include "core/low_precision.h"
+
 namespace parity::testing {
 
 namespace {
@@ -88,8 +90,8 @@ class TesterContext : public KernelContext {
   uint64_t seed_ = 42;
 };
 
-Attribute make_attr(const std::string& name, AttrType type) {
-  Attribute a;
+model::Attribute make_attr(const std::string& name, model::AttrType type) {
+  model::Attribute a;
   a.name = name;
   a.type = type;
   return a;
@@ -104,49 +106,49 @@ OpTester::OpTester(std::string op_type, int opset, std::string domain) {
 }
 
 OpTester& OpTester::attr(const std::string& name, int64_t value) {
-  auto a = make_attr(name, AttrType::kInt);
+  auto a = make_attr(name, model::AttrType::kInt);
   a.i = value;
   spec_.attributes[name] = a;
   return *this;
 }
 OpTester& OpTester::attr(const std::string& name, float value) {
-  auto a = make_attr(name, AttrType::kFloat);
+  auto a = make_attr(name, model::AttrType::kFloat);
   a.f = value;
   spec_.attributes[name] = a;
   return *this;
 }
 OpTester& OpTester::attr(const std::string& name, const std::string& value) {
-  auto a = make_attr(name, AttrType::kString);
+  auto a = make_attr(name, model::AttrType::kString);
   a.s = value;
   spec_.attributes[name] = a;
   return *this;
 }
 OpTester& OpTester::attr(const std::string& name, const Tensor& value) {
-  auto a = make_attr(name, AttrType::kTensor);
+  auto a = make_attr(name, model::AttrType::kTensor);
   a.t = value;
   spec_.attributes[name] = a;
   return *this;
 }
 OpTester& OpTester::attr_ints(const std::string& name, const std::vector<int64_t>& values) {
-  auto a = make_attr(name, AttrType::kInts);
+  auto a = make_attr(name, model::AttrType::kInts);
   a.ints = values;
   spec_.attributes[name] = a;
   return *this;
 }
 OpTester& OpTester::attr_floats(const std::string& name, const std::vector<float>& values) {
-  auto a = make_attr(name, AttrType::kFloats);
+  auto a = make_attr(name, model::AttrType::kFloats);
   a.floats = values;
   spec_.attributes[name] = a;
   return *this;
 }
 OpTester& OpTester::attr_strings(const std::string& name, const std::vector<std::string>& values) {
-  auto a = make_attr(name, AttrType::kStrings);
+  auto a = make_attr(name, model::AttrType::kStrings);
   a.strings = values;
   spec_.attributes[name] = a;
   return *this;
 }
 
-OpTester& OpTester::attribute(const Attribute& a) {
+OpTester& OpTester::attribute(const model::Attribute& a) {
   spec_.attributes[a.name] = a;
   return *this;
 }
@@ -312,6 +314,17 @@ OpTester one_output_node(const std::string& op_type, int opset, const std::strin
     for (int64_t i = 0; i < actual.numel(); ++i)
       if (actual.data<std::string>()[i] != expected.data<std::string>()[i])
         return ::testing::AssertionFailure() << "string element " << i << " differs";
+    return ::testing::AssertionSuccess();
+  }
+  if (is_low_precision(actual.dtype())) {
+    // float8/float4/int4/int2 results are exact conversions: compare the bit patterns, so that
+    // the right NaN and signed-zero encodings are checked too.
+    const auto* a = static_cast<const uint8_t*>(actual.raw_data());
+    const auto* e = static_cast<const uint8_t*>(expected.raw_data());
+    for (int64_t i = 0; i < actual.numel(); ++i)
+      if (a[i] != e[i])
+        return ::testing::AssertionFailure() << "element " << i << ": got bits 0x" << std::hex << int{a[i]}
+                                             << ", expected 0x" << int{e[i]} << std::dec;
     return ::testing::AssertionSuccess();
   }
   const bool floating = is_floating(actual.dtype());

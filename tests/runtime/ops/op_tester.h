@@ -33,7 +33,7 @@ class OpTester {
   OpTester& attr_floats(const std::string& name, const std::vector<float>& values);
   OpTester& attr_strings(const std::string& name, const std::vector<std::string>& values);
   /// Any attribute as parsed from a model.
-  OpTester& attribute(const Attribute& a);
+  OpTester& attribute(const model::Attribute& a);
 
   template <typename T>
   OpTester& input(const Shape& shape, const std::vector<T>& values) {

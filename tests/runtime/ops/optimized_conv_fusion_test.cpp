@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "../model_builder.h"
-#include "runtime/ops/nn/dnnl_fused_tails.h"
+#include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/ops/nn/dnnl_fused_tails.h"
+#include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
 

@@ -1,4 +1,4 @@
-// Optimized elementwise kernels (ops/math/optimized_elementwise.cpp, ops/common/fast_elementwise*)
+// Optimized elementwise kernels (ops/math/elementwise_fast.cpp, ops/common/elementwise_fast*)
 // against the reference kernels: every broadcast kind, special values, thread splits, declines,
 // and fused chains through a Session.
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 
 #include "../model_builder.h"
 #include "op_tester.h"
-#include "runtime/ops/common/fast_elementwise.h"
+#include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/session.h"
 

@@ -15,7 +15,7 @@
 #include "runtime/ops/op_tester.h"
 #include "runtime/kernel.h"
 #include "runtime/ops/common/reference_chain.h"
-#include "runtime/ops/math/small_gemm.h"
+#include "runtime/ops/math/matmul_fast.h"
 #include "runtime/session.h"
 
 namespace parity::testing {

@@ -1,5 +1,5 @@
-// Optimized BatchNormalization (ops/nn/optimized_normalization.cpp) and Resize
-// (ops/nn/optimized_resize.cpp) against the reference kernels, and what they decline.
+// Optimized BatchNormalization (ops/nn/batch_norm_fast.cpp) and Resize
+// (ops/nn/resize_fast.cpp) against the reference kernels, and what they decline.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,5 +1,6 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Clip.html, onnx__PRelu.html
 // Clip (bounds as attributes before opset 11, optional scalar inputs since) and PRelu
-// (slope broadcast to X): https://github.com/onnx/onnx/blob/main/docs/Operators.md#Clip
+// (slope broadcast to X).
 #include <cmath>
 #include <limits>
 
@@ -97,17 +98,8 @@ class PReluKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Clip", 1, ClipAttrKernel);
-PARITY_REGISTER_KERNEL("", "Clip", 11, ClipKernel);
-PARITY_REGISTER_KERNEL("", "PRelu", 1, PReluKernel);
-PARITY_REGISTER_KERNEL("", "PRelu", 7, PReluKernel);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "Clip", 6, ClipAttrKernel);
-PARITY_REGISTER_KERNEL("", "Clip", 12, ClipKernel);
-PARITY_REGISTER_KERNEL("", "Clip", 13, ClipKernel);
-PARITY_REGISTER_KERNEL("", "PRelu", 6, PReluKernel);
-PARITY_REGISTER_KERNEL("", "PRelu", 9, PReluKernel);
-PARITY_REGISTER_KERNEL("", "PRelu", 16, PReluKernel);
+PARITY_REGISTER_KERNEL("", "Clip", (1, 6), ClipAttrKernel);
+PARITY_REGISTER_KERNEL("", "Clip", (11, 12, 13), ClipKernel);
+PARITY_REGISTER_KERNEL("", "PRelu", (1, 6, 7, 9, 16), PReluKernel);
 
 }  // namespace parity::runtime::ops

@@ -1,3 +1,4 @@
+// Spec: none (parity's own "ai.parity" domain: each kernel repeats the chain it replaces)
 // Activations that exporters write as chains of elementwise nodes, recognized by the planner's
 // activation rewrite (runtime/activation_rewrite.h) and run as one node in parity's private
 // domain "ai.parity". Each reference kernel repeats the chain's own float operations in the same

@@ -1,4 +1,6 @@
-// Softmax, LogSoftmax, Hardmax. https://github.com/onnx/onnx/blob/main/docs/Operators.md#Softmax
+// Spec: https://onnx.ai/onnx/operators/onnx__Softmax.html, onnx__LogSoftmax.html,
+//       onnx__Hardmax.html
+// Softmax, LogSoftmax, Hardmax.
 // Before opset 13 the input is coerced to 2-D at 'axis' (default 1) and normalized over everything
 // from 'axis' on; since 13 only the single 'axis' (default -1) is normalized.
 #include <cmath>
@@ -85,16 +87,8 @@ class SoftmaxKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Softmax", 1, SoftmaxKernel<SoftmaxKind::kSoftmax>);
-PARITY_REGISTER_KERNEL("", "Softmax", 13, SoftmaxKernel<SoftmaxKind::kSoftmax>);
-PARITY_REGISTER_KERNEL("", "LogSoftmax", 1, SoftmaxKernel<SoftmaxKind::kLogSoftmax>);
-PARITY_REGISTER_KERNEL("", "LogSoftmax", 13, SoftmaxKernel<SoftmaxKind::kLogSoftmax>);
-PARITY_REGISTER_KERNEL("", "Hardmax", 1, SoftmaxKernel<SoftmaxKind::kHardmax>);
-PARITY_REGISTER_KERNEL("", "Hardmax", 13, SoftmaxKernel<SoftmaxKind::kHardmax>);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "Softmax", 11, SoftmaxKernel<SoftmaxKind::kSoftmax>);
-PARITY_REGISTER_KERNEL("", "LogSoftmax", 11, SoftmaxKernel<SoftmaxKind::kLogSoftmax>);
-PARITY_REGISTER_KERNEL("", "Hardmax", 11, SoftmaxKernel<SoftmaxKind::kHardmax>);
+PARITY_REGISTER_KERNEL("", "Softmax", (1, 11, 13), SoftmaxKernel<SoftmaxKind::kSoftmax>);
+PARITY_REGISTER_KERNEL("", "LogSoftmax", (1, 11, 13), SoftmaxKernel<SoftmaxKind::kLogSoftmax>);
+PARITY_REGISTER_KERNEL("", "Hardmax", (1, 11, 13), SoftmaxKernel<SoftmaxKind::kHardmax>);
 
 }  // namespace parity::runtime::ops

@@ -1,3 +1,4 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Softmax.html, onnx__LogSoftmax.html
 // Optimized Softmax / LogSoftmax (float32) on oneDNN, beside the reference kernels in softmax.cpp.
 // Both opset families reduce to normalizing the middle dim of an (outer, len, inner) view: before
 // opset 13 the input is coerced to 2-D at 'axis' (len = everything from axis on, inner = 1);
@@ -95,12 +96,8 @@ using DnnlLogSoftmax = DnnlSoftmaxKernel<true>;
 
 }  // namespace
 
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "Softmax", 1, DnnlSoftmax);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "Softmax", 11, DnnlSoftmax);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "Softmax", 13, DnnlSoftmax);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "LogSoftmax", 1, DnnlLogSoftmax);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "LogSoftmax", 11, DnnlLogSoftmax);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "LogSoftmax", 13, DnnlLogSoftmax);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "Softmax", (1, 11, 13), DnnlSoftmax);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "LogSoftmax", (1, 11, 13), DnnlLogSoftmax);
 
 }  // namespace parity::runtime::ops
 

@@ -1,4 +1,5 @@
-// If: https://onnx.ai/onnx/operators/onnx__If.html
+// Spec: https://onnx.ai/onnx/operators/onnx__If.html
+// If.
 #include "runtime/kernel.h"
 #include "runtime/subgraph.h"
 
@@ -28,9 +29,6 @@ class If : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "If", 1, If);
-PARITY_REGISTER_KERNEL("", "If", 11, If);
-PARITY_REGISTER_KERNEL("", "If", 13, If);
-PARITY_REGISTER_KERNEL("", "If", 16, If);
+PARITY_REGISTER_KERNEL("", "If", (1, 11, 13, 16), If);
 
 }  // namespace parity::runtime

@@ -1,4 +1,5 @@
-// Loop: https://onnx.ai/onnx/operators/onnx__Loop.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Loop.html
+// Loop.
 #include "runtime/kernel.h"
 #include "runtime/subgraph.h"
 #include "runtime/tensor_util.h"
@@ -74,9 +75,6 @@ class Loop : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Loop", 1, Loop);
-PARITY_REGISTER_KERNEL("", "Loop", 11, Loop);
-PARITY_REGISTER_KERNEL("", "Loop", 13, Loop);
-PARITY_REGISTER_KERNEL("", "Loop", 16, Loop);
+PARITY_REGISTER_KERNEL("", "Loop", (1, 11, 13, 16), Loop);
 
 }  // namespace parity::runtime

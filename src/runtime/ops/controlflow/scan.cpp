@@ -1,5 +1,6 @@
-// Scan: https://onnx.ai/onnx/operators/onnx__Scan.html (Scan-8 has a batch axis and
-// sequence_lens; Scan-9 and later scan along configurable axes and directions).
+// Spec: https://onnx.ai/onnx/operators/onnx__Scan.html
+// Scan (Scan-8 has a batch axis and sequence_lens; Scan-9 and later scan along configurable axes
+// and directions).
 #include <algorithm>
 
 #include "runtime/kernel.h"
@@ -118,9 +119,6 @@ class Scan : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Scan", 8, Scan);
-PARITY_REGISTER_KERNEL("", "Scan", 9, Scan);
-PARITY_REGISTER_KERNEL("", "Scan", 11, Scan);
-PARITY_REGISTER_KERNEL("", "Scan", 16, Scan);
+PARITY_REGISTER_KERNEL("", "Scan", (8, 9, 11, 16), Scan);
 
 }  // namespace parity::runtime

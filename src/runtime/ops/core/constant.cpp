@@ -1,5 +1,5 @@
-// Constant and ConstantOfShape: https://onnx.ai/onnx/operators/onnx__Constant.html,
-// https://onnx.ai/onnx/operators/onnx__ConstantOfShape.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Constant.html, onnx__ConstantOfShape.html
+// Constant and ConstantOfShape.
 #include "runtime/kernel.h"
 
 namespace parity::runtime {
@@ -64,11 +64,7 @@ class ConstantOfShape : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Constant", 1, Constant);
-PARITY_REGISTER_KERNEL("", "Constant", 9, Constant);
-PARITY_REGISTER_KERNEL("", "Constant", 11, Constant);
-PARITY_REGISTER_KERNEL("", "Constant", 12, Constant);
-PARITY_REGISTER_KERNEL("", "Constant", 13, Constant);
+PARITY_REGISTER_KERNEL("", "Constant", (1, 9, 11, 12, 13), Constant);
 PARITY_REGISTER_KERNEL("", "ConstantOfShape", 9, ConstantOfShape);
 
 }  // namespace parity::runtime

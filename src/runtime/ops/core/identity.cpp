@@ -1,4 +1,5 @@
-// Identity (tensors, sequences, optionals): https://onnx.ai/onnx/operators/onnx__Identity.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Identity.html
+// Identity (tensors, sequences, optionals).
 #include "runtime/kernel.h"
 
 namespace parity::runtime {
@@ -12,9 +13,6 @@ class Identity : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Identity", 1, Identity);
-PARITY_REGISTER_KERNEL("", "Identity", 13, Identity);
-PARITY_REGISTER_KERNEL("", "Identity", 14, Identity);
-PARITY_REGISTER_KERNEL("", "Identity", 16, Identity);
+PARITY_REGISTER_KERNEL("", "Identity", (1, 13, 14, 16), Identity);
 
 }  // namespace parity::runtime

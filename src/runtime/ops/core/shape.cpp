@@ -1,5 +1,5 @@
-// Shape and Size: https://onnx.ai/onnx/operators/onnx__Shape.html,
-// https://onnx.ai/onnx/operators/onnx__Size.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Shape.html, onnx__Size.html
+// Shape and Size.
 #include <algorithm>
 
 #include "runtime/kernel.h"
@@ -39,10 +39,7 @@ class Size : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Shape", 1, ShapeOp);
-PARITY_REGISTER_KERNEL("", "Shape", 13, ShapeOp);
-PARITY_REGISTER_KERNEL("", "Shape", 15, ShapeOp);
-PARITY_REGISTER_KERNEL("", "Size", 1, Size);
-PARITY_REGISTER_KERNEL("", "Size", 13, Size);
+PARITY_REGISTER_KERNEL("", "Shape", (1, 13, 15), ShapeOp);
+PARITY_REGISTER_KERNEL("", "Size", (1, 13), Size);
 
 }  // namespace parity::runtime

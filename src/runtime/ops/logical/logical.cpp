@@ -1,8 +1,14 @@
-// Boolean logic and comparisons: And, Or, Xor, Not, Equal, Greater, GreaterOrEqual, Less,
-// LessOrEqual, IsNaN, IsInf, Where. https://github.com/onnx/onnx/blob/main/docs/Operators.md#And
+// Spec: https://onnx.ai/onnx/operators/onnx__And.html, onnx__Or.html, onnx__Xor.html,
+//       onnx__Not.html, onnx__BitwiseAnd.html, onnx__BitwiseOr.html, onnx__BitwiseXor.html,
+//       onnx__BitwiseNot.html, onnx__Equal.html, onnx__Greater.html, onnx__GreaterOrEqual.html,
+//       onnx__Less.html, onnx__LessOrEqual.html, onnx__IsNaN.html, onnx__IsInf.html,
+//       onnx__Where.html
+// Boolean logic, bitwise logic and comparisons.
 #include <array>
 #include <cmath>
 #include <string>
+
+#include <functional>
 
 #include "runtime/ops/common/binary_kernel.h"
 
@@ -27,6 +33,30 @@ struct XorOp : NoAttrs {
   using NoAttrs::NoAttrs;
   using Types = BoolTypes;
   bool operator()(bool a, bool b) const { return a != b; }
+};
+
+/// https://onnx.ai/onnx/operators/onnx__BitwiseAnd.html (and BitwiseOr, BitwiseXor, BitwiseNot;
+/// opset 18): two's-complement bit operations on every integer type.
+template <typename Bits>
+struct BitwiseOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  using Types = IntTypes;
+  template <typename T>
+  T operator()(T a, T b) const {
+    return static_cast<T>(Bits{}(a, b));
+  }
+};
+using BitwiseAndOp = BitwiseOp<std::bit_and<>>;
+using BitwiseOrOp = BitwiseOp<std::bit_or<>>;
+using BitwiseXorOp = BitwiseOp<std::bit_xor<>>;
+
+struct BitwiseNotOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  using Types = IntTypes;
+  template <typename T>
+  T operator()(T x) const {
+    return static_cast<T>(~x);
+  }
 };
 
 template <typename T>
@@ -144,35 +174,21 @@ class WhereKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "And", 1, BinaryKernel<AndOp>);
-PARITY_REGISTER_KERNEL("", "And", 7, BinaryKernel<AndOp>);
-PARITY_REGISTER_KERNEL("", "Or", 1, BinaryKernel<OrOp>);
-PARITY_REGISTER_KERNEL("", "Or", 7, BinaryKernel<OrOp>);
-PARITY_REGISTER_KERNEL("", "Xor", 1, BinaryKernel<XorOp>);
-PARITY_REGISTER_KERNEL("", "Xor", 7, BinaryKernel<XorOp>);
+PARITY_REGISTER_KERNEL("", "And", (1, 7), BinaryKernel<AndOp>);
+PARITY_REGISTER_KERNEL("", "Or", (1, 7), BinaryKernel<OrOp>);
+PARITY_REGISTER_KERNEL("", "Xor", (1, 7), BinaryKernel<XorOp>);
 PARITY_REGISTER_KERNEL("", "Not", 1, UnaryKernel<NotOp>);
-PARITY_REGISTER_KERNEL("", "Equal", 1, CompareKernel<EqualOp>);
-PARITY_REGISTER_KERNEL("", "Equal", 7, CompareKernel<EqualOp>);
-PARITY_REGISTER_KERNEL("", "Greater", 1, CompareKernel<GreaterOp>);
-PARITY_REGISTER_KERNEL("", "Greater", 7, CompareKernel<GreaterOp>);
-PARITY_REGISTER_KERNEL("", "GreaterOrEqual", 12, CompareKernel<GreaterOrEqualOp>);
-PARITY_REGISTER_KERNEL("", "Less", 1, CompareKernel<LessOp>);
-PARITY_REGISTER_KERNEL("", "Less", 7, CompareKernel<LessOp>);
-PARITY_REGISTER_KERNEL("", "LessOrEqual", 12, CompareKernel<LessOrEqualOp>);
-PARITY_REGISTER_KERNEL("", "IsNaN", 9, IsNaNKernel);
+PARITY_REGISTER_KERNEL("", "BitwiseAnd", 18, BinaryKernel<BitwiseAndOp>);
+PARITY_REGISTER_KERNEL("", "BitwiseOr", 18, BinaryKernel<BitwiseOrOp>);
+PARITY_REGISTER_KERNEL("", "BitwiseXor", 18, BinaryKernel<BitwiseXorOp>);
+PARITY_REGISTER_KERNEL("", "BitwiseNot", 18, UnaryKernel<BitwiseNotOp>);
+PARITY_REGISTER_KERNEL("", "Equal", (1, 7, 11, 13), CompareKernel<EqualOp>);
+PARITY_REGISTER_KERNEL("", "Greater", (1, 7, 9, 13), CompareKernel<GreaterOp>);
+PARITY_REGISTER_KERNEL("", "GreaterOrEqual", (12, 16), CompareKernel<GreaterOrEqualOp>);
+PARITY_REGISTER_KERNEL("", "Less", (1, 7, 9, 13), CompareKernel<LessOp>);
+PARITY_REGISTER_KERNEL("", "LessOrEqual", (12, 16), CompareKernel<LessOrEqualOp>);
+PARITY_REGISTER_KERNEL("", "IsNaN", (9, 13), IsNaNKernel);
 PARITY_REGISTER_KERNEL("", "IsInf", 10, IsInfKernel);
-PARITY_REGISTER_KERNEL("", "Where", 9, WhereKernel);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "Equal", 11, CompareKernel<EqualOp>);
-PARITY_REGISTER_KERNEL("", "Equal", 13, CompareKernel<EqualOp>);
-PARITY_REGISTER_KERNEL("", "Greater", 9, CompareKernel<GreaterOp>);
-PARITY_REGISTER_KERNEL("", "Greater", 13, CompareKernel<GreaterOp>);
-PARITY_REGISTER_KERNEL("", "GreaterOrEqual", 16, CompareKernel<GreaterOrEqualOp>);
-PARITY_REGISTER_KERNEL("", "Less", 9, CompareKernel<LessOp>);
-PARITY_REGISTER_KERNEL("", "Less", 13, CompareKernel<LessOp>);
-PARITY_REGISTER_KERNEL("", "LessOrEqual", 16, CompareKernel<LessOrEqualOp>);
-PARITY_REGISTER_KERNEL("", "IsNaN", 13, IsNaNKernel);
-PARITY_REGISTER_KERNEL("", "Where", 16, WhereKernel);
+PARITY_REGISTER_KERNEL("", "Where", (9, 16), WhereKernel);
 
 }  // namespace parity::runtime::ops

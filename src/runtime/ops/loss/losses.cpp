@@ -1,5 +1,7 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__NegativeLogLikelihoodLoss.html,
+//       onnx__SoftmaxCrossEntropyLoss.html
 // NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (log-softmax over axis 1, then NLL).
-// https://github.com/onnx/onnx/blob/main/docs/Operators.md#NegativeLogLikelihoodLoss
+//
 // Inputs are (N, C, d1..dk) with targets (N, d1..dk); targets equal to ignore_index contribute
 // neither loss nor weight. 'mean' divides by the summed weights of the counted targets.
 #include <cmath>
@@ -138,11 +140,7 @@ class SoftmaxCrossEntropyLossKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "NegativeLogLikelihoodLoss", 12, NegativeLogLikelihoodLossKernel);
-PARITY_REGISTER_KERNEL("", "SoftmaxCrossEntropyLoss", 12, SoftmaxCrossEntropyLossKernel);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "NegativeLogLikelihoodLoss", 13, NegativeLogLikelihoodLossKernel);
-PARITY_REGISTER_KERNEL("", "SoftmaxCrossEntropyLoss", 13, SoftmaxCrossEntropyLossKernel);
+PARITY_REGISTER_KERNEL("", "NegativeLogLikelihoodLoss", (12, 13), NegativeLogLikelihoodLossKernel);
+PARITY_REGISTER_KERNEL("", "SoftmaxCrossEntropyLoss", (12, 13), SoftmaxCrossEntropyLossKernel);
 
 }  // namespace parity::runtime::ops

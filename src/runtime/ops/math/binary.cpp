@@ -1,5 +1,7 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Add.html, onnx__Sub.html, onnx__Mul.html,
+//       onnx__Div.html, onnx__Mod.html, onnx__BitShift.html, onnx__Pow.html
 // Element-wise binary arithmetic with numpy broadcasting: Add, Sub, Mul, Div, Mod, Pow, BitShift.
-// https://github.com/onnx/onnx/blob/main/docs/Operators.md#Add (and the sections of the others)
+//
 // Integers wrap around like numpy; integer Div truncates toward zero (as the ONNX reference's
 // true-divide-then-cast does); division by zero on integers yields 0 instead of trapping.
 #include <cmath>
@@ -99,8 +101,12 @@ struct ModOp {
   bool fmod;
 };
 
+/// https://onnx.ai/onnx/operators/onnx__BitShift.html: unsigned integers since opset 11, every
+/// integer type since 28. A shift amount that is negative or at least the bit width shifts every
+/// bit out (0, or -1 for a negative value shifted right); left shifts wrap; right shifts of signed
+/// values are arithmetic.
 struct BitShiftOp {
-  using Types = UnsignedIntTypes;
+  using Types = IntTypes;
   explicit BitShiftOp(const KernelInit& init) {
     const std::string direction = init.attr_string("direction");
     if (direction != "LEFT" && direction != "RIGHT")
@@ -110,8 +116,14 @@ struct BitShiftOp {
   template <typename T>
   T operator()(T a, T b) const {
     if constexpr (kIsInt<T>) {
-      if (b >= sizeof(T) * 8) return T(0);  // shifting out every bit (undefined in C++)
-      return left ? static_cast<T>(a << b) : static_cast<T>(a >> b);
+      using U = std::make_unsigned_t<T>;
+      constexpr U kBits = sizeof(T) * 8;
+      bool all_out = static_cast<U>(b) >= kBits;  // shifting that far is undefined in C++
+      if constexpr (std::is_signed_v<T>) all_out = all_out || b < 0;
+      if (left) return all_out ? T(0) : static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<U>(b)));
+      if (!all_out) return static_cast<T>(a >> b);  // arithmetic for signed T (C++20)
+      if constexpr (std::is_signed_v<T>) return a < 0 ? T(-1) : T(0);
+      return T(0);
     } else {
       return a;
     }
@@ -167,35 +179,12 @@ class PowKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Add", 1, BinaryKernel<AddOp>);
-PARITY_REGISTER_KERNEL("", "Add", 7, BinaryKernel<AddOp>);
-PARITY_REGISTER_KERNEL("", "Sub", 1, BinaryKernel<SubOp>);
-PARITY_REGISTER_KERNEL("", "Sub", 7, BinaryKernel<SubOp>);
-PARITY_REGISTER_KERNEL("", "Mul", 1, BinaryKernel<MulOp>);
-PARITY_REGISTER_KERNEL("", "Mul", 7, BinaryKernel<MulOp>);
-PARITY_REGISTER_KERNEL("", "Div", 1, BinaryKernel<DivOp>);
-PARITY_REGISTER_KERNEL("", "Div", 7, BinaryKernel<DivOp>);
-PARITY_REGISTER_KERNEL("", "Mod", 10, BinaryKernel<ModOp>);
-PARITY_REGISTER_KERNEL("", "BitShift", 11, BinaryKernel<BitShiftOp>);
-PARITY_REGISTER_KERNEL("", "Pow", 1, PowKernel);
-PARITY_REGISTER_KERNEL("", "Pow", 7, PowKernel);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "Add", 6, BinaryKernel<AddOp>);
-PARITY_REGISTER_KERNEL("", "Add", 13, BinaryKernel<AddOp>);
-PARITY_REGISTER_KERNEL("", "Add", 14, BinaryKernel<AddOp>);
-PARITY_REGISTER_KERNEL("", "Sub", 6, BinaryKernel<SubOp>);
-PARITY_REGISTER_KERNEL("", "Sub", 13, BinaryKernel<SubOp>);
-PARITY_REGISTER_KERNEL("", "Sub", 14, BinaryKernel<SubOp>);
-PARITY_REGISTER_KERNEL("", "Mul", 6, BinaryKernel<MulOp>);
-PARITY_REGISTER_KERNEL("", "Mul", 13, BinaryKernel<MulOp>);
-PARITY_REGISTER_KERNEL("", "Mul", 14, BinaryKernel<MulOp>);
-PARITY_REGISTER_KERNEL("", "Div", 6, BinaryKernel<DivOp>);
-PARITY_REGISTER_KERNEL("", "Div", 13, BinaryKernel<DivOp>);
-PARITY_REGISTER_KERNEL("", "Div", 14, BinaryKernel<DivOp>);
-PARITY_REGISTER_KERNEL("", "Mod", 13, BinaryKernel<ModOp>);
-PARITY_REGISTER_KERNEL("", "Pow", 12, PowKernel);
-PARITY_REGISTER_KERNEL("", "Pow", 13, PowKernel);
-PARITY_REGISTER_KERNEL("", "Pow", 15, PowKernel);
+PARITY_REGISTER_KERNEL("", "Add", (1, 6, 7, 13, 14), BinaryKernel<AddOp>);
+PARITY_REGISTER_KERNEL("", "Sub", (1, 6, 7, 13, 14), BinaryKernel<SubOp>);
+PARITY_REGISTER_KERNEL("", "Mul", (1, 6, 7, 13, 14), BinaryKernel<MulOp>);
+PARITY_REGISTER_KERNEL("", "Div", (1, 6, 7, 13, 14), BinaryKernel<DivOp>);
+PARITY_REGISTER_KERNEL("", "Mod", (10, 13), BinaryKernel<ModOp>);
+PARITY_REGISTER_KERNEL("", "BitShift", (11, 28), BinaryKernel<BitShiftOp>);
+PARITY_REGISTER_KERNEL("", "Pow", (1, 7, 12, 13, 15), PowKernel);
 
 }  // namespace parity::runtime::ops

@@ -1,5 +1,6 @@
-// CumSum (exclusive/reverse along a runtime axis) and Det (LU with partial pivoting, batched).
-// https://github.com/onnx/onnx/blob/main/docs/Operators.md#CumSum
+// Spec: https://onnx.ai/onnx/operators/onnx__CumSum.html, onnx__Det.html, onnx__CumProd.html
+// CumSum and CumProd (opset 26) (exclusive/reverse along a runtime axis) and Det (LU with partial
+// pivoting, batched).
 #include <cmath>
 #include <type_traits>
 #include <utility>
@@ -14,9 +15,24 @@ namespace {
 
 using CumSumTypes = TypeList<float, double, Float16, BFloat16, int32_t, int64_t, uint32_t, uint64_t>;
 
-class CumSumKernel final : public Kernel {
+/// The running combination of CumSum (+, starting at 0) and CumProd (*, starting at 1).
+struct CumulativeSum {
+  template <typename A>
+  static A identity() { return A(0); }
+  template <typename A>
+  static A combine(A acc, A v) { return wrap_add(acc, v); }
+};
+struct CumulativeProduct {
+  template <typename A>
+  static A identity() { return A(1); }
+  template <typename A>
+  static A combine(A acc, A v) { return wrap_mul(acc, v); }
+};
+
+template <typename Combine>
+class CumulativeKernel final : public Kernel {
  public:
-  explicit CumSumKernel(const KernelInit& init)
+  explicit CumulativeKernel(const KernelInit& init)
       : exclusive_(init.attr_int("exclusive", 0) != 0), reverse_(init.attr_int("reverse", 0) != 0) {}
 
   void compute(KernelContext& ctx) const override {
@@ -35,13 +51,13 @@ class CumSumKernel final : public Kernel {
       for (int64_t o = 0; o < outer; ++o) {
         for (int64_t i = 0; i < inner; ++i) {
           const int64_t base = o * len * inner + i;
-          A sum = A(0);
+          A sum = Combine::template identity<A>();
           for (int64_t s = 0; s < len; ++s) {
             const int64_t k = reverse_ ? len - 1 - s : s;
             const A v = static_cast<A>(to_compute(in[base + k * inner]));
-            if (!exclusive_) sum = wrap_add(sum, v);
+            if (!exclusive_) sum = Combine::combine(sum, v);
             po[base + k * inner] = convert_scalar<T>(sum);
-            if (exclusive_) sum = wrap_add(sum, v);
+            if (exclusive_) sum = Combine::combine(sum, v);
           }
         }
       }
@@ -100,10 +116,8 @@ class DetKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "CumSum", 11, CumSumKernel);
+PARITY_REGISTER_KERNEL("", "CumSum", (11, 14), CumulativeKernel<CumulativeSum>);
 PARITY_REGISTER_KERNEL("", "Det", 11, DetKernel);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "CumSum", 14, CumSumKernel);
+PARITY_REGISTER_KERNEL("", "CumProd", 26, CumulativeKernel<CumulativeProduct>);
 
 }  // namespace parity::runtime::ops

@@ -1,4 +1,5 @@
-// Einsum: https://github.com/onnx/onnx/blob/main/docs/Operators.md#Einsum
+// Spec: https://onnx.ai/onnx/operators/onnx__Einsum.html
+// Einsum.
 // Supports explicit ("ij,jk->ik") and implicit ("ij,jk": the labels that appear once, sorted, after
 // the broadcast '...' dims) output, repeated labels within an operand (diagonals), and '...'
 // broadcasting. The reference loop visits every combination of label values once, so its cost is

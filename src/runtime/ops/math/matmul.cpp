@@ -1,6 +1,7 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__MatMul.html, onnx__Gemm.html
 // MatMul (numpy.matmul semantics: 1-D operands promoted and the added dim removed again, batch
 // dims broadcast) and Gemm (transA/transB, alpha, beta, optional C broadcast to (M, N)).
-// https://github.com/onnx/onnx/blob/main/docs/Operators.md#MatMul
+//
 // Floating products accumulate in double; integers in 64 bits (wrapping to the output type).
 #include <array>
 #include <type_traits>
@@ -128,16 +129,7 @@ class GemmKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "MatMul", 1, MatMulKernel);
-PARITY_REGISTER_KERNEL("", "Gemm", 1, GemmKernel);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "MatMul", 9, MatMulKernel);
-PARITY_REGISTER_KERNEL("", "MatMul", 13, MatMulKernel);
-PARITY_REGISTER_KERNEL("", "Gemm", 6, GemmKernel);
-PARITY_REGISTER_KERNEL("", "Gemm", 7, GemmKernel);
-PARITY_REGISTER_KERNEL("", "Gemm", 9, GemmKernel);
-PARITY_REGISTER_KERNEL("", "Gemm", 11, GemmKernel);
-PARITY_REGISTER_KERNEL("", "Gemm", 13, GemmKernel);
+PARITY_REGISTER_KERNEL("", "MatMul", (1, 9, 13), MatMulKernel);
+PARITY_REGISTER_KERNEL("", "Gemm", (1, 6, 7, 9, 11, 13), GemmKernel);
 
 }  // namespace parity::runtime::ops

@@ -1,3 +1,4 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__MatMul.html, onnx__Gemm.html
 // Optimized MatMul and Gemm (float32) on oneDNN's matmul primitive, beside the reference kernels
 // in matmul.cpp.
 //
@@ -8,7 +9,7 @@
 //   MatMul + Add), Add/Sub/Mul/Div by a constant scalar (attention scaling) and activations
 //   (dnnl_support::append_activation) run as oneDNN bias / post-ops while the output is written.
 // - A product of a few rows against constant weights (M <= small_gemm::kMaxRows) skips oneDNN:
-//   a direct vectorized loop over weights kept as [N, K] (small_gemm.h) with the same epilogue,
+//   a direct vectorized loop over weights kept as [N, K] (matmul_fast.h) with the same epilogue,
 //   because a primitive's per-call cost is several times such a product's arithmetic.
 // - Anything else (other dtypes, zero-size dims, shapes oneDNN rejects) runs the reference
 //   kernels of the node and of its fused tails (ReferenceChain), so results never depend on
@@ -27,7 +28,7 @@
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
-#include "runtime/ops/math/small_gemm.h"
+#include "runtime/ops/math/matmul_fast.h"
 
 namespace parity::runtime::ops {
 namespace {
@@ -602,14 +603,9 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
 
 }  // namespace
 
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "MatMul", 1, DnnlMatMulKernel);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "MatMul", 9, DnnlMatMulKernel);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "MatMul", 13, DnnlMatMulKernel);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "MatMul", (1, 9, 13), DnnlMatMulKernel);
 // Gemm before opset 7 has the 'broadcast' attribute semantics: left to the reference kernel.
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "Gemm", 7, DnnlGemmKernel);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "Gemm", 9, DnnlGemmKernel);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "Gemm", 11, DnnlGemmKernel);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "Gemm", 13, DnnlGemmKernel);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "Gemm", (7, 9, 11, 13), DnnlGemmKernel);
 
 }  // namespace parity::runtime::ops
 

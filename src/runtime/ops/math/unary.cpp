@@ -1,4 +1,9 @@
-// Element-wise unary math: https://github.com/onnx/onnx/blob/main/docs/Operators.md
+// Spec: https://onnx.ai/onnx/operators/onnx__Abs.html, onnx__Neg.html, onnx__Sign.html,
+//       onnx__Reciprocal.html, onnx__Floor.html, onnx__Ceil.html, onnx__Round.html, onnx__Sqrt.html,
+//       onnx__Exp.html, onnx__Log.html, onnx__Sin.html, onnx__Cos.html, onnx__Tan.html,
+//       onnx__Asin.html, onnx__Acos.html, onnx__Atan.html, onnx__Sinh.html, onnx__Cosh.html,
+//       onnx__Tanh.html, onnx__Asinh.html, onnx__Acosh.html, onnx__Atanh.html, onnx__Erf.html
+// Element-wise unary math
 // (Abs, Neg, Reciprocal, Floor, Ceil, Round, Sqrt, Exp, Log, trigonometric and hyperbolic
 // functions, Sign, Erf). Integer variants wrap around like numpy.
 #include <cmath>
@@ -94,16 +99,16 @@ struct ErfOp : NoAttrs {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Abs", 1, UnaryKernel<AbsOp>);
-PARITY_REGISTER_KERNEL("", "Neg", 1, UnaryKernel<NegOp>);
-PARITY_REGISTER_KERNEL("", "Sign", 9, UnaryKernel<SignOp>);
-PARITY_REGISTER_KERNEL("", "Reciprocal", 1, UnaryKernel<ReciprocalOp>);
-PARITY_REGISTER_KERNEL("", "Floor", 1, UnaryKernel<FloorOp>);
-PARITY_REGISTER_KERNEL("", "Ceil", 1, UnaryKernel<CeilOp>);
+PARITY_REGISTER_KERNEL("", "Abs", (1, 6, 13), UnaryKernel<AbsOp>);
+PARITY_REGISTER_KERNEL("", "Neg", (1, 6, 13), UnaryKernel<NegOp>);
+PARITY_REGISTER_KERNEL("", "Sign", (9, 13), UnaryKernel<SignOp>);
+PARITY_REGISTER_KERNEL("", "Reciprocal", (1, 6, 13), UnaryKernel<ReciprocalOp>);
+PARITY_REGISTER_KERNEL("", "Floor", (1, 6, 13), UnaryKernel<FloorOp>);
+PARITY_REGISTER_KERNEL("", "Ceil", (1, 6, 13), UnaryKernel<CeilOp>);
 PARITY_REGISTER_KERNEL("", "Round", 11, UnaryKernel<RoundOp>);
-PARITY_REGISTER_KERNEL("", "Sqrt", 1, UnaryKernel<SqrtOp>);
-PARITY_REGISTER_KERNEL("", "Exp", 1, UnaryKernel<ExpOp>);
-PARITY_REGISTER_KERNEL("", "Log", 1, UnaryKernel<LogOp>);
+PARITY_REGISTER_KERNEL("", "Sqrt", (1, 6, 13), UnaryKernel<SqrtOp>);
+PARITY_REGISTER_KERNEL("", "Exp", (1, 6, 13), UnaryKernel<ExpOp>);
+PARITY_REGISTER_KERNEL("", "Log", (1, 6, 13), UnaryKernel<LogOp>);
 PARITY_REGISTER_KERNEL("", "Sin", 7, UnaryKernel<SinOp>);
 PARITY_REGISTER_KERNEL("", "Cos", 7, UnaryKernel<CosOp>);
 PARITY_REGISTER_KERNEL("", "Tan", 7, UnaryKernel<TanOp>);
@@ -112,32 +117,10 @@ PARITY_REGISTER_KERNEL("", "Acos", 7, UnaryKernel<AcosOp>);
 PARITY_REGISTER_KERNEL("", "Atan", 7, UnaryKernel<AtanOp>);
 PARITY_REGISTER_KERNEL("", "Sinh", 9, UnaryKernel<SinhOp>);
 PARITY_REGISTER_KERNEL("", "Cosh", 9, UnaryKernel<CoshOp>);
-PARITY_REGISTER_KERNEL("", "Tanh", 1, UnaryKernel<TanhOp>);
+PARITY_REGISTER_KERNEL("", "Tanh", (1, 6, 13), UnaryKernel<TanhOp>);
 PARITY_REGISTER_KERNEL("", "Asinh", 9, UnaryKernel<AsinhOp>);
 PARITY_REGISTER_KERNEL("", "Acosh", 9, UnaryKernel<AcoshOp>);
 PARITY_REGISTER_KERNEL("", "Atanh", 9, UnaryKernel<AtanhOp>);
-PARITY_REGISTER_KERNEL("", "Erf", 9, UnaryKernel<ErfOp>);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "Abs", 6, UnaryKernel<AbsOp>);
-PARITY_REGISTER_KERNEL("", "Abs", 13, UnaryKernel<AbsOp>);
-PARITY_REGISTER_KERNEL("", "Neg", 6, UnaryKernel<NegOp>);
-PARITY_REGISTER_KERNEL("", "Neg", 13, UnaryKernel<NegOp>);
-PARITY_REGISTER_KERNEL("", "Sign", 13, UnaryKernel<SignOp>);
-PARITY_REGISTER_KERNEL("", "Reciprocal", 6, UnaryKernel<ReciprocalOp>);
-PARITY_REGISTER_KERNEL("", "Reciprocal", 13, UnaryKernel<ReciprocalOp>);
-PARITY_REGISTER_KERNEL("", "Floor", 6, UnaryKernel<FloorOp>);
-PARITY_REGISTER_KERNEL("", "Floor", 13, UnaryKernel<FloorOp>);
-PARITY_REGISTER_KERNEL("", "Ceil", 6, UnaryKernel<CeilOp>);
-PARITY_REGISTER_KERNEL("", "Ceil", 13, UnaryKernel<CeilOp>);
-PARITY_REGISTER_KERNEL("", "Sqrt", 6, UnaryKernel<SqrtOp>);
-PARITY_REGISTER_KERNEL("", "Sqrt", 13, UnaryKernel<SqrtOp>);
-PARITY_REGISTER_KERNEL("", "Exp", 6, UnaryKernel<ExpOp>);
-PARITY_REGISTER_KERNEL("", "Exp", 13, UnaryKernel<ExpOp>);
-PARITY_REGISTER_KERNEL("", "Log", 6, UnaryKernel<LogOp>);
-PARITY_REGISTER_KERNEL("", "Log", 13, UnaryKernel<LogOp>);
-PARITY_REGISTER_KERNEL("", "Tanh", 6, UnaryKernel<TanhOp>);
-PARITY_REGISTER_KERNEL("", "Tanh", 13, UnaryKernel<TanhOp>);
-PARITY_REGISTER_KERNEL("", "Erf", 13, UnaryKernel<ErfOp>);
+PARITY_REGISTER_KERNEL("", "Erf", (9, 13), UnaryKernel<ErfOp>);
 
 }  // namespace parity::runtime::ops

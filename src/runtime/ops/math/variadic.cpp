@@ -1,5 +1,7 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Max.html, onnx__Min.html, onnx__Sum.html,
+//       onnx__Mean.html
 // Variadic element-wise ops with numpy broadcasting of all inputs: Max, Min, Sum, Mean.
-// https://github.com/onnx/onnx/blob/main/docs/Operators.md#Max
+//
 // Max/Min propagate NaN like numpy.maximum/minimum.
 #include <array>
 #include <cmath>
@@ -68,25 +70,9 @@ class VariadicKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Max", 1, VariadicKernel<Variadic::kMax>);
-PARITY_REGISTER_KERNEL("", "Min", 1, VariadicKernel<Variadic::kMin>);
-PARITY_REGISTER_KERNEL("", "Sum", 1, VariadicKernel<Variadic::kSum>);
-PARITY_REGISTER_KERNEL("", "Mean", 1, VariadicKernel<Variadic::kMean>);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "Max", 6, VariadicKernel<Variadic::kMax>);
-PARITY_REGISTER_KERNEL("", "Max", 8, VariadicKernel<Variadic::kMax>);
-PARITY_REGISTER_KERNEL("", "Max", 12, VariadicKernel<Variadic::kMax>);
-PARITY_REGISTER_KERNEL("", "Max", 13, VariadicKernel<Variadic::kMax>);
-PARITY_REGISTER_KERNEL("", "Min", 6, VariadicKernel<Variadic::kMin>);
-PARITY_REGISTER_KERNEL("", "Min", 8, VariadicKernel<Variadic::kMin>);
-PARITY_REGISTER_KERNEL("", "Min", 12, VariadicKernel<Variadic::kMin>);
-PARITY_REGISTER_KERNEL("", "Min", 13, VariadicKernel<Variadic::kMin>);
-PARITY_REGISTER_KERNEL("", "Sum", 6, VariadicKernel<Variadic::kSum>);
-PARITY_REGISTER_KERNEL("", "Sum", 8, VariadicKernel<Variadic::kSum>);
-PARITY_REGISTER_KERNEL("", "Sum", 13, VariadicKernel<Variadic::kSum>);
-PARITY_REGISTER_KERNEL("", "Mean", 6, VariadicKernel<Variadic::kMean>);
-PARITY_REGISTER_KERNEL("", "Mean", 8, VariadicKernel<Variadic::kMean>);
-PARITY_REGISTER_KERNEL("", "Mean", 13, VariadicKernel<Variadic::kMean>);
+PARITY_REGISTER_KERNEL("", "Max", (1, 6, 8, 12, 13), VariadicKernel<Variadic::kMax>);
+PARITY_REGISTER_KERNEL("", "Min", (1, 6, 8, 12, 13), VariadicKernel<Variadic::kMin>);
+PARITY_REGISTER_KERNEL("", "Sum", (1, 6, 8, 13), VariadicKernel<Variadic::kSum>);
+PARITY_REGISTER_KERNEL("", "Mean", (1, 6, 8, 13), VariadicKernel<Variadic::kMean>);
 
 }  // namespace parity::runtime::ops

@@ -1,6 +1,10 @@
+// Spec: https://onnx.ai/onnx/operators/onnx_aionnxml_ArrayFeatureExtractor.html,
+//       onnx_aionnxml_Binarizer.html, onnx_aionnxml_Normalizer.html, onnx_aionnxml_Scaler.html,
+//       onnx_aionnxml_OneHotEncoder.html, onnx_aionnxml_LabelEncoder.html
 // ai.onnx.ml feature transforms: ArrayFeatureExtractor, Binarizer, Normalizer, Scaler,
-// OneHotEncoder, LabelEncoder. Specs: https://onnx.ai/onnx/operators/ (ai.onnx.ml section);
-// behaviour left open by the spec follows ONNX Runtime.
+// OneHotEncoder, LabelEncoder. Behaviour left open by the spec follows ONNX Runtime.
+#include <cstring>
+#include <cmath>
 #include <algorithm>
 #include <map>
 
@@ -184,7 +188,8 @@ class OneHotEncoderKernel final : public Kernel {
 };
 
 /// LabelEncoder-1 maps int64 <-> string through classes_strings; 2+ maps keys_* to values_*
-/// (strings, int64s or floats) with a typed default.
+/// (strings, int64s or floats) with a typed default; 4 adds keys_tensor / values_tensor /
+/// default_tensor of any element type (see compute_tensors).
 class LabelEncoderKernel final : public Kernel {
  public:
   explicit LabelEncoderKernel(const KernelInit& init)
@@ -194,6 +199,10 @@ class LabelEncoderKernel final : public Kernel {
         default_float_(init.attr_float("default_float", -0.0f)) {
     if (v1_) {
       classes_ = init.attr_strings("classes_strings", {});
+      return;
+    }
+    if (init.has_attr("keys_tensor") || init.has_attr("values_tensor")) {
+      init_tensors(init);
       return;
     }
     int key_kinds = 0;
@@ -214,6 +223,10 @@ class LabelEncoderKernel final : public Kernel {
     const Tensor& x = ctx.input(0);
     if (v1_) {
       compute_v1(ctx, x);
+      return;
+    }
+    if (keys_tensor_.defined()) {
+      compute_tensors(ctx, x);
       return;
     }
     const bool float_input = x.dtype() == DType::kFloat32 || x.dtype() == DType::kFloat64;
@@ -253,6 +266,67 @@ class LabelEncoderKernel final : public Kernel {
   }
 
  private:
+  /// Opset 4: keys and values as tensors (or the older typed lists), one default element.
+  void init_tensors(const KernelInit& init) {
+    auto list_tensor = [&](const char* strings, const char* ints, const char* floats, const char* tensor) -> Tensor {
+      if (init.has_attr(tensor)) return init.attr_tensor(tensor);
+      if (init.has_attr(strings)) {
+        const auto v = init.attr_strings(strings);
+        return Tensor::from_vector<std::string>({static_cast<int64_t>(v.size())}, v);
+      }
+      if (init.has_attr(ints)) {
+        const auto v = init.attr_ints(ints);
+        return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v);
+      }
+      if (init.has_attr(floats)) {
+        const auto v = init.attr_floats(floats);
+        return Tensor::from_vector<float>({static_cast<int64_t>(v.size())}, v);
+      }
+      init.fail("one of ", strings, ", ", ints, ", ", floats, " or ", tensor, " must be set");
+    };
+    keys_tensor_ = list_tensor("keys_strings", "keys_int64s", "keys_floats", "keys_tensor");
+    values_tensor_ = list_tensor("values_strings", "values_int64s", "values_floats", "values_tensor");
+    if (keys_tensor_.numel() != values_tensor_.numel())
+      init.fail("there are ", keys_tensor_.numel(), " keys but ", values_tensor_.numel(), " values");
+    const DType vt = values_tensor_.dtype();
+    if (init.has_attr("default_tensor")) {
+      default_tensor_ = init.attr_tensor("default_tensor");
+      if (default_tensor_.numel() != 1 || default_tensor_.dtype() != vt)
+        init.fail("default_tensor must be one element of the values' type");
+    } else if (vt == DType::kString) {
+      default_tensor_ = Tensor::from_vector<std::string>({1}, {default_string_});
+    } else if (vt == DType::kInt64) {
+      default_tensor_ = Tensor::from_vector<int64_t>({1}, {default_int_});
+    } else {
+      default_tensor_ = Tensor(vt, {1});  // zero
+      if (vt == DType::kFloat32) default_tensor_.data<float>()[0] = default_float_;
+    }
+  }
+
+  void compute_tensors(KernelContext& ctx, const Tensor& x) const {
+    const bool string_keys = keys_tensor_.dtype() == DType::kString;
+    if (string_keys != (x.dtype() == DType::kString))
+      ctx.fail("input of dtype ", dtype_name(x.dtype()), " does not match the ", dtype_name(keys_tensor_.dtype()), " keys");
+    const DType vt = values_tensor_.dtype();
+    Tensor& out = ctx.allocate_output(0, vt, x.shape());
+    const size_t es = dtype_size(vt);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      int64_t found = -1;
+      for (int64_t k = 0; k < keys_tensor_.numel() && found < 0; ++k) {
+        if (string_keys) {
+          if (keys_tensor_.data<std::string>()[k] == x.data<std::string>()[i]) found = k;
+        } else {
+          const double a = keys_tensor_.value_as_double(k), b = x.value_as_double(i);
+          if (a == b || (std::isnan(a) && std::isnan(b))) found = k;  // NaN keys match NaN
+        }
+      }
+      const Tensor& src = found >= 0 ? values_tensor_ : default_tensor_;
+      const int64_t at = found >= 0 ? found : 0;
+      if (vt == DType::kString) out.data<std::string>()[i] = src.data<std::string>()[at];
+      else std::memcpy(static_cast<char*>(out.raw_data()) + i * es, static_cast<const char*>(src.raw_data()) + at * es, es);
+    }
+  }
+
   template <typename T>
   static int64_t position(const std::vector<T>& keys, const T& key) {
     auto it = std::find(keys.begin(), keys.end(), key);
@@ -290,6 +364,7 @@ class LabelEncoderKernel final : public Kernel {
   std::vector<std::string> value_strings_;
   std::vector<int64_t> value_ints_;
   std::vector<float> value_floats_;
+  Tensor keys_tensor_, values_tensor_, default_tensor_;  // opset 4's tensor form
 };
 
 }  // namespace
@@ -299,7 +374,6 @@ PARITY_REGISTER_KERNEL("ai.onnx.ml", "Binarizer", 1, BinarizerKernel);
 PARITY_REGISTER_KERNEL("ai.onnx.ml", "Normalizer", 1, NormalizerKernel);
 PARITY_REGISTER_KERNEL("ai.onnx.ml", "Scaler", 1, ScalerKernel);
 PARITY_REGISTER_KERNEL("ai.onnx.ml", "OneHotEncoder", 1, OneHotEncoderKernel);
-PARITY_REGISTER_KERNEL("ai.onnx.ml", "LabelEncoder", 1, LabelEncoderKernel);
-PARITY_REGISTER_KERNEL("ai.onnx.ml", "LabelEncoder", 2, LabelEncoderKernel);
+PARITY_REGISTER_KERNEL("ai.onnx.ml", "LabelEncoder", (1, 2, 4), LabelEncoderKernel);
 
 }  // namespace parity::runtime

@@ -1,6 +1,7 @@
+// Spec: https://onnx.ai/onnx/operators/onnx_aionnxml_LinearClassifier.html,
+//       onnx_aionnxml_LinearRegressor.html
 // ai.onnx.ml LinearClassifier and LinearRegressor. Binary-classifier score layout and the
 // transforms follow ONNX Runtime (the spec leaves them open).
-// Specs: https://onnx.ai/onnx/operators/onnx_aionnxml_LinearClassifier.html, ..._LinearRegressor.html
 #include "runtime/ops/ml/ml_util.h"
 
 namespace parity::runtime {

@@ -1,6 +1,9 @@
+// Spec: https://onnx.ai/onnx/operators/onnx_aionnxml_TreeEnsembleRegressor.html,
+//       onnx_aionnxml_TreeEnsembleClassifier.html, onnx_aionnxml_TreeEnsemble.html
 // ai.onnx.ml TreeEnsembleRegressor and TreeEnsembleClassifier. Aggregation, the binary-classifier
-// score layout and the transforms follow ONNX Runtime (the spec leaves them open).
-// Specs: https://onnx.ai/onnx/operators/onnx_aionnxml_TreeEnsembleRegressor.html, ..._TreeEnsembleClassifier.html
+// score layout and the transforms follow ONNX Runtime (the spec leaves them open). TreeEnsemble
+// (ai.onnx.ml 5) is their successor with tensor attributes, separate leaf arrays and set-membership
+// splits.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +11,7 @@
 #include <set>
 
 #include "runtime/ops/ml/ml_util.h"
+#include "runtime/ops/nn/nn_common.h"
 
 namespace parity::runtime {
 namespace {
@@ -281,9 +285,141 @@ class TreeEnsembleClassifierKernel final : public Kernel {
   bool all_positive_ = true;
 };
 
+/// TreeEnsemble-5: interior nodes (nodes_*) point to further nodes or, when nodes_*leafs says so,
+/// into the leaf arrays (leaf_weights, leaf_targetids). Mode 6 (BRANCH_MEMBER) tests membership
+/// in the next NaN-terminated run of membership_values, the runs taken in depth-first order (true
+/// branch first) from each root.
+class TreeEnsembleKernel final : public Kernel {
+ public:
+  explicit TreeEnsembleKernel(const KernelInit& init)
+      : splits_(doubles(init.attr_tensor("nodes_splits"))),
+        features_(init.attr_ints("nodes_featureids")),
+        modes_(ints(init.attr_tensor("nodes_modes"))),
+        true_ids_(init.attr_ints("nodes_truenodeids")),
+        false_ids_(init.attr_ints("nodes_falsenodeids")),
+        true_leafs_(init.attr_ints("nodes_trueleafs")),
+        false_leafs_(init.attr_ints("nodes_falseleafs")),
+        leaf_targets_(init.attr_ints("leaf_targetids")),
+        leaf_weights_(doubles(init.attr_tensor("leaf_weights"))),
+        roots_(init.attr_ints("tree_roots")),
+        missing_true_(init.attr_ints("nodes_missing_value_tracks_true", {})),
+        aggregate_(init.attr_int("aggregate_function", 1)),
+        post_(static_cast<PostTransform>(init.attr_int("post_transform", 0))),
+        targets_(init.attr_int("n_targets")) {
+    const size_t n = splits_.size();
+    for (size_t size : {features_.size(), modes_.size(), true_ids_.size(), false_ids_.size(), true_leafs_.size(),
+                        false_leafs_.size()})
+      if (size != n) init.fail("the nodes_* attributes must all have ", n, " entries");
+    if (leaf_targets_.size() != leaf_weights_.size()) init.fail("leaf_targetids and leaf_weights differ in length");
+    if (aggregate_ < 0 || aggregate_ > 3) init.fail("aggregate_function must be 0-3, got ", aggregate_);
+    if (init.attr_int("post_transform", 0) < 0 || init.attr_int("post_transform", 0) > 4)
+      init.fail("post_transform must be 0-4");
+    for (size_t i = 0; i < n; ++i) {
+      if (modes_[i] < 0 || modes_[i] > 6) init.fail("nodes_modes[", i, "] = ", modes_[i], " is not a mode 0-6");
+      for (int64_t id : {true_ids_[i], false_ids_[i]})
+        if (id < 0) init.fail("negative node or leaf index at node ", i);
+    }
+    members_.resize(n);
+    if (init.has_attr("membership_values")) {
+      const std::vector<double> values = doubles(init.attr_tensor("membership_values"));
+      size_t next = 0;
+      for (int64_t root : roots_) assign_members(init, root, values, next);
+    }
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.rank() != 2) ctx.fail("X must be 2-D [N, features], got ", shape_to_string(x.shape()));
+    const int64_t rows = x.dim(0), cols = x.dim(1);
+    const std::vector<double> xv = nn::load_as<double>(x);
+    const double init_value = aggregate_ == 2 ? std::numeric_limits<double>::max()
+                              : aggregate_ == 3 ? std::numeric_limits<double>::lowest() : 0.0;
+    std::vector<double> out(static_cast<size_t>(rows * targets_), init_value);
+    for (int64_t r = 0; r < rows; ++r) {
+      double* scores = out.data() + r * targets_;
+      for (int64_t root : roots_) {
+        const int64_t leaf = find_leaf(ctx, root, xv.data() + r * cols, cols);
+        const int64_t t = leaf_targets_[leaf];
+        if (t < 0 || t >= targets_) ctx.fail("leaf target ", t, " is outside n_targets ", targets_);
+        const double w = leaf_weights_[leaf];
+        switch (aggregate_) {
+          case 0: scores[t] += w / static_cast<double>(roots_.size()); break;
+          case 1: scores[t] += w; break;
+          case 2: scores[t] = std::min(scores[t], w); break;
+          default: scores[t] = std::max(scores[t], w); break;
+        }
+      }
+      ml::transform_row(scores, targets_, post_);
+    }
+    nn::emit_output(ctx, 0, x.dtype(), Shape{rows, targets_}, out);
+  }
+
+ private:
+  static std::vector<double> doubles(const Tensor& t) { return nn::load_as<double>(t); }
+  static std::vector<int64_t> ints(const Tensor& t) { return nn::load_as<int64_t>(t); }
+
+  /// A degenerate tree is one leaf reached both ways from its root.
+  bool is_leaf_root(int64_t root) const {
+    return true_leafs_[root] && false_leafs_[root] && true_ids_[root] == false_ids_[root];
+  }
+
+  void assign_members(const KernelInit& init, int64_t node, const std::vector<double>& values, size_t& next) {
+    if (node < 0 || node >= static_cast<int64_t>(modes_.size())) init.fail("node index ", node, " is out of range");
+    if (modes_[node] == 6) {
+      for (; next < values.size() && !std::isnan(values[next]); ++next) members_[node].insert(values[next]);
+      if (next >= values.size()) init.fail("membership_values ends before the set of node ", node);
+      ++next;  // the NaN terminating this set
+    }
+    if (!true_leafs_[node]) assign_members(init, true_ids_[node], values, next);
+    if (!false_leafs_[node]) assign_members(init, false_ids_[node], values, next);
+  }
+
+  bool goes_true(int64_t node, double v) const {
+    if (std::isnan(v) && !missing_true_.empty() && missing_true_[node] != 0) return true;
+    const double s = splits_[node];
+    switch (modes_[node]) {
+      case 0: return v <= s;
+      case 1: return v < s;
+      case 2: return v >= s;
+      case 3: return v > s;
+      case 4: return v == s;
+      case 5: return v != s;
+      default: return members_[node].count(v) > 0;
+    }
+  }
+
+  int64_t find_leaf(const KernelContext& ctx, int64_t root, const double* row, int64_t cols) const {
+    if (is_leaf_root(root)) return true_ids_[root];
+    int64_t node = root;
+    for (size_t steps = 0; steps <= modes_.size(); ++steps) {
+      const int64_t f = features_[node];
+      if (f < 0 || f >= cols) ctx.fail("node ", node, " reads feature ", f, " of ", cols);
+      const bool t = goes_true(node, row[f]);
+      const int64_t next = t ? true_ids_[node] : false_ids_[node];
+      if (t ? true_leafs_[node] : false_leafs_[node]) {
+        if (next >= static_cast<int64_t>(leaf_weights_.size())) ctx.fail("leaf index ", next, " is out of range");
+        return next;
+      }
+      if (next >= static_cast<int64_t>(modes_.size())) ctx.fail("node index ", next, " is out of range");
+      node = next;
+    }
+    ctx.fail("the tree from root ", root, " has a cycle");
+  }
+
+  std::vector<double> splits_;
+  std::vector<int64_t> features_, modes_, true_ids_, false_ids_, true_leafs_, false_leafs_, leaf_targets_;
+  std::vector<double> leaf_weights_;
+  std::vector<int64_t> roots_, missing_true_;
+  int64_t aggregate_;
+  PostTransform post_;
+  int64_t targets_;
+  std::vector<std::set<double>> members_;  // per BRANCH_MEMBER node
+};
+
 }  // namespace
 
 PARITY_REGISTER_KERNEL("ai.onnx.ml", "TreeEnsembleRegressor", 1, TreeEnsembleRegressorKernel);
 PARITY_REGISTER_KERNEL("ai.onnx.ml", "TreeEnsembleClassifier", 1, TreeEnsembleClassifierKernel);
+PARITY_REGISTER_KERNEL("ai.onnx.ml", "TreeEnsemble", 5, TreeEnsembleKernel);
 
 }  // namespace parity::runtime

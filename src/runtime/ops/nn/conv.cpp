@@ -1,4 +1,6 @@
-// Conv, ConvInteger, QLinearConv: https://github.com/onnx/onnx/blob/main/docs/Operators.md#Conv
+// Spec: https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__ConvInteger.html,
+//       onnx__QLinearConv.html, onnx__CausalConvWithState.html, onnx__DeformConv.html
+// Conv, ConvInteger, QLinearConv; CausalConvWithState (opset 27); DeformConv (opset 19, 2-D).
 //
 // Direct convolution: for each (batch, output channel) plane, every (input channel, kernel offset)
 // pair adds a scaled, shifted copy of the input rows into the output rows. The innermost loop runs
@@ -168,11 +170,145 @@ class QLinearConvKernel : public Kernel {
   ConvAttrs attrs_;
 };
 
+/// Depthwise causal 1-D convolution carrying its left context: the input [B, C, L] is prefixed
+/// with past_state [B, C, k-1] (zeros when absent), convolved channel by channel with weight
+/// [C, 1, k] (+ bias), optionally followed by SiLU; present_state is the last k-1 columns of the
+/// prefixed input.
+class CausalConvWithStateKernel : public Kernel {
+ public:
+  explicit CausalConvWithStateKernel(const KernelInit& init) {
+    const std::string activation = init.attr_string("activation", "none");
+    if (activation != "none" && activation != "silu" && activation != "swish")
+      init.fail("activation must be none, silu or swish, got '", activation, "'");
+    silu_ = activation != "none";
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    if (x.rank() != 3) ctx.fail("input must be 3-D [batch, channels, length], got ", shape_to_string(x.shape()));
+    const int64_t b = x.dim(0), c = x.dim(1), len = x.dim(2);
+    if (w.rank() != 3 || w.dim(0) != c || w.dim(1) != 1 || w.dim(2) < 1)
+      ctx.fail("weight shape ", shape_to_string(w.shape()), " is not [", c, ", 1, k]");
+    const int64_t k = w.dim(2), ctx_len = k - 1;
+    if (ctx.has_input(2) && ctx.input(2).numel() != c) ctx.fail("bias must have ", c, " values");
+    if (ctx.has_input(3) && ctx.input(3).shape() != Shape{b, c, ctx_len})
+      ctx.fail("past_state shape ", shape_to_string(ctx.input(3).shape()), " is not [", b, ", ", c, ", ", ctx_len, "]");
+    visit_float_compute(x.dtype(), ctx, [&](auto tag) {
+      using A = typename decltype(tag)::type;
+      const AccInput<A> xv(x);
+      const std::vector<A> wv = load_as<A>(w);
+      const std::vector<A> bias = ctx.has_input(2) ? load_as<A>(ctx.input(2)) : std::vector<A>(static_cast<size_t>(c), A(0));
+      const std::vector<A> past =
+          ctx.has_input(3) ? load_as<A>(ctx.input(3)) : std::vector<A>(static_cast<size_t>(b * c * ctx_len), A(0));
+      AccOutput<A> y(ctx, 0, x.dtype(), x.shape());
+      std::vector<A> present(static_cast<size_t>(b * c * ctx_len));
+      std::vector<A> padded(static_cast<size_t>(len + ctx_len));
+      for (int64_t bc = 0; bc < b * c; ++bc) {
+        const int64_t ch = bc % c;
+        std::copy(past.begin() + bc * ctx_len, past.begin() + (bc + 1) * ctx_len, padded.begin());
+        std::copy(xv.data() + bc * len, xv.data() + (bc + 1) * len, padded.begin() + ctx_len);
+        for (int64_t t = 0; t < len; ++t) {
+          A acc = bias[ch];
+          for (int64_t j = 0; j < k; ++j) acc += wv[ch * k + j] * padded[t + j];
+          y[bc * len + t] = silu_ ? acc / (A(1) + std::exp(-acc)) : acc;
+        }
+        std::copy(padded.end() - ctx_len, padded.end(), present.begin() + bc * ctx_len);
+      }
+      y.finish();
+      emit_output(ctx, 1, ctx.has_input(3) ? ctx.input(3).dtype() : x.dtype(), Shape{b, c, ctx_len}, present);
+    });
+  }
+
+ private:
+  bool silu_ = false;
+};
+
+/// 2-D convolution whose kernel taps sample the input at learned offsets (bilinear, zero outside
+/// the image), optionally weighted by a mask. offset is [N, offset_group * kH * kW * 2, oH, oW]
+/// holding (dy, dx) per tap; mask is [N, offset_group * kH * kW, oH, oW].
+class DeformConvKernel : public Kernel {
+ public:
+  explicit DeformConvKernel(const KernelInit& init)
+      : window_(WindowAttrs::parse(init, /*has_dilations=*/true, /*has_ceil_mode=*/false)),
+        group_(init.attr_int("group", 1)),
+        offset_group_(init.attr_int("offset_group", 1)) {
+    if (group_ <= 0 || offset_group_ <= 0) init.fail("group and offset_group must be positive");
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const Tensor& w = ctx.input(1);
+    const Tensor& offset = ctx.input(2);
+    if (x.rank() != 4 || w.rank() != 4) ctx.fail("only 2-D DeformConv (4-D X and W) is supported");
+    const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
+    const int64_t oc = w.dim(0), kh = w.dim(2), kw = w.dim(3);
+    if (c % group_ != 0 || oc % group_ != 0 || w.dim(1) != c / group_ || c % offset_group_ != 0)
+      ctx.fail("channels (", c, " in, ", oc, " out) do not split into group ", group_, " and offset_group ", offset_group_);
+    const WindowGeometry g = resolve_window(window_, {h, wd}, {kh, kw}, ctx);
+    const int64_t oh = g.out[0], ow = g.out[1], taps = kh * kw;
+    if (offset.shape() != Shape{n, offset_group_ * taps * 2, oh, ow})
+      ctx.fail("offset shape ", shape_to_string(offset.shape()), " is not [", n, ", ", offset_group_ * taps * 2, ", ",
+               oh, ", ", ow, "]");
+    const bool has_mask = ctx.has_input(4);
+    if (has_mask && ctx.input(4).shape() != Shape{n, offset_group_ * taps, oh, ow})
+      ctx.fail("mask shape ", shape_to_string(ctx.input(4).shape()), " does not match offset");
+    if (ctx.has_input(3) && ctx.input(3).numel() != oc) ctx.fail("B must have ", oc, " values");
+    visit_float_compute(x.dtype(), ctx, [&](auto tag) {
+      using A = typename decltype(tag)::type;
+      const AccInput<A> xv(x), wv(w), ov(offset);
+      const std::vector<A> mask = has_mask ? load_as<A>(ctx.input(4)) : std::vector<A>();
+      const std::vector<A> bias = ctx.has_input(3) ? load_as<A>(ctx.input(3)) : std::vector<A>(static_cast<size_t>(oc), A(0));
+      AccOutput<A> y(ctx, 0, x.dtype(), Shape{n, oc, oh, ow});
+      const int64_t cpg = c / group_, ocpg = oc / group_, cpo = c / offset_group_;
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t o = 0; o < oc; ++o)
+          for (int64_t i = 0; i < oh; ++i)
+            for (int64_t j = 0; j < ow; ++j) {
+              A acc = bias[o];
+              const int64_t grp = o / ocpg;
+              for (int64_t ci = 0; ci < cpg; ++ci) {
+                const int64_t ch = grp * cpg + ci, og = ch / cpo;
+                const A* plane = xv.data() + (b * c + ch) * h * wd;
+                for (int64_t t = 0; t < taps; ++t) {
+                  const int64_t ky = t / kw, kx = t % kw;
+                  const int64_t off_c = (og * taps + t) * 2;
+                  const A dy = ov[((b * offset_group_ * taps * 2 + off_c) * oh + i) * ow + j];
+                  const A dx = ov[((b * offset_group_ * taps * 2 + off_c + 1) * oh + i) * ow + j];
+                  const A py = static_cast<A>(i * g.strides[0] - g.pad_begin[0] + ky * g.dilations[0]) + dy;
+                  const A px = static_cast<A>(j * g.strides[1] - g.pad_begin[1] + kx * g.dilations[1]) + dx;
+                  A v = bilinear(plane, h, wd, py, px);
+                  if (has_mask) v *= mask[((b * offset_group_ * taps + og * taps + t) * oh + i) * ow + j];
+                  acc += wv[((o * cpg + ci) * kh + ky) * kw + kx] * v;
+                }
+              }
+              y[((b * oc + o) * oh + i) * ow + j] = acc;
+            }
+      y.finish();
+    });
+  }
+
+ private:
+  template <typename A>
+  static A bilinear(const A* plane, int64_t h, int64_t w, A y, A x) {
+    const A y0 = std::floor(y), x0 = std::floor(x);
+    const A ly = y - y0, lx = x - x0;
+    auto at = [&](int64_t yy, int64_t xx) { return yy < 0 || yy >= h || xx < 0 || xx >= w ? A(0) : plane[yy * w + xx]; };
+    const auto yi = static_cast<int64_t>(y0), xi = static_cast<int64_t>(x0);
+    return at(yi, xi) * (1 - ly) * (1 - lx) + at(yi, xi + 1) * (1 - ly) * lx + at(yi + 1, xi) * ly * (1 - lx) +
+           at(yi + 1, xi + 1) * ly * lx;
+  }
+
+  WindowAttrs window_;
+  int64_t group_, offset_group_;
+};
+
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Conv", 1, ConvKernel);
-PARITY_REGISTER_KERNEL("", "Conv", 11, ConvKernel);
+PARITY_REGISTER_KERNEL("", "Conv", (1, 11), ConvKernel);
 PARITY_REGISTER_KERNEL("", "ConvInteger", 10, ConvIntegerKernel);
 PARITY_REGISTER_KERNEL("", "QLinearConv", 10, QLinearConvKernel);
+PARITY_REGISTER_KERNEL("", "CausalConvWithState", 27, CausalConvWithStateKernel);
+PARITY_REGISTER_KERNEL("", "DeformConv", (19, 22), DeformConvKernel);
 
 }  // namespace parity::runtime::nn

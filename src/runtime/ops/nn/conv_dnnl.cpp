@@ -1,3 +1,4 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__ConvTranspose.html
 // Optimized Conv and ConvTranspose (fp32) on oneDNN, beside the reference kernels in conv.cpp and
 // conv_transpose.cpp.
 //
@@ -26,10 +27,11 @@
 
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/channels_last.h"
+#include "runtime/packed_state.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/conv_core.h"
-#include "runtime/ops/nn/dnnl_fused_tails.h"
+#include "runtime/ops/nn/fused_tails_dnnl.h"
 
 namespace parity::runtime::nn {
 namespace {
@@ -133,7 +135,7 @@ struct DnnlGeometry {
   memory::dims strides, dilations, pad_l, pad_r;
 };
 
-class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastKernel {
+class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastKernel, public PackedStateKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init, bool transposed) {
     auto reference = init.create_reference_kernel();  // also validates the attributes
@@ -145,8 +147,22 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
     if (!w || w->dtype() != DType::kFloat32 || w->rank() < 3 || w->rank() > 5) return nullptr;
     auto kernel = std::unique_ptr<DnnlConvKernel>(new DnnlConvKernel(init, transposed, std::move(reference), *w));
     if (kernel->group_ <= 0 || kernel->out_channels() <= 0) return nullptr;
-    if (std::optional<Shape> x = init.input_static_shape(0)) kernel->prepack(*x);
+    const auto* source = dynamic_cast<const PackedStateSource*>(&init);
+    if (source && source->saved_packed_state()) kernel->restore(*source->saved_packed_state(), init);
+    else if (std::optional<Shape> x = init.input_static_shape(0)) kernel->prepack(*x);
     return kernel;
+  }
+
+  // Plan files: the weights packed at plan time, with oneDNN's descriptor of their layout (a plain
+  // C struct, valid for the oneDNN build and ISA that the plan's machine fingerprint pins).
+  std::optional<PackedState> packed_state() const override {
+    if (!prepacked_) return std::nullopt;
+    const dnnl_memory_desc_t& desc = prepacked_desc_.data;
+    PackedState state;
+    state.layout.assign(reinterpret_cast<const char*>(&desc), sizeof desc);
+    const size_t size = prepacked_desc_.get_size();
+    state.data = Tensor::from_bytes(DType::kUInt8, {static_cast<int64_t>(size)}, prepacked_.get_data_handle(), size);
+    return state;
   }
 
   bool fuse_tail(const KernelInit& tail, size_t first_extra_input) override {
@@ -353,6 +369,18 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
     }
   }
 
+  /// Uses saved packed weights in place (they stay in the plan's mapping, held by `state.data`).
+  void restore(const PackedState& state, const KernelInit& init) {
+    memory::desc desc;
+    if (state.layout.size() != sizeof desc.data) init.fail("the plan's packed weights have an unknown layout");
+    std::memcpy(&desc.data, state.layout.data(), sizeof desc.data);
+    if (desc.get_size() != state.data.size_bytes() || state.data.dtype() != DType::kUInt8)
+      init.fail("the plan's packed weights do not match their layout");
+    prepacked_data_ = state.data;
+    prepacked_desc_ = desc;
+    prepacked_ = memory(desc, cpu_engine(), prepacked_data_.raw_data());
+  }
+
   static Shape input_shape(const ConvProblem& p) {
     Shape x{p.batch, p.in_channels};
     x.insert(x.end(), p.geom.in.begin(), p.geom.in.end());
@@ -511,6 +539,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
   bool input_channels_last_ = false, residual_channels_last_ = false, output_channels_last_ = false;
   memory::desc prepacked_desc_;
   memory prepacked_;
+  Tensor prepacked_data_;  // the bytes behind prepacked_ when restored from a plan
   mutable std::mutex packed_mutex_;
   mutable std::vector<memory> packed_;
   std::unique_ptr<dnnl_support::ShapeCache<ConvPlan>> cache_;
@@ -525,10 +554,8 @@ struct DnnlConvTranspose {
 
 }  // namespace
 
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "Conv", 1, DnnlConv);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "Conv", 11, DnnlConv);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "ConvTranspose", 1, DnnlConvTranspose);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "ConvTranspose", 11, DnnlConvTranspose);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "Conv", (1, 11), DnnlConv);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "ConvTranspose", (1, 11), DnnlConvTranspose);
 
 }  // namespace parity::runtime::nn
 

@@ -1,4 +1,6 @@
-// ConvTranspose: https://github.com/onnx/onnx/blob/main/docs/Operators.md#ConvTranspose
+// Spec: https://onnx.ai/onnx/operators/onnx__ConvTranspose.html, onnx__Col2Im.html
+// ConvTranspose, and Col2Im (opset 18), the block-to-image scatter ConvTranspose is built on
+// conceptually.
 #include "runtime/ops/nn/conv_core.h"
 
 namespace parity::runtime::nn {
@@ -100,9 +102,73 @@ class ConvTransposeKernel : public Kernel {
   ConvTransposeAttrs attrs_;
 };
 
+/// https://onnx.ai/onnx/operators/onnx__Col2Im.html (opset 18): the inverse of im2col. Input
+/// [N, C * prod(block_shape), L] holds, per sliding-block position, that block's values; they are
+/// summed back into an [N, C, *image_shape] image (overlapping blocks add).
+class Col2ImKernel : public Kernel {
+ public:
+  explicit Col2ImKernel(const KernelInit& init)
+      : dilations_(init.attr_ints("dilations", {})), pads_(init.attr_ints("pads", {})), strides_(init.attr_ints("strides", {})) {}
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const std::vector<int64_t> image = read_int64s(ctx.input(1));
+    const std::vector<int64_t> block = read_int64s(ctx.input(2));
+    const size_t dims = image.size();
+    if (dims == 0 || block.size() != dims) ctx.fail("image_shape and block_shape must have the same, non-zero length");
+    auto attr_or = [&](const std::vector<int64_t>& v, size_t n, int64_t fallback, const char* what) {
+      if (v.empty()) return std::vector<int64_t>(n, fallback);
+      if (v.size() != n) ctx.fail("attribute '", what, "' must have ", n, " values");
+      return v;
+    };
+    const auto dil = attr_or(dilations_, dims, 1, "dilations");
+    const auto str = attr_or(strides_, dims, 1, "strides");
+    const auto pad = attr_or(pads_, 2 * dims, 0, "pads");
+    std::vector<int64_t> blocks(dims);  // sliding-block positions per spatial dim
+    int64_t block_numel = 1, positions = 1;
+    for (size_t d = 0; d < dims; ++d) {
+      blocks[d] = (image[d] + pad[d] + pad[d + dims] - dil[d] * (block[d] - 1) - 1) / str[d] + 1;
+      block_numel *= block[d];
+      positions *= blocks[d];
+    }
+    if (x.rank() != 3 || x.dim(1) % block_numel != 0 || x.dim(2) != positions)
+      ctx.fail("input shape ", shape_to_string(x.shape()), " must be [N, C * ", block_numel, ", ", positions, "]");
+    const int64_t n = x.dim(0), channels = x.dim(1) / block_numel;
+    Shape out_shape{n, channels};
+    out_shape.insert(out_shape.end(), image.begin(), image.end());
+    const int64_t image_numel = product(image);
+    visit_float_compute(x.dtype(), ctx, [&](auto tag) {
+      using A = typename decltype(tag)::type;
+      AccInput<A> xv(x);
+      AccOutput<A> y(ctx, 0, x.dtype(), out_shape);
+      std::vector<int64_t> k(dims, 0), l(dims, 0);
+      for (int64_t kf = 0; kf < block_numel; ++kf, next_index(k, block)) {
+        std::fill(l.begin(), l.end(), 0);
+        for (int64_t lf = 0; lf < positions; ++lf, next_index(l, blocks)) {
+          int64_t pixel = 0;
+          bool inside = true;
+          for (size_t d = 0; d < dims && inside; ++d) {
+            const int64_t p = l[d] * str[d] - pad[d] + k[d] * dil[d];
+            inside = p >= 0 && p < image[d];
+            pixel = pixel * image[d] + p;
+          }
+          if (!inside) continue;
+          for (int64_t b = 0; b < n; ++b)
+            for (int64_t c = 0; c < channels; ++c)
+              y[(b * channels + c) * image_numel + pixel] += xv[((b * channels + c) * block_numel + kf) * positions + lf];
+        }
+      }
+      y.finish();
+    });
+  }
+
+ private:
+  std::vector<int64_t> dilations_, pads_, strides_;
+};
+
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "ConvTranspose", 1, ConvTransposeKernel);
-PARITY_REGISTER_KERNEL("", "ConvTranspose", 11, ConvTransposeKernel);
+PARITY_REGISTER_KERNEL("", "ConvTranspose", (1, 11), ConvTransposeKernel);
+PARITY_REGISTER_KERNEL("", "Col2Im", 18, Col2ImKernel);
 
 }  // namespace parity::runtime::nn

@@ -1,4 +1,5 @@
-// DepthToSpace and SpaceToDepth: https://github.com/onnx/onnx/blob/main/docs/Operators.md#DepthToSpace
+// Spec: https://onnx.ai/onnx/operators/onnx__DepthToSpace.html, onnx__SpaceToDepth.html
+// DepthToSpace and SpaceToDepth.
 // Both are a reshape + transpose of NCHW data; they copy elements of any dtype.
 #include <cstring>
 
@@ -59,7 +60,12 @@ class DepthToSpaceKernel : public Kernel {
 
 class SpaceToDepthKernel : public Kernel {
  public:
-  explicit SpaceToDepthKernel(const KernelInit& init) : block_(init.attr_int("blocksize")) {
+  /// The 'mode' attribute (DCR default, CRD) came to SpaceToDepth after opset 13; older models
+  /// never carry it.
+  explicit SpaceToDepthKernel(const KernelInit& init)
+      : block_(init.attr_int("blocksize")), crd_(init.attr_string("mode", "DCR") == "CRD") {
+    const std::string mode = init.attr_string("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD") init.fail("unknown mode '", mode, "'");
     if (block_ <= 0) init.fail("blocksize must be positive");
   }
 
@@ -74,7 +80,8 @@ class SpaceToDepthKernel : public Kernel {
     size_t i = 0;
     for (int64_t in = 0; in < n; ++in)
       for (int64_t ch = 0; ch < c * b * b; ++ch) {
-        const int64_t blk = ch / c, co = ch % c;
+        // DCR: ch = (bh * b + bw) * c + co; CRD: ch = co * b * b + bh * b + bw.
+        const int64_t blk = crd_ ? ch % (b * b) : ch / c, co = crd_ ? ch / (b * b) : ch % c;
         const int64_t bh = blk / b, bw = blk % b;
         for (int64_t y = 0; y < oh; ++y)
           for (int64_t xx = 0; xx < ow; ++xx) src[i++] = ((in * c + co) * h + y * b + bh) * w + xx * b + bw;
@@ -85,14 +92,12 @@ class SpaceToDepthKernel : public Kernel {
 
  private:
   int64_t block_;
+  bool crd_;
 };
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "DepthToSpace", 1, DepthToSpaceKernel);
-PARITY_REGISTER_KERNEL("", "DepthToSpace", 11, DepthToSpaceKernel);
-PARITY_REGISTER_KERNEL("", "DepthToSpace", 13, DepthToSpaceKernel);
-PARITY_REGISTER_KERNEL("", "SpaceToDepth", 1, SpaceToDepthKernel);
-PARITY_REGISTER_KERNEL("", "SpaceToDepth", 13, SpaceToDepthKernel);
+PARITY_REGISTER_KERNEL("", "DepthToSpace", (1, 11, 13), DepthToSpaceKernel);
+PARITY_REGISTER_KERNEL("", "SpaceToDepth", (1, 13), SpaceToDepthKernel);
 
 }  // namespace parity::runtime::nn

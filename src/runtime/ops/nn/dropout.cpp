@@ -1,8 +1,9 @@
-// Dropout: https://github.com/onnx/onnx/blob/main/docs/Operators.md#Dropout
+// Spec: https://onnx.ai/onnx/operators/onnx__Dropout.html
+// Dropout.
 // Before opset 12 Dropout is an identity at inference (what every runtime does). From opset 12
 // the training_mode input enables dropping; the mask is drawn like numpy's
 // RandomState(seed).uniform(0, 1) >= ratio, so a 'seed' attribute reproduces the ONNX reference.
-#include "compare/random_state.h"
+#include "core/random_state.h"
 #include "runtime/ops/nn/nn_common.h"
 
 namespace parity::runtime::nn {
@@ -35,7 +36,7 @@ class DropoutKernel : public Kernel {
       return;
     }
     const uint64_t seed = seed_ ? static_cast<uint64_t>(*seed_) : ctx.next_random_seed();
-    compare::NumpyRandomState rng(static_cast<uint32_t>(seed));
+    NumpyRandomState rng(static_cast<uint32_t>(seed));
     std::vector<double> keep(static_cast<size_t>(x.numel()));
     for (auto& k : keep) k = rng.random_sample() >= ratio ? 1.0 : 0.0;
     visit_float_compute(x.dtype(), ctx, [&](auto tag) {
@@ -57,11 +58,6 @@ class DropoutKernel : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Dropout", 1, DropoutKernel);
-PARITY_REGISTER_KERNEL("", "Dropout", 6, DropoutKernel);
-PARITY_REGISTER_KERNEL("", "Dropout", 7, DropoutKernel);
-PARITY_REGISTER_KERNEL("", "Dropout", 10, DropoutKernel);
-PARITY_REGISTER_KERNEL("", "Dropout", 12, DropoutKernel);
-PARITY_REGISTER_KERNEL("", "Dropout", 13, DropoutKernel);
+PARITY_REGISTER_KERNEL("", "Dropout", (1, 6, 7, 10, 12, 13), DropoutKernel);
 
 }  // namespace parity::runtime::nn

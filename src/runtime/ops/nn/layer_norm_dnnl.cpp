@@ -1,3 +1,4 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__LayerNormalization.html
 // Optimized LayerNormalization (opset 17, float32) on oneDNN's layer_normalization primitive,
 // beside the reference kernel in normalization.cpp. X is viewed as (outer, inner) with inner the
 // product of the dims from 'axis' on; Scale and B must then hold exactly `inner` values (the

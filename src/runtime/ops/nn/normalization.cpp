@@ -1,5 +1,9 @@
-// BatchNormalization, InstanceNormalization, LayerNormalization, LpNormalization, LRN,
-// MeanVarianceNormalization: https://github.com/onnx/onnx/blob/main/docs/Operators.md
+// Spec: https://onnx.ai/onnx/operators/onnx__BatchNormalization.html,
+//       onnx__InstanceNormalization.html, onnx__LayerNormalization.html,
+//       onnx__RMSNormalization.html, onnx__GroupNormalization.html, onnx__LpNormalization.html,
+//       onnx__LRN.html, onnx__MeanVarianceNormalization.html
+// BatchNormalization, InstanceNormalization, LayerNormalization, RMSNormalization,
+// GroupNormalization, LpNormalization, LRN, MeanVarianceNormalization.
 #include <cmath>
 
 #include "runtime/ops/common/axis.h"
@@ -7,8 +11,6 @@
 
 namespace parity::runtime::nn {
 namespace {
-
-/// https://github.com/onnx/onnx/blob/main/docs/Operators.md#BatchNormalization
 /// Inference uses the running statistics; training_mode (opset 14+) normalizes with the batch
 /// statistics and also returns the updated running mean and variance.
 class BatchNormalizationKernel : public Kernel {
@@ -87,8 +89,6 @@ class BatchNormalizationKernel : public Kernel {
   float epsilon_, momentum_;
   bool training_;
 };
-
-/// https://github.com/onnx/onnx/blob/main/docs/Operators.md#InstanceNormalization
 class InstanceNormalizationKernel : public Kernel {
  public:
   explicit InstanceNormalizationKernel(const KernelInit& init) : epsilon_(init.attr_float("epsilon", 1e-5f)) {}
@@ -147,8 +147,6 @@ std::vector<int64_t> broadcast_index_map(const Shape& block, const Shape& param,
   }
   return map;
 }
-
-/// https://github.com/onnx/onnx/blob/main/docs/Operators.md#LayerNormalization
 class LayerNormalizationKernel : public Kernel {
  public:
   explicit LayerNormalizationKernel(const KernelInit& init)
@@ -209,6 +207,105 @@ class LayerNormalizationKernel : public Kernel {
   Precision precision_;
 };
 
+/// https://onnx.ai/onnx/operators/onnx__RMSNormalization.html (opset 23): X scaled by the inverse
+/// root mean square over the axes from `axis` on, times Scale (broadcast to those axes).
+class RmsNormalizationKernel : public Kernel {
+ public:
+  explicit RmsNormalizationKernel(const KernelInit& init)
+      : axis_(init.attr_int("axis", -1)), epsilon_(init.attr_float("epsilon", 1e-5f)) {}
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const int64_t axis = ops::normalize_axis(axis_, x.rank(), ctx);
+    const Shape block(x.shape().begin() + axis, x.shape().end());
+    const int64_t inner = shape_numel(block);
+    const int64_t outer = inner == 0 ? 0 : x.numel() / inner;
+    const std::vector<int64_t> scale_map = broadcast_index_map(block, ctx.input(1).shape(), ctx, "scale");
+    visit_float_compute(x.dtype(), ctx, [&](auto tag) {
+      using A = typename decltype(tag)::type;
+      AccInput<A> xv(x);
+      const std::vector<A> scale = load_as<A>(ctx.input(1));
+      AccOutput<A> y(ctx, 0, x.dtype(), x.shape());
+      ctx.parallel_for(outer, [&](int64_t begin, int64_t end) {
+        for (int64_t o = begin; o < end; ++o) {
+          const A* xp = xv.data() + o * inner;
+          A* yp = y.data() + o * inner;
+          A sq = 0;
+          for (int64_t i = 0; i < inner; ++i) sq += xp[i] * xp[i];
+          const A inv = A(1) / std::sqrt(sq / static_cast<A>(inner) + static_cast<A>(epsilon_));
+          for (int64_t i = 0; i < inner; ++i) yp[i] = xp[i] * inv * scale[scale_map[i]];
+        }
+      });
+      y.finish();
+    });
+  }
+
+ private:
+  int64_t axis_;
+  float epsilon_;
+};
+
+/// https://onnx.ai/onnx/operators/onnx__GroupNormalization.html: the channels of X [N, C, ...]
+/// split into num_groups groups, each normalized over its channels and spatial elements. Opset 18
+/// takes scale and bias per group; opset 21 per channel.
+class GroupNormalizationKernel : public Kernel {
+ public:
+  explicit GroupNormalizationKernel(const KernelInit& init)
+      : num_groups_(init.attr_int("num_groups")),
+        epsilon_(init.attr_float("epsilon", 1e-5f)),
+        per_channel_(init.spec().since_version >= 21) {
+    if (num_groups_ <= 0) init.fail("num_groups must be positive, got ", num_groups_);
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (x.rank() < 2) ctx.fail("X must have at least 2 dimensions [N, C, ...], got ", shape_to_string(x.shape()));
+    const int64_t n = x.shape()[0], channels = x.shape()[1];
+    if (channels % num_groups_ != 0) ctx.fail(channels, " channels do not split into ", num_groups_, " groups");
+    const int64_t spatial = channels == 0 ? 0 : x.numel() / (n * channels);
+    const int64_t per_group = channels / num_groups_;
+    const int64_t params = per_channel_ ? channels : num_groups_;
+    for (size_t i : {size_t{1}, size_t{2}})
+      if (ctx.input(i).numel() != params)
+        ctx.fail(i == 1 ? "scale" : "bias", " must have ", params, per_channel_ ? " values (one per channel)" : " values (one per group)",
+                 ", got shape ", shape_to_string(ctx.input(i).shape()));
+    visit_float_compute(x.dtype(), ctx, [&](auto tag) {
+      using A = typename decltype(tag)::type;
+      AccInput<A> xv(x);
+      const std::vector<A> scale = load_as<A>(ctx.input(1)), bias = load_as<A>(ctx.input(2));
+      AccOutput<A> y(ctx, 0, x.dtype(), x.shape());
+      const int64_t group_size = per_group * spatial;
+      ctx.parallel_for(n * num_groups_, [&](int64_t begin, int64_t end) {
+        for (int64_t ng = begin; ng < end; ++ng) {
+          const A* xp = xv.data() + ng * group_size;
+          A* yp = y.data() + ng * group_size;
+          A sum = 0;
+          for (int64_t i = 0; i < group_size; ++i) sum += xp[i];
+          const A mean = group_size == 0 ? A(0) : sum / static_cast<A>(group_size);
+          A sq = 0;
+          for (int64_t i = 0; i < group_size; ++i) sq += (xp[i] - mean) * (xp[i] - mean);
+          const A inv = A(1) / std::sqrt((group_size == 0 ? A(0) : sq / static_cast<A>(group_size)) +
+                                         static_cast<A>(epsilon_));
+          const int64_t g = ng % num_groups_;
+          for (int64_t c = 0; c < per_group; ++c) {
+            const int64_t p = per_channel_ ? g * per_group + c : g;
+            for (int64_t s = 0; s < spatial; ++s) {
+              const int64_t i = c * spatial + s;
+              yp[i] = (xp[i] - mean) * inv * scale[p] + bias[p];
+            }
+          }
+        }
+      });
+      y.finish();
+    });
+  }
+
+ private:
+  int64_t num_groups_;
+  float epsilon_;
+  bool per_channel_;
+};
+
 /// Iterates a tensor as [outer, axis_len, inner] blocks.
 struct AxisSplit {
   int64_t outer = 1, len = 1, inner = 1;
@@ -220,8 +317,6 @@ struct AxisSplit {
     }
   }
 };
-
-/// https://github.com/onnx/onnx/blob/main/docs/Operators.md#LpNormalization
 class LpNormalizationKernel : public Kernel {
  public:
   explicit LpNormalizationKernel(const KernelInit& init) : axis_(init.attr_int("axis", -1)), p_(init.attr_int("p", 2)) {
@@ -255,8 +350,6 @@ class LpNormalizationKernel : public Kernel {
  private:
   int64_t axis_, p_;
 };
-
-/// https://github.com/onnx/onnx/blob/main/docs/Operators.md#LRN
 class LrnKernel : public Kernel {
  public:
   explicit LrnKernel(const KernelInit& init)
@@ -295,8 +388,6 @@ class LrnKernel : public Kernel {
   int64_t size_;
   float alpha_, beta_, bias_;
 };
-
-/// https://github.com/onnx/onnx/blob/main/docs/Operators.md#MeanVarianceNormalization
 /// Follows the function body: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9).
 class MeanVarianceNormalizationKernel : public Kernel {
  public:
@@ -351,19 +442,13 @@ class MeanVarianceNormalizationKernel : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "BatchNormalization", 1, BatchNormalizationKernel);
-PARITY_REGISTER_KERNEL("", "BatchNormalization", 6, BatchNormalizationKernel);
-PARITY_REGISTER_KERNEL("", "BatchNormalization", 7, BatchNormalizationKernel);
-PARITY_REGISTER_KERNEL("", "BatchNormalization", 9, BatchNormalizationKernel);
-PARITY_REGISTER_KERNEL("", "BatchNormalization", 14, BatchNormalizationKernel);
-PARITY_REGISTER_KERNEL("", "BatchNormalization", 15, BatchNormalizationKernel);
-PARITY_REGISTER_KERNEL("", "InstanceNormalization", 1, InstanceNormalizationKernel);
-PARITY_REGISTER_KERNEL("", "InstanceNormalization", 6, InstanceNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "BatchNormalization", (1, 6, 7, 9, 14, 15), BatchNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "InstanceNormalization", (1, 6), InstanceNormalizationKernel);
 PARITY_REGISTER_KERNEL("", "LayerNormalization", 17, LayerNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "RMSNormalization", 23, RmsNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "GroupNormalization", (18, 21), GroupNormalizationKernel);
 PARITY_REGISTER_KERNEL("", "LpNormalization", 1, LpNormalizationKernel);
-PARITY_REGISTER_KERNEL("", "LRN", 1, LrnKernel);
-PARITY_REGISTER_KERNEL("", "LRN", 13, LrnKernel);
-PARITY_REGISTER_KERNEL("", "MeanVarianceNormalization", 9, MeanVarianceNormalizationKernel);
-PARITY_REGISTER_KERNEL("", "MeanVarianceNormalization", 13, MeanVarianceNormalizationKernel);
+PARITY_REGISTER_KERNEL("", "LRN", (1, 13), LrnKernel);
+PARITY_REGISTER_KERNEL("", "MeanVarianceNormalization", (9, 13), MeanVarianceNormalizationKernel);
 
 }  // namespace parity::runtime::nn

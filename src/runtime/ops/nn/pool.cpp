@@ -1,5 +1,7 @@
-// AveragePool, MaxPool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool, MaxUnpool:
-// https://github.com/onnx/onnx/blob/main/docs/Operators.md#AveragePool (and the sections after it)
+// Spec: https://onnx.ai/onnx/operators/onnx__AveragePool.html, onnx__MaxPool.html,
+//       onnx__LpPool.html, onnx__GlobalAveragePool.html, onnx__GlobalMaxPool.html,
+//       onnx__GlobalLpPool.html, onnx__MaxUnpool.html
+// AveragePool, MaxPool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool, MaxUnpool.
 //
 // Every windowed pool walks each (batch, channel) plane; per spatial dim the valid input indices
 // of each output position's window are precomputed once, so the per-element work is a table
@@ -77,16 +79,22 @@ Shape pool_output_shape(const Shape& x, const WindowGeometry& g) {
 
 class WindowPoolKernel : public Kernel {
  public:
+  /// MaxPool always had dilations; LpPool gained them (and ceil_mode) in 18, AveragePool in 19.
+  static bool has_dilations(const KernelInit& init, PoolKind kind) {
+    const int since = init.spec().since_version;
+    return kind == PoolKind::kMax || (kind == PoolKind::kLp && since >= 18) || (kind == PoolKind::kAverage && since >= 19);
+  }
+
   WindowPoolKernel(const KernelInit& init, PoolKind kind)
       : kind_(kind),
-        attrs_(WindowAttrs::parse(init, /*has_dilations=*/kind == PoolKind::kMax,
-                                  /*has_ceil_mode=*/kind != PoolKind::kLp)) {
+        attrs_(WindowAttrs::parse(init, /*has_dilations=*/has_dilations(init, kind),
+                                  /*has_ceil_mode=*/kind != PoolKind::kLp || init.spec().since_version >= 18)) {
     if (attrs_.kernel_shape.empty()) init.fail("required attribute 'kernel_shape' is missing");
     count_include_pad_ = init.attr_int("count_include_pad", 0) != 0;
     storage_order_ = init.attr_int("storage_order", 0);
     if (kind == PoolKind::kLp) {
-      const Attribute* p = init.find_attr("p");
-      p_ = !p ? 2.0 : (p->type == AttrType::kFloat ? p->f : static_cast<double>(p->i));
+      const model::Attribute* p = init.find_attr("p");
+      p_ = !p ? 2.0 : (p->type == model::AttrType::kFloat ? p->f : static_cast<double>(p->i));
     }
   }
 
@@ -204,8 +212,8 @@ class GlobalPoolKernel : public Kernel {
  public:
   GlobalPoolKernel(const KernelInit& init, PoolKind kind) : kind_(kind) {
     if (kind == PoolKind::kLp) {
-      const Attribute* p = init.find_attr("p");
-      p_ = !p ? 2.0 : (p->type == AttrType::kFloat ? p->f : static_cast<double>(p->i));
+      const model::Attribute* p = init.find_attr("p");
+      p_ = !p ? 2.0 : (p->type == model::AttrType::kFloat ? p->f : static_cast<double>(p->i));
     }
   }
 
@@ -317,23 +325,12 @@ class MaxUnpoolKernel : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "AveragePool", 1, AveragePoolKernel);
-PARITY_REGISTER_KERNEL("", "AveragePool", 7, AveragePoolKernel);
-PARITY_REGISTER_KERNEL("", "AveragePool", 10, AveragePoolKernel);
-PARITY_REGISTER_KERNEL("", "AveragePool", 11, AveragePoolKernel);
-PARITY_REGISTER_KERNEL("", "MaxPool", 1, MaxPoolKernel);
-PARITY_REGISTER_KERNEL("", "MaxPool", 8, MaxPoolKernel);
-PARITY_REGISTER_KERNEL("", "MaxPool", 10, MaxPoolKernel);
-PARITY_REGISTER_KERNEL("", "MaxPool", 11, MaxPoolKernel);
-PARITY_REGISTER_KERNEL("", "MaxPool", 12, MaxPoolKernel);
-PARITY_REGISTER_KERNEL("", "LpPool", 1, LpPoolKernel);
-PARITY_REGISTER_KERNEL("", "LpPool", 2, LpPoolKernel);
-PARITY_REGISTER_KERNEL("", "LpPool", 11, LpPoolKernel);
+PARITY_REGISTER_KERNEL("", "AveragePool", (1, 7, 10, 11, 19), AveragePoolKernel);
+PARITY_REGISTER_KERNEL("", "MaxPool", (1, 8, 10, 11, 12), MaxPoolKernel);
+PARITY_REGISTER_KERNEL("", "LpPool", (1, 2, 11, 18), LpPoolKernel);
 PARITY_REGISTER_KERNEL("", "GlobalAveragePool", 1, GlobalAveragePoolKernel);
 PARITY_REGISTER_KERNEL("", "GlobalMaxPool", 1, GlobalMaxPoolKernel);
-PARITY_REGISTER_KERNEL("", "GlobalLpPool", 1, GlobalLpPoolKernel);
-PARITY_REGISTER_KERNEL("", "GlobalLpPool", 2, GlobalLpPoolKernel);
-PARITY_REGISTER_KERNEL("", "MaxUnpool", 9, MaxUnpoolKernel);
-PARITY_REGISTER_KERNEL("", "MaxUnpool", 11, MaxUnpoolKernel);
+PARITY_REGISTER_KERNEL("", "GlobalLpPool", (1, 2), GlobalLpPoolKernel);
+PARITY_REGISTER_KERNEL("", "MaxUnpool", (9, 11), MaxUnpoolKernel);
 
 }  // namespace parity::runtime::nn

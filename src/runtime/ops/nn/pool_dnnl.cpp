@@ -1,3 +1,5 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__MaxPool.html, onnx__AveragePool.html,
+//       onnx__GlobalMaxPool.html, onnx__GlobalAveragePool.html
 // Optimized MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool (fp32) on oneDNN, beside the
 // reference kernels in pool.cpp. The primitive is cached per input shape and runs single-threaded.
 // Tensors are NCHW, except that a pool reads and writes channels-last values when the planner
@@ -20,7 +22,7 @@
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
-#include "runtime/ops/nn/dnnl_fused_tails.h"
+#include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/ops/nn/nn_common.h"
 
 namespace parity::runtime::nn {
@@ -61,6 +63,11 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
     auto reference = init.create_reference_kernel();  // also validates the attributes
     if (init.input_dtype(0) != DType::kUndefined && init.input_dtype(0) != DType::kFloat32) return nullptr;
     if (op == PoolOp::kMax && init.has_output(1)) return nullptr;  // Indices: oneDNN has no such output
+    // AveragePool-19's dilations: left to the reference kernel.
+    if (op == PoolOp::kAverage) {
+      const std::vector<int64_t> dilations = init.attr_ints("dilations", {});
+      if (std::any_of(dilations.begin(), dilations.end(), [](int64_t d) { return d != 1; })) return nullptr;
+    }
     return std::unique_ptr<Kernel>(new DnnlPoolKernel(init, op, std::move(reference)));
   }
 
@@ -256,15 +263,8 @@ using DnnlGlobalAveragePool = DnnlPool<PoolOp::kGlobalAverage>;
 
 }  // namespace
 
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", 1, DnnlMaxPool);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", 8, DnnlMaxPool);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", 10, DnnlMaxPool);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", 11, DnnlMaxPool);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", 12, DnnlMaxPool);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", 1, DnnlAveragePool);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", 7, DnnlAveragePool);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", 10, DnnlAveragePool);
-PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", 11, DnnlAveragePool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", (1, 8, 10, 11, 12), DnnlMaxPool);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", (1, 7, 10, 11, 19), DnnlAveragePool);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "GlobalMaxPool", 1, DnnlGlobalMaxPool);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "GlobalAveragePool", 1, DnnlGlobalAveragePool);
 

@@ -1,18 +1,31 @@
-// Resize (opset 10, 11, 13) and Upsample (opset 7, 9):
-// https://github.com/onnx/onnx/blob/main/docs/Operators.md#Resize
+// Spec: https://onnx.ai/onnx/operators/onnx__Resize.html, onnx__Upsample.html
+// Resize (opset 10, 11, 13, 18, 19) and Upsample (opset 7, 9). 18 adds axes and
+// keep_aspect_ratio_policy, 19 half_pixel_symmetric; 18's antialias widens the linear/cubic filter
+// when downscaling.
 //
 // Every mode is separable, so the resize runs one axis at a time: each pass maps a tensor viewed
 // as [outer, in_len, inner] to [outer, out_len, inner] through per-output-index taps (input index
 // + weight). Axes whose size and coordinates do not change are skipped.
 #include <cmath>
 
+#include "runtime/ops/common/axis.h"
 #include "runtime/ops/nn/nn_common.h"
 
 namespace parity::runtime::nn {
 namespace {
 
 enum class ResizeMode { kNearest, kLinear, kCubic };
-enum class CoordMode { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn, kTfCropAndResize };
+enum class CoordMode {
+  kHalfPixel,
+  kHalfPixelSymmetric,  // opset 19
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNn,
+  kTfCropAndResize
+};
+/// How opset 18's keep_aspect_ratio_policy turns 'sizes' into one scale for all resized axes.
+enum class AspectPolicy { kStretch, kNotLarger, kNotSmaller };
 enum class NearestMode { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil, kSimple };
 
 struct ResizeAttrs {
@@ -22,6 +35,7 @@ struct ResizeAttrs {
   double cubic_a = -0.75;
   bool exclude_outside = false;
   double extrapolation_value = 0.0;
+  bool antialias = false;  // opset 18: downscaling filters stretch by 1 / scale
 };
 
 /// One pass's taps: for each output index, up to 4 (input index, weight) pairs; `outside`
@@ -39,9 +53,31 @@ std::array<double, 4> cubic_coeffs(double r, double a) {
   return {far(r + 1), near(r), near(1 - r), far(2 - r)};
 }
 
+/// Antialiased downscaling: the linear (triangle) or cubic filter evaluated at (offset * scale) over
+/// every tap it covers, normalized to sum 1. Taps are offsets first_offset .. first_offset+width-1
+/// from the sample at or left of the coordinate; `ratio` is the coordinate's distance from it.
+struct AntialiasFilter {
+  int64_t first_offset = 0, width = 0;
+  AntialiasFilter(ResizeMode mode, double scale) {
+    const double support = mode == ResizeMode::kCubic ? 2.0 : 1.0;
+    first_offset = static_cast<int64_t>(std::floor(-support / scale)) + 1;
+    width = 2 - 2 * first_offset;  // offsets symmetric about the coordinate
+  }
+  double weight(ResizeMode mode, double t, double cubic_a) const {
+    t = std::fabs(t);
+    if (mode == ResizeMode::kLinear) return std::max(0.0, 1 - t);
+    if (t <= 1) return ((cubic_a + 2) * t - (cubic_a + 3)) * t * t + 1;
+    if (t < 2) return ((cubic_a * t - 5 * cubic_a) * t + 8 * cubic_a) * t - 4 * cubic_a;
+    return 0.0;
+  }
+};
+
 AxisTaps make_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, double roi_start, double roi_end) {
   AxisTaps taps;
   taps.width = a.mode == ResizeMode::kCubic ? 4 : (a.mode == ResizeMode::kLinear ? 2 : 1);
+  const bool antialias = a.antialias && a.mode != ResizeMode::kNearest && scale < 1.0;
+  const AntialiasFilter filter(a.mode, std::min(scale, 1.0));
+  if (antialias) taps.width = filter.width;
   taps.index.assign(static_cast<size_t>(out * taps.width), 0);
   taps.weight.assign(static_cast<size_t>(out * taps.width), 0.0);
   taps.outside.assign(static_cast<size_t>(out), 0);
@@ -53,6 +89,13 @@ AxisTaps make_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
     double xo = 0;
     switch (a.coord) {
       case CoordMode::kHalfPixel: xo = (x + 0.5) / scale - 0.5; break;
+      case CoordMode::kHalfPixelSymmetric: {
+        // Half-pixel about the image centre: the rounding of the output length is spread evenly.
+        const double adjustment = static_cast<double>(out) / len;
+        const double center = static_cast<double>(in) / 2;
+        xo = center * (1 - adjustment) + (x + 0.5) / scale - 0.5;
+        break;
+      }
       case CoordMode::kPytorchHalfPixel: xo = len > 1 ? (x + 0.5) / scale - 0.5 : 0.0; break;
       case CoordMode::kAlignCorners: xo = len == 1 ? 0.0 : x * static_cast<double>(in - 1) / (len - 1); break;
       case CoordMode::kAsymmetric: xo = x / scale; break;
@@ -84,6 +127,21 @@ AxisTaps make_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
     // (ratio in (0, 1]), as the ONNX reference does.
     const int64_t base = static_cast<int64_t>(std::ceil(xo)) - 1;
     const double ratio = xo - static_cast<double>(base);
+    if (antialias) {
+      double sum = 0;
+      for (int64_t t = 0; t < filter.width; ++t) {
+        const int64_t offset = filter.first_offset + t;
+        const int64_t raw = base + offset;
+        idx[t] = clamp(raw);
+        w[t] = (a.exclude_outside && (raw < 0 || raw >= in))
+                   ? 0.0
+                   : filter.weight(a.mode, (static_cast<double>(offset) - ratio) * scale, a.cubic_a);
+        sum += w[t];
+      }
+      if (sum != 0)
+        for (int64_t t = 0; t < filter.width; ++t) w[t] /= sum;
+      continue;
+    }
     if (a.mode == ResizeMode::kLinear) {
       const int64_t raw[2] = {base, base + 1};
       const double c[2] = {1 - ratio, ratio};
@@ -195,6 +253,7 @@ class ResizeKernel : public Kernel {
     }
     const std::string c = init.attr_string("coordinate_transformation_mode", "half_pixel");
     if (c == "half_pixel") a_.coord = CoordMode::kHalfPixel;
+    else if (c == "half_pixel_symmetric") a_.coord = CoordMode::kHalfPixelSymmetric;
     else if (c == "pytorch_half_pixel") a_.coord = CoordMode::kPytorchHalfPixel;
     else if (c == "align_corners") a_.coord = CoordMode::kAlignCorners;
     else if (c == "asymmetric") a_.coord = CoordMode::kAsymmetric;
@@ -210,6 +269,13 @@ class ResizeKernel : public Kernel {
     a_.cubic_a = init.attr_float("cubic_coeff_a", -0.75f);
     a_.exclude_outside = init.attr_int("exclude_outside", 0) != 0;
     a_.extrapolation_value = init.attr_float("extrapolation_value", 0.0f);
+    axes_ = init.attr_ints("axes", {});
+    const std::string policy = init.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy == "stretch") policy_ = AspectPolicy::kStretch;
+    else if (policy == "not_larger") policy_ = AspectPolicy::kNotLarger;
+    else if (policy == "not_smaller") policy_ = AspectPolicy::kNotSmaller;
+    else init.fail("unknown keep_aspect_ratio_policy '", policy, "'");
+    a_.antialias = init.attr_int("antialias", 0) != 0;
   }
 
   void compute(KernelContext& ctx) const override {
@@ -226,6 +292,10 @@ class ResizeKernel : public Kernel {
     }
     if (!scales.empty() && !sizes.empty()) ctx.fail("only one of 'scales' and 'sizes' may be given");
     if (scales.empty() && sizes.empty()) ctx.fail("one of 'scales' and 'sizes' is required");
+    std::vector<int64_t> resized_axes;  // the axes 'sizes' and 'scales' name
+    if (!axes_.empty()) resized_axes = expand_to_rank(ctx, rank, roi, scales, sizes);
+    else
+      for (int64_t d = 0; d < rank; ++d) resized_axes.push_back(d);
     if (a_.coord == CoordMode::kTfCropAndResize && static_cast<int64_t>(roi.size()) != 2 * rank)
       ctx.fail("roi must have ", 2 * rank, " values for tf_crop_and_resize, got ", roi.size());
     if (a_.coord != CoordMode::kTfCropAndResize) roi.clear();
@@ -238,6 +308,7 @@ class ResizeKernel : public Kernel {
         out[d] = sizes[d];
         scales[d] = x.dim(d) == 0 ? 1.0 : static_cast<double>(sizes[d]) / static_cast<double>(x.dim(d));
       }
+      if (policy_ != AspectPolicy::kStretch) keep_aspect_ratio(x, resized_axes, out, scales);
     } else {
       if (static_cast<int64_t>(scales.size()) != rank) ctx.fail("scales has ", scales.size(), " values, rank is ", rank);
       for (int64_t d = 0; d < rank; ++d) {
@@ -249,8 +320,51 @@ class ResizeKernel : public Kernel {
   }
 
  private:
+  /// Opset 18's 'axes': roi, scales and sizes name only those axes; the others keep their size
+  /// (scale 1, roi [0, 1]).
+  /// Returns the normalized axes.
+  std::vector<int64_t> expand_to_rank(const KernelContext& ctx, int64_t rank, std::vector<double>& roi,
+                                      std::vector<double>& scales, std::vector<int64_t>& sizes) const {
+    const std::vector<int64_t> axes = ops::normalize_axes(axes_, rank, ctx);
+    const size_t n = axes.size();
+    if (!roi.empty() && roi.size() != 2 * n) ctx.fail("roi has ", roi.size(), " values for ", n, " axes");
+    if (!scales.empty() && scales.size() != n) ctx.fail("scales has ", scales.size(), " values for ", n, " axes");
+    if (!sizes.empty() && sizes.size() != n) ctx.fail("sizes has ", sizes.size(), " values for ", n, " axes");
+    std::vector<double> full_roi(static_cast<size_t>(2 * rank)), full_scales(static_cast<size_t>(rank), 1.0);
+    std::vector<int64_t> full_sizes(static_cast<size_t>(rank), -1);  // -1: the input's own size
+    for (int64_t d = 0; d < rank; ++d) full_roi[d + rank] = 1.0;
+    for (size_t k = 0; k < n; ++k) {
+      if (!roi.empty()) full_roi[axes[k]] = roi[k], full_roi[axes[k] + rank] = roi[k + n];
+      if (!scales.empty()) full_scales[axes[k]] = scales[k];
+      if (!sizes.empty()) full_sizes[axes[k]] = sizes[k];
+    }
+    if (!roi.empty()) roi = full_roi;
+    if (!scales.empty()) scales = full_scales;
+    if (!sizes.empty()) {
+      for (int64_t d = 0; d < rank; ++d)
+        if (full_sizes[d] < 0) full_sizes[d] = ctx.input(0).dim(d);
+      sizes = full_sizes;
+    }
+    return axes;
+  }
+
+  /// not_larger / not_smaller: one scale (the smallest / largest of sizes[d] / in[d] over the
+  /// resized axes) for every resized axis, the sizes rounded from it.
+  void keep_aspect_ratio(const Tensor& x, const std::vector<int64_t>& axes, std::vector<int64_t>& out,
+                         std::vector<double>& scales) const {
+    double scale = policy_ == AspectPolicy::kNotLarger ? std::numeric_limits<double>::infinity() : 0.0;
+    for (int64_t d : axes)
+      scale = policy_ == AspectPolicy::kNotLarger ? std::min(scale, scales[d]) : std::max(scale, scales[d]);
+    for (int64_t d : axes) {
+      scales[d] = scale;
+      out[d] = static_cast<int64_t>(std::nearbyint(scale * static_cast<double>(x.dim(d))));
+    }
+  }
+
   int opset_;
   ResizeAttrs a_;
+  std::vector<int64_t> axes_;
+  AspectPolicy policy_ = AspectPolicy::kStretch;
 };
 
 /// Upsample-1 (height_scale/width_scale), Upsample-7 (scales attribute), Upsample-9 (scales input).
@@ -289,11 +403,7 @@ class UpsampleKernel : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Resize", 10, ResizeKernel);
-PARITY_REGISTER_KERNEL("", "Resize", 11, ResizeKernel);
-PARITY_REGISTER_KERNEL("", "Resize", 13, ResizeKernel);
-PARITY_REGISTER_KERNEL("", "Upsample", 1, UpsampleKernel);
-PARITY_REGISTER_KERNEL("", "Upsample", 7, UpsampleKernel);
-PARITY_REGISTER_KERNEL("", "Upsample", 9, UpsampleKernel);
+PARITY_REGISTER_KERNEL("", "Resize", (10, 11, 13, 18, 19), ResizeKernel);
+PARITY_REGISTER_KERNEL("", "Upsample", (1, 7, 9), UpsampleKernel);
 
 }  // namespace parity::runtime::nn

@@ -1,4 +1,5 @@
-// RNN, GRU, LSTM: https://github.com/onnx/onnx/blob/main/docs/Operators.md#LSTM (and #GRU, #RNN)
+// Spec: https://onnx.ai/onnx/operators/onnx__RNN.html, onnx__GRU.html, onnx__LSTM.html
+// RNN, GRU, LSTM.
 //
 // One shared driver walks directions, time steps and batch rows (honouring sequence_lens and
 // layout); each cell type supplies its gate math. Gate orders follow the spec: LSTM i,o,f,c;
@@ -273,15 +274,8 @@ struct LstmKernel : RecurrentKernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "RNN", 1, RnnKernel);
-PARITY_REGISTER_KERNEL("", "RNN", 7, RnnKernel);
-PARITY_REGISTER_KERNEL("", "RNN", 14, RnnKernel);
-PARITY_REGISTER_KERNEL("", "GRU", 1, GruKernel);
-PARITY_REGISTER_KERNEL("", "GRU", 3, GruKernel);
-PARITY_REGISTER_KERNEL("", "GRU", 7, GruKernel);
-PARITY_REGISTER_KERNEL("", "GRU", 14, GruKernel);
-PARITY_REGISTER_KERNEL("", "LSTM", 1, LstmKernel);
-PARITY_REGISTER_KERNEL("", "LSTM", 7, LstmKernel);
-PARITY_REGISTER_KERNEL("", "LSTM", 14, LstmKernel);
+PARITY_REGISTER_KERNEL("", "RNN", (1, 7, 14), RnnKernel);
+PARITY_REGISTER_KERNEL("", "GRU", (1, 3, 7, 14), GruKernel);
+PARITY_REGISTER_KERNEL("", "LSTM", (1, 7, 14), LstmKernel);
 
 }  // namespace parity::runtime::nn

@@ -1,4 +1,5 @@
-// NonMaxSuppression (opset 10, 11): https://github.com/onnx/onnx/blob/main/docs/Operators.md#NonMaxSuppression
+// Spec: https://onnx.ai/onnx/operators/onnx__NonMaxSuppression.html
+// NonMaxSuppression (opset 10, 11).
 // Per batch and class: candidates above score_threshold in descending score order (ties: lower
 // box index first); a candidate is kept unless its IoU with a kept box exceeds iou_threshold.
 #include <algorithm>
@@ -84,7 +85,6 @@ class NonMaxSuppressionKernel : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "NonMaxSuppression", 10, NonMaxSuppressionKernel);
-PARITY_REGISTER_KERNEL("", "NonMaxSuppression", 11, NonMaxSuppressionKernel);
+PARITY_REGISTER_KERNEL("", "NonMaxSuppression", (10, 11), NonMaxSuppressionKernel);
 
 }  // namespace parity::runtime::nn

@@ -1,4 +1,5 @@
-// RoiAlign (opset 10, 16): https://github.com/onnx/onnx/blob/main/docs/Operators.md#RoiAlign
+// Spec: https://onnx.ai/onnx/operators/onnx__RoiAlign.html
+// RoiAlign (opset 10, 16).
 // Sampling and the 'max' reduction follow ONNX Runtime (max of the weighted corner values), which
 // the ONNX reference implementation mirrors.
 #include <cmath>
@@ -124,7 +125,6 @@ class RoiAlignKernel : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "RoiAlign", 10, RoiAlignKernel);
-PARITY_REGISTER_KERNEL("", "RoiAlign", 16, RoiAlignKernel);
+PARITY_REGISTER_KERNEL("", "RoiAlign", (10, 16), RoiAlignKernel);
 
 }  // namespace parity::runtime::nn

@@ -1,6 +1,6 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__MatMulInteger.html, onnx__QLinearMatMul.html
 // MatMulInteger and QLinearMatMul: integer matrix products with zero points (scalar, or per row of
 // A / per column of B), numpy.matmul batching.
-// https://github.com/onnx/onnx/blob/main/docs/Operators.md#MatMulInteger
 #include <array>
 #include <cmath>
 #include <limits>

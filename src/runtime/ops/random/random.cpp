@@ -1,5 +1,8 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__RandomNormal.html, onnx__RandomUniform.html,
+//       onnx__RandomNormalLike.html, onnx__RandomUniformLike.html, onnx__Bernoulli.html,
+//       onnx__Multinomial.html
 // Random generators: RandomNormal, RandomUniform, RandomNormalLike, RandomUniformLike, Bernoulli,
-// Multinomial. https://github.com/onnx/onnx/blob/main/docs/Operators.md#RandomNormal
+// Multinomial.
 // Values come from a 64-bit Mersenne Twister seeded with the 'seed' attribute (the same values on
 // every run) or, without one, with the executor's per-run seed (KernelContext::next_random_seed).
 // Uniform doubles and the Box-Muller normal transform are computed here, not by <random>'s

@@ -1,4 +1,5 @@
-// ArgMax / ArgMin along one axis: https://github.com/onnx/onnx/blob/main/docs/Operators.md#ArgMax
+// Spec: https://onnx.ai/onnx/operators/onnx__ArgMax.html, onnx__ArgMin.html
+// ArgMax / ArgMin along one axis.
 // Ties pick the first index unless select_last_index=1 (opset 12+). NaN counts as the extreme
 // value (numpy.argmax/argmin return the first NaN).
 #include <cmath>
@@ -69,15 +70,7 @@ class ArgReduceKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "ArgMax", 1, ArgReduceKernel<true>);
-PARITY_REGISTER_KERNEL("", "ArgMin", 1, ArgReduceKernel<false>);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "ArgMax", 11, ArgReduceKernel<true>);
-PARITY_REGISTER_KERNEL("", "ArgMax", 12, ArgReduceKernel<true>);
-PARITY_REGISTER_KERNEL("", "ArgMax", 13, ArgReduceKernel<true>);
-PARITY_REGISTER_KERNEL("", "ArgMin", 11, ArgReduceKernel<false>);
-PARITY_REGISTER_KERNEL("", "ArgMin", 12, ArgReduceKernel<false>);
-PARITY_REGISTER_KERNEL("", "ArgMin", 13, ArgReduceKernel<false>);
+PARITY_REGISTER_KERNEL("", "ArgMax", (1, 11, 12, 13), ArgReduceKernel<true>);
+PARITY_REGISTER_KERNEL("", "ArgMin", (1, 11, 12, 13), ArgReduceKernel<false>);
 
 }  // namespace parity::runtime::ops

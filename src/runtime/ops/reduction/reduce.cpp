@@ -1,6 +1,10 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__ReduceSum.html, onnx__ReduceMean.html,
+//       onnx__ReduceMax.html, onnx__ReduceMin.html, onnx__ReduceProd.html, onnx__ReduceL1.html,
+//       onnx__ReduceL2.html, onnx__ReduceLogSum.html, onnx__ReduceLogSumExp.html,
+//       onnx__ReduceSumSquare.html
 // Reductions over a set of axes: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
 // ReduceL2, ReduceLogSum, ReduceLogSumExp, ReduceSumSquare.
-// https://github.com/onnx/onnx/blob/main/docs/Operators.md#ReduceSum
+//
 // 'axes' is an attribute until ReduceSum-13 / the others' opset 18, an optional input after that
 // (with noop_with_empty_axes). Reducing an empty set gives the op's identity (0 for sums, 1 for
 // Prod, -inf/+inf (integers: lowest/max) for Max/Min, NaN for Mean, -inf for the log forms).
@@ -112,7 +116,9 @@ class ReduceKernel final : public Kernel {
         out_shape.push_back(keep_shape[d]);
       }
     }
-    dispatch_dtype<NumericTypes>(x.dtype(), ctx, [&](auto tag) {
+    // ReduceMax and ReduceMin take bool since opset 20 (any / all).
+    using Types = std::conditional_t<kOp == Reduction::kMax || kOp == Reduction::kMin, NumericAndBoolTypes, NumericTypes>;
+    dispatch_dtype<Types>(x.dtype(), ctx, [&](auto tag) {
       using T = typename decltype(tag)::type;
       Tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
       reduce<T>(x, keep_shape, count, out.data<T>());
@@ -155,48 +161,15 @@ class ReduceKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "ReduceSum", 1, ReduceKernel<Reduction::kSum>);
-PARITY_REGISTER_KERNEL("", "ReduceSum", 13, ReduceKernel<Reduction::kSum>);
-PARITY_REGISTER_KERNEL("", "ReduceMean", 1, ReduceKernel<Reduction::kMean>);
-PARITY_REGISTER_KERNEL("", "ReduceMean", 18, ReduceKernel<Reduction::kMean>);
-PARITY_REGISTER_KERNEL("", "ReduceMax", 1, ReduceKernel<Reduction::kMax>);
-PARITY_REGISTER_KERNEL("", "ReduceMax", 18, ReduceKernel<Reduction::kMax>);
-PARITY_REGISTER_KERNEL("", "ReduceMin", 1, ReduceKernel<Reduction::kMin>);
-PARITY_REGISTER_KERNEL("", "ReduceMin", 18, ReduceKernel<Reduction::kMin>);
-PARITY_REGISTER_KERNEL("", "ReduceProd", 1, ReduceKernel<Reduction::kProd>);
-PARITY_REGISTER_KERNEL("", "ReduceProd", 18, ReduceKernel<Reduction::kProd>);
-PARITY_REGISTER_KERNEL("", "ReduceL1", 1, ReduceKernel<Reduction::kL1>);
-PARITY_REGISTER_KERNEL("", "ReduceL1", 18, ReduceKernel<Reduction::kL1>);
-PARITY_REGISTER_KERNEL("", "ReduceL2", 1, ReduceKernel<Reduction::kL2>);
-PARITY_REGISTER_KERNEL("", "ReduceL2", 18, ReduceKernel<Reduction::kL2>);
-PARITY_REGISTER_KERNEL("", "ReduceLogSum", 1, ReduceKernel<Reduction::kLogSum>);
-PARITY_REGISTER_KERNEL("", "ReduceLogSum", 18, ReduceKernel<Reduction::kLogSum>);
-PARITY_REGISTER_KERNEL("", "ReduceLogSumExp", 1, ReduceKernel<Reduction::kLogSumExp>);
-PARITY_REGISTER_KERNEL("", "ReduceLogSumExp", 18, ReduceKernel<Reduction::kLogSumExp>);
-PARITY_REGISTER_KERNEL("", "ReduceSumSquare", 1, ReduceKernel<Reduction::kSumSquare>);
-PARITY_REGISTER_KERNEL("", "ReduceSumSquare", 18, ReduceKernel<Reduction::kSumSquare>);
-
-// Later schema versions that only widened types or allowed negative axes: same kernel class.
-PARITY_REGISTER_KERNEL("", "ReduceSum", 11, ReduceKernel<Reduction::kSum>);
-PARITY_REGISTER_KERNEL("", "ReduceMean", 11, ReduceKernel<Reduction::kMean>);
-PARITY_REGISTER_KERNEL("", "ReduceMean", 13, ReduceKernel<Reduction::kMean>);
-PARITY_REGISTER_KERNEL("", "ReduceMax", 11, ReduceKernel<Reduction::kMax>);
-PARITY_REGISTER_KERNEL("", "ReduceMax", 12, ReduceKernel<Reduction::kMax>);
-PARITY_REGISTER_KERNEL("", "ReduceMax", 13, ReduceKernel<Reduction::kMax>);
-PARITY_REGISTER_KERNEL("", "ReduceMin", 11, ReduceKernel<Reduction::kMin>);
-PARITY_REGISTER_KERNEL("", "ReduceMin", 12, ReduceKernel<Reduction::kMin>);
-PARITY_REGISTER_KERNEL("", "ReduceMin", 13, ReduceKernel<Reduction::kMin>);
-PARITY_REGISTER_KERNEL("", "ReduceProd", 11, ReduceKernel<Reduction::kProd>);
-PARITY_REGISTER_KERNEL("", "ReduceProd", 13, ReduceKernel<Reduction::kProd>);
-PARITY_REGISTER_KERNEL("", "ReduceL1", 11, ReduceKernel<Reduction::kL1>);
-PARITY_REGISTER_KERNEL("", "ReduceL1", 13, ReduceKernel<Reduction::kL1>);
-PARITY_REGISTER_KERNEL("", "ReduceL2", 11, ReduceKernel<Reduction::kL2>);
-PARITY_REGISTER_KERNEL("", "ReduceL2", 13, ReduceKernel<Reduction::kL2>);
-PARITY_REGISTER_KERNEL("", "ReduceLogSum", 11, ReduceKernel<Reduction::kLogSum>);
-PARITY_REGISTER_KERNEL("", "ReduceLogSum", 13, ReduceKernel<Reduction::kLogSum>);
-PARITY_REGISTER_KERNEL("", "ReduceLogSumExp", 11, ReduceKernel<Reduction::kLogSumExp>);
-PARITY_REGISTER_KERNEL("", "ReduceLogSumExp", 13, ReduceKernel<Reduction::kLogSumExp>);
-PARITY_REGISTER_KERNEL("", "ReduceSumSquare", 11, ReduceKernel<Reduction::kSumSquare>);
-PARITY_REGISTER_KERNEL("", "ReduceSumSquare", 13, ReduceKernel<Reduction::kSumSquare>);
+PARITY_REGISTER_KERNEL("", "ReduceSum", (1, 11, 13), ReduceKernel<Reduction::kSum>);
+PARITY_REGISTER_KERNEL("", "ReduceMean", (1, 11, 13, 18), ReduceKernel<Reduction::kMean>);
+PARITY_REGISTER_KERNEL("", "ReduceMax", (1, 11, 12, 13, 18, 20), ReduceKernel<Reduction::kMax>);
+PARITY_REGISTER_KERNEL("", "ReduceMin", (1, 11, 12, 13, 18, 20), ReduceKernel<Reduction::kMin>);
+PARITY_REGISTER_KERNEL("", "ReduceProd", (1, 11, 13, 18), ReduceKernel<Reduction::kProd>);
+PARITY_REGISTER_KERNEL("", "ReduceL1", (1, 11, 13, 18), ReduceKernel<Reduction::kL1>);
+PARITY_REGISTER_KERNEL("", "ReduceL2", (1, 11, 13, 18), ReduceKernel<Reduction::kL2>);
+PARITY_REGISTER_KERNEL("", "ReduceLogSum", (1, 11, 13, 18), ReduceKernel<Reduction::kLogSum>);
+PARITY_REGISTER_KERNEL("", "ReduceLogSumExp", (1, 11, 13, 18), ReduceKernel<Reduction::kLogSumExp>);
+PARITY_REGISTER_KERNEL("", "ReduceSumSquare", (1, 11, 13, 18), ReduceKernel<Reduction::kSumSquare>);
 
 }  // namespace parity::runtime::ops

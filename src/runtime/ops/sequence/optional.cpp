@@ -1,4 +1,6 @@
-// Optional, OptionalHasElement, OptionalGetElement: https://onnx.ai/onnx/operators/onnx__Optional.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Optional.html, onnx__OptionalHasElement.html,
+//       onnx__OptionalGetElement.html
+// Optional, OptionalHasElement, OptionalGetElement.
 // An optional holding a value is represented by the value itself; an empty one by Value::none().
 #include "runtime/kernel.h"
 

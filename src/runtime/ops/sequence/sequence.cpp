@@ -1,5 +1,8 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__SequenceEmpty.html, onnx__SequenceConstruct.html,
+//       onnx__SequenceInsert.html, onnx__SequenceAt.html, onnx__SequenceErase.html,
+//       onnx__SequenceLength.html
 // Sequence operators: SequenceEmpty, SequenceConstruct, SequenceInsert, SequenceAt,
-// SequenceErase, SequenceLength (https://onnx.ai/onnx/operators/ "Sequence*").
+// SequenceErase, SequenceLength.
 #include "runtime/kernel.h"
 
 namespace parity::runtime {

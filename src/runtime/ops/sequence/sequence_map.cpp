@@ -1,4 +1,5 @@
-// SequenceMap: https://onnx.ai/onnx/operators/onnx__SequenceMap.html
+// Spec: https://onnx.ai/onnx/operators/onnx__SequenceMap.html
+// SequenceMap.
 #include "runtime/kernel.h"
 #include "runtime/subgraph.h"
 

@@ -1,6 +1,5 @@
-// SplitToSequence and ConcatFromSequence:
-// https://onnx.ai/onnx/operators/onnx__SplitToSequence.html,
-// https://onnx.ai/onnx/operators/onnx__ConcatFromSequence.html
+// Spec: https://onnx.ai/onnx/operators/onnx__SplitToSequence.html, onnx__ConcatFromSequence.html
+// SplitToSequence and ConcatFromSequence.
 #include "runtime/kernel.h"
 #include "runtime/tensor_util.h"
 

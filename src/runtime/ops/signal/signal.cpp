@@ -1,5 +1,7 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__DFT.html, onnx__STFT.html, onnx__HannWindow.html,
+//       onnx__HammingWindow.html, onnx__BlackmanWindow.html, onnx__MelWeightMatrix.html
 // Signal operators (opset 17): DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix.
-// https://github.com/onnx/onnx/blob/main/docs/Operators.md#DFT (and the sections named above)
+// DFT-20 takes the axis as an input (default -2); inverse + onesided is the inverse real FFT.
 //
 // The DFT is a direct O(n^2) sum with a per-length twiddle table: the reference tier favours
 // exactness over speed, and every length (not only powers of two) is handled the same way.
@@ -48,9 +50,9 @@ void twiddles(int64_t n, std::vector<double>& cos_t, std::vector<double>& sin_t)
 class DftKernel : public Kernel {
  public:
   explicit DftKernel(const KernelInit& init)
-      : axis_(init.attr_int("axis", 1)), inverse_(init.attr_int("inverse", 0) != 0),
-        onesided_(init.attr_int("onesided", 0) != 0) {
-    if (inverse_ && onesided_) init.fail("inverse with onesided output is not supported");
+      : axis_(init.attr_int("axis", 1)), axis_from_input_(init.spec().since_version >= 20),
+        inverse_(init.attr_int("inverse", 0) != 0), onesided_(init.attr_int("onesided", 0) != 0) {
+    if (axis_from_input_) axis_ = -2;  // the default of DFT-20's axis input
   }
 
   void compute(KernelContext& ctx) const override {
@@ -59,8 +61,10 @@ class DftKernel : public Kernel {
     if (rank < 3) ctx.fail("input must have rank >= 3 ([batch, signal..., 1 or 2])");
     const int64_t comps = x.dim(rank - 1);
     if (comps != 1 && comps != 2) ctx.fail("last dimension must be 1 (real) or 2 (complex), got ", comps);
-    const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
-    if (axis < 1 || axis >= rank - 1) ctx.fail("axis ", axis_, " is not a signal axis for rank ", rank);
+    const int64_t axis_value = axis_from_input_ && ctx.has_input(2) ? scalar_int64(ctx, 2, "axis") : axis_;
+    const int64_t axis = axis_value < 0 ? axis_value + rank : axis_value;
+    if (axis < 1 || axis >= rank - 1) ctx.fail("axis ", axis_value, " is not a signal axis for rank ", rank);
+    if (inverse_ && onesided_) return inverse_real(ctx, axis);
     const int64_t len_in = x.dim(axis);
     int64_t n = len_in;
     if (ctx.has_input(1)) {
@@ -99,7 +103,51 @@ class DftKernel : public Kernel {
   }
 
  private:
+  /// Inverse real DFT: the input holds bins 0..n/2 of a Hermitian spectrum (n = dft_length, or
+  /// 2 * (bins - 1)); the rest are the conjugates. The output is the real signal, [..., n, ..., 1].
+  void inverse_real(KernelContext& ctx, int64_t axis) const {
+    const Tensor& x = ctx.input(0);
+    const int64_t rank = x.rank();
+    const int64_t comps = x.dim(rank - 1);
+    const int64_t given = x.dim(axis);
+    const int64_t n = ctx.has_input(1) ? scalar_int64(ctx, 1, "dft_length") : 2 * (given - 1);
+    if (n <= 0) ctx.fail("the inverse real DFT needs a positive length, got ", n);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+    for (int64_t d = axis + 1; d < rank - 1; ++d) inner *= x.dim(d);
+    Shape out_shape = x.shape();
+    out_shape[axis] = n;
+    out_shape[rank - 1] = 1;
+    const std::vector<double> xv = load_as<double>(x);
+    std::vector<double> out(static_cast<size_t>(outer * n * inner));
+    std::vector<double> cos_t, sin_t;
+    twiddles(n, cos_t, sin_t);
+    std::vector<double> re(static_cast<size_t>(n)), im(static_cast<size_t>(n)), ore(static_cast<size_t>(n)),
+        oim(static_cast<size_t>(n));
+    auto bin = [&](int64_t o, int64_t k, int64_t i, double& r, double& m) {
+      if (k >= given) return void(r = m = 0.0);
+      const int64_t src = ((o * given + k) * inner + i) * comps;
+      r = xv[src];
+      m = comps == 2 ? xv[src + 1] : 0.0;
+    };
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        for (int64_t k = 0; k < n; ++k) {
+          if (k <= n / 2) {
+            bin(o, k, i, re[k], im[k]);
+          } else {
+            bin(o, n - k, i, re[k], im[k]);
+            im[k] = -im[k];
+          }
+        }
+        dft_1d(re.data(), im.data(), n, n, n, true, ore.data(), oim.data(), cos_t, sin_t);
+        for (int64_t k = 0; k < n; ++k) out[(o * n + k) * inner + i] = ore[k];
+      }
+    emit_output(ctx, 0, x.dtype(), out_shape, out);
+  }
+
   int64_t axis_;
+  bool axis_from_input_;
   bool inverse_, onesided_;
 };
 
@@ -243,7 +291,7 @@ class MelWeightMatrixKernel : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "DFT", 17, DftKernel);
+PARITY_REGISTER_KERNEL("", "DFT", (17, 19, 20), DftKernel);
 PARITY_REGISTER_KERNEL("", "STFT", 17, StftKernel);
 PARITY_REGISTER_KERNEL("", "HannWindow", 17, HannWindowKernel);
 PARITY_REGISTER_KERNEL("", "HammingWindow", 17, HammingWindowKernel);

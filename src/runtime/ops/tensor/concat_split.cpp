@@ -1,5 +1,5 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Concat.html, onnx__Split.html
 // Concat and Split along one axis.
-// Specs: https://onnx.ai/onnx/operators/onnx__Concat.html, onnx__Split.html
 #include <algorithm>
 #include <numeric>
 
@@ -139,11 +139,7 @@ class SplitKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Concat", 1, ConcatKernel);
-PARITY_REGISTER_KERNEL("", "Concat", 4, ConcatKernel);
-PARITY_REGISTER_KERNEL("", "Split", 1, SplitKernel);
-PARITY_REGISTER_KERNEL("", "Split", 2, SplitKernel);
-PARITY_REGISTER_KERNEL("", "Split", 13, SplitKernel);
-PARITY_REGISTER_KERNEL("", "Split", 18, SplitKernel);
+PARITY_REGISTER_KERNEL("", "Concat", (1, 4), ConcatKernel);
+PARITY_REGISTER_KERNEL("", "Split", (1, 2, 13, 18), SplitKernel);
 
 }  // namespace parity::runtime

@@ -1,5 +1,5 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Expand.html, onnx__Tile.html
 // Expand (broadcast to a shape) and Tile (repeat).
-// Specs: https://onnx.ai/onnx/operators/onnx__Expand.html, onnx__Tile.html
 #include "runtime/ops/tensor/tensor_util.h"
 
 namespace parity::runtime {
@@ -64,7 +64,6 @@ class TileKernel final : public Kernel {
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "Expand", 8, ExpandKernel);
-PARITY_REGISTER_KERNEL("", "Tile", 1, TileKernel);
-PARITY_REGISTER_KERNEL("", "Tile", 6, TileKernel);
+PARITY_REGISTER_KERNEL("", "Tile", (1, 6), TileKernel);
 
 }  // namespace parity::runtime

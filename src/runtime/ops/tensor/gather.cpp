@@ -1,6 +1,6 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Gather.html, onnx__GatherElements.html,
+//       onnx__GatherND.html
 // Gather, GatherElements, GatherND.
-// Specs: https://onnx.ai/onnx/operators/onnx__Gather.html, onnx__GatherElements.html,
-// onnx__GatherND.html
 #include <algorithm>
 
 #include "runtime/ops/tensor/tensor_util.h"
@@ -150,7 +150,6 @@ class GatherNDKernel final : public Kernel {
 
 PARITY_REGISTER_KERNEL("", "Gather", 1, GatherKernel);
 PARITY_REGISTER_KERNEL("", "GatherElements", 11, GatherElementsKernel);
-PARITY_REGISTER_KERNEL("", "GatherND", 11, GatherNDKernel);
-PARITY_REGISTER_KERNEL("", "GatherND", 12, GatherNDKernel);
+PARITY_REGISTER_KERNEL("", "GatherND", (11, 12), GatherNDKernel);
 
 }  // namespace parity::runtime

@@ -1,5 +1,5 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__NonZero.html, onnx__Compress.html
 // NonZero and Compress (element selection).
-// Specs: https://onnx.ai/onnx/operators/onnx__NonZero.html, onnx__Compress.html
 #include <algorithm>
 
 #include "runtime/ops/tensor/tensor_util.h"
@@ -90,7 +90,6 @@ class CompressKernel final : public Kernel {
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "NonZero", 9, NonZeroKernel);
-PARITY_REGISTER_KERNEL("", "Compress", 9, CompressKernel);
-PARITY_REGISTER_KERNEL("", "Compress", 11, CompressKernel);
+PARITY_REGISTER_KERNEL("", "Compress", (9, 11), CompressKernel);
 
 }  // namespace parity::runtime

@@ -1,4 +1,5 @@
-// OneHot: https://onnx.ai/onnx/operators/onnx__OneHot.html
+// Spec: https://onnx.ai/onnx/operators/onnx__OneHot.html
+// OneHot.
 #include <cmath>
 
 #include "runtime/ops/tensor/tensor_util.h"
@@ -61,7 +62,6 @@ class OneHotKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "OneHot", 9, OneHotKernel);
-PARITY_REGISTER_KERNEL("", "OneHot", 11, OneHotKernel);
+PARITY_REGISTER_KERNEL("", "OneHot", (9, 11), OneHotKernel);
 
 }  // namespace parity::runtime

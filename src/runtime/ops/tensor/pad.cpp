@@ -1,6 +1,7 @@
-// Pad: https://onnx.ai/onnx/operators/onnx__Pad.html
-// Versions 1/2 take pads ('paddings' in 1) and value as attributes; 11+ take pads and
-// constant_value as inputs, 18 adds the axes input, 19 the wrap mode.
+// Spec: https://onnx.ai/onnx/operators/onnx__Pad.html, onnx__CenterCropPad.html
+// Pad: versions 1/2 take pads ('paddings' in 1) and value as attributes; 11+ take pads and
+// constant_value as inputs, 18 adds the axes input, 19 the wrap mode. CenterCropPad (opset 18).
+#include "runtime/ops/common/axis.h"
 #include "runtime/ops/tensor/tensor_util.h"
 
 namespace parity::runtime {
@@ -113,12 +114,61 @@ class PadKernel final : public Kernel {
   float attr_value_ = 0.0f;
 };
 
+/// Crops (centered, the extra element dropped at the end) or zero-pads (centered, the extra
+/// element added at the end) each of `axes` to the requested length.
+class CenterCropPadKernel final : public Kernel {
+ public:
+  explicit CenterCropPadKernel(const KernelInit& init) : axes_(init.attr_ints("axes", {})) {}
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    const int64_t rank = x.rank();
+    std::vector<int64_t> axes = axes_;
+    if (axes.empty())
+      for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+    axes = ops::normalize_axes(axes, rank, ctx);
+    const std::vector<int64_t> lengths = ops::read_int_values(ctx, ctx.input(1), "shape");
+    if (lengths.size() != axes.size())
+      ctx.fail("shape has ", lengths.size(), " values for ", axes.size(), " axes");
+    Shape out_shape = x.shape();
+    std::vector<int64_t> shift(static_cast<size_t>(rank), 0);  // source index = output index + shift
+    for (size_t k = 0; k < axes.size(); ++k) {
+      const int64_t d = axes[k], dim = x.dim(d), want = lengths[k];
+      if (want < 0) ctx.fail("shape value ", want, " for axis ", d, " is negative");
+      shift[d] = dim >= want ? (dim - want) / 2 : -((want - dim) / 2);
+      out_shape[d] = want;
+    }
+    Tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
+    const std::vector<int64_t> in_strides = shape_strides(x.shape());
+    tensor_ops::visit_storage_type(x.dtype(), [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      const S* src = elements<S>(x);
+      S* dst = elements<S>(out);
+      std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+      for (int64_t i = 0; i < out.numel(); ++i) {
+        int64_t offset = 0;
+        bool inside = true;
+        for (int64_t d = 0; d < rank && inside; ++d) {
+          const int64_t s = idx[d] + shift[d];
+          inside = s >= 0 && s < x.dim(d);
+          offset += s * in_strides[d];
+        }
+        dst[i] = inside ? src[offset] : S{};
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          if (++idx[d] < out_shape[d]) break;
+          idx[d] = 0;
+        }
+      }
+    });
+  }
+
+ private:
+  std::vector<int64_t> axes_;
+};
+
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Pad", 1, PadKernel);
-PARITY_REGISTER_KERNEL("", "Pad", 2, PadKernel);
-PARITY_REGISTER_KERNEL("", "Pad", 11, PadKernel);
-PARITY_REGISTER_KERNEL("", "Pad", 18, PadKernel);
-PARITY_REGISTER_KERNEL("", "Pad", 19, PadKernel);
+PARITY_REGISTER_KERNEL("", "Pad", (1, 2, 11, 18, 19), PadKernel);
+PARITY_REGISTER_KERNEL("", "CenterCropPad", 18, CenterCropPadKernel);
 
 }  // namespace parity::runtime

@@ -1,4 +1,5 @@
-// Range: https://onnx.ai/onnx/operators/onnx__Range.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Range.html
+// Range.
 #include <cmath>
 
 #include "runtime/ops/tensor/tensor_util.h"

@@ -1,6 +1,6 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Reshape.html, onnx__Flatten.html, onnx__Squeeze.html,
+//       onnx__Unsqueeze.html
 // Shape-only ops: the output shares the input's buffer with a new shape.
-// Specs: https://onnx.ai/onnx/operators/onnx__Reshape.html, onnx__Flatten.html,
-// onnx__Squeeze.html, onnx__Unsqueeze.html
 #include <algorithm>
 
 #include "runtime/ops/tensor/tensor_util.h"
@@ -153,14 +153,9 @@ class UnsqueezeKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Reshape", 1, ReshapeKernel);
-PARITY_REGISTER_KERNEL("", "Reshape", 5, ReshapeKernel);
-PARITY_REGISTER_KERNEL("", "Reshape", 14, ReshapeKernel);
-PARITY_REGISTER_KERNEL("", "Flatten", 1, FlattenKernel);
-PARITY_REGISTER_KERNEL("", "Flatten", 11, FlattenKernel);
-PARITY_REGISTER_KERNEL("", "Squeeze", 1, SqueezeKernel);
-PARITY_REGISTER_KERNEL("", "Squeeze", 13, SqueezeKernel);
-PARITY_REGISTER_KERNEL("", "Unsqueeze", 1, UnsqueezeKernel);
-PARITY_REGISTER_KERNEL("", "Unsqueeze", 13, UnsqueezeKernel);
+PARITY_REGISTER_KERNEL("", "Reshape", (1, 5, 14), ReshapeKernel);
+PARITY_REGISTER_KERNEL("", "Flatten", (1, 11), FlattenKernel);
+PARITY_REGISTER_KERNEL("", "Squeeze", (1, 13), SqueezeKernel);
+PARITY_REGISTER_KERNEL("", "Unsqueeze", (1, 13), UnsqueezeKernel);
 
 }  // namespace parity::runtime

@@ -1,4 +1,5 @@
-// ReverseSequence: https://onnx.ai/onnx/operators/onnx__ReverseSequence.html
+// Spec: https://onnx.ai/onnx/operators/onnx__ReverseSequence.html
+// ReverseSequence.
 #include "runtime/ops/tensor/tensor_util.h"
 
 namespace parity::runtime {

@@ -1,7 +1,10 @@
-// Scatter (deprecated alias), ScatterElements and ScatterND, with the reductions of 16/18.
-// Specs: https://onnx.ai/onnx/operators/onnx__ScatterElements.html, onnx__ScatterND.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Scatter.html, onnx__ScatterElements.html,
+//       onnx__ScatterND.html, onnx__TensorScatter.html
+// Scatter (deprecated alias), ScatterElements and ScatterND, with the reductions of 16/18, and
+// TensorScatter (opset 24, KV-cache updates).
 #include <algorithm>
 
+#include "runtime/ops/common/axis.h"
 #include "runtime/ops/common/dispatch.h"
 #include "runtime/ops/tensor/tensor_util.h"
 
@@ -10,6 +13,11 @@ namespace {
 
 using tensor_ops::checked_index;
 using tensor_ops::elements;
+using tensor_ops::visit_storage_type;
+using ops::normalize_axis;
+using ops::read_int_values;
+using ops::size_from_axis;
+using ops::size_to_axis;
 
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 
@@ -155,14 +163,67 @@ class ScatterNDKernel final : public Kernel {
   Reduction reduction_;
 };
 
+/// https://onnx.ai/onnx/operators/onnx__TensorScatter.html: writes `update` into a copy of
+/// `past_cache` along `axis`, batch b starting at write_indices[b] (0 when absent); in "circular"
+/// mode positions wrap around the cache's length, in "linear" mode they must fit.
+class TensorScatterKernel final : public Kernel {
+ public:
+  explicit TensorScatterKernel(const KernelInit& init) : axis_(init.attr_int("axis", -2)) {
+    const std::string mode = init.attr_string("mode", "linear");
+    if (mode != "linear" && mode != "circular") init.fail("attribute 'mode' must be linear or circular, got '", mode, "'");
+    circular_ = mode == "circular";
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const Tensor& cache = ctx.input(0);
+    const Tensor& update = ctx.input(1);
+    const int64_t rank = cache.rank();
+    if (rank < 2 || update.rank() != rank) ctx.fail("past_cache and update must have the same rank (at least 2)");
+    const int64_t axis = normalize_axis(axis_, rank, ctx);
+    if (axis == 0) ctx.fail("axis must not be the batch axis 0");
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && update.dim(d) != cache.dim(d))
+        ctx.fail("update shape ", shape_to_string(update.shape()), " differs from past_cache ",
+                 shape_to_string(cache.shape()), " outside axis ", axis);
+    if (update.dtype() != cache.dtype()) ctx.fail("update and past_cache have different types");
+    const int64_t batch = cache.dim(0), max_len = cache.dim(axis), len = update.dim(axis);
+    std::vector<int64_t> starts(static_cast<size_t>(batch), 0);
+    if (ctx.has_input(2)) {
+      starts = read_int_values(ctx, ctx.input(2), "write_indices");
+      if (static_cast<int64_t>(starts.size()) != batch)
+        ctx.fail("write_indices has ", starts.size(), " values for a batch of ", batch);
+    }
+    const int64_t outer = size_to_axis(cache.shape(), axis) / batch;  // dims between batch and axis
+    const int64_t inner = size_from_axis(cache.shape(), axis + 1);
+    Tensor out = cache.clone();
+    visit_storage_type(cache.dtype(), [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      const S* src = elements<S>(update);
+      S* dst = elements<S>(out);
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t k = 0; k < len; ++k) {
+            int64_t pos = starts[b] + k;
+            if (circular_) pos = ((pos % max_len) + max_len) % max_len;
+            else if (pos < 0 || pos >= max_len)
+              ctx.fail("batch ", b, " writes position ", pos, " outside the cache length ", max_len);
+            const S* from = src + ((b * outer + o) * len + k) * inner;
+            std::copy(from, from + inner, dst + ((b * outer + o) * max_len + pos) * inner);
+          }
+    });
+    ctx.set_output(0, Value(std::move(out)));
+  }
+
+ private:
+  int64_t axis_;
+  bool circular_ = false;
+};
+
 }  // namespace
 
 PARITY_REGISTER_KERNEL("", "Scatter", 9, ScatterElementsKernel);
-PARITY_REGISTER_KERNEL("", "ScatterElements", 11, ScatterElementsKernel);
-PARITY_REGISTER_KERNEL("", "ScatterElements", 16, ScatterElementsKernel);
-PARITY_REGISTER_KERNEL("", "ScatterElements", 18, ScatterElementsKernel);
-PARITY_REGISTER_KERNEL("", "ScatterND", 11, ScatterNDKernel);
-PARITY_REGISTER_KERNEL("", "ScatterND", 16, ScatterNDKernel);
-PARITY_REGISTER_KERNEL("", "ScatterND", 18, ScatterNDKernel);
+PARITY_REGISTER_KERNEL("", "ScatterElements", (11, 16, 18), ScatterElementsKernel);
+PARITY_REGISTER_KERNEL("", "ScatterND", (11, 16, 18), ScatterNDKernel);
+PARITY_REGISTER_KERNEL("", "TensorScatter", 24, TensorScatterKernel);
 
 }  // namespace parity::runtime

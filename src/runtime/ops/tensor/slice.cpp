@@ -1,4 +1,5 @@
-// Slice: https://onnx.ai/onnx/operators/onnx__Slice.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Slice.html
+// Slice.
 // Version 1 takes starts/ends/axes as attributes; 10+ takes them (and steps) as inputs.
 #include <algorithm>
 #include <limits>
@@ -99,7 +100,6 @@ class SliceKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "Slice", 1, SliceKernel);
-PARITY_REGISTER_KERNEL("", "Slice", 10, SliceKernel);
+PARITY_REGISTER_KERNEL("", "Slice", (1, 10), SliceKernel);
 
 }  // namespace parity::runtime

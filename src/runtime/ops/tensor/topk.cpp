@@ -1,4 +1,5 @@
-// TopK: https://onnx.ai/onnx/operators/onnx__TopK.html
+// Spec: https://onnx.ai/onnx/operators/onnx__TopK.html
+// TopK.
 // Ties keep the lower index first; NaN ranks above every number (as in numpy's sort order).
 // With sorted=0 the order is unspecified by the spec; the sorted order is returned.
 #include <algorithm>
@@ -97,8 +98,6 @@ class TopKKernel final : public Kernel {
 
 }  // namespace
 
-PARITY_REGISTER_KERNEL("", "TopK", 1, TopKKernel);
-PARITY_REGISTER_KERNEL("", "TopK", 10, TopKKernel);
-PARITY_REGISTER_KERNEL("", "TopK", 11, TopKKernel);
+PARITY_REGISTER_KERNEL("", "TopK", (1, 10, 11), TopKKernel);
 
 }  // namespace parity::runtime

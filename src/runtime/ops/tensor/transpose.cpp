@@ -1,4 +1,5 @@
-// Transpose: https://onnx.ai/onnx/operators/onnx__Transpose.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Transpose.html
+// Transpose.
 #include "runtime/ops/tensor/tensor_util.h"
 
 namespace parity::runtime {

@@ -1,5 +1,5 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Trilu.html, onnx__EyeLike.html
 // Trilu and EyeLike (diagonal-structured outputs).
-// Specs: https://onnx.ai/onnx/operators/onnx__Trilu.html, onnx__EyeLike.html
 #include "runtime/ops/common/dispatch.h"
 #include "runtime/ops/tensor/tensor_util.h"
 

@@ -1,4 +1,5 @@
-// Unique: https://onnx.ai/onnx/operators/onnx__Unique.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Unique.html
+// Unique.
 // Items are elements (no axis) or slices along the axis, compared lexicographically; NaN sorts
 // after every number and equals other NaNs.
 #include <algorithm>

@@ -1,4 +1,5 @@
-// StringNormalizer: https://onnx.ai/onnx/operators/onnx__StringNormalizer.html
+// Spec: https://onnx.ai/onnx/operators/onnx__StringNormalizer.html
+// StringNormalizer.
 // Case changes go through the C++ locale named by the 'locale' attribute (falling back to
 // C.UTF-8, then to ASCII-only mapping when neither is installed) on UTF-8 decoded code points.
 #include <locale>

@@ -1,4 +1,5 @@
-// TfIdfVectorizer: https://onnx.ai/onnx/operators/onnx__TfIdfVectorizer.html
+// Spec: https://onnx.ai/onnx/operators/onnx__TfIdfVectorizer.html
+// TfIdfVectorizer.
 // Every (start, n, skip) combination is looked up once; unigrams ignore the skip (counted once per
 // start). IDF/TFIDF weights are indexed by output coordinate, as ONNX Runtime does.
 #include <algorithm>

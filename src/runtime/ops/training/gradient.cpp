@@ -1,4 +1,5 @@
-// Gradient (ai.onnx.preview.training): https://onnx.ai/onnx/operators/onnx_aionnxpreviewtraining_Gradient.html
+// Spec: https://onnx.ai/onnx/operators/onnx_aionnxpreviewtraining_Gradient.html
+// Gradient (ai.onnx.preview.training).
 //
 // Reverse-mode differentiation of the part of the enclosing graph that computes `y` from `xs`.
 // Reference tier: the differentiated ops are the elementwise Add, Sub, Mul, Div, Neg and Identity

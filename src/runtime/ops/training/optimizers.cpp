@@ -1,6 +1,8 @@
+// Spec: https://onnx.ai/onnx/operators/onnx_aionnxpreviewtraining_Adagrad.html,
+//       onnx_aionnxpreviewtraining_Momentum.html, onnx_aionnxpreviewtraining_Adam.html
 // ai.onnx.preview.training optimizers: Adagrad, Momentum, Adam. Inputs are
 // (R learning rate, T update count, X1..Xn, G1..Gn, state tensors...), outputs the updated X's then
-// the updated states. https://github.com/onnx/onnx/blob/main/docs/Operators.md#ai.onnx.preview.training.Adam
+// the updated states.
 #include <cmath>
 #include <string>
 #include <vector>

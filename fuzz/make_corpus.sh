@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Seeds each fuzz target's corpus from parity's test data and the shared fixtures (copied at build
+# time, never committed). Usage: make_corpus.sh SOURCE_DIR CORPUS_DIR
+set -euo pipefail
+src=$1
+out=$2
+shared="$src/../shared"
+testdata=/usr/share/libonnx-testdata/data
+mkdir -p "$out"/{fuzz_model_load,fuzz_model_save,fuzz_npy,fuzz_npz,fuzz_polygraphy_json,fuzz_args}
+
+# Models: the bundled demo, the torch fixture pairs, the fixtures, and every backend-test model
+# under 32 KB (one per operator test: ~1,000 small, diverse graphs incl. subgraphs).
+models=("$src"/models/demo.onnx "$src"/tests/data/torch/*.onnx)
+[ -d "$shared/fixtures/polygraphy" ] && models+=("$shared"/fixtures/polygraphy/*.onnx)
+for m in "${models[@]}"; do cp -f "$m" "$out/fuzz_model_load/$(basename "$m")"; done
+if [ -d "$testdata" ]; then
+  find "$testdata" -name model.onnx -size -32k | while read -r m; do
+    cp -f "$m" "$out/fuzz_model_load/$(basename "$(dirname "$m")").onnx"
+  done
+fi
+# The save round trip starts from models with initializers (they exercise external data).
+cp -f "$src"/models/demo.onnx "$src"/tests/data/torch/*.onnx "$out/fuzz_model_save/"
+
+# .npz archives, and their .npy members for the .npy target.
+npz=("$src"/tests/data/formats/*.npz)
+[ -d "$shared/fixtures/polygraphy" ] && npz+=("$shared"/fixtures/polygraphy/*.npz)
+for f in "${npz[@]}"; do cp -f "$f" "$out/fuzz_npz/"; done
+python3 - "$out/fuzz_npy" "${npz[@]}" "$src/tests/data/formats/npy_by_dtype.zip" <<'PY'
+import sys, zipfile, os
+dest = sys.argv[1]
+for archive in sys.argv[2:]:
+    with zipfile.ZipFile(archive) as z:
+        for name in z.namelist():
+            if name.endswith(".npy"):
+                data = z.read(name)
+                if len(data) <= 65536:
+                    tag = os.path.basename(archive).replace(".", "_") + "_" + name.replace("/", "_")
+                    open(os.path.join(dest, tag), "wb").write(data)
+PY
+
+# Polygraphy JSON: RunResults and input lists.
+[ -d "$shared/fixtures/polygraphy" ] && cp -f "$shared"/fixtures/polygraphy/*.json "$out/fuzz_polygraphy_json/"
+
+# Argument lists: the first byte picks the command, NUL separates tokens.
+seed() {
+  local name=$1 command=$2
+  shift 2
+  { printf "\\$(printf %03o "$command")"; printf '%s\0' "$@"; } > "$out/fuzz_args/$name"
+}
+for c in $(seq 0 15); do
+  seed "run_$c" "$c" model.onnx --ref --ort --seed 42 --input-shapes 'x:[1,3,224,224]' 'y:[2]' --atol 1e-3 \
+    --val-range 'x:[0,1]' --save-outputs out.json --load-inputs a.json b.json
+  seed "opts_$c" "$c" m.onnx -o out.onnx --iterations=3 -v --onnx-outputs mark all --check-error-stat max -- x
+done

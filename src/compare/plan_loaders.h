@@ -1,0 +1,47 @@
+// Loaders for plan files (runtime/plan/plan_file.h), in the idiom of loaders.h, mirroring
+// Polygraphy's TensorRT loaders:
+//
+//   auto build = PlanFromOnnx(OnnxFromPath("model.onnx"));        // EngineFromNetwork
+//   SavePlan(build, "model.plan")();                             // or BytesFromPlan(build)()
+//   auto runner = RunnerFromPlan(PlanFromBytes(BytesFromPath("model.plan")));  // TrtRunner
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "compare/loaders.h"
+#include "runtime/session.h"
+
+namespace parity::compare::loaders {
+
+/// A built plan: the ref runtime's session, ready to run (or to save).
+using Plan = std::shared_ptr<const runtime::Session>;
+using PlanLoader = Loader<Plan>;
+
+/// How PlanFromOnnx builds (TensorRT's CreateConfig): the ref runtime's planning choices.
+struct BuildConfig {
+  int threads = 1;  // threads of the built session (not stored in the plan: a load chooses again)
+  runtime::KernelTier kernels = runtime::KernelTier::kOptimized;
+  bool fuse = true;
+};
+
+/// Plans the model (rewrites, fusion, a kernel per node, packed weights). `base_dir` resolves
+/// external data.
+Plan plan_from_onnx(const onnx::ModelProto& model, const BuildConfig& config = {}, const std::string& base_dir = {});
+/// A plan from its bytes (a plan file's contents); refused with one line when damaged or foreign.
+Plan plan_from_bytes(std::string bytes, int threads = 1);
+/// A plan file, mapped rather than read.
+Plan plan_from_path(const std::string& path, int threads = 1);
+std::string bytes_from_plan(const runtime::Session& plan);
+void save_plan(const runtime::Session& plan, const std::string& path);
+
+PlanLoader PlanFromOnnx(ModelLoader model, BuildConfig config = {}, std::string base_dir = {});
+PlanLoader PlanFromBytes(BytesLoader bytes, int threads = 1);
+PlanLoader PlanFromPath(std::string path, int threads = 1);
+BytesLoader BytesFromPlan(PlanLoader plan);
+/// Saves the plan when called and passes it on.
+PlanLoader SavePlan(PlanLoader plan, std::string path);
+/// The ref runner over a plan; the plan loader runs on activate().
+std::unique_ptr<runners::Runner> RunnerFromPlan(PlanLoader plan, std::string name = {});
+
+}  // namespace parity::compare::loaders

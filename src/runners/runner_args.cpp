@@ -1,0 +1,63 @@
+#include "runners/runner_args.h"
+
+#include <algorithm>
+
+#include "core/text.h"
+#include "runners/registry.h"
+
+namespace parity::runners {
+
+namespace {
+
+// Dest of a runner's selection flag: "runner:" + name, so that no runtime option can clash.
+constexpr std::string_view kFlagPrefix = "runner:";
+
+}  // namespace
+
+void RunnerArgs::add_flags_to(options::ArgParser& parser, const std::string& group) const {
+  parser.group(group);
+  for (const auto& info : RunnerRegistry::instance().all())
+    parser.add({.flags = {info.flag}, .dest = std::string(kFlagPrefix) + info.name,
+                .help = "Run with " + info.description, .arity = options::Arity::kCount});
+}
+
+std::vector<std::string> RunnerArgs::parse_flags(const options::Args& args) const {
+  std::vector<std::string> names;
+  for (const auto& dest : args.occurrences())
+    if (dest.rfind(kFlagPrefix, 0) == 0) names.push_back(dest.substr(kFlagPrefix.size()));
+  return names;
+}
+
+void RunnerArgs::add_list_to(options::ArgParser& parser, const std::string& help) const {
+  parser.add({.flags = {"--runners"}, .help = help, .metavar = "NAMES", .arity = options::Arity::kOneOrMore});
+}
+
+std::vector<std::string> RunnerArgs::parse_list(const options::Args& args, const std::string& fallback) const {
+  std::vector<std::string> names;
+  for (const auto& value : args.has("runners") ? args.list("runners") : std::vector<std::string>{fallback})
+    for (auto& item : split_list(value, "--runners"))
+      if (!item.empty()) names.push_back(std::move(item));
+  PARITY_CHECK(!names.empty(), kInvalidArgument, "--runners: no runner named");
+  std::vector<std::string> known;
+  for (const auto& info : RunnerRegistry::instance().all()) known.push_back(info.name);
+  for (const auto& name : names) {
+    PARITY_CHECK(RunnerRegistry::instance().find(name), kInvalidArgument, "--runners: unknown runner '", name,
+                 "'; runners: ", join_names(known));
+    PARITY_CHECK(std::count(names.begin(), names.end(), name) == 1, kInvalidArgument, "--runners: '", name,
+                 "' is named twice");
+  }
+  return names;
+}
+
+void RunnerArgs::add_runtime_options_to(options::ArgParser& parser) const {
+  for (const auto& info : RunnerRegistry::instance().all()) {
+    if (!info.add_options) continue;
+    options::ArgParser group("group", "");
+    info.add_options(group);
+    for (const options::OptionSpec& spec : group.options())
+      if (std::none_of(spec.flags.begin(), spec.flags.end(), [&](const std::string& f) { return parser.defines(f); }))
+        parser.add(spec);
+  }
+}
+
+}  // namespace parity::runners

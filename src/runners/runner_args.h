@@ -1,0 +1,33 @@
+// Runner selection as an option group: Polygraphy's one flag per runner (--ref --ort ...) for
+// `run`, a comma-separated --runners list for `bench`, and every registered runtime's own options
+// (--ort-threads, --kernels, ...). The flags come from the registry, so a new runner adds its flag
+// and options to every command without editing one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "options/args.h"
+
+namespace parity::runners {
+
+class RunnerArgs {
+ public:
+  /// One counting flag per registered runner (--ref, --ort, ...), in help group `group`.
+  void add_flags_to(options::ArgParser& parser, const std::string& group) const;
+  /// The runners the flags select, in command-line order with repeats (--ref --ort --ref runs
+  /// ref, ort, ref: each occurrence is its own runner instance, as in Polygraphy).
+  std::vector<std::string> parse_flags(const options::Args& args) const;
+
+  /// --runners NAMES (comma-separated) in the current help group.
+  void add_list_to(options::ArgParser& parser, const std::string& help) const;
+  /// The runners --runners names (`fallback` when absent); unknown names (listing the runners
+  /// that exist), repeats and an empty list throw kInvalidArgument.
+  std::vector<std::string> parse_list(const options::Args& args, const std::string& fallback) const;
+
+  /// Each registered runtime's own options, except those whose flags the parser already defines
+  /// (a command's own --threads replaces ref's).
+  void add_runtime_options_to(options::ArgParser& parser) const;
+};
+
+}  // namespace parity::runners

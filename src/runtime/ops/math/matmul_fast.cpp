@@ -1,0 +1,184 @@
+#include "runtime/ops/math/matmul_fast.h"
+
+#include <atomic>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PARITY_SMALL_GEMM_AVX2 1
+#endif
+
+namespace parity::runtime::ops::small_gemm {
+namespace {
+
+std::atomic<uint64_t> g_runs{0};
+
+/// Portable loop: eight partial sums per output so the compiler can keep them in a vector.
+void multiply_baseline(const float* x, int64_t ldx, const float* w, int64_t n, int64_t k_dim, float* y, int64_t ldy,
+                       int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * ldx;
+    for (int64_t j = 0; j < n; ++j) {
+      const float* wj = w + j * k_dim;
+      float partial[8] = {};
+      int64_t k = 0;
+      for (; k + 8 <= k_dim; k += 8)
+        for (int l = 0; l < 8; ++l) partial[l] += xr[k + l] * wj[k + l];
+      float sum = 0.f;
+      for (; k < k_dim; ++k) sum += xr[k] * wj[k];
+      for (float p : partial) sum += p;
+      y[r * ldy + j] = sum;
+    }
+  }
+}
+
+#if PARITY_SMALL_GEMM_AVX2
+__attribute__((target("avx2,fma"))) inline float horizontal_sum(__m256 v) {
+  const __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 shuffled = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+  return _mm_cvtss_f32(_mm_add_ss(shuffled, _mm_shuffle_ps(shuffled, shuffled, 1)));
+}
+
+/// Two rows at once: each weight load serves both (the weights, not x, are what streams from
+/// cache), four outputs per row share each load of x.
+__attribute__((target("avx2,fma"))) void multiply_two_rows_avx2(const float* x0, const float* x1, const float* w,
+                                                                  int64_t n, int64_t k_dim, float* y0, float* y1) {
+  const int64_t k_vec = k_dim & ~int64_t{7};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float* w0 = w + j * k_dim;
+    const float* w1 = w0 + k_dim;
+    const float* w2 = w1 + k_dim;
+    const float* w3 = w2 + k_dim;
+    __m256 a00 = _mm256_setzero_ps(), a01 = _mm256_setzero_ps(), a02 = _mm256_setzero_ps(), a03 = _mm256_setzero_ps();
+    __m256 a10 = _mm256_setzero_ps(), a11 = _mm256_setzero_ps(), a12 = _mm256_setzero_ps(), a13 = _mm256_setzero_ps();
+    for (int64_t k = 0; k < k_vec; k += 8) {
+      const __m256 xa = _mm256_loadu_ps(x0 + k), xb = _mm256_loadu_ps(x1 + k);
+      const __m256 v0 = _mm256_loadu_ps(w0 + k), v1 = _mm256_loadu_ps(w1 + k);
+      const __m256 v2 = _mm256_loadu_ps(w2 + k), v3 = _mm256_loadu_ps(w3 + k);
+      a00 = _mm256_fmadd_ps(v0, xa, a00);
+      a01 = _mm256_fmadd_ps(v1, xa, a01);
+      a02 = _mm256_fmadd_ps(v2, xa, a02);
+      a03 = _mm256_fmadd_ps(v3, xa, a03);
+      a10 = _mm256_fmadd_ps(v0, xb, a10);
+      a11 = _mm256_fmadd_ps(v1, xb, a11);
+      a12 = _mm256_fmadd_ps(v2, xb, a12);
+      a13 = _mm256_fmadd_ps(v3, xb, a13);
+    }
+    float s0[4] = {horizontal_sum(a00), horizontal_sum(a01), horizontal_sum(a02), horizontal_sum(a03)};
+    float s1[4] = {horizontal_sum(a10), horizontal_sum(a11), horizontal_sum(a12), horizontal_sum(a13)};
+    const float* ws[4] = {w0, w1, w2, w3};
+    for (int c = 0; c < 4; ++c) {
+      for (int64_t k = k_vec; k < k_dim; ++k) {
+        s0[c] += x0[k] * ws[c][k];
+        s1[c] += x1[k] * ws[c][k];
+      }
+      y0[j + c] = s0[c];
+      y1[j + c] = s1[c];
+    }
+  }
+  for (; j < n; ++j) {
+    const float* wj = w + j * k_dim;
+    __m256 a = _mm256_setzero_ps(), b = _mm256_setzero_ps();
+    for (int64_t k = 0; k < k_vec; k += 8) {
+      const __m256 v = _mm256_loadu_ps(wj + k);
+      a = _mm256_fmadd_ps(v, _mm256_loadu_ps(x0 + k), a);
+      b = _mm256_fmadd_ps(v, _mm256_loadu_ps(x1 + k), b);
+    }
+    float sa = horizontal_sum(a), sb = horizontal_sum(b);
+    for (int64_t k = k_vec; k < k_dim; ++k) {
+      sa += x0[k] * wj[k];
+      sb += x1[k] * wj[k];
+    }
+    y0[j] = sa;
+    y1[j] = sb;
+  }
+}
+
+/// Rows in pairs, then a last single row: four outputs at a time share each load of x; K's
+/// remainder runs scalar.
+__attribute__((target("avx2,fma"))) void multiply_avx2(const float* x, int64_t ldx, const float* w, int64_t n,
+                                                        int64_t k_dim, float* y, int64_t ldy, int64_t rows) {
+  const int64_t k_vec = k_dim & ~int64_t{7};
+  int64_t first_single = 0;
+  for (; first_single + 2 <= rows; first_single += 2)
+    multiply_two_rows_avx2(x + first_single * ldx, x + (first_single + 1) * ldx, w, n, k_dim, y + first_single * ldy,
+                           y + (first_single + 1) * ldy);
+  for (int64_t r = first_single; r < rows; ++r) {
+    const float* xr = x + r * ldx;
+    float* yr = y + r * ldy;
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      const float* w0 = w + j * k_dim;
+      const float* w1 = w0 + k_dim;
+      const float* w2 = w1 + k_dim;
+      const float* w3 = w2 + k_dim;
+      __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+      for (int64_t k = 0; k < k_vec; k += 8) {
+        const __m256 xv = _mm256_loadu_ps(xr + k);
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + k), xv, a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + k), xv, a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + k), xv, a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + k), xv, a3);
+      }
+      float s0 = horizontal_sum(a0), s1 = horizontal_sum(a1), s2 = horizontal_sum(a2), s3 = horizontal_sum(a3);
+      for (int64_t k = k_vec; k < k_dim; ++k) {
+        s0 += xr[k] * w0[k];
+        s1 += xr[k] * w1[k];
+        s2 += xr[k] * w2[k];
+        s3 += xr[k] * w3[k];
+      }
+      yr[j] = s0;
+      yr[j + 1] = s1;
+      yr[j + 2] = s2;
+      yr[j + 3] = s3;
+    }
+    for (; j < n; ++j) {
+      const float* wj = w + j * k_dim;
+      __m256 a = _mm256_setzero_ps();
+      for (int64_t k = 0; k < k_vec; k += 8) a = _mm256_fmadd_ps(_mm256_loadu_ps(wj + k), _mm256_loadu_ps(xr + k), a);
+      float s = horizontal_sum(a);
+      for (int64_t k = k_vec; k < k_dim; ++k) s += xr[k] * wj[k];
+      yr[j] = s;
+    }
+  }
+}
+#endif
+
+using MultiplyFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t, int64_t);
+
+MultiplyFn pick() {
+#if PARITY_SMALL_GEMM_AVX2
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return multiply_avx2;
+#endif
+  return multiply_baseline;
+}
+
+}  // namespace
+
+void multiply(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y, int64_t ldy,
+              int64_t rows) {
+  static const MultiplyFn fn = pick();
+  g_runs.fetch_add(1, std::memory_order_relaxed);
+  fn(x, ldx, w_nk, n, k_dim, y, ldy, rows);
+}
+
+Tensor as_rows_of_k(const Tensor& weights, bool transposed) {
+  const Shape& s = weights.shape();
+  const int64_t rows = s[s.size() - 2], cols = s.back();
+  if (transposed) return weights.reshaped({rows, cols});
+  Tensor out = Tensor::uninitialized(DType::kFloat32, {cols, rows});
+  const float* src = weights.data<float>();
+  float* dst = out.data<float>();
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[j * rows + i] = src[i * cols + j];
+  return out;
+}
+
+void multiply_portable(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y, int64_t ldy,
+                       int64_t rows) {
+  multiply_baseline(x, ldx, w_nk, n, k_dim, y, ldy, rows);
+}
+
+uint64_t runs() { return g_runs.load(std::memory_order_relaxed); }
+
+}  // namespace parity::runtime::ops::small_gemm

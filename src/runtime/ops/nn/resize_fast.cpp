@@ -1,0 +1,209 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Resize.html
+// Optimized Resize (opset 11, 13; fp32) for the common image case: only the last two axes change
+// (NCHW up/downsampling), mode nearest (every nearest_mode) or linear, any coordinate
+// transformation mode but tf_crop_and_resize. Source indices and weights come from the
+// reference kernel's formulas (resize.cpp, computed in double) once per call; nearest copies
+// elements (bit-identical to the reference) and repeats identical rows with memcpy; linear
+// interpolates in float (the reference accumulates in double: differences of an ulp or so).
+// Everything else — cubic, crop-and-resize, other axes, other dtypes — runs the reference kernel.
+#include <cmath>
+#include <cstring>
+
+#include "runtime/ops/common/elementwise_fast.h"
+#include "runtime/ops/nn/nn_common.h"
+
+namespace parity::runtime::nn {
+namespace {
+
+namespace fast = ops::fast;
+
+enum class Coord { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn };
+enum class Nearest { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+/// Per output index of one axis: the source indices and weights (w1 = 0 for nearest).
+struct AxisMap {
+  std::vector<int64_t> i0, i1;
+  std::vector<float> w0, w1;
+};
+
+class ResizeFast final : public Kernel {
+ public:
+  static std::unique_ptr<Kernel> create(const KernelInit& init) {
+    if (init.precision() != Precision::kFloat32) return nullptr;
+    const DType x_type = init.input_dtype(0);
+    if (x_type != DType::kFloat32 && x_type != DType::kUndefined) return nullptr;
+    // Opset 18's axes, aspect-ratio policies and antialiasing change which sizes and taps apply.
+    if (init.has_attr("axes") || init.attr_int("antialias", 0) != 0 ||
+        init.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+      return nullptr;
+    auto kernel = std::unique_ptr<ResizeFast>(new ResizeFast());
+    const std::string mode = init.attr_string("mode", "nearest");
+    if (mode == "nearest") kernel->linear_ = false;
+    else if (mode == "linear") kernel->linear_ = true;
+    else return nullptr;
+    const std::string c = init.attr_string("coordinate_transformation_mode", "half_pixel");
+    if (c == "half_pixel") kernel->coord_ = Coord::kHalfPixel;
+    else if (c == "pytorch_half_pixel") kernel->coord_ = Coord::kPytorchHalfPixel;
+    else if (c == "align_corners") kernel->coord_ = Coord::kAlignCorners;
+    else if (c == "asymmetric") kernel->coord_ = Coord::kAsymmetric;
+    else if (c == "tf_half_pixel_for_nn") kernel->coord_ = Coord::kTfHalfPixelForNn;
+    else return nullptr;
+    const std::string n = init.attr_string("nearest_mode", "round_prefer_floor");
+    if (n == "round_prefer_floor") kernel->nearest_ = Nearest::kRoundPreferFloor;
+    else if (n == "round_prefer_ceil") kernel->nearest_ = Nearest::kRoundPreferCeil;
+    else if (n == "floor") kernel->nearest_ = Nearest::kFloor;
+    else if (n == "ceil") kernel->nearest_ = Nearest::kCeil;
+    else return nullptr;
+    kernel->reference_ = init.create_reference_kernel();
+    return kernel;
+  }
+
+  void compute(KernelContext& ctx) const override {
+    if (!try_fast(ctx)) reference_->compute(ctx);
+  }
+
+ private:
+  ResizeFast() = default;
+
+  bool try_fast(KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    const int64_t rank = x.rank();
+    if (x.dtype() != DType::kFloat32 || rank < 2 || x.numel() == 0) return false;
+    // Output sizes and scales exactly as the reference kernel derives them.
+    std::vector<double> scales;
+    std::vector<int64_t> sizes;
+    if (ctx.has_input(2)) scales = read_doubles(ctx.input(2));
+    if (ctx.has_input(3)) sizes = read_int64s(ctx.input(3));
+    if (scales.empty() == sizes.empty()) return false;  // the reference reports the error
+    std::vector<int64_t> out(static_cast<size_t>(rank));
+    if (!sizes.empty()) {
+      if (static_cast<int64_t>(sizes.size()) != rank) return false;
+      scales.resize(static_cast<size_t>(rank));
+      for (int64_t d = 0; d < rank; ++d) {
+        if (sizes[d] < 0) return false;
+        out[d] = sizes[d];
+        scales[d] = static_cast<double>(sizes[d]) / static_cast<double>(x.dim(d));
+      }
+    } else {
+      if (static_cast<int64_t>(scales.size()) != rank) return false;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (!(scales[d] > 0)) return false;
+        out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(d)) * scales[d]));
+      }
+    }
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      if (!is_identity(x.dim(d), out[d], scales[d])) return false;
+    const int64_t in_h = x.dim(rank - 2), in_w = x.dim(rank - 1);
+    const int64_t out_h = out[rank - 2], out_w = out[rank - 1];
+    Shape out_shape = x.shape();
+    out_shape[rank - 2] = out_h;
+    out_shape[rank - 1] = out_w;
+    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+    if (y.numel() == 0) return true;
+    const AxisMap rows = axis_map(in_h, out_h, scales[rank - 2]);
+    const AxisMap cols = axis_map(in_w, out_w, scales[rank - 1]);
+    const int64_t planes = x.numel() / (in_h * in_w);
+    const float* src = x.data<float>();
+    float* dst = y.data<float>();
+    const int64_t total_rows = planes * out_h;
+    const int64_t min_rows = std::max<int64_t>(1, fast::kMinParallelElements / std::max<int64_t>(out_w, 1));
+    fast::parallel_chunks(ctx, total_rows, min_rows, [&](int64_t begin, int64_t end) {
+      std::vector<float> blend(linear_ ? static_cast<size_t>(in_w) : 0);
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t plane = r / out_h, oy = r % out_h;
+        float* drow = dst + r * out_w;
+        // Rows built from the same sources as the previous row are copies of it.
+        if (r > begin && oy > 0 && rows.i0[oy] == rows.i0[oy - 1] &&
+            (!linear_ || (rows.i1[oy] == rows.i1[oy - 1] && rows.w0[oy] == rows.w0[oy - 1] &&
+                          rows.w1[oy] == rows.w1[oy - 1]))) {
+          std::memcpy(drow, drow - out_w, static_cast<size_t>(out_w) * sizeof(float));
+          continue;
+        }
+        const float* s0 = src + (plane * in_h + rows.i0[oy]) * in_w;
+        if (!linear_) {
+          for (int64_t ox = 0; ox < out_w; ++ox) drow[ox] = s0[cols.i0[ox]];
+          continue;
+        }
+        const float* s1 = src + (plane * in_h + rows.i1[oy]) * in_w;
+        // Taps of weight 0 are skipped, as in the reference, so they cannot bring in a NaN or Inf.
+        const float a = rows.w0[oy], b = rows.w1[oy];
+        if (b == 0.0f) for (int64_t i = 0; i < in_w; ++i) blend[i] = a * s0[i];
+        else if (a == 0.0f) for (int64_t i = 0; i < in_w; ++i) blend[i] = b * s1[i];
+        else for (int64_t i = 0; i < in_w; ++i) blend[i] = a * s0[i] + b * s1[i];
+        for (int64_t ox = 0; ox < out_w; ++ox) {
+          const float c = cols.w0[ox], d = cols.w1[ox];
+          drow[ox] = d == 0.0f   ? c * blend[cols.i0[ox]]
+                     : c == 0.0f ? d * blend[cols.i1[ox]]
+                                 : c * blend[cols.i0[ox]] + d * blend[cols.i1[ox]];
+        }
+      }
+    });
+    return true;
+  }
+
+  /// The reference skips axes whose size and scale stay and whose coordinates map to themselves.
+  bool is_identity(int64_t in, int64_t out, double scale) const {
+    return out == in && scale == 1.0 && coord_ != Coord::kTfHalfPixelForNn;
+  }
+
+  AxisMap axis_map(int64_t in, int64_t out, double scale) const {
+    AxisMap m;
+    m.i0.resize(out);
+    m.i1.resize(out);
+    m.w0.resize(out);
+    m.w1.resize(out);
+    if (is_identity(in, out, scale)) {
+      for (int64_t o = 0; o < out; ++o) {
+        m.i0[o] = m.i1[o] = o;
+        m.w0[o] = 1.0f;
+        m.w1[o] = 0.0f;
+      }
+      return m;
+    }
+    const double len = static_cast<double>(in) * scale;
+    const auto clamp = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+    for (int64_t o = 0; o < out; ++o) {
+      const double x = static_cast<double>(o);
+      double xo = 0;
+      switch (coord_) {
+        case Coord::kHalfPixel: xo = (x + 0.5) / scale - 0.5; break;
+        case Coord::kPytorchHalfPixel: xo = len > 1 ? (x + 0.5) / scale - 0.5 : 0.0; break;
+        case Coord::kAlignCorners: xo = len == 1 ? 0.0 : x * static_cast<double>(in - 1) / (len - 1); break;
+        case Coord::kAsymmetric: xo = x / scale; break;
+        case Coord::kTfHalfPixelForNn: xo = (x + 0.5) / scale; break;
+      }
+      if (!linear_) {
+        int64_t i = 0;
+        const double fl = std::floor(xo);
+        switch (nearest_) {
+          case Nearest::kRoundPreferFloor: i = static_cast<int64_t>(xo - fl == 0.5 ? fl : std::round(xo)); break;
+          case Nearest::kRoundPreferCeil: i = static_cast<int64_t>(xo - fl == 0.5 ? fl + 1 : std::round(xo)); break;
+          case Nearest::kFloor: i = static_cast<int64_t>(fl); break;
+          case Nearest::kCeil: i = static_cast<int64_t>(std::ceil(xo)); break;
+        }
+        m.i0[o] = m.i1[o] = clamp(i);
+        m.w0[o] = 1.0f;
+        m.w1[o] = 0.0f;
+        continue;
+      }
+      const int64_t base = static_cast<int64_t>(std::ceil(xo)) - 1;
+      const double ratio = xo - static_cast<double>(base);
+      m.i0[o] = clamp(base);
+      m.i1[o] = clamp(base + 1);
+      m.w0[o] = static_cast<float>(1 - ratio);
+      m.w1[o] = static_cast<float>(ratio);
+    }
+    return m;
+  }
+
+  bool linear_ = false;
+  Coord coord_ = Coord::kHalfPixel;
+  Nearest nearest_ = Nearest::kRoundPreferFloor;
+  std::unique_ptr<Kernel> reference_;
+};
+
+}  // namespace
+
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "Resize", (11, 13, 18, 19), ResizeFast);
+
+}  // namespace parity::runtime::nn

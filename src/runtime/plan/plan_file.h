@@ -1,0 +1,93 @@
+// Plan files: parity's engine. A plan is the runtime's planner output for one model (the fused,
+// rewritten graph, the kernel variant chosen per node, folded constants, tensor lifetimes) saved
+// so that loading it skips ONNX parsing, shape inference, function inlining, graph rewrites and
+// the fusion search.
+//
+// Layout (little-endian):
+//   "PARITYPL"  u32 format version  u32 header size  u32 CRC-32 of the header
+//   PlanHeader (protobuf)                      parity version, machine fingerprint, section sizes+CRCs
+//   pad to 64, Plan (protobuf)                 the planned graph
+//   pad to 64, weights                         raw tensor bytes (constants and kernels' packed
+//                                              weights), each 64-byte aligned, with a checksum
+// The weights stay outside protobuf messages (limited to 2 GiB) and are mapped, not parsed, on
+// load: the loaded tensors point into the file mapping.
+//
+// Why protobuf and not FlatBuffers: parity already links protobuf and reads ONNX with it, node
+// attributes are stored as ONNX AttributeProtos unchanged, and the only data large enough for
+// zero-copy access (the weights) is already kept outside the message; FlatBuffers would add a
+// second schema compiler and library for no gain on a message of a few hundred KiB.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "core/tensor.h"
+#include "runtime/session.h"
+
+namespace parity::runtime::plan {
+
+/// Bumped whenever the layout or the meaning of a field changes; other versions are refused.
+inline constexpr uint32_t kPlanFormatVersion = 1;
+/// The first bytes of every plan file.
+inline constexpr char kPlanMagic[8] = {'P', 'A', 'R', 'I', 'T', 'Y', 'P', 'L'};
+
+/// True when the file starts with the plan magic (unreadable or short files: false).
+bool is_plan_file(const std::filesystem::path& path);
+
+/// Writes `session`'s plan. `source_model` (the ONNX file's name) and `build_seconds` are recorded
+/// for inspect. Throws kIo when the file cannot be written, kUnsupported for values a plan cannot
+/// hold (non-tensor constants).
+void save_plan(const Session& session, const std::filesystem::path& path, const std::string& source_model = {},
+               double build_seconds = 0);
+/// The same bytes in memory.
+std::string plan_to_bytes(const Session& session, const std::string& source_model = {}, double build_seconds = 0);
+
+/// Loads a plan file (mapped, not copied). A truncated, corrupted, other-version or other-machine
+/// plan is refused with one line that says why and how to rebuild it.
+Result<Session> load_plan(const std::filesystem::path& path, const SessionOptions& options = {});
+/// Loads plan bytes held in memory.
+Result<Session> load_plan_bytes(std::string bytes, const SessionOptions& options = {});
+
+/// What `parity inspect model` shows of a plan, read without building any kernel.
+struct PlanSummary {
+  struct Tensor {
+    std::string name;
+    std::string dtype;
+    std::string shape;  // "(1, 3, 'h', 'w')"
+  };
+  struct Layer {
+    std::string name;
+    std::string op;                   // domain::op of the node as built
+    std::string tactic;               // kernel variant
+    std::string precision;            // dtype the layer computes in
+    std::vector<std::string> fused;   // absorbed nodes, "Relu node 'r'"
+    std::vector<std::string> inputs, outputs;
+    std::vector<std::string> input_shapes;  // as the kernel saw them at build time ("?" when dynamic)
+    std::vector<std::string> attributes;    // "name=value"
+    bool channels_last_out = false;
+  };
+  std::string parity_version;
+  uint32_t format_version = 0;
+  std::vector<std::string> cpu_features;
+  std::string dnnl_isa;
+  std::string source_model;
+  double build_seconds = 0;
+  uint64_t file_bytes = 0;
+  std::vector<Tensor> inputs, outputs;
+  std::vector<std::string> profiles;  // one per shape range the plan serves
+  int64_t weights_bytes = 0;          // constants held by the plan
+  int64_t packed_weights_bytes = 0;   // weights kernels packed at build time (restored, not repacked)
+  int64_t activation_bytes = -1;      // peak of live activations with static shapes (-1: dynamic)
+  int64_t scratch_bytes = 0;          // kernel scratch known at build time
+  int fused_nodes = 0;
+  int folded_constants = 0;           // Constant nodes computed at build time (not layers)
+  int channels_last_values = 0;
+  std::vector<Layer> layers;
+};
+/// Reads and validates a plan file (same checks as load_plan) without building kernels.
+PlanSummary summarize_plan(const std::filesystem::path& path);
+
+}  // namespace parity::runtime::plan

@@ -1,0 +1,334 @@
+#include "tools/bench/schedule.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include <onnx/onnx_pb.h>
+
+#include "compare/data_loader.h"
+#include "compare/loaders.h"
+#include "core/logger.h"
+#include "runners/ref/ref_runner.h"
+#include "runners/registry.h"
+
+namespace parity::tools::bench {
+
+// numpy.percentile's default (linear interpolation between closest ranks) on sorted samples.
+double percentile(const std::vector<double>& sorted, double q) {
+  PARITY_ASSERT(!sorted.empty());
+  const double rank = q / 100.0 * static_cast<double>(sorted.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(rank));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (rank - static_cast<double>(lo));
+}
+
+const RunnerCell* Row::cell(const std::string& runner) const {
+  for (const auto& c : cells)
+    if (c.runner == runner && c.unavailable.empty() && !c.samples.empty()) return &c;
+  return nullptr;
+}
+
+std::optional<double> ref_over_ort(const Row& row) {
+  const RunnerCell* ref = row.cell("ref");
+  const RunnerCell* ort = row.cell("ort");
+  if (!ref || !ort) return std::nullopt;
+  return ref->median() / ort->median();
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// User + system CPU time of the whole process, every thread included.
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+
+std::string shape_dims(const Shape& shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s.empty() ? "scalar" : s;
+}
+// Slowest nodes kept per row (the JSON lists them all; the text shows --profile-top of them).
+constexpr size_t kProfileNodesKept = 20;
+
+// The same options with this row's thread count for every runner.
+options::Args args_for_threads(const options::Args& args, int threads) {
+  options::Args derived = args;
+  const std::string n = std::to_string(threads);
+  derived.add_value("threads", n);  // ref (bench's --threads list is replaced by its last value)
+  derived.add_value("ort_threads", n);
+  derived.add_value("ort_inter_threads", "1");
+  derived.add_value("opencv_threads", n);
+  derived.add_value("torch_threads", n);
+  // ORT's idle workers spin after a run by default, taking cores from the runner timed next;
+  // stopping them when a run returns keeps ORT's in-run behaviour and the alternation fair.
+  const auto entries = args.list("ort_config");
+  if (std::none_of(entries.begin(), entries.end(),
+                   [](const std::string& e) { return e.rfind("session.force_spinning_stop=", 0) == 0; }))
+    derived.add_value("ort_config", "session.force_spinning_stop=1");
+  return derived;
+}
+
+
+// The feed of one model: the data-loader options, with the input shapes and value ranges that
+// name inputs of this model (several models may share one command line).
+TensorMap make_feed(const std::string& model, const TensorMetadata& metadata, Settings& settings) {
+  compare::DataLoader loader;
+  loader.seed(settings.seed());
+  const auto& shapes = settings.data.input_shapes;
+  for (size_t i = 0; i < shapes.size(); ++i)
+    if (shapes[i].applies_to(model) && metadata.contains(shapes[i].input)) {
+      loader.input_shape(shapes[i].input, shapes[i].shape);
+      settings.shape_used[i] = true;
+    }
+  for (const auto& r : settings.data.val_ranges)
+    if (r.input.empty() || metadata.contains(r.input)) loader.val_range(r.input, {r.min, r.max});
+  loader.set_input_metadata(metadata);
+  for (const auto& meta : metadata) {
+    const bool overridden = std::any_of(shapes.begin(), shapes.end(), [&](const options::InputShape& s) {
+      return s.input == meta.name && s.applies_to(model);
+    });
+    if (!meta.shape.is_static() && !overridden)
+      logger().warning(model, ": input '", meta.name, "' has dynamic shape ", meta.shape.to_string(), "; using ",
+                       shape_to_string(compare::default_static_shape(meta.shape)),
+                       " (set it with --input-shapes NAME:[...])");
+  }
+  try {
+    return loader.generate(0);
+  } catch (const Error& e) {
+    if (e.is_internal()) throw;
+    fail(e.code(), model, ": ", e.what());
+  }
+}
+
+// Conv-like attributes that tell kernels apart: "k3x3 s2 g32" (kernel, strides, group).
+std::string node_detail(const onnx::NodeProto& node) {
+  std::string out;
+  for (const auto& a : node.attribute()) {
+    if (a.name() == "kernel_shape" || a.name() == "strides") {
+      std::string dims;
+      for (int64_t v : a.ints()) dims += (dims.empty() ? "" : "x") + std::to_string(v);
+      if (a.name() == "strides" && dims.find_first_not_of("1x") == std::string::npos) continue;
+      out += (out.empty() ? "" : " ") + std::string(a.name() == "kernel_shape" ? "k" : "s") + dims;
+    } else if (a.name() == "group" && a.i() != 1) {
+      out += (out.empty() ? "" : " ") + std::string("g") + std::to_string(a.i());
+    }
+  }
+  return out;
+}
+
+// "Conv node 'conv1' (fused with Relu node 'relu1')" -> the head node's name, or its output
+// ("Conv node (output 'y')"), and the op types fused into it ("Relu").
+struct ParsedLabel {
+  std::string name;
+  std::string output;
+  std::vector<std::string> fused;
+};
+ParsedLabel parse_label(const std::string& label) {
+  ParsedLabel p;
+  const std::string head = label.substr(0, label.find(" (fused with "));
+  auto quoted = [&](const std::string& text, const std::string& after) -> std::optional<std::string> {
+    const size_t at = text.find(after);
+    if (at == std::string::npos) return std::nullopt;
+    const size_t begin = at + after.size(), end = text.find('\'', begin);
+    if (end == std::string::npos) return std::nullopt;
+    return text.substr(begin, end - begin);
+  };
+  if (auto name = quoted(head, " node '")) p.name = *name;
+  else if (auto output = quoted(head, "(output '")) p.output = *output;
+  for (size_t at = label.find(" (fused with "); at != std::string::npos; at = label.find(" (fused with ", at + 1)) {
+    const size_t begin = at + 13;
+    p.fused.push_back(label.substr(begin, label.find(' ', begin) - begin));
+  }
+  return p;
+}
+
+// Times ref node by node with the session's per-node profile (RunOptions::profile), on the plan
+// the timed runs used: fused activations count toward the node they are fused into.
+void profile_ref(runners::RefRunner& ref, const TensorMap& feed, const std::string& model, const Settings& settings,
+                        Row& row) {
+  const auto proto = compare::loaders::onnx_from_path(model);
+  const auto& graph = proto->graph();
+  std::map<std::string, int> by_name, by_output;
+  for (int n = 0; n < graph.node_size(); ++n) {
+    if (!graph.node(n).name().empty()) by_name.emplace(graph.node(n).name(), n);
+    for (const auto& out : graph.node(n).output())
+      if (!out.empty()) by_output.emplace(out, n);
+  }
+
+  // Output shapes come from one run with a hook (which runs the unfused plan, so every node's
+  // own output is seen); the timings from runs without one.
+  std::map<std::string, std::string> shape_of;
+  runtime::RunOptions shapes;
+  shapes.hook = [&](const std::string& name, const runtime::Value& value) {
+    if (value.is_tensor()) shape_of[name] = shape_dims(value.tensor().shape());
+  };
+  ref.set_run_options(shapes);
+  ref.infer(feed, false);
+
+  std::vector<runtime::NodeTiming> timings;
+  runtime::RunOptions options;
+  options.profile = &timings;
+  ref.set_run_options(options);
+  const int runs = static_cast<int>(std::min<int64_t>(settings.iterations, 3));
+  std::vector<NodeTime> nodes;
+  double total = 0.0;
+  for (int r = 0; r < runs; ++r) {
+    timings.clear();
+    const Clock::time_point start = Clock::now();
+    ref.infer(feed, false);
+    total += seconds_since(start);
+    if (nodes.empty()) {
+      for (const auto& t : timings) {
+        const ParsedLabel label = parse_label(t.label);
+        NodeTime node;
+        node.op_type = t.op_type;
+        node.name = label.name.empty() ? label.output : label.name;
+        int n = -1;
+        if (auto it = by_name.find(label.name); !label.name.empty() && it != by_name.end()) n = it->second;
+        if (auto it = by_output.find(label.output); !label.output.empty() && it != by_output.end()) n = it->second;
+        if (n >= 0) {
+          node.detail = node_detail(graph.node(n));
+          if (graph.node(n).output_size() > 0) node.output_shape = shape_of[graph.node(n).output(0)];
+        }
+        for (const auto& f : label.fused) node.detail += (node.detail.empty() ? "+" : " +") + f;
+        nodes.push_back(node);
+      }
+    }
+    PARITY_ASSERT(timings.size() == nodes.size(), "the plan changed between profiled runs");
+    for (size_t i = 0; i < timings.size(); ++i) nodes[i].seconds += timings[i].seconds / runs;
+  }
+  ref.set_run_options({});
+  row.ref_profile_total = total / runs;
+
+  std::map<std::string, OpTime> by_op;
+  for (const auto& node : nodes) {
+    OpTime& op = by_op[node.op_type];
+    op.op_type = node.op_type;
+    op.nodes += 1;
+    op.seconds += node.seconds;
+  }
+  for (const auto& [name, op] : by_op) row.ref_profile.push_back(op);
+  std::sort(row.ref_profile.begin(), row.ref_profile.end(),
+            [](const OpTime& a, const OpTime& b) { return a.seconds > b.seconds; });
+  row.ref_nodes = nodes;
+  std::sort(row.ref_nodes.begin(), row.ref_nodes.end(),
+            [](const NodeTime& a, const NodeTime& b) { return a.seconds > b.seconds; });
+  if (row.ref_nodes.size() > kProfileNodesKept) row.ref_nodes.resize(kProfileNodesKept);
+}
+using RunnerList = std::vector<std::unique_ptr<runners::Runner>>;
+
+// One runner per cell, created and activated; runners that cannot be built or loaded stay null,
+// their cell saying why ("n/a: reason"), and are left out of the timing.
+RunnerList load_runners(const std::string& model, const Settings& settings, const options::Args& derived, Row& row) {
+  RunnerList runners(settings.runners.size());
+  row.cells.resize(settings.runners.size());
+  for (size_t i = 0; i < settings.runners.size(); ++i) {
+    RunnerCell& cell = row.cells[i];
+    cell.runner = settings.runners[i];
+    const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(cell.runner);
+    const Status available = info->availability ? info->availability(&derived) : Status::ok();
+    if (!available.is_ok()) {
+      cell.unavailable = "unavailable: " + available.message();
+      continue;
+    }
+    // Creating a runner only reads its options: an error there is the user's (a bad option value).
+    runners[i] = info->create(runners::RunnerConfig{model, &derived});
+    try {
+      runners[i]->activate();
+    } catch (const Error& e) {
+      if (e.is_internal()) throw;
+      cell.unavailable = std::string("cannot load: ") + e.what();
+      runners[i].reset();
+    }
+  }
+  for (const auto& cell : row.cells)
+    if (!cell.unavailable.empty()) logger().warning(cell.runner, ": n/a: ", cell.unavailable);
+  return runners;
+}
+
+// One run's wall time, its CPU time added to the cell. A runner that fails on the feed (a wrong
+// shape, an op it cannot run) drops out as n/a: it is released and nullopt comes back.
+std::optional<double> run_once(std::unique_ptr<runners::Runner>& runner, RunnerCell& cell, const TensorMap& feed,
+                               bool check_inputs) {
+  try {
+    const double cpu_before = process_cpu_seconds();  // outside the timed span
+    const Clock::time_point start = Clock::now();
+    runner->infer(feed, check_inputs);
+    const double wall = seconds_since(start);
+    cell.cpu_seconds += process_cpu_seconds() - cpu_before;
+    return wall;
+  } catch (const Error& e) {
+    if (e.is_internal()) throw;
+    cell.unavailable = std::string("failed: ") + e.what();
+    logger().warning(cell.runner, ": n/a: ", cell.unavailable);
+    runner.reset();
+    return std::nullopt;
+  }
+}
+
+// Warm-up runs (the first checks the feed), then rounds in which every runner runs once, round k
+// starting with runner k mod n, until --iterations rounds and --min-time seconds have passed.
+void time_alternating(RunnerList& runners, const TensorMap& feed, const Settings& settings, Row& row) {
+  for (size_t i = 0; i < runners.size(); ++i)
+    for (int64_t w = 0; runners[i] && w < std::max<int64_t>(settings.warm_up, 1); ++w)
+      run_once(runners[i], row.cells[i], feed, w == 0);
+  for (auto& cell : row.cells) cell.cpu_seconds = 0.0;  // count the timed runs only
+
+  const Clock::time_point start = Clock::now();
+  const size_t n = runners.size();
+  while (row.rounds < settings.iterations || seconds_since(start) < settings.min_time) {
+    bool any = false;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (k + static_cast<size_t>(row.rounds)) % n;
+      if (!runners[i]) continue;
+      if (auto t = run_once(runners[i], row.cells[i], feed, false)) row.cells[i].samples.push_back(*t), any = true;
+    }
+    if (!any) break;
+    ++row.rounds;
+  }
+  for (auto& cell : row.cells) {
+    std::sort(cell.samples.begin(), cell.samples.end());
+    if (cell.unavailable.empty() && cell.samples.empty()) cell.unavailable = "not timed";
+  }
+}
+
+}  // namespace
+
+Row bench_row(const std::string& model, int threads, Settings& settings, const options::Args& args) {
+  Row row;
+  row.model = model;
+  row.label = std::filesystem::path(model).stem().string();
+  row.threads = threads;
+  logger().start("Benchmarking ", model, " at ", threads, " thread(s)");
+  // Runners may keep a pointer to their options: `derived` outlives them.
+  const options::Args derived = args_for_threads(args, threads);
+  RunnerList runners = load_runners(model, settings, derived, row);
+
+  // One feed for all, generated from the first runner that loaded (ref's view when ref is there).
+  const auto first = std::find_if(runners.begin(), runners.end(), [](const auto& r) { return r != nullptr; });
+  if (first == runners.end()) return row;
+  const TensorMap feed = make_feed(model, (*first)->input_metadata(), settings);
+  for (const auto& [name, tensor] : feed)
+    row.inputs += (row.inputs.empty() ? "" : ", ") + name + " " + shape_dims(tensor.shape());
+
+  time_alternating(runners, feed, settings, row);
+  if (settings.profile)
+    for (const auto& runner : runners)
+      if (auto* ref = dynamic_cast<runners::RefRunner*>(runner.get())) profile_ref(*ref, feed, model, settings, row);
+  return row;
+}
+
+}  // namespace parity::tools::bench

@@ -1,0 +1,84 @@
+// `parity bench`'s schedule: times several runners on the same model and feed in one process.
+// Fairness rules: every runner of a row gets the same generated feed and the same thread count;
+// timed iterations alternate between runners (round k starts with runner k mod n), so load from
+// other processes and thermal drift hit all runners alike instead of whichever ran last.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "options/args.h"
+#include "options/data_loader_args.h"
+
+namespace parity::tools::bench {
+
+/// What the bench command's options say.
+struct Settings {
+  std::vector<std::string> models;
+  std::vector<std::string> runners;
+  std::vector<int> threads;
+  int64_t iterations = 10;  // minimum timed rounds per row
+  int64_t warm_up = 2;      // untimed runs per runner (at least one runs, checking the feed)
+  double min_time = 1.0;    // seconds of timing per row at least
+  options::DataLoaderOptions data;
+  /// Per data.input_shapes item: whether some model took it (unused ones get a warning).
+  std::vector<bool> shape_used;
+  bool profile = false;
+  int64_t profile_top = 8;
+  int64_t seed() const { return data.seed.value_or(1); }
+};
+
+/// Where a ref run spends its time, by operator type (from the session's per-node profile).
+struct OpTime {
+  std::string op_type;
+  int nodes = 0;
+  double seconds = 0.0;  // per run
+};
+
+/// One node's time in a --profile run, with what tells its kernel apart.
+struct NodeTime {
+  std::string op_type;
+  std::string name;
+  std::string detail;        // "k3x3 s2 g32" for convolutions and pooling
+  std::string output_shape;  // "1x32x112x112"
+  double seconds = 0.0;      // per run
+};
+
+/// numpy.percentile's default (linear interpolation between closest ranks) on sorted samples.
+double percentile(const std::vector<double>& sorted, double q);
+
+/// One runner's figures in a row.
+struct RunnerCell {
+  std::string runner;
+  std::string unavailable;      // non-empty: why this runner has no figure
+  std::vector<double> samples;  // seconds, sorted once timing is done
+  double cpu_seconds = 0.0;     // process CPU time (all threads) during the timed runs
+  double median() const { return percentile(samples, 50); }
+};
+
+/// One model at one thread count.
+struct Row {
+  std::string model;  // as given
+  std::string label;  // file stem
+  int threads = 1;
+  std::string inputs;  // "x 1x3x224x224"
+  std::vector<RunnerCell> cells;
+  int rounds = 0;
+  std::vector<OpTime> ref_profile;  // with --profile, slowest first
+  std::vector<NodeTime> ref_nodes;  // with --profile, slowest first
+  double ref_profile_total = 0.0;   // seconds per profiled run
+  /// The cell of `runner` when it has figures.
+  const RunnerCell* cell(const std::string& runner) const;
+};
+
+/// ref's median over ort's, when both have figures.
+std::optional<double> ref_over_ort(const Row& row);
+
+/// Times every runner of `settings` on `model` at `threads` threads. `args` carries the
+/// runtimes' own options; runners that cannot load or run the model get a reason instead of
+/// figures. Marks the input shapes it used in settings.shape_used.
+Row bench_row(const std::string& model, int threads, Settings& settings, const options::Args& args);
+
+}  // namespace parity::tools::bench

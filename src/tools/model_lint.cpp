@@ -1,0 +1,339 @@
+#include "tools/model_lint.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "model/checker.h"
+#include "model/graph.h"
+#include "model/model.h"
+#include "model/shape_inference.h"
+#include "runtime/kernel.h"
+
+namespace parity::tools {
+
+namespace fs = std::filesystem;
+using model::Model;
+using model::ShapeInferenceOptions;
+using model::normalize_domain;
+using model::load_model;
+using model::newer_than_library_warnings;
+
+void LintReport::add(std::string level, std::string source, std::string message, std::vector<std::string> nodes) {
+  // Messages are one line in the report, as Polygraphy prunes them.
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+  entries.push_back({std::move(level), std::move(source), std::move(message), std::move(nodes)});
+}
+
+bool LintReport::has_errors() const { return count("exception") > 0; }
+
+size_t LintReport::count(const std::string& level) const {
+  return static_cast<size_t>(std::count_if(entries.begin(), entries.end(), [&](const LintEntry& e) { return e.level == level; }));
+}
+
+std::string LintReport::to_json() const {
+  nlohmann::ordered_json j;
+  j["summary"]["passing"] = passing;
+  j["summary"]["failing"] = failing;
+  j["lint_entries"] = nlohmann::ordered_json::array();
+  for (const auto& e : entries) {
+    nlohmann::ordered_json entry;
+    entry["level"] = e.level;
+    entry["source"] = e.source;
+    entry["message"] = e.message;
+    if (!e.nodes.empty()) entry["nodes"] = e.nodes;
+    j["lint_entries"].push_back(entry);
+  }
+  return j.dump(4, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+namespace {
+
+const char* const kError = "exception";
+const char* const kWarning = "warning";
+
+bool is_custom_op_message(const std::string& m) {
+  return m.find("No opset import for domain") != std::string::npos ||
+         m.find("is not a registered function/op") != std::string::npos;
+}
+
+/// Display names for every node (unnamed ones get a stable made-up name), recursively.
+void label_nodes(const model::Graph& g, std::unordered_map<const model::Node*, std::string>& labels, size_t& unnamed) {
+  for (const auto& n : g.nodes) {
+    labels[n.get()] = n->name.empty() ? "parity_unnamed_node_" + std::to_string(unnamed++) : n->name;
+    for (const auto& [_, sub] : n->subgraphs) label_nodes(*sub, labels, unnamed);
+  }
+}
+
+class Linter {
+ public:
+  Linter(const Model& model, LintReport& report) : model_(model), report_(report) {}
+
+  void run() {
+    const auto& graph_proto = model_.proto().graph();
+    if (graph_proto.node_size() == 0) report_.add(kWarning, "onnx_loader", "ONNX model has no nodes");
+    newer_ = newer_than_library_warnings(model_.proto());
+    for (const auto& w : newer_) report_.add(kWarning, "parity", "The model's " + w);
+
+    graph_ = model::Graph::from_model(model_);
+    size_t unnamed = 0;
+    label_nodes(*graph_, labels_, unnamed);
+
+    check_with_libonnx();
+    check_duplicate_names(*graph_, {});
+    check_cycles(*graph_);
+    check_shape_inference();
+    check_output_shapes();
+    check_unused();
+    check_kernels(*graph_);
+    check_nondeterminism(*graph_);
+    summarize();
+  }
+
+ private:
+  std::string label(const model::Node* n) const { return labels_.at(n); }
+
+  // libonnx's checker, node by node: every failing node is named, and what only a libonnx newer
+  // than this build could judge (newer IR or opsets) is a warning, never a hidden error.
+  void check_with_libonnx() {
+    for (const auto& f : model::check_model_proto(model_.proto(), model_.base_dir())) {
+      if (f.node < 0 && f.message.rfind("IR version ", 0) == 0) continue;  // said by newer_ already
+      std::vector<std::string> nodes;
+      if (f.node >= 0 && static_cast<size_t>(f.node) < graph_->nodes.size())
+        nodes.push_back(label(graph_->nodes[static_cast<size_t>(f.node)].get()));
+      const bool error = f.error && !is_custom_op_message(f.message);
+      report_.add(error ? kError : kWarning, "onnx_checker", f.message, std::move(nodes));
+    }
+  }
+
+  void check_duplicate_names(const model::Graph& g, const std::set<std::string>& outer) {
+    std::map<std::string, std::vector<const model::Node*>> by_name;
+    for (const auto& n : g.nodes)
+      if (!n->name.empty()) by_name[n->name].push_back(n.get());
+    for (const auto& [name, list] : by_name)
+      if (list.size() > 1)
+        report_.add(kError, "parity", str_cat("Duplicate node name: '", name, "' is used by ", list.size(), " nodes"),
+                    {name});
+
+    // Every tensor must be defined once: graph input, initializer or one node output.
+    std::set<std::string> initializer_names;
+    for (const auto& v : g.initializers) initializer_names.insert(v->name);
+    std::map<std::string, std::vector<std::string>> definitions;  // name -> what defines it
+    std::map<std::string, std::vector<std::string>> producing_nodes;
+    for (const auto& v : g.initializers) definitions[v->name].push_back("an initializer");
+    for (const auto& v : g.inputs)
+      if (!initializer_names.count(v->name)) definitions[v->name].push_back("a graph input");
+    for (const auto& n : g.nodes)
+      for (const auto& v : n->outputs)
+        if (v) {
+          definitions[v->name].push_back("node '" + label(n.get()) + "'");
+          producing_nodes[v->name].push_back(label(n.get()));
+        }
+    for (const auto& [name, defs] : definitions) {
+      if (defs.size() > 1)
+        report_.add(kError, "parity", str_cat("Duplicate tensor name: '", name, "' is defined ", defs.size(),
+                                              " times (by ", join_names(defs), ")"),
+                    producing_nodes[name]);
+      else if (outer.count(name))
+        report_.add(kError, "parity", "Tensor '" + name + "' in subgraph '" + g.name +
+                                          "' shadows a tensor of an enclosing graph", producing_nodes[name]);
+    }
+    std::set<std::string> visible = outer;
+    for (const auto& [name, _] : definitions) visible.insert(name);
+    for (const auto& n : g.nodes)
+      for (const auto& [_, sub] : n->subgraphs) check_duplicate_names(*sub, visible);
+  }
+
+  void check_cycles(const model::Graph& g) {
+    const auto cycle = g.find_cycle();
+    if (!cycle.empty()) {
+      std::vector<std::string> names;
+      std::string text;
+      for (const auto& n : cycle) {
+        names.push_back(label(n.get()));
+        text += label(n.get()) + " -> ";
+      }
+      text += label(cycle.front().get());
+      report_.add(kError, "parity", "Graph '" + g.name + "' has a cycle: " + text, names);
+    }
+    for (const auto& n : g.nodes)
+      for (const auto& [_, sub] : n->subgraphs) check_cycles(*sub);
+  }
+
+  void check_shape_inference() {
+    onnx::ModelProto copy(model_.proto());
+    ShapeInferenceOptions strict;
+    strict.strict = true;
+    try {
+      infer_shapes(copy, strict);
+    } catch (const Error& e) {
+      report_node_inference_errors(e.what());
+    }
+  }
+
+  // libonnx lists every node it could not infer as "(op_type:Add, node name: bad_add): <error>".
+  // Each named node with its own error fails, as Polygraphy's node-by-node lint names it; nodes
+  // that only lack a type because an earlier node failed are not blamed. Unattributed messages and
+  // models newer than libonnx stay warnings.
+  void report_node_inference_errors(const std::string& message) {
+    static const std::string kMarker = "(op_type:";
+    static const std::string kName = ", node name: ";
+    std::map<std::string, const model::Node*> by_label;
+    for (const auto& n : graph_->nodes) by_label[label(n.get())] = n.get();
+    bool attributed = false;
+    for (size_t at = message.find(kMarker); at != std::string::npos;) {
+      const size_t next = message.find(kMarker, at + 1);
+      const std::string part = message.substr(at, next == std::string::npos ? std::string::npos : next - at);
+      at = next;
+      const size_t name_at = part.find(kName), close = part.find("): ");
+      if (name_at == std::string::npos || close == std::string::npos || close < name_at) continue;
+      const std::string name = part.substr(name_at + kName.size(), close - name_at - kName.size());
+      std::string error = part.substr(close + 3);
+      while (!error.empty() && error.back() == ' ') error.pop_back();
+      if (!by_label.count(name) || error.find("instead is null") != std::string::npos) continue;
+      report_.add(newer_.empty() ? kError : kWarning, "onnx_shape_inference", error, {name});
+      attributed = true;
+    }
+    if (!attributed) report_.add(kWarning, "onnx_shape_inference", message);
+  }
+
+  void check_output_shapes() {
+    for (const auto& v : graph_->outputs) {
+      if (!v) continue;
+      if (v->dtype == DType::kUndefined && v->shape.unknown_rank)
+        report_.add(kWarning, "parity", "Graph output '" + v->name + "' has no type or shape information");
+      else if (v->shape.unknown_rank)
+        report_.add(kWarning, "parity", "Graph output '" + v->name + "' has no shape information");
+    }
+  }
+
+  void check_unused() {
+    // Clean a second copy of the graph and report what went away.
+    auto cleaned = model::Graph::from_model(model_);
+    const auto nodes_before = cleaned->nodes;
+    const auto inputs_before = cleaned->inputs;
+    const auto inits_before = cleaned->initializers;
+    cleaned->cleanup(/*remove_unused_inputs=*/true, /*recurse=*/false);
+    auto kept = [](const std::vector<model::ValuePtr>& after, const model::ValuePtr& v) {
+      return std::find(after.begin(), after.end(), v) != after.end();
+    };
+    std::set<std::string> initializer_names;
+    for (const auto& v : inits_before) initializer_names.insert(v->name);
+    for (const auto& v : inputs_before)
+      if (!kept(cleaned->inputs, v) && !initializer_names.count(v->name))
+        report_.add(kWarning, "parity", "Input: '" + v->name + "' does not affect outputs, can be removed.");
+    for (const auto& v : inits_before)
+      if (!kept(cleaned->initializers, v))
+        report_.add(kWarning, "parity", "Initializer: '" + v->name + "' does not affect outputs, can be removed.");
+    for (size_t i = 0; i < nodes_before.size(); ++i) {
+      if (std::find(cleaned->nodes.begin(), cleaned->nodes.end(), nodes_before[i]) != cleaned->nodes.end()) continue;
+      // Same position in the linted graph, which was built from the same model in the same order.
+      const model::Node* original = graph_->nodes[i].get();
+      report_.add(kWarning, "parity", "Does not affect outputs, can be removed.", {label(original)});
+    }
+  }
+
+  void check_kernels(const model::Graph& g) {
+    // (domain, op, opset) -> nodes without a kernel; one entry per op keeps the report short.
+    std::map<std::tuple<std::string, std::string, int64_t>, std::vector<std::string>> missing;
+    collect_missing(g, missing);
+    for (const auto& [key, nodes] : missing) {
+      const auto& [domain, op, opset] = key;
+      const auto versions = runtime::KernelRegistry::instance().versions(domain, op);
+      std::string detail;
+      if (!versions.empty()) {
+        detail = " (kernels exist for opsets ";
+        for (size_t i = 0; i < versions.size(); ++i) detail += (i ? ", " : "") + std::to_string(versions[i]);
+        detail += ")";
+      }
+      report_.add(kWarning, "parity_runtime",
+                  str_cat("parity's reference runtime has no kernel for ", domain.empty() ? "" : domain + ".", op,
+                          " at opset ", opset, detail, "; the ref runner cannot run this model"),
+                  nodes);
+    }
+  }
+
+  void collect_missing(const model::Graph& g,
+                       std::map<std::tuple<std::string, std::string, int64_t>, std::vector<std::string>>& missing) {
+    for (const auto& n : g.nodes) {
+      const std::string domain = normalize_domain(n->domain);
+      const int64_t opset = graph_->opset(domain);
+      if (opset > 0 && !runtime::KernelRegistry::instance().resolve(domain, n->op_type, static_cast<int>(opset)))
+        missing[{domain, n->op_type, opset}].push_back(label(n.get()));
+      for (const auto& [_, sub] : n->subgraphs) collect_missing(*sub, missing);
+    }
+  }
+
+  void check_nondeterminism(const model::Graph& g) {
+    static const std::set<std::string> kRandomOps = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                                     "RandomUniformLike", "Multinomial",   "Bernoulli"};
+    for (const auto& n : g.nodes) {
+      if (normalize_domain(n->domain).empty() && kRandomOps.count(n->op_type)) {
+        const bool seeded = n->attrs.count("seed") > 0;
+        report_.add(kWarning, "parity",
+                    n->op_type + " is non-deterministic: " +
+                        (seeded ? std::string("its seed fixes the values for one runtime, but runtimes draw different values")
+                                : std::string("outputs change from run to run and cannot be compared across runtimes")),
+                    {label(n.get())});
+      }
+      for (const auto& [_, sub] : n->subgraphs) check_nondeterminism(*sub);
+    }
+  }
+
+  void summarize() {
+    std::set<std::string> failing;
+    for (const auto& e : report_.entries)
+      if (e.level == kError)
+        for (const auto& n : e.nodes) failing.insert(n);
+    for (const auto& n : graph_->nodes) {
+      const std::string l = label(n.get());
+      if (failing.count(l)) {
+        if (std::find(report_.failing.begin(), report_.failing.end(), l) == report_.failing.end())
+          report_.failing.push_back(l);
+      } else if (std::find(report_.passing.begin(), report_.passing.end(), l) == report_.passing.end()) {
+        report_.passing.push_back(l);
+      }
+    }
+    // Failing nodes inside subgraphs are listed too.
+    for (const auto& f : failing)
+      if (std::find(report_.failing.begin(), report_.failing.end(), f) == report_.failing.end())
+        report_.failing.push_back(f);
+  }
+
+  const Model& model_;
+  LintReport& report_;
+  std::shared_ptr<model::Graph> graph_;
+  std::unordered_map<const model::Node*, std::string> labels_;
+  std::vector<std::string> newer_;
+};
+
+}  // namespace
+
+LintReport lint_model(const Model& model) {
+  LintReport report;
+  try {
+    Linter(model, report).run();
+  } catch (const Error& e) {
+    // A model too broken to analyse further (e.g. its IR cannot be built): one error entry.
+    report.add(kError, "parity", e.what());
+  }
+  return report;
+}
+
+LintReport lint_model_file(const fs::path& path) {
+  auto model = load_model(path);
+  if (!model.is_ok()) {
+    LintReport report;
+    report.add(kError, "onnx_loader", model.error().what());
+    return report;
+  }
+  return lint_model(model.value());
+}
+
+}  // namespace parity::tools

@@ -1,0 +1,39 @@
+// Model linting (`parity check lint`): libonnx's checker per node and per model, plus parity's own
+// lints: duplicate names, cycles, unused inputs/initializers/nodes, graph outputs without shapes,
+// ops the reference runtime has no kernel for, non-deterministic ops. The report has Polygraphy's
+// JSON layout: {"summary": {"passing": [...], "failing": [...]}, "lint_entries": [...]}.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+
+namespace parity::tools {
+
+struct LintEntry {
+  std::string level;   // "exception" (an error), "warning" or "info"
+  std::string source;  // "onnx_loader", "onnx_checker", "onnx_shape_inference", "parity", "parity_runtime"
+  std::string message;
+  std::vector<std::string> nodes;  // related nodes; empty for model-wide entries
+};
+
+struct LintReport {
+  std::vector<LintEntry> entries;
+  std::vector<std::string> passing;  // nodes with no error
+  std::vector<std::string> failing;  // nodes with at least one error
+
+  void add(std::string level, std::string source, std::string message, std::vector<std::string> nodes = {});
+  bool has_errors() const;
+  size_t count(const std::string& level) const;
+  /// The JSON report (indented by 4 like Polygraphy's).
+  std::string to_json() const;
+};
+
+/// Lints a loaded model. Never throws for problems in the model: they become entries.
+LintReport lint_model(const model::Model& model);
+/// Loads and lints; a file that cannot be loaded becomes one "onnx_loader" exception entry.
+LintReport lint_model_file(const std::filesystem::path& path);
+
+}  // namespace parity::tools

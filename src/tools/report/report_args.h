@@ -1,0 +1,32 @@
+// The "Report" option group: --report FILE.html|FILE.json (and, where outputs have spatial axes,
+// --report-per-channel). Commands add it and read it once before running, so a bad file name fails
+// before any work.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "options/args.h"
+
+namespace parity::tools::report {
+
+struct ReportOptions {
+  std::optional<std::string> path;  // --report
+  bool per_channel = false;         // --report-per-channel
+};
+
+class ReportArgs {
+ public:
+  /// `what` completes the help line ("per output: statistics, error histograms and heatmaps").
+  explicit ReportArgs(std::string what, bool per_channel_option = false)
+      : what_(std::move(what)), per_channel_option_(per_channel_option) {}
+  void add_to(options::ArgParser& parser) const;
+  /// Reads the options and checks the report's file name and folder.
+  ReportOptions parse(const options::Args& args) const;
+
+ private:
+  std::string what_;
+  bool per_channel_option_;
+};
+
+}  // namespace parity::tools::report

@@ -1,0 +1,30 @@
+// `parity run ... --gen-script FILE.cpp`: writes a standalone C++ program (and a CMake snippet to
+// build it) that does what the command line would do through parity's public C++ API, without
+// running anything: Polygraphy's `--gen-script`, which turns a command line into an API script.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "options/args.h"
+
+namespace parity::tools {
+
+/// The program and its CMake snippet.
+struct RunScript {
+  std::string program;  // FILE.cpp
+  std::string cmake;    // FILE.cmake: include() it after find_package(parity) or on its own
+};
+
+/// Builds the program for `parity run` with these parsed options. `runner_names` are the selected
+/// runners in command-line order; `command_line` is quoted in the program's header; `target` names
+/// the executable the CMake snippet defines. Options the generator cannot express (e.g.
+/// --postprocess) are a kInvalidArgument error naming them.
+RunScript generate_run_script(const options::Args& args, const std::vector<std::string>& runner_names,
+                              const std::string& command_line, const std::string& target);
+
+/// Writes FILE.cpp and, beside it, the snippet as FILE.cmake (FILE without its extension).
+/// Returns the snippet's path.
+std::string write_run_script(const std::string& path, const RunScript& script);
+
+}  // namespace parity::tools

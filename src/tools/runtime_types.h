@@ -1,0 +1,23 @@
+// Finding tensor types by running the model in parity's own runtime (the fallback of `auto`
+// fields when shape inference cannot tell).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/metadata.h"
+#include "model/graph.h"
+#include "model/model.h"
+
+namespace parity::tools {
+
+/// Runs the model on generated inputs (Polygraphy's default data: seed 1, dynamic dims 1) and
+/// returns the dtypes and observed shapes of the named tensors. Errors of the run propagate.
+TensorMetadata resolve_types_by_running(const model::Model& model, const std::vector<std::string>& names);
+
+/// Polygraphy's --force-fallback-shape-inference: runs the graph's model once and sets the dtype
+/// and observed shape of every value its main-graph nodes produce (what shape inference would
+/// otherwise give). Returns how many values were set.
+size_t set_types_by_running(model::Graph& graph);
+
+}  // namespace parity::tools

@@ -1,0 +1,74 @@
+// End-to-end tests of plan files on the command line: convert -o X.plan, run X.plan --ref,
+// inspect model X.plan, and a damaged plan refused with one line.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.h"
+
+namespace parity {
+namespace {
+
+using testing::run_parity;
+
+std::string det_model() {
+  return (testing::source_dir() / ".cache/npm/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx").string();
+}
+
+TEST(PlanCli, ConvertRunAndCompareWithTheOnnxModelExactly) {
+  testing::TempDir tmp;
+  const std::string plan = (tmp / "det.plan").string();
+  auto r = run_parity({"convert", det_model(), "-o", plan});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Saved plan to: " + plan), std::string::npos) << r.output;
+  const std::string onnx_outputs = (tmp / "onnx.json").string();
+  r = run_parity({"run", det_model(), "--ref", "--input-shapes", "x:[1,3,96,128]", "--save-outputs", onnx_outputs});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The plan's outputs against the ONNX model's, with zero tolerance: bit for bit.
+  r = run_parity({"run", plan, "--ref", "--input-shapes", "x:[1,3,96,128]", "--load-outputs", onnx_outputs, "--atol",
+                  "0", "--rtol", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("PASSED | All outputs matched"), std::string::npos) << r.output;
+}
+
+TEST(PlanCli, InspectShowsLayersWithTacticsAsTextAndJson) {
+  testing::TempDir tmp;
+  const std::string plan = (tmp / "det.plan").string();
+  ASSERT_EQ(run_parity({"convert", det_model(), "-o", plan}).exit_code, 0);
+  auto r = run_parity({"inspect", "model", plan, "--show", "layers"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("==== parity Plan ===="), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tactic optimized:conv_dnnl"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fused: "), std::string::npos) << r.output;
+  r = run_parity({"inspect", "model", plan, "--show", "attrs", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // stdout's JSON, without the PASSED line the run ends with.
+  const size_t begin = r.output.find('{'), end = r.output.rfind('}');
+  ASSERT_NE(end, std::string::npos) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(begin, end - begin + 1));
+  EXPECT_EQ(j["format"], "parity-plan");
+  EXPECT_EQ(j["inputs"][0]["name"], "x");
+  EXPECT_GT(j["memory"]["weights_bytes"].get<int64_t>(), 4'000'000);
+  EXPECT_EQ(j["num_layers"].get<size_t>(), j["layers"].size());
+  bool any_attrs = false;
+  for (const auto& layer : j["layers"]) any_attrs = any_attrs || !layer["attributes"].empty();
+  EXPECT_TRUE(any_attrs);
+}
+
+TEST(PlanCli, DamagedPlanIsOneLineWithARebuildHint) {
+  testing::TempDir tmp;
+  const std::string plan = (tmp / "det.plan").string();
+  ASSERT_EQ(run_parity({"convert", det_model(), "-o", plan}).exit_code, 0);
+  std::string bytes = testing::read_file(plan);
+  testing::write_file(plan, bytes.substr(0, bytes.size() - 1000));
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"run", plan, "--ref"}, std::vector<std::string>{"inspect", "model", plan}}) {
+    const auto r = run_parity(command);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("is truncated"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("rebuild it with `parity convert MODEL -o PLAN`"), std::string::npos) << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace parity

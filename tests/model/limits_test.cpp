@@ -1,0 +1,166 @@
+// Sizes that come from a file are checked before anything is allocated: element counts that
+// overflow, dims larger than the stored values, protobuf's 2 GiB and nesting limits. Each gives
+// one error line, through the library and through `parity run`.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "core/status.h"
+#include "model/graph.h"
+#include "model/model.h"
+#include "model/proto_convert.h"
+#include "support/test_support.h"
+
+namespace parity::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// y = Add(x, w) with initializer w: dims and stored values as the test wants them.
+onnx::ModelProto model_with_initializer(const std::vector<int64_t>& dims, int stored_floats) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("limits");
+  for (const char* name : {"x", "y"}) {
+    onnx::ValueInfoProto* v = std::string(name) == "x" ? g->add_input() : g->add_output();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
+  }
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) w->add_dims(d);
+  for (int i = 0; i < stored_floats; ++i) w->add_float_data(1.0f);
+  onnx::NodeProto* add = g->add_node();
+  add->set_op_type("Add");
+  add->add_input("x");
+  add->add_input("w");
+  add->add_output("y");
+  return model;
+}
+
+void save(const onnx::ModelProto& model, const fs::path& path) {
+  std::ofstream out(path, std::ios::binary);
+  ASSERT_TRUE(model.SerializeToOstream(&out));
+}
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_FALSE(e.is_internal()) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+// Runs `parity run MODEL --ref` and returns its error line, checking exit code 1.
+std::string run_error(const fs::path& model, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args{"run", model.string(), "--ref"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const CommandResult r = run_parity(args);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const size_t e = r.output.find("[E] ");
+  EXPECT_NE(e, std::string::npos) << r.output;
+  return e == std::string::npos ? "" : r.output.substr(e, r.output.find('\n', e) - e);
+}
+
+TEST(ModelLimits, DimsLargerThanTheStoredValuesFailBeforeAllocating) {
+  // 2^40 x 2^20 floats (4 PiB) over one stored value: must not try to allocate.
+  const onnx::ModelProto model = model_with_initializer({int64_t{1} << 40, int64_t{1} << 20}, 1);
+  const std::string message =
+      error_of([&] { model::tensor_from_proto(model.graph().initializer(0), fs::path()); });
+  EXPECT_NE(message.find("needs 1152921504606846976 values but the model stores 1"), std::string::npos) << message;
+
+  TempDir dir;
+  save(model, dir / "huge_dims.onnx");
+  EXPECT_NE(run_error(dir / "huge_dims.onnx").find("the model stores 1"), std::string::npos);
+}
+
+TEST(ModelLimits, RawDataShorterThanTheShapeFailsBeforeAllocating) {
+  onnx::ModelProto model = model_with_initializer({int64_t{1} << 45}, 0);
+  model.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string(8, '\0'));
+  const std::string message =
+      error_of([&] { model::tensor_from_proto(model.graph().initializer(0), fs::path()); });
+  EXPECT_NE(message.find("needs 140737488355328 bytes, got 8"), std::string::npos) << message;
+}
+
+TEST(ModelLimits, ElementCountOverflowingInt64IsOneLine) {
+  const onnx::ModelProto model = model_with_initializer({int64_t{1} << 62, 4, 4}, 1);
+  const std::string message =
+      error_of([&] { model::tensor_from_proto(model.graph().initializer(0), fs::path()); });
+  EXPECT_NE(message.find("has more elements than a 64-bit count can hold"), std::string::npos) << message;
+  EXPECT_EQ(shape_numel({0, int64_t{1} << 62, 1024}), 0);  // empty stays empty, no overflow
+}
+
+TEST(ModelLimits, AbsurdInputShapesAreOneLine) {
+  TempDir dir;
+  onnx::ModelProto model = model_with_initializer({1}, 1);
+  // Dynamic x so --input-shapes may choose any size.
+  for (auto* v : {model.mutable_graph()->mutable_input(0), model.mutable_graph()->mutable_output(0)})
+    v->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("n");
+  save(model, dir / "dynamic.onnx");
+  EXPECT_NE(run_error(dir / "dynamic.onnx", {"--input-shapes", "x:[9223372036854775807,4]"})
+                .find("more elements than a 64-bit count can hold"),
+            std::string::npos);
+  EXPECT_NE(run_error(dir / "dynamic.onnx", {"--input-shapes", "x:[0,9223372036854775807,4]"})
+                .find("more elements than a 64-bit count can hold"),
+            std::string::npos);
+  // Representable but larger than memory: refused before allocating, naming the shape.
+  const std::string big = run_error(dir / "dynamic.onnx", {"--input-shapes", "x:[1125899906842624]"});
+  EXPECT_NE(big.find("tensor of shape (1125899906842624,) needs"), std::string::npos) << big;
+  EXPECT_NE(big.find("parity may allocate"), std::string::npos) << big;
+
+  // The same through a model whose own input shape is absurd.
+  onnx::ModelProto fixed = model;
+  fixed.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)
+      ->set_dim_value(int64_t{1} << 50);
+  save(fixed, dir / "absurd_input.onnx");
+  EXPECT_NE(run_error(dir / "absurd_input.onnx").find("parity may allocate"), std::string::npos);
+}
+
+TEST(ModelLimits, SubgraphsNestedPastProtobufsDepthLimitAreOneLine) {
+  // If -> then_branch -> If -> ... 60 levels: 3 protobuf messages per level, past protobuf's 100.
+  onnx::ModelProto model = model_with_initializer({1}, 1);
+  onnx::GraphProto* graph = model.mutable_graph();
+  for (int level = 0; level < 60; ++level) {
+    onnx::NodeProto* node = graph->add_node();
+    node->set_op_type("If");
+    node->add_input("cond");
+    node->add_output("out" + std::to_string(level));
+    onnx::AttributeProto* attr = node->add_attribute();
+    attr->set_name("then_branch");
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    graph = attr->mutable_g();
+    graph->set_name("level" + std::to_string(level));
+  }
+  TempDir dir;
+  save(model, dir / "deep.onnx");
+  const std::string message = error_of([&] { model::load_model(dir / "deep.onnx").value(); });
+  EXPECT_NE(message.find("nested deeper than"), std::string::npos) << message;
+  const std::string line = run_error(dir / "deep.onnx");
+  EXPECT_NE(line.find("nested deeper than"), std::string::npos) << line;
+}
+
+TEST(ModelLimits, ModelFilesOfTwoGigabytesOrMoreAreRefusedWithoutReading) {
+  TempDir dir;
+  const fs::path path = dir / "huge.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << "x";
+  }
+  // A sparse file: 2 GiB + 1 byte on paper, nothing on disk, never read by the check.
+  ASSERT_EQ(::truncate(path.c_str(), (int64_t{2} << 30) + 1), 0);
+  const std::string message = error_of([&] { model::load_model(path).value(); });
+  EXPECT_NE(message.find("protobuf cannot parse messages of 2 GiB or more"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace parity::testing

@@ -1,0 +1,226 @@
+// Plan files: a saved and reloaded plan computes exactly what the planned ONNX model computes, and
+// every damaged or foreign plan is refused with one line that says why and how to rebuild.
+#include "runtime/plan/plan_file.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "runtime/plan/plan.pb.h"
+#include "runtime/subgraph.h"
+#include "support/test_support.h"
+
+namespace parity {
+namespace {
+
+namespace fs = std::filesystem;
+using runtime::Session;
+namespace plan = runtime::plan;
+
+fs::path ocr_model(const std::string& file) { return testing::source_dir() / ".cache/npm/ocr-models/assets" / file; }
+fs::path bench_model(const std::string& file) { return testing::source_dir() / ".cache/bench-models" / file; }
+
+/// Seeded uniform feeds for every input, dynamic dims taken from `dims` in order.
+TensorMap seeded_feed(const Session& session, std::vector<int64_t> dims) {
+  TensorMap feed;
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  size_t next = 0;
+  const TensorMetadata inputs = session.input_metadata();
+  for (const auto& name : inputs.names()) {
+    const TensorMeta& meta = inputs.at(name);
+    Shape shape;
+    for (const auto& d : meta.shape.dims) shape.push_back(d.value >= 0 ? d.value : dims.at(next++));
+    Tensor t(DType::kFloat32, shape);
+    for (float& v : t.values<float>()) v = dist(gen);
+    feed.set(name, t);
+  }
+  return feed;
+}
+
+void expect_bit_identical(const TensorMap& a, const TensorMap& b) {
+  ASSERT_EQ(a.names(), b.names());
+  for (const auto& name : a.names()) {
+    const Tensor& x = a.at(name);
+    const Tensor& y = b.at(name);
+    ASSERT_EQ(x.dtype(), y.dtype()) << name;
+    ASSERT_EQ(x.shape(), y.shape()) << name;
+    EXPECT_EQ(0, std::memcmp(x.raw_data(), y.raw_data(), x.size_bytes())) << name << " differs";
+  }
+}
+
+/// Builds the model's plan, saves and reloads it, and checks the outputs match bit for bit.
+void check_round_trip(const fs::path& model, std::vector<int64_t> dims, int min_fused) {
+  ASSERT_TRUE(fs::exists(model)) << model << " is missing (scripts/setup.sh fetches it)";
+  testing::TempDir dir;
+  Session built = Session::create(model).value();
+  EXPECT_GE(built.plan().fused_nodes_, min_fused);
+  plan::save_plan(built, dir / "m.plan", model.filename().string());
+  ASSERT_TRUE(plan::is_plan_file(dir / "m.plan"));
+  Session loaded = plan::load_plan(dir / "m.plan").value();
+  EXPECT_EQ(loaded.plan().nodes_.size(), built.plan().nodes_.size());
+  for (size_t i = 0; i < built.plan().nodes_.size(); ++i) {
+    EXPECT_EQ(loaded.plan().nodes_[i].tactic, built.plan().nodes_[i].tactic);
+    EXPECT_EQ(loaded.plan().nodes_[i].label, built.plan().nodes_[i].label);
+  }
+  const TensorMap feed = seeded_feed(built, dims);
+  const TensorMap want = built.run(feed);
+  expect_bit_identical(want, loaded.run(feed));
+  // Session::create recognizes a plan by its magic; the bytes load as well as the file.
+  expect_bit_identical(want, Session::create(dir / "m.plan").value().run(feed));
+  expect_bit_identical(want, plan::load_plan_bytes(plan::plan_to_bytes(built)).value().run(feed));
+}
+
+TEST(PlanFile, PpOcrDetRoundTripIsBitIdentical) {
+  check_round_trip(ocr_model("ch_PP-OCRv4_det_infer.onnx"), {1, 160, 192}, 10);
+}
+
+TEST(PlanFile, PpOcrRecRoundTripIsBitIdentical) {
+  check_round_trip(ocr_model("ch_PP-OCRv4_rec_infer.onnx"), {1, 160}, 10);
+}
+
+TEST(PlanFile, MobileNetRoundTripIsBitIdenticalWithChannelsLastAndPackedWeights) {
+  const fs::path model = bench_model("mobilenet_v2.onnx");
+  check_round_trip(model, {}, 10);
+  Session built = Session::create(model).value();
+  EXPECT_GT(built.plan().channels_last_values_, 0);  // the hand-offs are replayed, not re-searched
+  // Its static input shape lets the oneDNN convolutions pack at build time: the plan carries the
+  // packed weights, so the bit-identical run above used restored, not repacked, weights.
+  testing::TempDir dir;
+  plan::save_plan(built, dir / "m.plan");
+  const plan::PlanSummary summary = plan::summarize_plan(dir / "m.plan");
+  EXPECT_GT(summary.packed_weights_bytes, summary.weights_bytes / 2);
+  EXPECT_GT(summary.activation_bytes, 0);
+  EXPECT_FALSE(summary.dnnl_isa.empty());
+}
+
+TEST(PlanFile, DemoModelRoundTrip) { check_round_trip(testing::source_dir() / "models/demo.onnx", {1}, 0); }
+
+TEST(PlanFile, LoadedPlanRefusesIntermediateOutputs) {
+  Session built = Session::create(ocr_model("ch_PP-OCRv4_det_infer.onnx")).value();
+  Session loaded = plan::load_plan_bytes(plan::plan_to_bytes(built)).value();
+  runtime::RunOptions options;
+  options.outputs = {built.intermediate_names().front()};
+  try {
+    loaded.run(seeded_feed(built, {1, 64, 64}), options);
+    FAIL() << "a loaded plan ran with an intermediate output";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("run the ONNX model"), std::string::npos) << e.what();
+  }
+}
+
+// --- refusals ---
+
+class PlanRefusal : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Session built = Session::create(testing::source_dir() / "models/demo.onnx").value();
+    bytes_ = plan::plan_to_bytes(built, "demo-model-for-the-refusal-tests.onnx");
+  }
+
+  /// The error of loading `bytes`, from the file API and the bytes API (they must agree).
+  std::string refusal(const std::string& bytes) {
+    testing::write_file(dir_ / "bad.plan", bytes);
+    auto from_file = plan::load_plan(dir_ / "bad.plan");
+    EXPECT_FALSE(from_file.is_ok());
+    if (from_file.is_ok()) return {};
+    const std::string message = from_file.error().what();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
+    EXPECT_NE(message.find("rebuild it with `parity convert"), std::string::npos) << message;
+    EXPECT_NE(message.find("bad.plan"), std::string::npos) << message;
+    auto from_bytes = plan::load_plan_bytes(bytes);
+    EXPECT_FALSE(from_bytes.is_ok());
+    return message;
+  }
+
+  static uint32_t crc32(const std::string& s) {  // the standard CRC-32 (zlib's), bit by bit
+    uint32_t crc = 0xffffffffu;
+    for (unsigned char c : s) {
+      crc ^= c;
+      for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+  }
+  static void put_u32(std::string& s, size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i) s[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+  }
+  static uint32_t get_u32(const std::string& s, size_t at) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
+    return v;
+  }
+
+  /// The plan with its header edited and re-checksummed (what another machine or parity writes).
+  std::string with_header(const std::function<void(plan::PlanHeader&)>& edit) const {
+    const uint32_t size = get_u32(bytes_, 12);
+    plan::PlanHeader header;
+    EXPECT_TRUE(header.ParseFromString(bytes_.substr(20, size)));
+    edit(header);
+    const std::string encoded = header.SerializeAsString();
+    // Keep the sections where they were: the header must encode to the same size.
+    EXPECT_EQ(encoded.size(), size) << "the edit changed the header size; choose a same-length value";
+    std::string out = bytes_;
+    out.replace(20, size, encoded);
+    put_u32(out, 16, crc32(encoded));
+    return out;
+  }
+
+  testing::TempDir dir_;
+  std::string bytes_;
+};
+
+TEST_F(PlanRefusal, Truncated) {
+  EXPECT_NE(refusal(bytes_.substr(0, bytes_.size() / 2)).find("is truncated"), std::string::npos);
+  EXPECT_NE(refusal(bytes_.substr(0, 12)).find("is truncated"), std::string::npos);
+  EXPECT_NE(refusal(bytes_.substr(0, bytes_.size() - 1)).find("is truncated"), std::string::npos);
+}
+
+TEST_F(PlanRefusal, CorruptedWeightsGraphOrHeader) {
+  std::string weights = bytes_;
+  weights[weights.size() - 3] ^= 0x10;  // the last bytes are weights
+  EXPECT_NE(refusal(weights).find("weights checksum"), std::string::npos);
+  std::string graph = bytes_;
+  const size_t payload_at = (20 + get_u32(bytes_, 12) + 63) / 64 * 64;
+  graph[payload_at + 5] ^= 0x01;
+  EXPECT_NE(refusal(graph).find("graph section checksum"), std::string::npos);
+  std::string header = bytes_;
+  header[22] ^= 0x40;
+  EXPECT_NE(refusal(header).find("header checksum"), std::string::npos);
+  EXPECT_NE(refusal(bytes_ + "extra").find("is corrupted"), std::string::npos);
+}
+
+TEST_F(PlanRefusal, WrongFormatVersion) {
+  std::string other = bytes_;
+  put_u32(other, 8, plan::kPlanFormatVersion + 1);
+  const std::string message = refusal(other);
+  EXPECT_NE(message.find("plan format version " + std::to_string(plan::kPlanFormatVersion + 1)), std::string::npos)
+      << message;
+}
+
+TEST_F(PlanRefusal, OtherParityVersion) {
+  const std::string message = refusal(with_header([](plan::PlanHeader& h) {
+    std::string v = h.parity_version();
+    v[0] = v[0] == '9' ? '8' : '9';
+    h.set_parity_version(v);
+  }));
+  EXPECT_NE(message.find("was built by parity 9"), std::string::npos) << message;
+}
+
+TEST_F(PlanRefusal, OtherMachine) {
+  // A feature name no CPU reports, in place of the dnnl ISA string of the same length, so the
+  // header keeps its size.
+  const std::string message = refusal(with_header([](plan::PlanHeader& h) {
+    h.mutable_machine()->add_cpu_features("amx-future");
+    h.set_source_model(h.source_model().size() >= 12 ? h.source_model().substr(12) : "");
+  }));
+  EXPECT_NE(message.find("was built on another machine"), std::string::npos) << message;
+  EXPECT_NE(message.find("amx-future"), std::string::npos) << message;
+}
+
+TEST_F(PlanRefusal, NotAPlan) {
+  EXPECT_NE(refusal("ir_version: 7 and not a plan at all").find("is not a parity plan"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace parity

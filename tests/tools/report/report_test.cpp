@@ -1,0 +1,173 @@
+// The report module without a browser: the figures a report is built from (error histograms,
+// heatmaps, operator families, per-layer tolerances) and the page's self-containment.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <regex>
+
+#include "compare/comparator.h"
+#include "core/status.h"
+#include "support/test_support.h"
+#include "tools/report/conformance_report.h"
+#include "tools/report/report.h"
+#include "tools/report/run_report.h"
+#include "tools/report/svg.h"
+
+namespace parity::testing {
+namespace {
+
+using tools::report::Json;
+
+TEST(ReportHistogram, LogBinsWithZerosAndNonFiniteApart) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor t = Tensor::from_vector<float>({7}, {0.f, 2e-6f, 3e-6f, 5e-5f, 8e-4f, static_cast<float>(nan),
+                                                    static_cast<float>(inf)});
+  const Json h = tools::report::error_histogram(t);
+  EXPECT_EQ(h["zeros"], 1);
+  EXPECT_EQ(h["nonfinite"], 2);
+  EXPECT_TRUE(h["log"].get<bool>());
+  const auto edges = h["edges"].get<std::vector<double>>();
+  const auto counts = h["counts"].get<std::vector<int64_t>>();
+  ASSERT_EQ(edges.size(), counts.size() + 1);
+  EXPECT_NEAR(edges.front(), 1e-6, 1e-18);  // whole decades around the values, four bins each
+  EXPECT_NEAR(edges.back(), 1e-3, 1e-15);
+  EXPECT_EQ(counts.size(), 12u);
+  int64_t total = 0;
+  for (auto c : counts) total += c;
+  EXPECT_EQ(total, 4);
+  EXPECT_EQ(counts.back(), 1) << "8e-4 is in the last bin, [10^-3.25, 1e-3]";
+}
+
+TEST(ReportHistogram, NarrowRangeUsesLinearBins) {
+  const Json h = tools::report::error_histogram(Tensor::from_vector<float>({3}, {2.f, 3.f, 4.f}));
+  EXPECT_FALSE(h["log"].get<bool>());
+  EXPECT_EQ(h["counts"].size(), 20u);
+  EXPECT_EQ(h["counts"].front(), 1);
+  EXPECT_EQ(h["counts"].back(), 1);
+}
+
+TEST(ReportHeatmap, MaxPooledOverSpatialAxesAndPerChannel) {
+  std::vector<float> v(1 * 2 * 130 * 4, 0.f);
+  v[(1 * 130 + 129) * 4 + 3] = 5.f;  // channel 1, row 129, column 3
+  v[(0 * 130 + 0) * 4 + 0] = -2.f;   // channel 0, row 0: absolute values count
+  const Tensor t = Tensor::from_vector<float>({1, 2, 130, 4}, v);
+  const Json all = tools::report::error_heatmaps(t, false, 64, 16);
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0]["rows"], 44);  // 130 rows pooled by 3
+  EXPECT_EQ(all[0]["cols"], 4);
+  EXPECT_EQ(all[0]["values"][43 * 4 + 3], 5.0);
+  EXPECT_EQ(all[0]["values"][0], 2.0);
+  const Json per = tools::report::error_heatmaps(t, true, 64, 16);
+  ASSERT_EQ(per.size(), 2u);
+  EXPECT_EQ(per[0]["values"][43 * 4 + 3], 0.0);
+  EXPECT_EQ(per[0]["values"][0], 2.0);
+  EXPECT_EQ(per[1]["values"][43 * 4 + 3], 5.0);
+  EXPECT_EQ(per[1]["label"], "channel 1");
+  EXPECT_TRUE(tools::report::error_heatmaps(Tensor::from_vector<float>({3}, {1, 2, 3}), false, 64, 16).empty());
+}
+
+TEST(ReportConformance, FamiliesComeFromOnnxDefinitions) {
+  EXPECT_EQ(tools::report::operator_family("Conv"), "nn");
+  EXPECT_EQ(tools::report::operator_family("Add"), "math");
+  EXPECT_EQ(tools::report::operator_family("Reshape"), "tensor");
+  EXPECT_EQ(tools::report::operator_family("LinearClassifier", "ai.onnx.ml"), "traditionalml");
+  EXPECT_EQ(tools::report::operator_family("NoSuchOp"), "other");
+  const Json s = tools::report::conformance_section(
+      "ref", {{.id = "node/test_add", .outcome = "pass", .op_type = "Add", .family = "math"},
+              {.id = "node/test_sub", .outcome = "fail", .op_type = "Sub", .family = "math", .message = "bad"},
+              {.id = "node/test_conv", .outcome = "skipped", .op_type = "Conv", .family = "nn"}});
+  EXPECT_EQ(s["summary"]["passed"], 1);
+  EXPECT_EQ(s["summary"]["failed"], 1);
+  EXPECT_EQ(s["summary"]["total"], 3);
+  ASSERT_EQ(s["families"].size(), 2u);
+  EXPECT_EQ(s["families"][0]["family"], "math");
+  EXPECT_EQ(s["families"][0]["failed"], 1);
+  EXPECT_EQ(s["families"][1]["skipped"], 1);
+}
+
+TEST(ReportRun, SectionHasVerdictsStatisticsAndHeatmaps) {
+  RunResults results;
+  std::vector<float> a(2 * 3 * 4, 1.f), b = a;
+  b[5] = 1.5f;
+  IterationResult ra, rb;
+  ra.outputs.set("y", Tensor::from_vector<float>({2, 3, 4}, a));
+  rb.outputs.set("y", Tensor::from_vector<float>({2, 3, 4}, b));
+  results.add("ref", {ra});
+  results.add("ort", {rb});
+  const std::vector<std::pair<size_t, size_t>> pairs{{0, 1}};
+  const compare::AccuracyResult accuracy = compare::Comparator::compare_accuracy(results, {}, pairs);
+  tools::report::RunReportOptions options;
+  const Json s = tools::report::run_section(results, pairs, &accuracy, false, options);
+  ASSERT_EQ(s["comparisons"].size(), 1u);
+  const Json& o = s["comparisons"][0]["outputs"][0];
+  EXPECT_FALSE(o["passed"].get<bool>());
+  EXPECT_DOUBLE_EQ(o["error"]["max_absdiff"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(o["stats0"]["mean"].get<double>(), 1.0);
+  EXPECT_EQ(o["abs_histogram"]["zeros"], 23);
+  ASSERT_EQ(o["heatmaps"].size(), 1u);
+  EXPECT_EQ(o["heatmaps"][0]["rows"], 3);
+  EXPECT_EQ(o["heatmaps"][0]["values"][5], 0.5);
+  EXPECT_TRUE(s["outputs"].empty());
+}
+
+TEST(ReportLayerwise, PerLayerTolerancesAndFirstDivergence) {
+  compare::LayerwiseReport r;
+  r.reference_name = "ref";
+  r.peer_name = "ort";
+  r.layers.resize(3);
+  r.layers[0] = {.name = "a", .op_type = "Conv", .compared = true, .max_absdiff = 1e-7};
+  r.layers[1] = {.name = "b", .op_type = "Relu", .compared = true, .passed = false, .max_absdiff = 1e-2};
+  r.layers[2] = {.name = "c", .op_type = "Shape", .compared = false, .note = "not a float"};
+  r.first_failure = 1;
+  compare::SimpleCompareOptions tol;
+  tol.atol.set("b", 1e-3);
+  const Json s = tools::report::layerwise_section({r}, tol);
+  EXPECT_FALSE(s["passed"].get<bool>());
+  EXPECT_EQ(s["iterations"][0]["first_failure"], 1);
+  EXPECT_DOUBLE_EQ(s["iterations"][0]["layers"][1]["atol"].get<double>(), 1e-3);
+  EXPECT_DOUBLE_EQ(s["iterations"][0]["layers"][0]["atol"].get<double>(), 1e-5);
+  EXPECT_FALSE(s["iterations"][0]["layers"][2].contains("max_absdiff"));
+  // The page: both charts mark the divergence, the layers' data is embedded for the click script.
+  tools::report::Report report("t", "parity run m.onnx");
+  report.add_section(s);
+  const std::string html = report.html();
+  EXPECT_NE(html.find("first divergence: b (Relu)"), std::string::npos);
+  EXPECT_NE(html.find("id=\"layers-s0i0\""), std::string::npos);
+  EXPECT_NE(html.find("data-initial=\"1\""), std::string::npos);
+}
+
+TEST(ReportPage, SelfContainedWithStrictPolicy) {
+  tools::report::Report report("</title><script>alert(1)</script>", "parity run x.onnx");
+  report.add_section(tools::report::conformance_section(
+      "ref", {{.id = "node/</script>", .outcome = "error", .op_type = "Add", .family = "math", .message = "<b>"}}));
+  const std::string html = report.html();
+  EXPECT_NE(html.find("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+                      "'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"),
+            std::string::npos);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos) << "text must be escaped";
+  EXPECT_EQ(html.find("<b>"), std::string::npos);
+  EXPECT_FALSE(std::regex_search(html, std::regex(R"((src|href|action)\s*=|url\(|@import|https?:)", std::regex::icase)));
+  EXPECT_EQ(tools::report::html::json_script("x", Json{{"a", "</script>"}}).find("</script>\""), std::string::npos);
+}
+
+TEST(ReportPage, FileNameChoosesFormatAndBadNamesAreUserErrors) {
+  TempDir tmp;
+  EXPECT_EQ(tools::report::check_report_path((tmp / "r.html").string()), tools::report::Format::kHtml);
+  EXPECT_EQ(tools::report::check_report_path((tmp / "r.JSON").string()), tools::report::Format::kJson);
+  try {
+    tools::report::check_report_path((tmp / "r.txt").string());
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("must end in .html"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(tools::report::check_report_path((tmp / "missing/r.html").string()), Error);
+  // A section nobody renders is parity's bug, not the user's.
+  tools::report::Report report("t", "c");
+  report.add_section(Json{{"type", "no-such-section"}});
+  EXPECT_THROW(report.html(), Error);
+}
+
+}  // namespace
+}  // namespace parity::testing
