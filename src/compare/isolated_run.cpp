@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <new>
 #include <thread>
 
@@ -38,6 +39,7 @@ class ExchangeFolder {
     fs::remove_all(path_, ec);
   }
   std::string file(const char* name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
 
  private:
   fs::path path_;
@@ -52,19 +54,23 @@ void write_scratch(const std::string& path, const std::string& bytes) {
   PARITY_CHECK(out.good(), kIo, "cannot write ", path, " (the runner subprocess's results)");
 }
 
+// Reads a scratch file back. Not through formats::read_binary_file: that notes the file as an input
+// of the command, and once the folder is removed a new output may get the same inode.
+std::string read_scratch(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  PARITY_CHECK(in, kIo, "cannot read ", path, " (the subprocess's results)");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 [[noreturn]] void child_main(const ExchangeFolder& folder, const Isolation& isolation,
-                             const std::function<IsolatedRun()>& work, const std::string& runner_name) {
+                             const std::function<void(const fs::path&)>& work) {
   if (isolation.memory_limit_bytes > 0) {
     const rlimit limit{isolation.memory_limit_bytes, isolation.memory_limit_bytes};
     ::setrlimit(RLIMIT_AS, &limit);
   }
   std::string error;
   try {
-    IsolatedRun run = work();
-    RunResults results;
-    results.add(runner_name, std::move(run.iterations));
-    write_scratch(folder.file("results.json"), run_results_to_json(results));
-    write_scratch(folder.file("feeds.json"), inputs_to_json(run.feeds));
+    work(folder.path());
     std::fflush(nullptr);
     ::_exit(0);
   } catch (const Error& e) {
@@ -99,7 +105,7 @@ std::string failure_of(int status, const ExchangeFolder& folder, const Isolation
   if (code == kChildError) {
     std::string message = "the runner failed";
     try {
-      message = formats::read_binary_file(folder.file("error.txt"));
+      message = read_scratch(folder.file("error.txt"));
     } catch (const Error&) {
     }
     if (message == "out of memory") message += limit_note(isolation);
@@ -110,39 +116,63 @@ std::string failure_of(int status, const ExchangeFolder& folder, const Isolation
 
 }  // namespace
 
-IsolatedRun run_in_child(const std::string& runner_name, const Isolation& isolation,
-                         const std::function<IsolatedRun()>& work) {
+std::string run_in_child_folder(const std::string& label, const Isolation& isolation,
+                                const std::function<void(const fs::path& folder)>& work,
+                                const std::function<void(const fs::path& folder)>& read_back) {
   ExchangeFolder folder;
   std::fflush(nullptr);  // buffered output would otherwise be written twice
   const pid_t pid = ::fork();
-  PARITY_CHECK(pid >= 0, kIo, "cannot start a subprocess for ", runner_name, ": ", std::strerror(errno));
-  if (pid == 0) child_main(folder, isolation, work, runner_name);
+  PARITY_CHECK(pid >= 0, kIo, "cannot start a subprocess for ", label, ": ", std::strerror(errno));
+  if (pid == 0) child_main(folder, isolation, work);
 
   const auto start = std::chrono::steady_clock::now();
   int status = 0;
+  std::string failure;
   for (;;) {
     const pid_t done = ::waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) fail(ErrorCode::kIo, "waiting for the subprocess of ", runner_name, " failed: ", std::strerror(errno));
+    if (done == pid) {
+      failure = failure_of(status, folder, isolation);
+      break;
+    }
+    if (done < 0 && errno != EINTR) fail(ErrorCode::kIo, "waiting for the subprocess of ", label, " failed: ", std::strerror(errno));
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (isolation.timeout_s > 0 && elapsed > isolation.timeout_s) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, &status, 0);
-      IsolatedRun timed_out;
       char seconds[32];
       std::snprintf(seconds, sizeof(seconds), "%g", isolation.timeout_s);
-      timed_out.failure = std::string("the runner did not finish within ") + seconds + " s (--runner-timeout); killed";
-      return timed_out;
+      failure = std::string("the runner did not finish within ") + seconds + " s (--runner-timeout); killed";
+      break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  if (read_back) read_back(folder.path());
+  return failure;
+}
+
+IsolatedRun run_in_child(const std::string& runner_name, const Isolation& isolation,
+                         const std::function<IsolatedRun()>& work) {
   IsolatedRun run;
-  run.failure = failure_of(status, folder, isolation);
-  if (!run.failure.empty()) return run;
-  RunResults results = read_run_results(folder.file("results.json"));
-  PARITY_CHECK(results.size() == 1, kInternal, "the subprocess of ", runner_name, " returned ", results.size(), " runs");
-  run.iterations = std::move(results.runs[0].second);
-  run.feeds = read_inputs_json(folder.file("feeds.json"));
+  run.failure = run_in_child_folder(
+      runner_name, isolation,
+      [&](const fs::path& folder) {
+        IsolatedRun done = work();
+        RunResults results;
+        results.add(runner_name, std::move(done.iterations));
+        write_scratch((folder / "results.json").string(), run_results_to_json(results));
+        write_scratch((folder / "feeds.json").string(), inputs_to_json(done.feeds));
+      },
+      [&](const fs::path& folder) {
+        if (!fs::exists(folder / "results.json") || fs::exists(folder / "error.txt")) return;
+        RunResults results = read_run_results((folder / "results.json").string());
+        PARITY_CHECK(results.size() == 1, kInternal, "the subprocess of ", runner_name, " returned ", results.size(), " runs");
+        run.iterations = std::move(results.runs[0].second);
+        run.feeds = read_inputs_json((folder / "feeds.json").string());
+      });
+  if (!run.failure.empty()) {
+    run.iterations.clear();
+    run.feeds.clear();
+  }
   return run;
 }
 

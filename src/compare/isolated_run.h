@@ -3,6 +3,7 @@
 // taking the parent down. Results come back through Polygraphy JSON files in a private folder.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,6 +24,14 @@ struct IsolatedRun {
 /// Forks; the child applies the memory limit, runs `work` and writes its results; the parent waits
 /// (killing the child past the timeout) and reads them back. Errors thrown by `work` (parity::Error,
 /// bad_alloc) also become failures, with their message. runner_name labels the files and messages.
+/// The general form: forks; the child applies the memory limit and runs `work`, which may write
+/// files into `folder` (private to this call, removed afterwards); then `read_back(folder)` runs in
+/// the parent, also after a failure, so results written before a crash are kept. Returns why the
+/// child failed ("" on success): a signal, a limit, or the message of what `work` threw.
+std::string run_in_child_folder(const std::string& label, const Isolation& isolation,
+                                const std::function<void(const std::filesystem::path& folder)>& work,
+                                const std::function<void(const std::filesystem::path& folder)>& read_back);
+
 IsolatedRun run_in_child(const std::string& runner_name, const Isolation& isolation,
                          const std::function<IsolatedRun()>& work);
 

@@ -1,0 +1,43 @@
+// `parity package status PACKAGE`: the formats, their steps and measurements, and the best runtime
+// by each strategy.
+#include <fmt/format.h>
+
+#include "cli/command.h"
+#include "cli/commands/package_common.h"
+
+namespace parity::cli {
+namespace {
+
+namespace nav = tools::navigator;
+
+class PackageStatusCommand : public Command {
+ public:
+  std::string name() const override { return "package status"; }
+  std::string summary() const override { return "Show the status of a .nav package or navigator workspace"; }
+  void add_options(options::ArgParser& parser) override {
+    parser.add({.flags = {}, .dest = "package", .help = "A .nav package or a workspace folder", .metavar = "PACKAGE",
+                .required = true});
+    parser.add({.flags = {"--latency-budget-ms"}, .help = "Budget of the max-throughput-within-latency strategy",
+                .metavar = "MS"});
+  }
+  int run(const options::Args& args) override {
+    package_cli::OpenedPackage opened(args.get_or("package", ""));
+    const auto& package = opened.descriptor();
+    package_cli::print_status_table(package.status());
+    const std::optional<double> budget = args.get_double("latency_budget_ms");
+    for (const char* name : {"min-latency", "max-throughput", "max-throughput-within-latency", "min-latency-and-max-throughput"}) {
+      const auto choice = package.best_runtime(nav::strategy_from_name(name), budget);
+      if (choice)
+        fmt::print("best by {}: {} on {} (p50 {:.3f} ms at batch 1, {:.1f}/s at batch {})\n", name, choice->format,
+                   choice->runtime, choice->p50_ms, choice->throughput, choice->batch_size);
+      else
+        fmt::print("best by {}: none\n", name);
+    }
+    return kExitPassed;
+  }
+};
+
+PARITY_REGISTER_COMMAND(PackageStatusCommand);
+
+}  // namespace
+}  // namespace parity::cli

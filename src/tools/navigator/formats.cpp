@@ -1,0 +1,224 @@
+#include "tools/navigator/formats.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "core/formats/file_io.h"
+#include "core/status.h"
+#include "model/graph.h"
+#include "model/model.h"
+#include "model/transforms/extract.h"
+#include "model/transforms/fp16.h"
+#include "runtime/plan/plan_file.h"
+#include "runtime/session.h"
+#include "tools/fold.h"
+
+namespace parity::tools::navigator {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string python_command() {
+  if (const char* env = std::getenv("PARITY_PYTHON"); env && *env) return env;
+  // Debian's python3-torch lives in the system interpreter; a pyenv/virtualenv python3 first on
+  // PATH would not see it.
+  return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+}
+
+// Exports a TorchScript module to ONNX with the first conversion sample as the example input. The
+// samples are squeezed, so the batch axis is put back; outputs are named output_<i> as parity's
+// torch runner names them.
+constexpr const char* kTorchExportScript = R"PY(
+import sys
+import numpy as np
+import torch
+source, sample_path, out_path, batch_dim = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+dynamic = {}
+for item in sys.argv[5:]:
+    name, axes = item.split(":")
+    dynamic[name] = [int(a) for a in axes.split(",") if a]
+module = torch.jit.load(source, map_location="cpu").eval()
+names = [a.name for a in module.forward.schema.arguments][1:]
+sample = np.load(sample_path)
+args = []
+for name in names:
+    value = sample[name]
+    if batch_dim >= 0:
+        value = np.expand_dims(value, batch_dim)
+    args.append(torch.from_numpy(np.ascontiguousarray(value)))
+with torch.no_grad():
+    result = module(*args)
+count = len(result) if isinstance(result, (tuple, list)) else 1
+outputs = ["output_%d" % i for i in range(count)]
+axes = {name: {a: "%s_%d" % (name, a) for a in dynamic.get(name, [])} for name in names}
+if batch_dim >= 0:
+    for name in names:
+        axes[name][batch_dim] = "batch"
+    for name in outputs:
+        axes[name] = {batch_dim: "batch"}
+torch.onnx.export(module, tuple(args), out_path, opset_version=13, input_names=names, output_names=outputs,
+                  dynamic_axes=axes)
+)PY";
+
+void export_torchscript_to_onnx(const fs::path& source, const fs::path& workspace, const fs::path& out,
+                                const WorkspaceStatus& status) {
+  const std::string why = torch_exporter_unavailable();
+  PARITY_CHECK(why.empty(), kUnsupported, why);
+  const fs::path script = workspace / "onnx" / "export_torchscript.py";
+  formats::write_binary_file(script.string(), kTorchExportScript);
+  std::string command = python_command() + " " + quoted(script.string()) + " " + quoted(source.string()) + " " +
+                        quoted((workspace / "model_input" / "conversion" / "0.npz").string()) + " " +
+                        quoted(out.string()) + " " + std::to_string(status.config.batch_dim.value_or(-1));
+  for (const auto& p : status.profiles)
+    if (!status.config.batch_dim || p.axis != *status.config.batch_dim)
+      command.append(" ").append(quoted(p.input + ":" + std::to_string(p.axis)));
+  const fs::path log = workspace / "onnx" / "export.log";
+  command.append(" > ").append(quoted(log.string())).append(" 2>&1");
+  const int rc = std::system(command.c_str());
+  if (rc != 0 || !fs::is_regular_file(out)) {
+    std::string output = fs::exists(log) ? read_workspace_file(log) : "";
+    // The last non-empty line is the exception's message.
+    while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
+    const auto line_start = output.rfind('\n');
+    const std::string last = line_start == std::string::npos ? output : output.substr(line_start + 1);
+    fail(ErrorCode::kUnsupported, "the TorchScript -> ONNX export failed: ", last.empty() ? "no output" : last);
+  }
+}
+
+void save_onnx(const model::Model& model, const fs::path& out) {
+  const Status saved = model::save_model(model, out);
+  PARITY_CHECK(saved.ok(), kIo, saved.error().what());
+}
+
+fs::path onnx_format_model(const fs::path& workspace) {
+  const fs::path path = workspace / "onnx" / "model.onnx";
+  PARITY_CHECK(fs::is_regular_file(path), kNotFound, "needs the onnx format, which was not produced");
+  return path;
+}
+
+}  // namespace
+
+const std::vector<FormatInfo>& all_formats() {
+  static const std::vector<FormatInfo> formats{
+      {"torchscript", FormatKind::kTorchScript, "model.pt", ""},
+      {"onnx", FormatKind::kOnnx, "model.onnx", ""},
+      {"onnx-sanitized", FormatKind::kOnnx, "model.onnx", ""},
+      {"onnx-fp16", FormatKind::kOnnx, "model.onnx", ""},
+      {"plan-fp32", FormatKind::kPlan, "model.plan", "fp32"},
+      {"plan-fp16", FormatKind::kPlan, "model.plan", "fp16"},
+      {"plan-bf16", FormatKind::kPlan, "model.plan", "bf16"},
+      {"plan-int8", FormatKind::kPlan, "model.plan", "int8"},
+  };
+  return formats;
+}
+
+const FormatInfo& format_info(const std::string& name) {
+  for (const auto& f : all_formats())
+    if (f.name == name) return f;
+  std::vector<std::string> names;
+  for (const auto& f : all_formats()) names.push_back(f.name);
+  fail(ErrorCode::kInvalidArgument, "unknown format '", name, "'; formats: ", join_names(names));
+}
+
+std::string plan_precision_unsupported(const std::string& precision) {
+  if (precision == "fp32") return "";
+  return precision + " plans are not supported by this build";
+}
+
+std::vector<std::string> default_formats(const std::string& source_kind) {
+  std::vector<std::string> names;
+  for (const auto& f : all_formats())
+    if (f.kind != FormatKind::kTorchScript || source_kind == "torchscript") names.push_back(f.name);
+  return names;
+}
+
+bool runtime_runs_format(const std::string& runtime, const FormatInfo& format) {
+  switch (format.kind) {
+    case FormatKind::kTorchScript: return runtime == "torch";
+    case FormatKind::kPlan: return runtime == "ref";
+    case FormatKind::kOnnx: return runtime != "torch";
+  }
+  return false;
+}
+
+std::string source_kind_of(const fs::path& source) {
+  const std::string ext = source.extension().string();
+  return ext == ".pt" || ext == ".pth" || ext == ".ts" ? "torchscript" : "onnx";
+}
+
+std::string torch_exporter_unavailable() {
+  static const std::string reason = [] {
+    const std::string command = python_command() + " -c 'import torch, onnx' >/dev/null 2>&1";
+    if (std::system(command.c_str()) == 0) return std::string();
+    return "the TorchScript -> ONNX export needs python3 with torch and onnx (Debian python3-torch, python3-onnx), "
+           "which " + python_command() + " cannot import";
+  }();
+  return reason;
+}
+
+void export_format(const FormatInfo& format, const fs::path& workspace, const fs::path& source,
+                   const WorkspaceStatus& status) {
+  const fs::path folder = workspace / format.name;
+  fs::create_directories(folder);
+  const fs::path out = folder / format.file;
+  if (format.kind == FormatKind::kPlan) {
+    const std::string why = plan_precision_unsupported(format.precision);
+    PARITY_CHECK(why.empty(), kUnsupported, why);
+  }
+  if (format.name == "torchscript") {
+    PARITY_CHECK(status.config.source_kind == "torchscript", kUnsupported, "the source is not a TorchScript model");
+    fs::copy_file(source, out, fs::copy_options::overwrite_existing);
+    return;
+  }
+  if (format.name == "onnx") {
+    if (status.config.source_kind == "torchscript") return export_torchscript_to_onnx(source, workspace, out, status);
+    save_onnx(model::load_model(source).value(), out);
+    return;
+  }
+  const fs::path onnx = onnx_format_model(workspace);
+  if (format.name == "onnx-sanitized") {
+    const model::Model model = model::load_model(onnx).value();
+    FoldOptions options;
+    auto graph = fold_constants(model, options, nullptr);
+    graph->cleanup(/*remove_unused_inputs=*/false, /*recurse=*/true);
+    graph->toposort();
+    save_onnx(graph->to_model(), out);
+  } else if (format.name == "onnx-fp16") {
+    auto graph = model::transforms::graph_with_inferred_types(model::load_model(onnx).value());
+    model::transforms::convert_to_fp16(*graph);
+    save_onnx(graph->to_model(), out);
+  } else if (format.kind == FormatKind::kPlan) {
+    const auto start = std::chrono::steady_clock::now();
+    runtime::Session session = runtime::Session::create(onnx).value();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    runtime::plan::save_plan(session, out, "model.onnx", seconds);
+  } else {
+    fail(ErrorCode::kInternal, "no export for format ", format.name);
+  }
+}
+
+std::string export_command(const FormatInfo& format, const fs::path& source) {
+  const std::string src = quoted(fs::absolute(source).string());
+  if (format.name == "torchscript") return "cp " + src + " torchscript/model.pt";
+  if (format.name == "onnx")
+    return source_kind_of(source) == "torchscript"
+               ? python_command() + " onnx/export_torchscript.py " + src +
+                     " model_input/conversion/0.npz onnx/model.onnx <batch-dim> [input:axis ...]"
+               : "parity surgeon sanitize " + src + " -o onnx/model.onnx";
+  if (format.name == "onnx-sanitized")
+    return "parity surgeon sanitize onnx/model.onnx --fold-constants --cleanup --toposort -o onnx-sanitized/model.onnx";
+  if (format.name == "onnx-fp16") return "parity convert onnx/model.onnx --fp-to-fp16 -o onnx-fp16/model.onnx";
+  return "parity convert onnx/model.onnx -o " + format.name + "/model.plan";
+}
+
+}  // namespace parity::tools::navigator
