@@ -251,9 +251,17 @@ TEST(Package, SaveLoadVerifyProfileAndTritonFromTheCommandLine) {
   EXPECT_TRUE(fresh.find_format("onnx")->find_runtime("ref")->verified());
   EXPECT_EQ(step_of(fresh, "plan-fp32", "ref", "correctness").state, nav::StepState::kOk);
 
-  const CommandResult status = run_parity({"package", "status", nav_file.string()});
+  const CommandResult status = run_parity({"package", "status", nav_file.string(), "--report", (dir / "r.json").string()});
   ASSERT_EQ(status.exit_code, 0) << status.output;
   EXPECT_TRUE(contains(status.output, "best by min-latency:")) << status.output;
+  const std::string report = read_file(dir / "r.json");
+  EXPECT_TRUE(contains(report, "\"type\": \"package\"")) << report.substr(0, 400);
+  EXPECT_TRUE(contains(report, "\"p99_ms\"")) << report.substr(0, 400);
+  ASSERT_EQ(run_parity({"package", "status", nav_file.string(), "--report", (dir / "r.html").string()}).exit_code, 0);
+  const std::string page = read_file(dir / "r.html");
+  EXPECT_TRUE(contains(page, "Content-Security-Policy"));
+  EXPECT_TRUE(contains(page, "Measured tolerances"));
+  EXPECT_TRUE(contains(page, "plan-fp32"));
   const CommandResult profiled = run_parity({"package", "profile", nav_file.string(), "--window-ms", "5", "--max-trials", "3"});
   ASSERT_EQ(profiled.exit_code, 0) << profiled.output;
   const CommandResult triton = run_parity({"package", "triton", nav_file.string(), "--model-repository",

@@ -4,6 +4,9 @@
 
 #include "cli/command.h"
 #include "cli/commands/package_common.h"
+#include "core/logger.h"
+#include "tools/report/package_report.h"
+#include "tools/report/report_args.h"
 
 namespace parity::cli {
 namespace {
@@ -19,8 +22,10 @@ class PackageStatusCommand : public Command {
                 .required = true});
     parser.add({.flags = {"--latency-budget-ms"}, .help = "Budget of the max-throughput-within-latency strategy",
                 .metavar = "MS"});
+    report_args_.add_to(parser);
   }
   int run(const options::Args& args) override {
+    const tools::report::ReportOptions report_options = report_args_.parse(args);
     package_cli::OpenedPackage opened(args.get_or("package", ""));
     const auto& package = opened.descriptor();
     package_cli::print_status_table(package.status());
@@ -33,8 +38,17 @@ class PackageStatusCommand : public Command {
       else
         fmt::print("best by {}: none\n", name);
     }
+    if (report_options.path) {
+      tools::report::Report report("parity package status", current_command_line());
+      report.add_section(tools::report::package_section(package.status()));
+      report.write(*report_options.path);
+      logger().info("Wrote report: ", *report_options.path);
+    }
     return kExitPassed;
   }
+
+ private:
+  tools::report::ReportArgs report_args_{"formats, steps, measured tolerances, latency and throughput per batch size"};
 };
 
 PARITY_REGISTER_COMMAND(PackageStatusCommand);
