@@ -151,14 +151,17 @@ TEST(Optimize, CrashingRuntimeFailsOneCellOthersComplete) {
   const fs::path ws = dir / "ws";
   const CommandResult r =
       run_with_test_runners({"optimize", kDemo.string(), "--workspace", ws.string(), "--target-formats", "onnx",
-                             "plan-fp32", "--runners", "segfault", "ref", "--sample-count", "2", "--window-ms", "10",
-                             "--max-trials", "3"});
+                             "plan-fp32", "--runners", "segfault", "hang", "ref", "--sample-count", "2", "--window-ms",
+                             "10", "--max-trials", "3", "--cell-timeout", "4"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const nav::WorkspaceStatus status = nav::read_status(ws);
   const auto& crashed = step_of(status, "onnx", "segfault", "conversion");
   EXPECT_EQ(crashed.state, nav::StepState::kFail);
   EXPECT_TRUE(contains(crashed.reason, "killed by signal 11")) << crashed.reason;
   EXPECT_EQ(step_of(status, "onnx", "segfault", "correctness").state, nav::StepState::kSkipped);
+  const auto& hung = step_of(status, "onnx", "hang", "conversion");
+  EXPECT_EQ(hung.state, nav::StepState::kFail);
+  EXPECT_TRUE(contains(hung.reason, "did not finish within 4 s (--cell-timeout)")) << hung.reason;
   EXPECT_EQ(step_of(status, "onnx", "ref", "correctness").state, nav::StepState::kOk);
   EXPECT_EQ(step_of(status, "plan-fp32", "ref", "performance").state, nav::StepState::kOk);
   EXPECT_TRUE(contains(read_file(ws / "navigator.log"), "onnx on segfault: conversion FAIL: the runner's process was killed"));

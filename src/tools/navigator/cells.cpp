@@ -196,6 +196,11 @@ std::map<std::string, StepResult> run_cell(const CellRequest& request) {
           if (fs::exists(folder / (step + ".yaml")))
             results[step] = step_from_yaml(read_workspace_file(folder / (step + ".yaml")));
       });
+  // The isolation's messages name `run`'s flags; here the limits are --cell-timeout/--cell-memory-limit.
+  std::string reason = failure;
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"--runner-timeout", "--cell-timeout"},
+                                 {"--runner-memory-limit", "--cell-memory-limit"}})
+    if (auto at = reason.find(from); at != std::string::npos) reason.replace(at, from.size(), to);
   // The first step without a result is the one the failure interrupted; later ones never ran.
   bool earlier_failed = false;
   for (const auto& step : request.steps) {
@@ -209,7 +214,7 @@ std::map<std::string, StepResult> run_cell(const CellRequest& request) {
       result.state = StepState::kSkipped;
       result.reason = "an earlier step failed";
     } else {
-      result = failed(failure.empty() ? "the step produced no result" : failure);
+      result = failed(reason.empty() ? "the step produced no result" : reason);
       result.seconds = seconds_since(start);
       earlier_failed = true;
     }
