@@ -45,9 +45,10 @@ class OptimizeCommand : public Command {
                                                  "(default: seeded random data)",
                 .metavar = "PATH", .arity = options::Arity::kOneOrMore});
     data_loader_args_.add_to(parser);
-    parser.add({.flags = {"--sample-count"}, .help = "Correctness samples kept (and random feeds generated; default 10)",
+    parser.group("Batching and samples");
+    parser.add({.flags = {"--sample-count"}, .help = "Correctness samples kept (and random feeds generated)",
                 .metavar = "N", .default_value = "10"});
-    parser.add({.flags = {"--batch-dim"}, .help = "Batch axis of every input, or 'none' (default 0)", .metavar = "N",
+    parser.add({.flags = {"--batch-dim"}, .help = "Batch axis of every input, or 'none'", .metavar = "N",
                 .default_value = "0"});
     parser.add({.flags = {"--max-batch-size"}, .help = "Largest batch size to profile (default 8 for a dynamic batch axis)",
                 .metavar = "N"});
@@ -69,15 +70,14 @@ class OptimizeCommand : public Command {
     parser.add({.flags = {"--no-profiling"}, .help = "Skip the performance step", .arity = options::Arity::kFlag});
     parser.add({.flags = {"--measurement-mode"}, .help = "Windows of a fixed time or of a fixed count of inferences",
                 .metavar = "MODE", .choices = {"time_windows", "count_windows"}, .default_value = "time_windows"});
-    parser.add({.flags = {"--window-ms"}, .help = "Length of a time window (default 500)", .metavar = "MS", .default_value = "500"});
-    parser.add({.flags = {"--window-count"}, .help = "Inferences of a count window (default 50)", .metavar = "N",
+    parser.add({.flags = {"--window-ms"}, .help = "Length of a time window", .metavar = "MS", .default_value = "500"});
+    parser.add({.flags = {"--window-count"}, .help = "Inferences of a count window", .metavar = "N",
                 .default_value = "50"});
-    parser.add({.flags = {"--stability-percentage"}, .help = "The last 3 windows must agree within this (default 10)",
+    parser.add({.flags = {"--stability-percentage"}, .help = "The last 3 windows must agree within this",
                 .metavar = "PCT", .default_value = "10"});
-    parser.add({.flags = {"--max-trials"}, .help = "Windows per batch size before a result is flagged unstable (default 10)",
+    parser.add({.flags = {"--max-trials"}, .help = "Windows per batch size before a result is flagged unstable",
                 .metavar = "N", .default_value = "10"});
-    parser.add({.flags = {"--throughput-cutoff"}, .help = "Relative throughput gain below which a larger batch saturates "
-                                                          "(default 0.05)",
+    parser.add({.flags = {"--throughput-cutoff"}, .help = "Relative throughput gain below which a larger batch saturates",
                 .metavar = "F", .default_value = "0.05"});
   }
 
