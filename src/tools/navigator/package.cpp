@@ -188,11 +188,23 @@ void unpack_package(const fs::path& package, const fs::path& target) {
                  ": cannot read entry '", name, "'");
     zip_file_t* entry = zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0);
     PARITY_CHECK(entry, kInvalidModel, package.string(), ": cannot read entry '", name, "': ", zip_strerror(archive.get()));
-    std::string bytes(st.size, '\0');
-    const zip_int64_t read = zip_fread(entry, bytes.data(), st.size);
+    // Streamed in chunks: an entry's size is only what the archive claims.
+    formats::AtomicFile file(out.string());
+    std::string chunk(1 << 20, '\0');
+    zip_uint64_t total = 0;
+    for (;;) {
+      const zip_int64_t read = zip_fread(entry, chunk.data(), chunk.size());
+      if (read < 0) {
+        zip_fclose(entry);
+        fail(ErrorCode::kInvalidModel, package.string(), ": entry '", name, "' is damaged");
+      }
+      if (read == 0) break;
+      file.write(std::string_view(chunk.data(), static_cast<size_t>(read)));
+      total += static_cast<zip_uint64_t>(read);
+    }
     zip_fclose(entry);
-    PARITY_CHECK(read == static_cast<zip_int64_t>(st.size), kInvalidModel, package.string(), ": entry '", name, "' is damaged");
-    formats::write_binary_file(out.string(), bytes);
+    PARITY_CHECK(total == st.size, kInvalidModel, package.string(), ": entry '", name, "' is damaged");
+    file.commit();
     if (out.extension() == ".sh") fs::permissions(out, fs::perms::owner_exec, fs::perm_options::add);
   }
 }

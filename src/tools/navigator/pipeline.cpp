@@ -348,7 +348,8 @@ WorkspaceStatus optimize(OptimizeRequest& request) {
     FormatStatus format;
     format.format = name;
     format.model_path = name + "/" + info.file;
-    for (const auto& r : runtimes_for(info, status.config)) format.runtimes.push_back({r, {}});
+    // Verification is the user's step (set_verified): recorded as not run until then.
+    for (const auto& r : runtimes_for(info, status.config)) format.runtimes.push_back({r, {{"verification", {}}}});
     status.formats.push_back(std::move(format));
   }
   write_status(workspace, status);
