@@ -254,6 +254,19 @@ TEST(Package, SaveLoadVerifyProfileAndTritonFromTheCommandLine) {
   EXPECT_TRUE(fresh.find_format("onnx")->find_runtime("ref")->verified());
   EXPECT_EQ(step_of(fresh, "plan-fp32", "ref", "correctness").state, nav::StepState::kOk);
 
+  // Exported again here (the derived formats), re-tested and profiled.
+  const CommandResult reexported = run_parity({"package", "load", nav_file.string(), "-o", (dir / "fresh2").string(),
+                                               "--retest-conversions", "--run-profiling"});
+  ASSERT_EQ(reexported.exit_code, 0) << reexported.output;
+  EXPECT_TRUE(contains(reexported.output, "[navigator] plan-fp32: export OK")) << reexported.output;
+  EXPECT_TRUE(contains(reexported.output, "[navigator] plan-fp32 on ref: performance OK")) << reexported.output;
+  EXPECT_FALSE(contains(reexported.output, "[navigator] onnx: export")) << "the package's own onnx was replaced";
+  // A reproduce script re-runs its step through `parity package retest`.
+  const CommandResult reproduced = run_shell("PATH='" + fs::path(PARITY_BINARY).parent_path().string() + "':$PATH sh '" +
+                                             (ws / "plan-fp32" / "reproduce_correctness.sh").string() + "'");
+  EXPECT_EQ(reproduced.exit_code, 0) << reproduced.output;
+  EXPECT_TRUE(contains(reproduced.output, "plan-fp32 on ref: correctness OK")) << reproduced.output;
+
   const CommandResult status = run_parity({"package", "status", nav_file.string(), "--report", (dir / "r.json").string()});
   ASSERT_EQ(status.exit_code, 0) << status.output;
   EXPECT_TRUE(contains(status.output, "best by min-latency:")) << status.output;
