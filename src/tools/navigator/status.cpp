@@ -291,6 +291,12 @@ WorkspaceStatus status_from_yaml(const std::string& text, const std::string& wha
       FormatStatus f;
       f.format = entry.first.as<std::string>();
       f.model_path = get_or<std::string>(entry.second, "model_path", "");
+      // A package comes from elsewhere: its model paths must stay inside the workspace.
+      const std::filesystem::path model_path(f.model_path);
+      bool escapes = model_path.is_absolute();
+      for (const auto& part : model_path) escapes = escapes || part == "..";
+      PARITY_CHECK(!escapes, kInvalidModel, what, ": format ", f.format, " has model_path '", f.model_path,
+                   "', which leads outside the workspace");
       f.export_step = step_from_node(entry.second["export"]);
       for (const auto& r : entry.second["runtimes"]) {
         RuntimeStatus runtime;

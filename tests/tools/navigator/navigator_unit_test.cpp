@@ -178,6 +178,11 @@ TEST(NavigatorStatus, YamlRoundTripKeepsEveryField) {
   EXPECT_EQ(ort->find_step("performance")->saturated_at, 1);
   EXPECT_EQ(back.find_format("plan-fp16")->export_step.reason, "fp16 plans are not supported by this build");
   EXPECT_THROW(nav::status_from_yaml("format_version: 99\n", "x.yaml"), Error);
+  for (const char* path : {"../../etc/passwd", "/etc/passwd", "onnx/../../x"}) {
+    std::string hostile = text;
+    hostile.replace(hostile.find("onnx/model.onnx"), 15, path);
+    EXPECT_THROW(nav::status_from_yaml(hostile, "status.yaml"), Error) << path;
+  }
   EXPECT_THROW(nav::status_from_yaml("[1, 2", "x.yaml"), Error);
 }
 
