@@ -298,7 +298,10 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
       const int j = consumers[slot][0];
       PlannedNode& tail = g.nodes_[j];
       if (absorbed[j] || j <= static_cast<int>(i) || tail.inputs.empty()) break;
-      if (tail.precision != head.precision) break;  // a fused tail computes in the head's precision
+      // A fused tail computes in the head's precision, before its output rounding; an int8 head
+      // hands out fp32, so fp32 tails fuse into it unchanged.
+      if (tail.precision != head.precision && !(head.precision == DType::kInt8 && tail.precision == DType::kFloat32))
+        break;
       if (std::count(tail.inputs.begin(), tail.inputs.end(), slot) != 1) break;
       // A commutative binary tail that reads the head's output second (torch exports nn.Linear
       // as Add(bias, MatMul(...))) is offered with its operands swapped: the fused value is
