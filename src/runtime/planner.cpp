@@ -609,6 +609,18 @@ class GraphPlanner {
       if (allowed.empty()) allowed.push_back(candidates.back());  // the reference kernel always remains
       candidates = std::move(allowed);
     }
+    if (options.random_seed != 0 && candidates.size() > 1) {
+      std::vector<std::pair<const KernelDef*, std::unique_ptr<Kernel>>> accepting;
+      for (const KernelDef* c : candidates)
+        if (std::unique_ptr<Kernel> kernel = c->create(init)) accepting.emplace_back(c, std::move(kernel));
+      if (accepting.empty()) return;
+      uint64_t h = options.random_seed * 0x9e3779b97f4a7c15ull ^ std::hash<std::string>{}(tactic_node_key(spec));
+      h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;
+      auto& [def, kernel] = accepting[(h ^ (h >> 29)) % accepting.size()];
+      out.kernel = std::move(kernel);
+      out.tactic = tactic_name(*def);
+      return;
+    }
     if (!options.time || candidates.size() < 2) return;
     double best = 0;
     for (const KernelDef* c : candidates) {

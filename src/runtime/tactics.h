@@ -48,8 +48,11 @@ struct TacticOptions {
   /// Forbidden tactic families ("optimized", "reference") or tactic names; a node keeps at least
   /// its reference kernel.
   std::vector<std::string> forbidden;
+  /// Nonzero: each node takes a candidate that accepts it, drawn from this seed and the node's
+  /// key (parity debug build: builds that differ in their tactics).
+  uint64_t random_seed = 0;
 
-  bool active() const { return time || !replay.empty() || !forbidden.empty(); }
+  bool active() const { return time || !replay.empty() || !forbidden.empty() || random_seed != 0; }
 };
 
 /// The name a tactics file knows a node by: its name, else "output:" + its first output.

@@ -9,8 +9,6 @@
 
 namespace parity::tools {
 
-namespace {
-
 bool outputs_pass(const TensorMap& got, const TensorMap& want, double atol, double rtol) {
   for (const auto& name : want.names()) {
     const Tensor& w = want.at(name);
@@ -31,6 +29,8 @@ bool outputs_pass(const TensorMap& got, const TensorMap& want, double atol, doub
   }
   return true;
 }
+
+namespace {
 
 /// Builds and checks plans for one search.
 class PrecisionChecker {

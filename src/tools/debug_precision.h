@@ -34,6 +34,10 @@ struct PrecisionSearchResult {
   int builds = 0;                        // plans built and checked
 };
 
+/// Whether every float32 output of `got` is within atol + rtol * |want| of `want` (NaN and inf
+/// must match exactly), and the shapes agree.
+bool outputs_pass(const TensorMap& got, const TensorMap& want, double atol, double rtol);
+
 /// The floating-point compute layers of the model (those a reduced-precision plan reduces), in
 /// execution order.
 std::vector<std::string> reducible_layers(const onnx::ModelProto& model, const std::string& base_dir);

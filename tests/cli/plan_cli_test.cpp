@@ -115,6 +115,39 @@ TEST(PlanCli, BadPrecisionOptionsAreOneLine) {
   EXPECT_NE(r.output.find("--fp-to-fp16"), std::string::npos) << r.output;
 }
 
+TEST(PlanCli, TimedTacticsTimingCacheReplayAndDiff) {
+  testing::TempDir tmp;
+  const std::string a = (tmp / "a.plan").string(), b = (tmp / "b.plan").string(), c = (tmp / "c.plan").string();
+  const std::string cache = (tmp / "timing.json").string(), tactics = (tmp / "tactics.json").string();
+  auto r = run_parity({"convert", demo_model(), "-o", a, "--time-tactics", "--save-timing-cache", cache,
+                       "--save-tactics", tactics});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Saved timing cache"), std::string::npos) << r.output;
+  r = run_parity({"convert", demo_model(), "-o", b, "--load-timing-cache", cache});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Tactic timing: 0 kernels timed"), std::string::npos) << r.output;
+  r = run_parity({"convert", demo_model(), "-o", c, "--load-tactics", tactics});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The replayed plan has the timed plan's tactics: diff-tactics finds nothing only-bad.
+  r = run_parity({"inspect", "diff-tactics", "--good", a, "--bad", c});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Could not find potentially bad tactics"), std::string::npos) << r.output;
+  // A tactics file naming a variant a node does not have is one line.
+  testing::write_file(tactics, R"({"format": "parity-tactics", "tactics": {"conv1": "optimized:nothing"}})");
+  r = run_parity({"convert", demo_model(), "-o", c, "--load-tactics", tactics});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+}
+
+TEST(PlanCli, DebugPrecisionAndDebugBuildRunOnTheDemoModel) {
+  testing::TempDir tmp;
+  auto r = run_parity({"debug", "precision", demo_model(), "--fp16", "--atol", "1e-6", "--rtol", "1e-6"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--precision-constraints obey --layer-precisions"), std::string::npos) << r.output;
+  r = run_parity({"debug", "build", demo_model(), "--until", "3", "--artifacts-dir", (tmp / "art").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("parity inspect diff-tactics --dir"), std::string::npos) << r.output;
+}
+
 TEST(PlanCli, DamagedPlanIsOneLineWithARebuildHint) {
   testing::TempDir tmp;
   const std::string plan = (tmp / "det.plan").string();
