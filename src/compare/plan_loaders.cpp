@@ -19,6 +19,12 @@ Plan plan_from_onnx(const onnx::ModelProto& model, const BuildConfig& config, co
   runtime::SessionOptions options = with_threads(config.threads);
   options.kernels = config.kernels;
   options.fuse = config.fuse;
+  options.reduced_precision.fp16 = config.fp16;
+  options.reduced_precision.bf16 = config.bf16;
+  options.reduced_precision.int8 = config.int8;
+  options.reduced_precision.layer_precisions = config.layer_precisions;
+  options.reduced_precision.constraints = config.precision_constraints;
+  options.reduced_precision.int8_scales = config.int8_scales;
   return std::make_shared<const runtime::Session>(runtime::Session::create(model, options, base_dir).value());
 }
 

@@ -6,6 +6,7 @@
 //   auto runner = RunnerFromPlan(PlanFromBytes(BytesFromPath("model.plan")));  // TrtRunner
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,14 @@ struct BuildConfig {
   int threads = 1;  // threads of the built session (not stored in the plan: a load chooses again)
   runtime::KernelTier kernels = runtime::KernelTier::kOptimized;
   bool fuse = true;
+  /// Reduced precision (runtime/reduced_precision.h): layers the builder may run in fp16, bf16 or
+  /// int8 (int8 needs calibrated scales, tools/calibration.h).
+  bool fp16 = false;
+  bool bf16 = false;
+  bool int8 = false;
+  std::map<std::string, DType> layer_precisions;  // node name -> kFloat32/kFloat16/kBFloat16/kInt8
+  runtime::PrecisionConstraints precision_constraints = runtime::PrecisionConstraints::kPrefer;
+  std::map<std::string, float> int8_scales;  // tensor name -> scale
 };
 
 /// Plans the model (rewrites, fusion, a kernel per node, packed weights). `base_dir` resolves

@@ -7,6 +7,7 @@
 #include <queue>
 #include <set>
 
+#include "core/logger.h"
 #include "model/proto_convert.h"
 #include "runtime/channels_last.h"
 #include "runtime/positional_fusion.h"
@@ -297,6 +298,10 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
       const int j = consumers[slot][0];
       PlannedNode& tail = g.nodes_[j];
       if (absorbed[j] || j <= static_cast<int>(i) || tail.inputs.empty()) break;
+      // A fused tail computes in the head's precision, before its output rounding; an int8 head
+      // hands out fp32, so fp32 tails fuse into it unchanged.
+      if (tail.precision != head.precision && !(head.precision == DType::kInt8 && tail.precision == DType::kFloat32))
+        break;
       if (std::count(tail.inputs.begin(), tail.inputs.end(), slot) != 1) break;
       // A commutative binary tail that reads the head's output second (torch exports nn.Linear
       // as Add(bias, MatMul(...))) is offered with its operands swapped: the fused value is
@@ -417,6 +422,7 @@ class GraphPlanner {
     add_outputs();
     create_kernels();
     fuse();
+    finalize_precisions();
     schedule_releases();
     return plan_;
   }
@@ -556,18 +562,8 @@ class GraphPlanner {
     const KernelDef* def = resolve_kernel(pn);
     pn.spec.since_version = def->since_version;
     for (const auto& a : proto.attribute()) pn.spec.attributes[a.name()] = model::attribute_from_proto(a, env_.base_dir);
-    PlanKernelInit init(pn.spec, env_, g_, pn.inputs, graph_);
-    const auto& registry = KernelRegistry::instance();
     try {
-      if (env_.tier == KernelTier::kOptimized && env_.precision == Precision::kFloat32)
-        if (const KernelDef* optimized = registry.resolve_optimized(*def, pn.spec.opset)) {
-          pn.kernel = optimized->create(init);
-          if (pn.kernel) pn.tactic = tactic_name(*optimized);
-        }
-      if (!pn.kernel) {
-        pn.kernel = def->create(init);
-        pn.tactic = tactic_name(*def);
-      }
+      build_kernel(pn.spec, pn.inputs, *def, env_.precision == Precision::kFloat32, pn);
     } catch (const Error& e) {
       const std::string msg = e.what();
       if (msg.find(pn.label) != std::string::npos) throw;
@@ -577,6 +573,119 @@ class GraphPlanner {
     pn.kernel_spec = pn.spec;
     pn.kernel_inputs = pn.inputs;
     return pn;
+  }
+
+  /// Tactic options at work (runtime/tactics.h): a replayed tactic is built or refused; forbidden
+  /// families leave the candidates; with timing, every candidate that accepts the node is built
+  /// and timed and the fastest kept. Sets `out.kernel` when it decided, else trims `candidates`.
+  void choose_tactic(const NodeSpec& spec, const KernelInit& init, std::vector<const KernelDef*>& candidates,
+                     PlannedNode& out) const {
+    const TacticOptions& options = *env_.tactics;
+    const std::string label = make_label(spec);
+    if (auto it = options.replay.find(tactic_node_key(spec)); it != options.replay.end()) {
+      std::string known;
+      for (const KernelDef* c : candidates) {
+        known += (known.empty() ? "" : ", ") + tactic_name(*c);
+        if (tactic_name(*c) != it->second) continue;
+        out.kernel = c->create(init);
+        PARITY_CHECK(out.kernel != nullptr, kInvalidArgument, "--load-tactics: ", label, ": tactic '", it->second,
+                     "' declines this node here");
+        out.tactic = it->second;
+        return;
+      }
+      fail(ErrorCode::kInvalidArgument, "--load-tactics: ", label, " was recorded with tactic '", it->second,
+           "', which is not one of its tactics here (", known, ")");
+    }
+    if (!options.forbidden.empty()) {
+      auto forbidden = [&](const KernelDef* c) {
+        const std::string name = tactic_name(*c);
+        const std::string family = name.substr(0, name.find(':'));
+        return std::find(options.forbidden.begin(), options.forbidden.end(), name) != options.forbidden.end() ||
+               std::find(options.forbidden.begin(), options.forbidden.end(), family) != options.forbidden.end();
+      };
+      std::vector<const KernelDef*> allowed;
+      for (const KernelDef* c : candidates)
+        if (!forbidden(c)) allowed.push_back(c);
+      if (allowed.empty()) allowed.push_back(candidates.back());  // the reference kernel always remains
+      candidates = std::move(allowed);
+    }
+    if (options.random_seed != 0 && candidates.size() > 1) {
+      std::vector<std::pair<const KernelDef*, std::unique_ptr<Kernel>>> accepting;
+      for (const KernelDef* c : candidates)
+        if (std::unique_ptr<Kernel> kernel = c->create(init)) accepting.emplace_back(c, std::move(kernel));
+      if (accepting.empty()) return;
+      uint64_t h = options.random_seed * 0x9e3779b97f4a7c15ull ^ std::hash<std::string>{}(tactic_node_key(spec));
+      h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;
+      auto& [def, kernel] = accepting[(h ^ (h >> 29)) % accepting.size()];
+      out.kernel = std::move(kernel);
+      out.tactic = tactic_name(*def);
+      return;
+    }
+    if (!options.time || candidates.size() < 2) return;
+    double best = 0;
+    for (const KernelDef* c : candidates) {
+      std::unique_ptr<Kernel> kernel = c->create(init);
+      if (!kernel) continue;
+      const std::string key = timing_key(init, tactic_name(*c));
+      std::optional<double> seconds = options.cache ? options.cache->find(key) : std::nullopt;
+      if (!seconds) {
+        seconds = time_kernel(*kernel, init);
+        if (seconds && options.cache) options.cache->put(key, *seconds);
+      }
+      if (!seconds) return;  // not timeable here: the preferred candidate, as without timing
+      if (!out.kernel || *seconds < best) {
+        best = *seconds;
+        out.kernel = std::move(kernel);
+        out.tactic = tactic_name(*c);
+      }
+    }
+  }
+
+  /// The layer's precision under the build's reduced-precision settings (fp32 without them).
+  DType layer_precision(const NodeSpec& spec, const KernelInit& init) const {
+    if (!env_.reduced) return DType::kFloat32;
+    std::vector<std::string> warnings;
+    const DType precision = choose_layer_precision(spec, init.input_dtype(0), *env_.reduced, &warnings);
+    for (const auto& w : warnings) logger().warning(w);
+    return precision;
+  }
+
+  /// The activation scales of an int8 layer's operands that are not constants.
+  std::map<size_t, float> int8_scales(const NodeSpec& spec, const KernelInit& init) const {
+    std::map<size_t, float> scales;
+    for (size_t i : int8_operand_inputs(spec)) {
+      if (!init.has_input(i) || init.constant_input(i)) continue;
+      auto it = env_.reduced->int8_scales.find(spec.inputs[i]);
+      if (it != env_.reduced->int8_scales.end()) scales[i] = it->second;
+    }
+    return scales;
+  }
+
+  /// Builds `out.kernel` (the optimized variant where allowed, else the reference), wrapped for
+  /// the layer's precision, and records the tactic and precision.
+  void build_kernel(const NodeSpec& spec, const std::vector<int>& slots, const KernelDef& def, bool optimized_allowed,
+                    PlannedNode& out) const {
+    PlanKernelInit plain_init(spec, env_, g_, slots, graph_);
+    const DType precision = layer_precision(spec, plain_init);
+    std::unique_ptr<KernelInit> reduced_init;
+    if (precision != DType::kFloat32) reduced_init = make_reduced_precision_init(plain_init, precision);
+    const KernelInit& init = reduced_init ? *reduced_init : plain_init;
+    const auto& registry = KernelRegistry::instance();
+    out.kernel.reset();
+    std::vector<const KernelDef*> candidates;  // preferred first
+    if (env_.tier == KernelTier::kOptimized && optimized_allowed)
+      if (const KernelDef* optimized = registry.resolve_optimized(def, spec.opset)) candidates.push_back(optimized);
+    candidates.push_back(&def);
+    if (env_.tactics) choose_tactic(spec, init, candidates, out);
+    for (const KernelDef* candidate : candidates) {
+      if (out.kernel) break;
+      out.kernel = candidate->create(init);
+      if (out.kernel) out.tactic = tactic_name(*candidate);
+    }
+    PARITY_ASSERT(out.kernel, "kernel factory for ", make_label(spec), " returned null");
+    std::map<size_t, float> scales = precision == DType::kInt8 ? int8_scales(spec, plain_init) : std::map<size_t, float>{};
+    out.kernel = wrap_reduced_precision(std::move(out.kernel), spec, precision, std::move(scales));
+    out.precision = precision;
   }
 
   // The kernel registered for the node's op at its opset; an error lists the versions that exist.
@@ -610,33 +719,33 @@ class GraphPlanner {
     uses_.resize(g_.nodes_.size());  // per planned node, slots it reads
     for (size_t i = 0; i < g_.nodes_.size(); ++i) uses_[i] = node_uses_[order_[i]];
     if (!env_.fuse) return;
-    std::map<const Kernel*, std::string> rewritten_tactics;  // kernels the rewrites asked for
+    // Kernels the rewrites asked for, with their tactic and precision.
+    std::map<const Kernel*, std::pair<std::string, DType>> rewritten;
     auto make_kernel = [&](const NodeSpec& spec, const std::vector<int>& slots) {
-      const auto& registry = KernelRegistry::instance();
-      const KernelDef* def = registry.resolve(spec.domain, spec.op_type, spec.opset);
+      const KernelDef* def = KernelRegistry::instance().resolve(spec.domain, spec.op_type, spec.opset);
       PARITY_ASSERT(def, "no kernel for the rewritten node ", spec.domain, "::", spec.op_type);
-      PlanKernelInit init(spec, env_, g_, slots, graph_);
-      std::unique_ptr<Kernel> kernel;
-      const KernelDef* used = registry.resolve_optimized(*def, spec.opset);
-      if (used) kernel = used->create(init);
-      if (!kernel) {
-        used = def;
-        kernel = def->create(init);
-      }
-      rewritten_tactics[kernel.get()] = tactic_name(*used);
-      return kernel;
+      PlannedNode built;
+      build_kernel(spec, slots, *def, true, built);
+      rewritten[built.kernel.get()] = {built.tactic, built.precision};
+      return std::move(built.kernel);
     };
     g_.fused_nodes_ += fold_batch_norms_into_convs(g_, uses_, make_kernel);
     g_.fused_nodes_ += rewrite_decomposed_activations(
         g_, uses_, [&](const NodeSpec& spec) { return make_kernel(spec, {g_.slot(spec.inputs[0])}); });
     for (auto& node : g_.nodes_)
-      if (auto it = rewritten_tactics.find(node.kernel.get()); it != rewritten_tactics.end()) {
-        node.tactic = it->second;
+      if (auto it = rewritten.find(node.kernel.get()); it != rewritten.end()) {
+        node.tactic = it->second.first;
+        node.precision = it->second.second;
         node.kernel_spec = node.spec;
         node.kernel_inputs = node.inputs;
       }
     fuse_tails(g_, uses_, env_, graph_);
     hand_off_channels_last(g_, uses_);
+  }
+
+  // 7b. Reduced-precision layers learn which inputs arrive already rounded.
+  void finalize_precisions() {
+    if (env_.reduced) finalize_reduced_precision(g_);
   }
 
   // 8. Lifetimes: release each slot after its last use; outputs live to the end.

@@ -166,6 +166,9 @@ Result<Session> Session::create(const onnx::ModelProto& model_in, const SessionO
     env.base_dir = base_dir;
     env.tier = options.precision == Precision::kFloat32 ? options.kernels : KernelTier::kReference;
     env.fuse = options.fuse && env.tier == KernelTier::kOptimized;
+    if (options.reduced_precision.enabled() && options.precision == Precision::kFloat32)
+      env.reduced = std::make_shared<ReducedPrecisionConfig>(options.reduced_precision);
+    if (options.tactics.active()) env.tactics = std::make_shared<TacticOptions>(options.tactics);
     for (const auto& o : model.opset_import()) env.opsets[normalize_domain(o.domain())] = static_cast<int>(o.version());
     if (!env.opsets.count("")) env.opsets[""] = model.ir_version() >= 3 ? 1 : 1;
     for (const auto& fn : model.functions()) env.functions[normalize_domain(fn.domain()) + "::" + fn.name()] = &fn;

@@ -15,6 +15,8 @@
 #include "core/status.h"
 #include "core/tensor_map.h"
 #include "runtime/kernel.h"
+#include "runtime/reduced_precision.h"
+#include "runtime/tactics.h"
 #include "runtime/value.h"
 
 namespace onnx {
@@ -43,6 +45,10 @@ struct SessionOptions {
   /// or with intermediate outputs transparently use an unfused plan (built on first need), so
   /// every intermediate stays observable.
   bool fuse = true;
+  /// Layers built in fp16, bf16 or int8 (a reduced-precision plan: parity convert --fp16 ...).
+  ReducedPrecisionConfig reduced_precision;
+  /// Tactic choice: timing, replay, forbidden families (runtime/tactics.h).
+  TacticOptions tactics;
 };
 
 /// A named runtime value (tensor, sequence or optional) for feeds and results.

@@ -12,6 +12,8 @@
 
 #include "core/metadata.h"
 #include "runtime/kernel.h"
+#include "runtime/reduced_precision.h"
+#include "runtime/tactics.h"
 
 namespace onnx {
 class GraphProto;
@@ -46,6 +48,11 @@ struct PlanEnv {
   /// Let fusable optimized kernels absorb the elementwise node that consumes their output. The
   /// absorbed node's input is then never produced, so hooks and "mark all" need an unfused plan.
   bool fuse = false;
+  /// Reduced-precision layers (plans built with --fp16/--bf16/--int8); null: every layer fp32.
+  std::shared_ptr<const ReducedPrecisionConfig> reduced;
+  /// How tactics are chosen (timed, replayed, forbidden); null: the optimized variant where it
+  /// accepts the node.
+  std::shared_ptr<const TacticOptions> tactics;
 };
 
 /// A node a fusable kernel absorbed (fuse_tails), kept so a saved plan can replay the fusion on
@@ -72,6 +79,7 @@ struct PlannedNode {
   std::vector<FusedTail> tails;    // absorbed nodes, in fusion order
   bool writes_channels_last = false;
   std::vector<size_t> reads_channels_last;  // inputs read channels-last
+  DType precision = DType::kFloat32;  // the layer's precision (runtime/reduced_precision.h)
 };
 
 class Subgraph {

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+
 #include "support/test_support.h"
 
 namespace parity {
@@ -53,6 +55,97 @@ TEST(PlanCli, InspectShowsLayersWithTacticsAsTextAndJson) {
   bool any_attrs = false;
   for (const auto& layer : j["layers"]) any_attrs = any_attrs || !layer["attributes"].empty();
   EXPECT_TRUE(any_attrs);
+}
+
+std::string demo_model() { return (testing::source_dir() / "models/demo.onnx").string(); }
+
+TEST(PlanCli, Fp16PlanRecordsLayerPrecisionsAndPassesAgainstOnnxAtItsTolerance) {
+  testing::TempDir tmp;
+  const std::string plan = (tmp / "demo16.plan").string();
+  auto r = run_parity({"convert", demo_model(), "-o", plan, "--fp16"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(" fp16"), std::string::npos) << r.output;  // "Layers: N fp16, ..."
+  r = run_parity({"inspect", "model", plan, "--show", "layers"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("precision fp16"), std::string::npos) << r.output;
+  const std::string onnx_outputs = (tmp / "onnx.json").string();
+  ASSERT_EQ(run_parity({"run", demo_model(), "--ref", "--save-outputs", onnx_outputs}).exit_code, 0);
+  // Not bit-identical to fp32 ...
+  r = run_parity({"run", plan, "--ref", "--load-outputs", onnx_outputs, "--atol", "0", "--rtol", "0"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  // ... but within what fp16 storage gives.
+  r = run_parity({"run", plan, "--ref", "--load-outputs", onnx_outputs, "--atol", "1e-2", "--rtol", "1e-2"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST(PlanCli, Int8PlanCalibratesWritesTheCacheAndReusesIt) {
+  testing::TempDir tmp;
+  const std::string cache = (tmp / "demo.cache").string();
+  const std::string plan1 = (tmp / "a.plan").string(), plan2 = (tmp / "b.plan").string();
+  auto r = run_parity({"convert", demo_model(), "-o", plan1, "--int8", "--calibration-cache", cache, "--iterations", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("over 3 batch(es)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Saved calibration cache to: " + cache), std::string::npos) << r.output;
+  r = run_parity({"convert", demo_model(), "-o", plan2, "--int8", "--calibration-cache", cache});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("from calibration cache"), std::string::npos) << r.output;
+  r = run_parity({"inspect", "model", plan2, "--show", "layers"});
+  EXPECT_NE(r.output.find("precision int8"), std::string::npos) << r.output;
+  // Both plans quantize with the same scales: identical outputs.
+  const std::string out1 = (tmp / "o1.json").string();
+  ASSERT_EQ(run_parity({"run", plan1, "--ref", "--save-outputs", out1}).exit_code, 0);
+  r = run_parity({"run", plan2, "--ref", "--load-outputs", out1, "--atol", "0", "--rtol", "0"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+TEST(PlanCli, BadPrecisionOptionsAreOneLine) {
+  testing::TempDir tmp;
+  const std::string plan = (tmp / "x.plan").string();
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--layer-precisions", "conv"}, std::vector<std::string>{"--layer-precisions", "a:fp8"},
+        std::vector<std::string>{"--precision-constraints", "always"}, std::vector<std::string>{"--fp16", "--bf16"}}) {
+    std::vector<std::string> args{"convert", demo_model(), "-o", plan};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_parity(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(plan));
+  }
+  const auto r = run_parity({"convert", demo_model(), "-o", (tmp / "x.onnx").string(), "--fp16"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--fp-to-fp16"), std::string::npos) << r.output;
+}
+
+TEST(PlanCli, TimedTacticsTimingCacheReplayAndDiff) {
+  testing::TempDir tmp;
+  const std::string a = (tmp / "a.plan").string(), b = (tmp / "b.plan").string(), c = (tmp / "c.plan").string();
+  const std::string cache = (tmp / "timing.json").string(), tactics = (tmp / "tactics.json").string();
+  auto r = run_parity({"convert", demo_model(), "-o", a, "--time-tactics", "--save-timing-cache", cache,
+                       "--save-tactics", tactics});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Saved timing cache"), std::string::npos) << r.output;
+  r = run_parity({"convert", demo_model(), "-o", b, "--load-timing-cache", cache});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Tactic timing: 0 kernels timed"), std::string::npos) << r.output;
+  r = run_parity({"convert", demo_model(), "-o", c, "--load-tactics", tactics});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // The replayed plan has the timed plan's tactics: diff-tactics finds nothing only-bad.
+  r = run_parity({"inspect", "diff-tactics", "--good", a, "--bad", c});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Could not find potentially bad tactics"), std::string::npos) << r.output;
+  // A tactics file naming a variant a node does not have is one line.
+  testing::write_file(tactics, R"({"format": "parity-tactics", "tactics": {"conv1": "optimized:nothing"}})");
+  r = run_parity({"convert", demo_model(), "-o", c, "--load-tactics", tactics});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+}
+
+TEST(PlanCli, DebugPrecisionAndDebugBuildRunOnTheDemoModel) {
+  testing::TempDir tmp;
+  auto r = run_parity({"debug", "precision", demo_model(), "--fp16", "--atol", "1e-6", "--rtol", "1e-6"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("--precision-constraints obey --layer-precisions"), std::string::npos) << r.output;
+  r = run_parity({"debug", "build", demo_model(), "--until", "3", "--artifacts-dir", (tmp / "art").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("parity inspect diff-tactics --dir"), std::string::npos) << r.output;
 }
 
 TEST(PlanCli, DamagedPlanIsOneLineWithARebuildHint) {

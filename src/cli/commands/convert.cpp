@@ -3,7 +3,14 @@
 // (runtime/plan/plan_file.h).
 #include <chrono>
 
+#include <onnx/onnx_pb.h>
+
 #include "cli/command.h"
+#include "compare/feed_files.h"
+#include "core/formats/file_io.h"
+#include "options/data_loader_args.h"
+#include "runtime/subgraph.h"
+#include "tools/calibration.h"
 #include "cli/commands/model_edit_common.h"
 #include "core/logger.h"
 #include "model/transforms/extract.h"
@@ -34,10 +41,49 @@ class ConvertCommand : public Command {
     parser.add({.flags = {"--opset"}, .help = "Convert to this default-domain opset (libonnx's version converter)",
                 .metavar = "N"});
     model_edit::add_output_options(parser);
+    parser.group("Plan build (-o X.plan)");
+    parser.add({.flags = {"--fp16"}, .help = "Let layers run in float16 (fp16 storage between layers, fp32 accumulation)",
+                .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--bf16"}, .help = "Let layers run in bfloat16 (oneDNN's bf16 convolution where the CPU has it)",
+                .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--int8"},
+                .help = "Let Conv/MatMul/Gemm run in int8, with activation ranges from calibration: the data loader's "
+                        "inputs (--load-inputs, or random ones per --seed/--val-range/--input-shapes, --iterations "
+                        "batches) or --calibration-cache",
+                .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--calibration-cache"},
+                .help = "int8 calibration cache: read when it exists (no calibration run), else written after calibrating",
+                .metavar = "FILE"});
+    parser.add({.flags = {"--layer-precisions"},
+                .help = "Per-layer precision, NAME:PRECISION with PRECISION one of fp32, fp16, bf16, int8",
+                .metavar = "NAME:PRECISION", .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--precision-constraints"},
+                .help = "obey: a layer that cannot run in its --layer-precisions precision fails the build; prefer "
+                        "(default): it falls back, with a warning; none: --layer-precisions are ignored",
+                .metavar = "obey|prefer|none"});
+    parser.add({.flags = {"--time-tactics"},
+                .help = "Time every kernel variant (tactic) of each node whose input shapes are static (fix them with "
+                        "--input-shapes) and keep the fastest",
+                .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--load-timing-cache"}, .help = "Reuse the kernel times of earlier builds (implies --time-tactics)",
+                .metavar = "FILE"});
+    parser.add({.flags = {"--save-timing-cache"},
+                .help = "Write the kernel times known after this build (implies --time-tactics)", .metavar = "FILE"});
+    parser.add({.flags = {"--save-tactics"}, .help = "Write the tactic chosen per node (JSON), for --load-tactics",
+                .metavar = "FILE"});
+    parser.add({.flags = {"--load-tactics"},
+                .help = "Replay the tactics of a --save-tactics file: each node named there gets that tactic or the "
+                        "build fails",
+                .metavar = "FILE"});
+    data_loader_args_.add_to(parser);
+    iteration_args_.add_iterations_to(parser);
   }
 
   int run(const options::Args& args) override {
     if (std::filesystem::path(args.get_or("output", "")).extension() == ".plan") return build_plan(args);
+    for (const char* flag : {"fp16", "bf16", "int8"})
+      PARITY_CHECK(!args.flag(flag), kInvalidArgument, "--", flag,
+                   " builds a reduced-precision plan (-o X.plan); to convert an ONNX model to float16 use --fp-to-fp16");
     model::Model model = model_edit::load_input(args);
     const auto out = model_edit::output_path(args, model);
     if (auto opset = args.get_int("opset")) {
@@ -63,20 +109,149 @@ class ConvertCommand : public Command {
  private:
   // -o X.plan: plan the model once (rewrites, fusion, kernel variant per node, packed weights) and
   // save the result, which `parity run X.plan --ref` loads without planning again.
-  static int build_plan(const options::Args& args) {
+  int build_plan(const options::Args& args) const {
     for (const char* dest : {"opset", "fp_to_fp16"})
       PARITY_CHECK(!args.has(dest), kInvalidArgument, "--", std::string(dest) == "opset" ? "opset" : "fp-to-fp16",
                    " converts ONNX models; it does not apply to a plan output (.plan)");
-    const std::string model = args.get_or("model", "");
+    const std::string model_path = args.get_or("model", "");
     const std::filesystem::path out = args.get_or("output", "");
-    logger().info("Building plan: ", model);
+    const options::DataLoaderOptions data = data_loader_args_.parse(args);
+    const options::IterationOptions iterations = iteration_args_.parse(args);
+    runtime::ReducedPrecisionConfig precision = parse_precision_options(args);
+    logger().info("Building plan: ", model_path);
+    model::Model model = model_edit::load_input(args);
+    fix_input_shapes(model.proto(), data.input_shapes);
+    const std::filesystem::path base_dir = std::filesystem::path(model_path).parent_path();
+    if (precision.int8) precision.int8_scales = calibration_scales(args, model, base_dir, data, iterations);
+    runtime::SessionOptions session_options;
+    session_options.reduced_precision = precision;
+    session_options.tactics = parse_tactic_options(args);
     const auto start = std::chrono::steady_clock::now();
-    runtime::Session session = runtime::Session::create(model).value();
+    runtime::Session session = runtime::Session::create(model.proto(), session_options, base_dir).value();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    runtime::plan::save_plan(session, out, std::filesystem::path(model).filename().string(), seconds);
+    log_precisions(session);
+    save_tactic_files(args, session);
+    runtime::plan::save_plan(session, out, std::filesystem::path(model_path).filename().string(), seconds);
     logger().info("Saved plan to: ", out.string(), " (built in ", seconds, " s)");
     return kExitPassed;
   }
+
+  static runtime::TacticOptions parse_tactic_options(const options::Args& args) {
+    runtime::TacticOptions tactics;
+    const std::string load_cache = args.get_or("load_timing_cache", "");
+    tactics.time = args.flag("time_tactics") || !load_cache.empty() || args.has("save_timing_cache");
+    if (tactics.time) tactics.cache = std::make_shared<runtime::TimingCache>();
+    if (!load_cache.empty()) {
+      *tactics.cache = runtime::TimingCache::from_json(formats::read_binary_file(load_cache), "timing cache '" + load_cache + "'");
+      logger().info("Loaded ", tactics.cache->size(), " kernel times from ", load_cache);
+    }
+    if (auto path = args.get("load_tactics"))
+      tactics.replay = runtime::tactics_from_json(formats::read_binary_file(*path), "tactics file '" + *path + "'");
+    return tactics;
+  }
+
+  static void save_tactic_files(const options::Args& args, const runtime::Session& session) {
+    if (auto path = args.get("save_tactics")) {
+      formats::write_binary_file(*path, runtime::tactics_to_json(plan_tactics(session)));
+      logger().info("Saved tactics to: ", *path);
+    }
+    const auto& cache = session.options().tactics.cache;
+    if (cache) logger().info("Tactic timing: ", cache->misses(), " kernels timed, ", cache->hits(), " times from the cache");
+    if (auto path = args.get("save_timing_cache")) {
+      formats::write_binary_file(*path, cache->to_json());
+      logger().info("Saved timing cache (", cache->size(), " times) to: ", *path);
+    }
+  }
+
+  /// Node key -> tactic of every layer the plan runs.
+  static std::map<std::string, std::string> plan_tactics(const runtime::Session& session) {
+    std::map<std::string, std::string> tactics;
+    for (const auto& node : session.plan().nodes_)
+      if (!node.folded) tactics[runtime::tactic_node_key(node.kernel_spec)] = node.tactic;
+    return tactics;
+  }
+
+  static runtime::ReducedPrecisionConfig parse_precision_options(const options::Args& args) {
+    runtime::ReducedPrecisionConfig config;
+    config.fp16 = args.flag("fp16");
+    config.bf16 = args.flag("bf16");
+    config.int8 = args.flag("int8");
+    PARITY_CHECK(!(config.fp16 && config.bf16), kInvalidArgument,
+                 "--fp16 and --bf16 together: choose one reduced float type");
+    for (const auto& item : args.list("layer_precisions")) {
+      const size_t colon = item.rfind(':');
+      PARITY_CHECK(colon != std::string::npos && colon > 0, kInvalidArgument, "--layer-precisions: '", item,
+                   "' is not NAME:PRECISION");
+      const auto p = runtime::parse_precision(item.substr(colon + 1));
+      PARITY_CHECK(p.has_value(), kInvalidArgument, "--layer-precisions: '", item,
+                   "': the precision must be fp32, fp16, bf16 or int8");
+      config.layer_precisions[item.substr(0, colon)] = *p;
+    }
+    const std::string constraints = args.get_or("precision_constraints", "prefer");
+    if (constraints == "obey") config.constraints = runtime::PrecisionConstraints::kObey;
+    else if (constraints == "prefer") config.constraints = runtime::PrecisionConstraints::kPrefer;
+    else if (constraints == "none") config.constraints = runtime::PrecisionConstraints::kNone;
+    else fail(ErrorCode::kInvalidArgument, "--precision-constraints: '", constraints, "' is not obey, prefer or none");
+    if (config.constraints == runtime::PrecisionConstraints::kNone && !config.layer_precisions.empty())
+      logger().warning("--layer-precisions are ignored with --precision-constraints none");
+    return config;
+  }
+
+  /// --input-shapes fix the plan's input shapes (a static plan: kernels pack for them).
+  static void fix_input_shapes(onnx::ModelProto& model, const std::vector<options::InputShape>& shapes) {
+    for (const auto& s : shapes) {
+      onnx::ValueInfoProto* input = nullptr;
+      for (auto& in : *model.mutable_graph()->mutable_input())
+        if (in.name() == s.input) input = &in;
+      PARITY_CHECK(input != nullptr, kInvalidArgument, "--input-shapes: the model has no input '", s.input, "'");
+      auto* shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
+      PARITY_CHECK(shape->dim_size() == 0 || shape->dim_size() == static_cast<int>(s.shape.size()), kInvalidArgument,
+                   "--input-shapes: '", s.text, "' has rank ", s.shape.size(), " but input '", s.input, "' has rank ",
+                   shape->dim_size());
+      for (int d = 0; d < shape->dim_size(); ++d)
+        PARITY_CHECK(!shape->dim(d).has_dim_value() || shape->dim(d).dim_value() == s.shape[d], kInvalidArgument,
+                     "--input-shapes: '", s.text, "' contradicts input '", s.input, "' dimension ", d, " (",
+                     shape->dim(d).dim_value(), ")");
+      shape->clear_dim();
+      for (int64_t d : s.shape) shape->add_dim()->set_dim_value(d);
+    }
+  }
+
+  /// int8 scales: from the calibration cache when it exists, else by running the fp32 model over
+  /// the data loader's feeds (and writing the cache when one is named).
+  static std::map<std::string, float> calibration_scales(const options::Args& args, const model::Model& model,
+                                                         const std::filesystem::path& base_dir,
+                                                         const options::DataLoaderOptions& data,
+                                                         const options::IterationOptions& iterations) {
+    const std::string cache = args.get_or("calibration_cache", "");
+    if (!cache.empty() && std::filesystem::exists(cache)) {
+      tools::CalibrationTable table = tools::read_calibration_cache(cache);
+      logger().info("int8: ", table.scales.size(), " tensor ranges from calibration cache ", cache);
+      return table.scales;
+    }
+    runtime::Session fp32 = runtime::Session::create(model.proto(), {}, base_dir).value();
+    std::unique_ptr<compare::FeedSource> feeds = compare::make_feed_source(data, iterations.iterations);
+    tools::CalibrationTable table = tools::calibrate_min_max(fp32, *feeds);
+    logger().info("int8: calibrated ", table.scales.size(), " tensor ranges over ", table.batches, " batch(es)");
+    if (!cache.empty()) {
+      tools::write_calibration_cache(cache, table);
+      logger().info("Saved calibration cache to: ", cache);
+    }
+    return table.scales;
+  }
+
+  static void log_precisions(const runtime::Session& session) {
+    std::map<std::string, int> counts;
+    for (const auto& node : session.plan().nodes_)
+      if (!node.folded) ++counts[runtime::precision_name(node.precision)];
+    std::string text;
+    for (const auto& [name, count] : counts) text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + name;
+    logger().info("Layers: ", text);
+  }
+
+  options::DataLoaderArgs data_loader_args_;
+  options::IterationArgs iteration_args_{{.iterations = 1,
+                                          .iterations_help = "Calibration batches the data loader makes (--int8)"}};
 };
 
 PARITY_REGISTER_COMMAND(ConvertCommand);

@@ -263,6 +263,9 @@ class PlanWriter {
       t->set_position(static_cast<uint32_t>(tail.position));
       t->set_first_extra_input(static_cast<uint32_t>(tail.first_extra_input));
     }
+    if (node.precision != DType::kFloat32) out->set_precision(static_cast<int>(node.precision));
+    if (const auto* scales = int8_scales_of(*node.kernel))
+      for (const auto& [input, scale] : *scales) (*out->mutable_int8_scales())[static_cast<uint32_t>(input)] = scale;
     out->set_writes_channels_last(node.writes_channels_last);
     for (size_t k : node.reads_channels_last) out->add_reads_channels_last(static_cast<uint32_t>(k));
     if (const auto* packed = dynamic_cast<const PackedStateKernel*>(node.kernel.get()))
@@ -551,6 +554,7 @@ class PlanLoader {
     for (const auto& pn : pg.nodes()) g->nodes_.push_back(load_node(pn, *g, num_slots));
     g->fused_nodes_ = pg.fused_nodes();
     g->channels_last_values_ = pg.channels_last_values();
+    finalize_reduced_precision(*g);
     return g;
   }
 
@@ -600,7 +604,14 @@ class PlanLoader {
     }
     std::optional<PackedState> packed;
     if (p.has_packed_data()) packed = PackedState{p.packed_layout(), read_tensor(p.packed_data())};
-    node.kernel = make_kernel(node.kernel_spec, p.kernel_spec(), node.tactic, node.label, g, packed ? &*packed : nullptr);
+    node.precision = p.precision() == 0 ? DType::kFloat32 : static_cast<DType>(p.precision());
+    check(node.precision == DType::kFloat32 || node.precision == DType::kFloat16 ||
+              node.precision == DType::kBFloat16 || node.precision == DType::kInt8,
+          node.label + " has an unknown precision");
+    node.kernel = make_kernel(node.kernel_spec, p.kernel_spec(), node.tactic, node.label, g, packed ? &*packed : nullptr,
+                              node.precision);
+    std::map<size_t, float> scales(p.int8_scales().begin(), p.int8_scales().end());
+    node.kernel = wrap_reduced_precision(std::move(node.kernel), node.kernel_spec, node.precision, std::move(scales));
     replay_fusions(node, p, g, num_slots);
     node.writes_channels_last = p.writes_channels_last();
     node.reads_channels_last.assign(p.reads_channels_last().begin(), p.reads_channels_last().end());
@@ -616,7 +627,8 @@ class PlanLoader {
   /// The kernel of the recorded variant; a variant this parity does not have (or that declines
   /// the node now) is refused rather than silently replaced by another.
   std::unique_ptr<Kernel> make_kernel(const NodeSpec& spec, const PlanNodeSpec& saved, const std::string& tactic,
-                                      const std::string& label, const Subgraph& g, const PackedState* packed) {
+                                      const std::string& label, const Subgraph& g, const PackedState* packed,
+                                      DType precision) {
     const auto& registry = KernelRegistry::instance();
     const KernelDef* def = registry.resolve(spec.domain, spec.op_type, spec.opset);
     const KernelDef* chosen = nullptr;
@@ -627,7 +639,10 @@ class PlanLoader {
     if (!chosen)
       fail(ErrorCode::kUnsupported, what_, ": ", label, " was built with kernel '", tactic,
            "', which this parity does not have", kRebuildHint);
-    LoadedKernelInit init(spec, saved, g, env_, packed);
+    LoadedKernelInit plain_init(spec, saved, g, env_, packed);
+    std::unique_ptr<KernelInit> reduced_init;
+    if (precision != DType::kFloat32) reduced_init = make_reduced_precision_init(plain_init, precision);
+    const KernelInit& init = reduced_init ? *reduced_init : plain_init;
     std::unique_ptr<Kernel> kernel;
     try {
       kernel = chosen->create(init);
@@ -781,7 +796,7 @@ PlanSummary summarize_plan(const fs::path& path) {
     layer.name = k.name();
     layer.op = k.domain().empty() ? k.op_type() : k.domain() + "::" + k.op_type();
     layer.tactic = n.tactic();
-    layer.precision = "fp32";
+    layer.precision = precision_name(n.precision() == 0 ? DType::kFloat32 : static_cast<DType>(n.precision()));
     for (const auto& t : n.tails())
       layer.fused.push_back((t.spec().domain().empty() ? "" : t.spec().domain() + "::") + t.spec().op_type() + " '" +
                             t.spec().name() + "'");

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "runtime/model_builder.h"
 #include "runtime/plan/plan.pb.h"
 #include "runtime/subgraph.h"
 #include "support/test_support.h"
@@ -93,6 +94,32 @@ TEST(PlanFile, MobileNetRoundTripIsBitIdenticalWithChannelsLastAndPackedWeights)
   EXPECT_GT(summary.packed_weights_bytes, summary.weights_bytes / 2);
   EXPECT_GT(summary.activation_bytes, 0);
   EXPECT_FALSE(summary.dnnl_isa.empty());
+}
+
+TEST(PlanFile, MatMulAndGemmWeightsArePackedAtBuildAndRestoredFromThePlan) {
+  testing::ModelBuilder b;
+  b.input("x", DType::kFloat32, {16, 64}).output("y", DType::kFloat32, {16, 24});
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  auto random = [&](const Shape& shape) {
+    Tensor t(DType::kFloat32, shape);
+    for (float& v : t.values<float>()) v = dist(gen);
+    return t;
+  };
+  b.initializer("W", random({64, 32}));
+  b.initializer("G", random({24, 32}));
+  b.node("MatMul", {"x", "W"}, {"h"}, "mm");
+  auto& gemm = b.node("Gemm", {"h", "G"}, {"y"}, "gemm");
+  testing::add_int_attr(gemm, "transB", 1);
+  Session built = Session::create(b.model()).value();
+  testing::TempDir dir;
+  plan::save_plan(built, dir / "mm.plan");
+  const auto summary = plan::summarize_plan(dir / "mm.plan");
+  // Both kernels' weights, in the (padded) layouts oneDNN chose.
+  EXPECT_GE(summary.packed_weights_bytes, (64 * 32 + 24 * 32) * 4);
+  Session loaded = plan::load_plan(dir / "mm.plan").value();
+  const TensorMap feed{{"x", random({16, 64})}};
+  expect_bit_identical(built.run(feed), loaded.run(feed));
 }
 
 TEST(PlanFile, DemoModelRoundTrip) { check_round_trip(testing::source_dir() / "models/demo.onnx", {1}, 0); }

@@ -25,7 +25,10 @@
 #include <utility>
 #include <vector>
 
+#include <cstring>
+
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/packed_state.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/math/matmul_fast.h"
@@ -247,6 +250,18 @@ struct MatMulPrimitive {
 /// of all shapes and chunk sizes that want the same layout.
 class WeightPacks {
  public:
+  /// The first layout packed (at plan time when the input shape is static), for plan files.
+  std::optional<std::pair<memory::desc, memory>> first() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (packs_.empty()) return std::nullopt;
+    return packs_.front();
+  }
+  /// Adopts weights packed earlier (restored from a plan file's mapping).
+  void adopt(const memory::desc& desc, const memory& packed) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    packs_.emplace_back(desc, packed);
+  }
+
   memory get(const memory::desc& plain, const memory::desc& wanted, const Tensor& weights) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [desc, packed] : packs_)
@@ -262,8 +277,54 @@ class WeightPacks {
   }
 
  private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::vector<std::pair<memory::desc, memory>> packs_;
+};
+
+/// Plan files (runtime/packed_state.h): constant weights packed at plan time, saved with
+/// oneDNN's descriptor of their layout and restored in place, like the convolutions'.
+class PackedWeights : public PackedStateKernel {
+ public:
+  std::optional<PackedState> packed_state() const override {
+    std::optional<std::pair<memory::desc, memory>> first = packs_.first();
+    if (!first) return std::nullopt;
+    const dnnl_memory_desc_t& desc = first->first.data;
+    PackedState state;
+    state.layout.assign(reinterpret_cast<const char*>(&desc), sizeof desc);
+    const size_t size = first->first.get_size();
+    state.data = Tensor::from_bytes(DType::kUInt8, {static_cast<int64_t>(size)}, first->second.get_data_handle(), size);
+    return state;
+  }
+
+ protected:
+  /// Restores saved weights (they stay in the plan's mapping, held by restored_).
+  void restore(const PackedState& state, const KernelInit& init) {
+    memory::desc desc;
+    if (state.layout.size() != sizeof desc.data) init.fail("the plan's packed weights have an unknown layout");
+    std::memcpy(&desc.data, state.layout.data(), sizeof desc.data);
+    if (desc.get_size() != state.data.size_bytes() || state.data.dtype() != DType::kUInt8)
+      init.fail("the plan's packed weights do not match their layout");
+    restored_ = state.data;
+    packs_.adopt(desc, memory(desc, ds::cpu_engine(), restored_.raw_data()));
+  }
+  /// Restores the saved weights, or packs them now for the primitive the static shapes will use.
+  void restore_or_prepack(const KernelInit& init, const memory::desc& src, const memory::desc& weights_plain,
+                          const memory::desc& dst, const Tensor& weights) {
+    const auto* source = dynamic_cast<const PackedStateSource*>(&init);
+    if (source && source->saved_packed_state()) return restore(*source->saved_packed_state(), init);
+    try {
+      ds::ThreadScope scope(1);
+      const memory::desc request(weights_plain.dims(), memory::data_type::f32, memory::format_tag::any);
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, request, dst), ds::user_scratchpad_attr(),
+                                            ds::cpu_engine());
+      packs_.get(weights_plain, pd.weights_desc(), weights);
+    } catch (const dnnl::error&) {
+      // No implementation for this geometry: the run takes the reference path anyway.
+    }
+  }
+
+  mutable WeightPacks packs_;
+  Tensor restored_;
 };
 
 /// Creates a single-threaded primitive (chunks run in parallel on parity's threads).
@@ -360,7 +421,7 @@ Tensor run_small_product(const float* x, int64_t ldx, int64_t rows, const Tensor
   return out;
 }
 
-class DnnlMatMulKernel final : public Kernel, public FusableKernel {
+class DnnlMatMulKernel final : public Kernel, public FusableKernel, public PackedWeights {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     if (!maybe_float(init.input_dtype(0)) || !maybe_float(init.input_dtype(1))) return nullptr;
@@ -474,19 +535,30 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel {
     if (constant_b_ && constant_b_->rank() >= 2 && constant_b_->numel() <= small_gemm::kMaxWeights &&
         constant_b_->numel() == constant_b_->dim(-2) * constant_b_->dim(-1))
       small_b_ = small_gemm::as_rows_of_k(*constant_b_, false);
+    prepack(init, sa);
+  }
+
+  /// A 2-D constant B and a static A: the weights packed for the single-chunk product (one
+  /// thread), unless the direct small-product path will run instead.
+  void prepack(const KernelInit& init, const std::optional<Shape>& sa) {
+    if (!constant_b_ || constant_b_->rank() != 2 || !sa || sa->size() < 2) return;
+    const int64_t k = sa->back(), n = constant_b_->dim(1);
+    if (k != constant_b_->dim(0) || k == 0 || n == 0) return;
+    const int64_t rows = shape_numel(*sa) / k;
+    if (rows == 0 || (small_b_ && rows <= small_gemm::kMaxRows)) return;
+    restore_or_prepack(init, dense_desc({rows, k}), dense_desc({k, n}), dense_desc({rows, n}), *constant_b_);
   }
 
   ReferenceChain chain_;
   std::optional<Tensor> constant_b_;
   std::optional<Tensor> small_b_;  // constant B as [N, K] for the direct small-product path
   Epilogue epilogue_;
-  mutable WeightPacks packs_;
   ds::ShapeCache<MatMulPrimitive> cache_;
 };
 
 /// Gemm: Y = alpha * op(A) * op(B) + beta * C. Alpha is folded into constant weights, beta into a
 /// constant C; the cases where neither folding nor oneDNN's bias can express them are declined.
-class DnnlGemmKernel final : public Kernel, public FusableKernel {
+class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedWeights {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     for (size_t i = 0; i < 3; ++i)
@@ -589,6 +661,20 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
     }
     if (constant_b_ && constant_b_->numel() <= small_gemm::kMaxWeights)
       small_b_ = small_gemm::as_rows_of_k(*constant_b_, trans_b_);
+    prepack(init);
+  }
+
+  /// A constant B and a static A: the weights packed for the single-chunk product.
+  void prepack(const KernelInit& init) {
+    const std::optional<Shape> sa = init.input_static_shape(0);
+    if (!constant_b_ || !sa || sa->size() != 2) return;
+    const int64_t m = trans_a_ ? (*sa)[1] : (*sa)[0], k = trans_a_ ? (*sa)[0] : (*sa)[1];
+    const int64_t n = trans_b_ ? constant_b_->dim(0) : constant_b_->dim(1);
+    if (k != (trans_b_ ? constant_b_->dim(1) : constant_b_->dim(0)) || m == 0 || n == 0 || k == 0) return;
+    if (small_b_ && m <= small_gemm::kMaxRows && (!trans_a_ || m == 1)) return;
+    const memory::desc src({m, k}, memory::data_type::f32, trans_a_ ? memory::dims{1, m} : memory::dims{k, 1});
+    const memory::desc weights({k, n}, memory::data_type::f32, trans_b_ ? memory::dims{1, k} : memory::dims{n, 1});
+    restore_or_prepack(init, src, weights, dense_desc({m, n}), *constant_b_);
   }
 
   ReferenceChain chain_;
@@ -597,7 +683,6 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel {
   std::optional<Tensor> constant_c_;  // beta * C when beta != 1
   std::optional<Tensor> small_b_;     // alpha * B as [N, K] for the direct small-product path
   Epilogue epilogue_;
-  mutable WeightPacks packs_;
   ds::ShapeCache<MatMulPrimitive> cache_;
 };
 

@@ -28,6 +28,7 @@
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/channels_last.h"
 #include "runtime/packed_state.h"
+#include "runtime/reduced_precision.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/conv_core.h"
@@ -93,9 +94,19 @@ bool is_pointwise(const ConvProblem& p) {
   return p.group == 1;
 }
 
-memory::desc activation_desc(const Shape& shape, bool plain) {
-  if (plain) return plain_desc(shape);
-  return memory::desc(dnnl_support::to_dims(shape), memory::data_type::f32, memory::format_tag::any);
+memory::desc activation_desc(const Shape& shape, bool plain, memory::data_type type = memory::data_type::f32) {
+  if (plain) return plain_desc(shape, type);
+  return memory::desc(dnnl_support::to_dims(shape), type, memory::format_tag::any);
+}
+
+/// Whether oneDNN runs bf16 convolutions natively here (AVX512-BF16 or AMX): elsewhere its bf16
+/// path is an emulation or the reference implementation, slower than fp32 on rounded operands.
+bool native_bf16() {
+  static const bool native = [] {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return native;
 }
 
 /// One slice of the output rows (along the first spatial dim) and the input rows it reads: the
@@ -147,6 +158,9 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
     if (!w || w->dtype() != DType::kFloat32 || w->rank() < 3 || w->rank() > 5) return nullptr;
     auto kernel = std::unique_ptr<DnnlConvKernel>(new DnnlConvKernel(init, transposed, std::move(reference), *w));
     if (kernel->group_ <= 0 || kernel->out_channels() <= 0) return nullptr;
+    // A bf16 layer of a reduced-precision plan (runtime/reduced_precision.h): bf16 source and
+    // weights, fp32 accumulation and destination (the wrapper rounds the result to bf16).
+    if (compute_precision_of(init) == DType::kBFloat16 && native_bf16()) kernel->compute_type_ = memory::data_type::bf16;
     const auto* source = dynamic_cast<const PackedStateSource*>(&init);
     if (source && source->saved_packed_state()) kernel->restore(*source->saved_packed_state(), init);
     else if (std::optional<Shape> x = init.input_static_shape(0)) kernel->prepack(*x);
@@ -300,10 +314,10 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
     // 17.6 ms instead of 1.2 ms, its 24 -> 24 one 6.4 ms instead of 4.2 ms).
     const bool plain = transposed_ || layout == ActivationLayout::kPlain ||
                        (layout == ActivationLayout::kPointwisePlain && is_pointwise(p));
-    const memory::desc src = activation_desc(x_shape, plain);
+    const memory::desc src = activation_desc(x_shape, plain, compute_type_);
     const memory::desc dst = activation_desc(y_shape, plain);
     const memory::desc w_plain = onnx_weights_desc(weights_.shape(), group_, transposed_);
-    const memory::desc weights(w_plain.dims(), memory::data_type::f32, memory::format_tag::any);
+    const memory::desc weights(w_plain.dims(), compute_type_, memory::format_tag::any);
     const memory::desc bias = has_bias ? plain_desc({p.out_channels}) : memory::desc();
     PrimitiveDesc pd;
     if (transposed_) {
@@ -529,6 +543,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
   }
 
   bool transposed_;
+  memory::data_type compute_type_ = memory::data_type::f32;  // of the source and the weights
   ops::ReferenceChain chain_;  // the reference kernels of the node and its fused tails
   Tensor weights_;
   size_t num_head_inputs_;

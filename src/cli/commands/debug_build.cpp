@@ -1,0 +1,72 @@
+// `parity debug build MODEL --until N`: rebuilds with different tactic choices and sorts the
+// builds into good/ and bad/ by a check against the ONNX model on the reference kernels
+// (Polygraphy's debug build); `parity inspect diff-tactics --dir` then names the suspects.
+#include "cli/command.h"
+#include "cli/commands/model_edit_common.h"
+#include "compare/feed_files.h"
+#include "core/logger.h"
+#include "core/text.h"
+#include "options/data_loader_args.h"
+#include "runtime/session.h"
+#include "tools/debug_build.h"
+
+namespace parity::cli {
+namespace {
+
+class DebugBuildCommand final : public Command {
+ public:
+  std::string name() const override { return "debug build"; }
+  std::string summary() const override {
+    return "Rebuild a plan with varied tactics and sort the builds into good/ and bad/ by their outputs";
+  }
+  void add_options(options::ArgParser& parser) override {
+    model_edit::add_model_argument(parser);
+    parser.group("Builds");
+    parser.add({.flags = {"--until"}, .help = "How many builds", .metavar = "N", .default_value = "5"});
+    parser.add({.flags = {"--artifacts-dir", "--dir"}, .dest = "artifacts_dir",
+                .help = "Where good/ and bad/ tactics files are written", .metavar = "DIR", .default_value = "polygraphy_artifacts"});
+    parser.add({.flags = {"--check-ref"},
+                .help = "Check each build against the ONNX model on the reference kernels (the only check so far; "
+                        "the default)",
+                .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--atol"}, .help = "Absolute tolerance of the check", .metavar = "TOL", .default_value = "1e-5"});
+    parser.add({.flags = {"--rtol"}, .help = "Relative tolerance of the check", .metavar = "TOL", .default_value = "1e-5"});
+    data_loader_args_.add_to(parser);
+  }
+
+  int run(const options::Args& args) override {
+    tools::DebugBuildOptions options;
+    options.builds = static_cast<int>(parse_int(args.get_or("until", "5"), "--until"));
+    PARITY_CHECK(options.builds >= 1, kInvalidArgument, "--until must be at least 1, got ", options.builds);
+    options.atol = parse_double(args.get_or("atol", "1e-5"), "--atol");
+    options.rtol = parse_double(args.get_or("rtol", "1e-5"), "--rtol");
+    options.artifacts = args.get_or("artifacts_dir", "polygraphy_artifacts");
+    const options::DataLoaderOptions data = data_loader_args_.parse(args);
+    model::Model model = model_edit::load_input(args);
+    const std::string base_dir = std::filesystem::path(args.get_or("model", "")).parent_path().string();
+    std::vector<TensorMap> feeds;
+    {
+      runtime::Session probe = runtime::Session::create(model.proto(), {}, base_dir).value();
+      std::unique_ptr<compare::FeedSource> source = compare::make_feed_source(data, 1);
+      source->set_input_metadata(probe.input_metadata());
+      for (size_t i = 0;; ++i) {
+        std::optional<TensorMap> feed = source->feed(i);
+        if (!feed) break;
+        feeds.push_back(std::move(*feed));
+      }
+    }
+    const tools::DebugBuildResult result = tools::debug_build(model.proto(), base_dir, feeds, options,
+                                                              [](const std::string& line) { logger().info("  ", line); });
+    logger().info(result.good, " good and ", result.bad, " bad build(s); see which tactics only bad builds use with: "
+                  "parity inspect diff-tactics --dir ", options.artifacts.string());
+    return kExitPassed;
+  }
+
+ private:
+  options::DataLoaderArgs data_loader_args_;
+};
+
+PARITY_REGISTER_COMMAND(DebugBuildCommand);
+
+}  // namespace
+}  // namespace parity::cli

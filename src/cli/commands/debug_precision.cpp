@@ -1,0 +1,98 @@
+// `parity debug precision MODEL --fp16|--bf16`: the layers that must stay fp32 for a
+// reduced-precision plan to pass against the fp32 model (Polygraphy's debug precision), and the
+// --layer-precisions that make `parity convert` build a plan that passes.
+#include "cli/command.h"
+#include "cli/commands/model_edit_common.h"
+#include "compare/feed_files.h"
+#include "core/logger.h"
+#include "core/text.h"
+#include "options/data_loader_args.h"
+#include "tools/debug_precision.h"
+
+namespace parity::cli {
+namespace {
+
+class DebugPrecisionCommand final : public Command {
+ public:
+  std::string name() const override { return "debug precision"; }
+  std::string summary() const override {
+    return "Find the layers that must run in fp32 for a reduced-precision plan to pass against the fp32 model";
+  }
+  void add_options(options::ArgParser& parser) override {
+    model_edit::add_model_argument(parser);
+    parser.group("Search");
+    parser.add({.flags = {"--fp16"}, .help = "Search an fp16 plan (default)", .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--bf16"}, .help = "Search a bf16 plan", .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--mode"}, .help = "bisect: binary search for each layer; linear: one layer at a time",
+                .choices = {"bisect", "linear"}, .default_value = "bisect"});
+    parser.add({.flags = {"--direction"},
+                .help = "forward: pin layers from the inputs on; reverse: from the outputs back",
+                .choices = {"forward", "reverse"}, .default_value = "forward"});
+    parser.add({.flags = {"--atol"}, .help = "Absolute tolerance of the output check", .metavar = "TOL",
+                .default_value = "1e-3"});
+    parser.add({.flags = {"--rtol"}, .help = "Relative tolerance of the output check", .metavar = "TOL",
+                .default_value = "1e-3"});
+    data_loader_args_.add_to(parser);
+    iteration_args_.add_iterations_to(parser);
+  }
+
+  int run(const options::Args& args) override {
+    tools::PrecisionSearch search;
+    PARITY_CHECK(!(args.flag("fp16") && args.flag("bf16")), kInvalidArgument, "--fp16 and --bf16 together: choose one");
+    search.reduced = args.flag("bf16") ? DType::kBFloat16 : DType::kFloat16;
+    search.mode = args.get_or("mode", "bisect") == "linear" ? tools::PrecisionSearch::Mode::kLinear
+                                                            : tools::PrecisionSearch::Mode::kBisect;
+    search.direction = args.get_or("direction", "forward") == "reverse" ? tools::PrecisionSearch::Direction::kReverse
+                                                                        : tools::PrecisionSearch::Direction::kForward;
+    search.atol = parse_double(args.get_or("atol", "1e-3"), "--atol");
+    search.rtol = parse_double(args.get_or("rtol", "1e-3"), "--rtol");
+    const options::DataLoaderOptions data = data_loader_args_.parse(args);
+    const options::IterationOptions iterations = iteration_args_.parse(args);
+    model::Model model = model_edit::load_input(args);
+    const std::string base_dir = std::filesystem::path(args.get_or("model", "")).parent_path().string();
+
+    std::vector<TensorMap> feeds;
+    {
+      runtime::Session probe = runtime::Session::create(model.proto(), {}, base_dir).value();
+      std::unique_ptr<compare::FeedSource> source = compare::make_feed_source(data, iterations.iterations);
+      source->set_input_metadata(probe.input_metadata());
+      for (size_t i = 0;; ++i) {
+        std::optional<TensorMap> feed = source->feed(i);
+        if (!feed) break;
+        feeds.push_back(std::move(*feed));
+      }
+    }
+    const std::string type = search.reduced == DType::kBFloat16 ? "bf16" : "fp16";
+    logger().info("Searching the layers of ", args.get_or("model", ""), " that must run in fp32 (", type, " plan, ",
+                  feeds.size(), " feed(s), atol ", search.atol, " rtol ", search.rtol, ")");
+    const tools::PrecisionSearchResult result = tools::search_fp32_layers(
+        model.proto(), base_dir, feeds, search, [](const std::string& line) { logger().info("  ", line); });
+    if (result.passes_reduced) {
+      logger().info("PASSED | the ", type, " plan passes with every layer in ", type, " (", result.builds, " build)");
+      return kExitPassed;
+    }
+    if (!result.passes_fp32) {
+      logger().error("FAILED | the plan fails even with every layer in fp32: precision is not the cause");
+      return kExitFailed;
+    }
+    std::string names, flags;
+    for (const auto& l : result.fp32_layers) {
+      names += (names.empty() ? "" : ", ") + l;
+      flags += " " + l + ":fp32";
+    }
+    logger().info("Layers that must run in fp32 (", result.fp32_layers.size(), ", found in ", result.builds,
+                  " builds): ", names);
+    logger().info("PASSED | build the plan with: parity convert MODEL -o X.plan --", type,
+                  " --precision-constraints obey --layer-precisions", flags);
+    return kExitPassed;
+  }
+
+ private:
+  options::DataLoaderArgs data_loader_args_;
+  options::IterationArgs iteration_args_{{.iterations = 1, .iterations_help = "Feeds each candidate plan is checked on"}};
+};
+
+PARITY_REGISTER_COMMAND(DebugPrecisionCommand);
+
+}  // namespace
+}  // namespace parity::cli

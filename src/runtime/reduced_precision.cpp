@@ -1,0 +1,478 @@
+// Reduced-precision layers (reduced_precision.h): layer selection, operand rounding and
+// quantization, and the wrapper kernel.
+#include "runtime/reduced_precision.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "core/float16.h"
+#include "core/text.h"
+#include "runtime/channels_last.h"
+#include "runtime/packed_state.h"
+#include "runtime/positional_fusion.h"
+#include "runtime/subgraph.h"
+
+namespace parity::runtime {
+
+std::string precision_name(DType precision) {
+  switch (precision) {
+    case DType::kFloat16: return "fp16";
+    case DType::kBFloat16: return "bf16";
+    case DType::kInt8: return "int8";
+    default: return "fp32";
+  }
+}
+
+std::optional<DType> parse_precision(const std::string& text) {
+  std::string t;
+  for (char c : text) t.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (t == "fp32" || t == "float32" || t == "float") return DType::kFloat32;
+  if (t == "fp16" || t == "float16" || t == "half") return DType::kFloat16;
+  if (t == "bf16" || t == "bfloat16") return DType::kBFloat16;
+  if (t == "int8") return DType::kInt8;
+  return std::nullopt;
+}
+
+// --- rounding ---
+
+namespace {
+
+void round_to_bfloat16(float* data, int64_t n) {
+  auto* bits = reinterpret_cast<uint32_t*>(data);
+  for (int64_t i = 0; i < n; ++i) {  // branch-free so that it vectorizes
+    const uint32_t f = bits[i];
+    const bool nan = (f & 0x7fffffffu) > 0x7f800000u;
+    const uint32_t rounded = (f + 0x7fffu + ((f >> 16) & 1u)) & 0xffff0000u;
+    bits[i] = nan ? ((f | 0x00400000u) & 0xffff0000u) : rounded;
+  }
+}
+
+void round_to_float16_scalar(float* data, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) data[i] = detail::half_bits_to_float(detail::float_to_half_bits(data[i]));
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,f16c"))) void round_to_float16_f16c(float* data, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(data + i);
+    const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm256_storeu_ps(data + i, _mm256_cvtph_ps(h));
+  }
+  round_to_float16_scalar(data + i, n - i);
+}
+
+bool cpu_has_f16c() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  }();
+  return has;
+}
+#endif
+
+}  // namespace
+
+void round_floats_to(DType type, float* data, int64_t n) {
+  if (type == DType::kBFloat16) {
+    round_to_bfloat16(data, n);
+  } else if (type == DType::kFloat16) {
+#if defined(__x86_64__)
+    if (cpu_has_f16c()) {
+      round_to_float16_f16c(data, n);
+      return;
+    }
+#endif
+    round_to_float16_scalar(data, n);
+  }
+}
+
+namespace {
+
+void fake_quantize_scalar(float* data, int64_t n, float scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float q = std::nearbyint(data[i] / scale);
+    data[i] = std::clamp(q, -127.0f, 127.0f) * scale;
+  }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) void fake_quantize_avx2(float* data, int64_t n, float scale) {
+  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(data + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
+    _mm256_storeu_ps(data + i, _mm256_mul_ps(q, s));
+  }
+  fake_quantize_scalar(data + i, n - i, scale);
+}
+#endif
+
+}  // namespace
+
+void fake_quantize_int8(float* data, int64_t n, float scale) {
+  if (!(scale > 0) || !std::isfinite(scale)) {
+    std::fill(data, data + n, 0.0f);
+    return;
+  }
+#if defined(__x86_64__)
+  if (cpu_has_f16c()) {  // AVX2 and F16C: every CPU with one has had the other
+    fake_quantize_avx2(data, n, scale);
+    return;
+  }
+#endif
+  fake_quantize_scalar(data, n, scale);
+}
+
+// --- which layers ---
+
+namespace {
+
+/// Ops that move, select or describe data rather than compute on it: they keep whatever
+/// precision their input has, as in a GPU engine, and are never wrapped.
+const std::set<std::string>& data_movement_ops() {
+  static const std::set<std::string> ops = {
+      "Shape", "Size", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split", "Slice",
+      "Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Expand", "Tile", "Identity", "Cast",
+      "CastLike", "Constant", "ConstantOfShape", "Range", "NonZero", "Where", "Pad", "DepthToSpace", "SpaceToDepth",
+      "If", "Loop", "Scan", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "TopK", "ArgMax", "ArgMin",
+      "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor", "IsNaN", "IsInf",
+      "OneHot", "EyeLike", "Trilu", "Compress", "Unique", "SequenceAt", "SequenceConstruct", "SequenceInsert",
+      "SequenceEmpty", "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalGetElement",
+      "OptionalHasElement", "Dropout"};
+  return ops;
+}
+
+}  // namespace
+
+bool is_reducible_layer(const NodeSpec& spec, DType input0_dtype) {
+  if (!spec.domain.empty() && spec.domain != "ai.parity") return false;
+  if (data_movement_ops().count(spec.op_type)) return false;
+  if (spec.inputs.empty() || spec.inputs[0].empty()) return false;
+  return input0_dtype == DType::kFloat32;
+}
+
+bool has_int8_path(const NodeSpec& spec) {
+  return spec.domain.empty() &&
+         (spec.op_type == "Conv" || spec.op_type == "ConvTranspose" || spec.op_type == "MatMul" || spec.op_type == "Gemm");
+}
+
+std::vector<size_t> int8_operand_inputs(const NodeSpec& spec) {
+  if (!has_int8_path(spec)) return {};
+  return {0, 1};
+}
+
+int64_t int8_weight_axis(const NodeSpec& spec, size_t input, int64_t rank) {
+  if (input != 1 || rank < 1) return -1;
+  if (spec.op_type == "Conv") return 0;                // [O, I/G, k...]
+  if (spec.op_type == "ConvTranspose") return 1;       // [I, O/G, k...] (per O/G within a group)
+  if (spec.op_type == "MatMul") return rank - 1;       // [..., K, N]
+  if (spec.op_type == "Gemm") {
+    auto it = spec.attributes.find("transB");
+    const bool trans_b = it != spec.attributes.end() && it->second.i != 0;
+    return trans_b ? 0 : 1;                            // [N, K] or [K, N]
+  }
+  return -1;
+}
+
+DType choose_layer_precision(const NodeSpec& spec, DType input0_dtype, const ReducedPrecisionConfig& config,
+                             std::vector<std::string>* warnings) {
+  if (!config.enabled()) return DType::kFloat32;
+  const bool reducible = is_reducible_layer(spec, input0_dtype);
+  auto int8_ready = [&] {
+    if (!reducible || !has_int8_path(spec)) return false;
+    // Every activation operand needs a calibrated range (constant weights use their own).
+    return config.int8_scales.count(spec.inputs[0]) > 0;
+  };
+  auto builder_choice = [&] {
+    if (!reducible) return DType::kFloat32;
+    if (config.int8 && int8_ready()) return DType::kInt8;
+    if (config.fp16) return DType::kFloat16;
+    if (config.bf16) return DType::kBFloat16;
+    return DType::kFloat32;
+  };
+  auto requested = config.layer_precisions.find(spec.name);
+  if (requested == config.layer_precisions.end() || config.constraints == PrecisionConstraints::kNone)
+    return builder_choice();
+  const DType want = requested->second;
+  std::string why;
+  if (want == DType::kFloat32) return DType::kFloat32;
+  if (!reducible) why = "it is not a floating-point compute layer";
+  else if (want == DType::kInt8 && !has_int8_path(spec)) why = "parity has no int8 path for " + spec.op_type;
+  else if (want == DType::kInt8 && !int8_ready())
+    why = "input '" + spec.inputs[0] + "' has no calibrated range (give --int8 with calibration data or a cache)";
+  if (why.empty()) return want;
+  if (config.constraints == PrecisionConstraints::kObey)
+    fail(ErrorCode::kInvalidArgument, "--layer-precisions: layer '", spec.name, "' (", spec.op_type,
+         ") cannot run in ", precision_name(want), ": ", why, " (--precision-constraints obey)");
+  const DType fallback = builder_choice();
+  if (warnings)
+    warnings->push_back("layer '" + spec.name + "' (" + spec.op_type + ") cannot run in " + precision_name(want) +
+                        ": " + why + "; it runs in " + precision_name(fallback));
+  return fallback;
+}
+
+// --- operands ---
+
+namespace {
+
+/// A rounded (fp16/bf16) or per-channel fake-quantized (int8) copy of a constant operand.
+Tensor reduce_constant(const Tensor& t, DType precision, const NodeSpec& spec, size_t input) {
+  if (t.dtype() != DType::kFloat32) return t;
+  Tensor out = t.clone();
+  float* data = out.data<float>();
+  if (precision != DType::kInt8) {
+    round_floats_to(precision, data, out.numel());
+    return out;
+  }
+  const int64_t axis = int8_weight_axis(spec, input, out.rank());
+  if (axis < 0 || out.numel() == 0) {  // per tensor
+    float amax = 0;
+    for (int64_t i = 0; i < out.numel(); ++i) amax = std::max(amax, std::fabs(data[i]));
+    fake_quantize_int8(data, out.numel(), amax / 127.0f);
+    return out;
+  }
+  // Per channel along `axis`: element i belongs to channel (i / inner) % channels.
+  const Shape& s = out.shape();
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < out.rank(); ++d) inner *= s[d];
+  const int64_t channels = s[axis], outer = out.numel() / (channels * inner);
+  std::vector<float> amax(channels, 0.0f);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t k = 0; k < inner; ++k)
+        amax[c] = std::max(amax[c], std::fabs(data[(o * channels + c) * inner + k]));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c) fake_quantize_int8(data + (o * channels + c) * inner, inner, amax[c] / 127.0f);
+  return out;
+}
+
+/// Whether input `i` of a layer in `precision` is reduced at all: every float input of an
+/// fp16/bf16 layer; the data operands of an int8 layer.
+bool reduces_input(const NodeSpec& head, DType precision, size_t i) {
+  if (precision != DType::kInt8) return true;
+  const auto operands = int8_operand_inputs(head);
+  return std::find(operands.begin(), operands.end(), i) != operands.end();
+}
+
+class ReducedPrecisionInit : public KernelInit, public PackedStateSource, public ReducedPrecisionSource {
+ public:
+  ReducedPrecisionInit(const KernelInit& base, DType precision)
+      : KernelInit(base.spec(), base.precision()), base_(base), precision_(precision) {}
+
+  std::optional<Tensor> constant_input(size_t i) const override {
+    std::optional<Tensor> t = base_.constant_input(i);
+    if (!t || !reduces_input(spec(), precision_, i)) return t;
+    return reduce_constant(*t, precision_, spec(), i);
+  }
+  std::shared_ptr<Subgraph> subgraph(const std::string& attr_name) const override { return base_.subgraph(attr_name); }
+  DType input_dtype(size_t i) const override { return base_.input_dtype(i); }
+  std::optional<Shape> input_static_shape(size_t i) const override { return base_.input_static_shape(i); }
+  DType compute_precision() const override { return precision_; }
+  const PackedState* saved_packed_state() const override {
+    const auto* source = dynamic_cast<const PackedStateSource*>(&base_);
+    return source ? source->saved_packed_state() : nullptr;
+  }
+
+ private:
+  const KernelInit& base_;
+  DType precision_;
+};
+
+/// The node's context with some inputs replaced by their reduced copies.
+class ReducedInputsContext : public KernelContext {
+ public:
+  ReducedInputsContext(KernelContext& base, const std::vector<const Value*>& replaced)
+      : base_(base), replaced_(replaced) {}
+  size_t num_inputs() const override { return base_.num_inputs(); }
+  size_t num_outputs() const override { return base_.num_outputs(); }
+  bool has_input(size_t i) const override { return base_.has_input(i); }
+  const Value& input_value(size_t i) const override {
+    if (i < replaced_.size() && replaced_[i]) return *replaced_[i];
+    return base_.input_value(i);
+  }
+  bool has_output(size_t i) const override { return base_.has_output(i); }
+  void set_output(size_t i, Value value) override { base_.set_output(i, std::move(value)); }
+  Value& output_value(size_t i) override { return base_.output_value(i); }
+  std::vector<Value> run_subgraph(const Subgraph& graph, std::vector<Value> inputs) override {
+    return base_.run_subgraph(graph, std::move(inputs));
+  }
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { base_.parallel_for(n, fn); }
+  int num_threads() const override { return base_.num_threads(); }
+  Precision precision() const override { return base_.precision(); }
+  uint64_t next_random_seed() override { return base_.next_random_seed(); }
+  std::string node_label() const override { return base_.node_label(); }
+
+ private:
+  KernelContext& base_;
+  const std::vector<const Value*>& replaced_;
+};
+
+bool overlaps(const Tensor& a, const Tensor& b) {
+  if (!a.raw_data() || !b.raw_data() || a.size_bytes() == 0 || b.size_bytes() == 0) return false;
+  const auto* a0 = static_cast<const std::byte*>(a.raw_data());
+  const auto* b0 = static_cast<const std::byte*>(b.raw_data());
+  return a0 < b0 + b.size_bytes() && b0 < a0 + a.size_bytes();
+}
+
+}  // namespace
+
+std::unique_ptr<KernelInit> make_reduced_precision_init(const KernelInit& base, DType precision) {
+  return std::make_unique<ReducedPrecisionInit>(base, precision);
+}
+
+// --- the wrapper ---
+
+class ReducedPrecisionKernel : public Kernel,
+                               public PositionalFusableKernel,
+                               public ChannelsLastKernel,
+                               public PackedStateKernel {
+ public:
+  ReducedPrecisionKernel(std::unique_ptr<Kernel> inner, NodeSpec head, DType precision, std::map<size_t, float> scales)
+      : inner_(std::move(inner)), head_(std::move(head)), precision_(precision), scales_(std::move(scales)) {}
+
+  const std::map<size_t, float>& scales() const { return scales_; }
+  DType precision() const { return precision_; }
+  const NodeSpec& head() const { return head_; }
+
+  /// Finalization: which inputs arrive already reduced, and the reduced constant inputs.
+  void set_input_plan(std::vector<bool> already_reduced, std::map<size_t, Value> constants) {
+    already_reduced_ = std::move(already_reduced);
+    constants_ = std::move(constants);
+  }
+
+  void compute(KernelContext& ctx) const override {
+    const size_t n = ctx.num_inputs();
+    std::vector<Value> copies(n);
+    std::vector<const Value*> replaced(n, nullptr);
+    for (size_t i = 0; i < n; ++i) {
+      if (auto c = constants_.find(i); c != constants_.end()) {
+        replaced[i] = &c->second;
+        continue;
+      }
+      if (!reduces_input(head_, precision_, i) || (i < already_reduced_.size() && already_reduced_[i])) continue;
+      if (!ctx.has_input(i)) continue;
+      const Value& v = ctx.input_value(i);
+      if (!v.is_tensor() || v.tensor().dtype() != DType::kFloat32) continue;
+      Tensor t = v.tensor().clone();
+      if (precision_ == DType::kInt8) {
+        auto s = scales_.find(i);
+        if (s == scales_.end()) continue;  // an int8 operand without a range (a constant handled above)
+        fake_quantize_int8(t.data<float>(), t.numel(), s->second);
+      } else {
+        round_floats_to(precision_, t.data<float>(), t.numel());
+      }
+      copies[i] = Value(std::move(t));
+      replaced[i] = &copies[i];
+    }
+    ReducedInputsContext reduced(ctx, replaced);
+    inner_->compute(reduced);
+    if (precision_ == DType::kInt8) return;  // int8 layers hand out fp32 (dequantized) results
+    for (size_t o = 0; o < ctx.num_outputs(); ++o) {
+      if (!ctx.has_output(o)) continue;
+      Value& out = ctx.output_value(o);
+      if (!out.is_tensor() || out.tensor().dtype() != DType::kFloat32) continue;
+      // A kernel may hand out an input's buffer (an identity case): round a copy, not the input.
+      for (size_t i = 0; i < n; ++i)
+        if (ctx.has_input(i) && ctx.input_value(i).is_tensor() && overlaps(out.tensor(), ctx.input_value(i).tensor())) {
+          out = Value(out.tensor().clone());
+          break;
+        }
+      Tensor& t = out.tensor();
+      round_floats_to(precision_, t.data<float>(), t.numel());
+    }
+  }
+
+  bool fuse_tail(const KernelInit& tail, size_t first_extra_input) override {
+    auto* f = dynamic_cast<FusableKernel*>(inner_.get());
+    return f && f->fuse_tail(tail, first_extra_input);
+  }
+  bool fuse_tail_at(const KernelInit& tail, size_t position, size_t first_extra_input) override {
+    auto* f = dynamic_cast<PositionalFusableKernel*>(inner_.get());
+    return f && f->fuse_tail_at(tail, position, first_extra_input);
+  }
+  bool can_write_channels_last() const override {
+    auto* c = dynamic_cast<const ChannelsLastKernel*>(inner_.get());
+    return c && c->can_write_channels_last();
+  }
+  void write_channels_last() override { dynamic_cast<ChannelsLastKernel&>(*inner_).write_channels_last(); }
+  bool can_read_channels_last(size_t input) const override {
+    auto* c = dynamic_cast<const ChannelsLastKernel*>(inner_.get());
+    return c && c->can_read_channels_last(input);
+  }
+  void read_channels_last(size_t input) override { dynamic_cast<ChannelsLastKernel&>(*inner_).read_channels_last(input); }
+  std::optional<PackedState> packed_state() const override {
+    auto* p = dynamic_cast<const PackedStateKernel*>(inner_.get());
+    return p ? p->packed_state() : std::nullopt;
+  }
+
+ private:
+  std::unique_ptr<Kernel> inner_;
+  NodeSpec head_;
+  DType precision_;
+  std::map<size_t, float> scales_;
+  std::vector<bool> already_reduced_;
+  std::map<size_t, Value> constants_;
+};
+
+std::unique_ptr<Kernel> wrap_reduced_precision(std::unique_ptr<Kernel> inner, const NodeSpec& spec, DType precision,
+                                               std::map<size_t, float> int8_scales) {
+  if (precision == DType::kFloat32) return inner;
+  return std::make_unique<ReducedPrecisionKernel>(std::move(inner), spec, precision, std::move(int8_scales));
+}
+
+const std::map<size_t, float>* int8_scales_of(const Kernel& kernel) {
+  const auto* wrapped = dynamic_cast<const ReducedPrecisionKernel*>(&kernel);
+  return wrapped ? &wrapped->scales() : nullptr;
+}
+
+void finalize_reduced_precision(Subgraph& g) {
+  // What each slot holds: values already rounded to fp16/bf16 (by a layer of that type, or moved
+  // unchanged by a data-movement op from such values).
+  std::vector<DType> rounded_as(g.slot_names_.size(), DType::kUndefined);
+  std::set<int> graph_inputs(g.input_slots_.begin(), g.input_slots_.end());
+  auto constant_of = [&](int slot) -> const Value* {
+    if (slot < 0 || graph_inputs.count(slot)) return nullptr;
+    for (const auto& [s, v] : g.constants_)
+      if (s == slot) return &v;
+    auto it = g.plan_time_values_.find(slot);
+    return it == g.plan_time_values_.end() ? nullptr : &it->second;
+  };
+  for (auto& node : g.nodes_) {
+    auto* wrapped = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
+    if (!wrapped) {
+      // A data-movement op of rounded values hands out rounded values.
+      if (!data_movement_ops().count(node.spec.op_type) || node.inputs.empty() || node.inputs[0] < 0) continue;
+      const DType r = rounded_as[node.inputs[0]];
+      if (r == DType::kUndefined) continue;
+      for (int s : node.outputs)
+        if (s >= 0) rounded_as[s] = r;
+      continue;
+    }
+    const DType p = wrapped->precision();
+    std::vector<bool> already(node.inputs.size(), false);
+    std::map<size_t, Value> constants;
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const int s = node.inputs[i];
+      if (s < 0) continue;
+      if (p != DType::kInt8 && rounded_as[s] == p) already[i] = true;
+      if (!reduces_input(wrapped->head(), p, i)) continue;
+      if (const Value* c = constant_of(s); c && c->is_tensor() && c->tensor().dtype() == DType::kFloat32)
+        constants[i] = Value(reduce_constant(c->tensor(), p, wrapped->head(), i));
+    }
+    wrapped->set_input_plan(std::move(already), std::move(constants));
+    if (p != DType::kInt8)
+      for (int s : node.outputs)
+        if (s >= 0) rounded_as[s] = p;
+  }
+}
+
+}  // namespace parity::runtime

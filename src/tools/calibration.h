@@ -1,0 +1,32 @@
+// Post-training int8 calibration (Polygraphy's Calibrator): runs the fp32 model over calibration
+// feeds and records the largest magnitude each float tensor reaches (the min-max calibrator), for
+// the activation scales of a plan's int8 layers (runtime/reduced_precision.h).
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "compare/data_loader.h"
+#include "runtime/session.h"
+
+namespace parity::tools {
+
+/// Per-tensor int8 scale (|max| over every feed / 127), by tensor name (graph inputs and every
+/// value a node makes).
+struct CalibrationTable {
+  std::map<std::string, float> scales;
+  size_t batches = 0;
+};
+
+/// Runs `session` (an fp32 session over the ONNX model) on every feed of `feeds` and records each
+/// float32 tensor's largest magnitude. Throws kInvalidArgument when `feeds` yields nothing.
+CalibrationTable calibrate_min_max(const runtime::Session& session, compare::FeedSource& feeds);
+
+/// The calibration cache: a text file, one "name: scale" line per tensor (scale = amax / 127 as
+/// 8 hex digits of its float32 bits, as TensorRT's caches write it) after a header line.
+void write_calibration_cache(const std::filesystem::path& path, const CalibrationTable& table);
+/// Reads a cache written by write_calibration_cache; one clear line for a malformed file.
+CalibrationTable read_calibration_cache(const std::filesystem::path& path);
+
+}  // namespace parity::tools

@@ -1,0 +1,34 @@
+// `parity debug build` (Polygraphy's): builds the plan again and again with different tactic
+// choices (each node takes a seeded random variant among those that accept it), checks each
+// build's outputs against the fp32 ONNX model, and sorts the builds' tactics files into good/ and
+// bad/ for `parity inspect diff-tactics --dir`.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/tensor_map.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace parity::tools {
+
+struct DebugBuildOptions {
+  int builds = 5;                    // --until
+  double atol = 1e-5, rtol = 1e-5;   // the check against the fp32 ONNX model
+  std::filesystem::path artifacts;   // good/ and bad/ are made here
+};
+
+struct DebugBuildResult {
+  int good = 0, bad = 0;
+};
+
+DebugBuildResult debug_build(const onnx::ModelProto& model, const std::string& base_dir,
+                             const std::vector<TensorMap>& feeds, const DebugBuildOptions& options,
+                             const std::function<void(const std::string&)>& log = {});
+
+}  // namespace parity::tools

@@ -1,0 +1,52 @@
+// int8 calibration (tools/calibration.h): the min-max calibrator's ranges over several feeds, and
+// the cache file written, read back exactly, and refused with one line when malformed.
+#include "tools/calibration.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/model_builder.h"
+#include "support/test_support.h"
+
+namespace parity {
+namespace {
+
+TEST(Calibration, MinMaxRangesCoverEveryFeedAndEveryLayer) {
+  testing::ModelBuilder b;
+  b.input("x", DType::kFloat32, {1, 3}).output("y", DType::kFloat32, {1, 3});
+  b.initializer("two", Tensor::from_vector<float>({1}, {2.0f}));
+  b.node("Mul", {"x", "two"}, {"h"}, "double");
+  b.node("Relu", {"h"}, {"y"}, "relu");
+  runtime::Session session = runtime::Session::create(b.model()).value();
+  compare::FeedList feeds({TensorMap{{"x", Tensor::from_vector<float>({1, 3}, {0.5f, -1.0f, 0.25f})}},
+                           TensorMap{{"x", Tensor::from_vector<float>({1, 3}, {-3.0f, 0.1f, 2.0f})}}});
+  const tools::CalibrationTable table = tools::calibrate_min_max(session, feeds);
+  EXPECT_EQ(table.batches, 2u);
+  EXPECT_FLOAT_EQ(table.scales.at("x"), 3.0f / 127);
+  EXPECT_FLOAT_EQ(table.scales.at("h"), 6.0f / 127);
+  EXPECT_FLOAT_EQ(table.scales.at("y"), 4.0f / 127);  // Relu drops the negative range
+
+  compare::FeedList none;
+  EXPECT_THROW(tools::calibrate_min_max(session, none), Error);
+}
+
+TEST(Calibration, CacheRoundTripsExactlyAndRefusesMalformedLines) {
+  testing::TempDir dir;
+  tools::CalibrationTable table;
+  table.scales = {{"x", 3.0f / 127}, {"conv:0 out", 0.1234567f}};
+  tools::write_calibration_cache(dir / "cal.cache", table);
+  const tools::CalibrationTable read = tools::read_calibration_cache(dir / "cal.cache");
+  EXPECT_EQ(read.scales, table.scales);  // bit-exact: the scales are stored as their float bits
+
+  testing::write_file(dir / "bad.cache", "parity-calibration-minmax-v1\nx: 3c23d70a\ny 12\n");
+  try {
+    tools::read_calibration_cache(dir / "bad.cache");
+    FAIL() << "a malformed cache was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
+  }
+  testing::write_file(dir / "other.cache", "TRT-8601-EntropyCalibration2\n");
+  EXPECT_THROW(tools::read_calibration_cache(dir / "other.cache"), Error);
+}
+
+}  // namespace
+}  // namespace parity
