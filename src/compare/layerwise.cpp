@@ -248,7 +248,12 @@ class LayerwiseRun {
     PARITY_ASSERT(ref_, "the registered ref runner is not a RefRunner");
     for (const auto& node : model_->graph().node())
       for (const auto& out : node.output())
-        if (!out.empty()) producers_.emplace(out, std::make_pair(node.name(), node.op_type()));
+        if (!out.empty()) {
+          producers_.emplace(out, std::make_pair(node.name(), node.op_type()));
+          auto& inputs = node_inputs_[out];
+          for (const auto& in : node.input())
+            if (!in.empty()) inputs.push_back(in);
+        }
   }
 
   LayerwiseReport run() {
@@ -289,6 +294,7 @@ class LayerwiseRun {
     if (auto it = producers_.find(name); it != producers_.end()) {
       layer.node = it->second.first;
       layer.op_type = it->second.second;
+      layer.inputs = node_inputs_[name];
     }
     if (!value.is_tensor()) {
       layer.note = "not a tensor";
@@ -473,6 +479,7 @@ class LayerwiseRun {
   std::unique_ptr<runners::Runner> ref_runner_;
   runners::RefRunner* ref_ = nullptr;
   std::unordered_map<std::string, std::pair<std::string, std::string>> producers_;  // tensor -> (node, op)
+  std::unordered_map<std::string, std::vector<std::string>> node_inputs_;  // tensor -> its producer's inputs
   std::vector<std::string> names_;                                                  // compared, in order
   std::unordered_map<std::string, size_t> position_;                                // index in names_
   std::optional<WindowModels> window_models_;
@@ -488,8 +495,48 @@ std::string memory_detail(const LayerwiseReport& report, const std::string& peer
   return peer.empty() ? "" : str_cat(" | ", peer, " runs (windows): ", report.peer_runs);
 }
 
+// Where the divergence starts: the node whose inputs agree and whose output does not, each with its
+// errors, and the command that cuts that node out for `debug reduce` or a bug report.
+void explain_divergence(const LayerwiseReport& report, const std::string& model_path, const std::string& peer_flag) {
+  if (!report.divergence_start) {
+    report_cat(Severity::kWarning, "No failing layer has all of its inputs within tolerance (inputs not compared); "
+                                   "the divergence may start before the first failing layer");
+    return;
+  }
+  std::unordered_map<std::string, const LayerResult*> by_name;
+  for (const auto& l : report.layers) by_name.emplace(l.name, &l);
+  const LayerResult& out = report.layers[*report.divergence_start];
+  auto errors = [](const LayerResult& l) {
+    return str_cat("max abs err ", format_g(l.max_absdiff), ", max rel err ", format_g(l.max_reldiff));
+  };
+  std::string lines = str_cat("Divergence starts at node '", out.node, "' (", out.op_type,
+                              "): its inputs are within tolerance, its output is not");
+  std::vector<std::string> cut_inputs;
+  for (const auto& name : out.inputs) {
+    auto it = by_name.find(name);
+    if (it == by_name.end() || it->second->op_type == "Constant") {
+      lines += str_cat("\n    input  ", name, " | model input or weight (the same on both sides)");
+      continue;
+    }
+    cut_inputs.push_back(name + ":auto:auto");
+    lines += str_cat("\n    input  ", name, " | ", errors(*it->second), " | within tolerance");
+  }
+  lines += str_cat("\n    output ", out.name, " | ", errors(out), " | exceeds tolerance");
+  if (!cut_inputs.empty()) {
+    std::string inputs;
+    for (const auto& c : cut_inputs) inputs += " " + c;
+    lines += str_cat("\n    Isolate it: parity surgeon extract ", model_path, " --inputs", inputs, " --outputs ", out.name,
+                     ":auto -o node.onnx");
+  }
+  if (!peer_flag.empty())
+    lines += str_cat("\n    Or reduce the model to the smallest failing subgraph: parity debug reduce ", model_path,
+                     " -o reduced.onnx --ref ", peer_flag);
+  report_cat(Severity::kError, lines);
+}
+
 // The header line, the per-layer table, the verdict and the memory line.
-void log_report(const LayerwiseReport& report, const LayerwiseOptions& options, const std::string& peer) {
+void log_report(const LayerwiseReport& report, const LayerwiseOptions& options, const std::string& peer,
+                const std::string& model_path, const std::string& peer_flag) {
   const bool with_peer = !peer.empty();
   const std::string stat = error_stat_name(options.compare.check_error_stat.default_value());
   if (with_peer) {
@@ -513,6 +560,7 @@ void log_report(const LayerwiseReport& report, const LayerwiseOptions& options, 
       report_cat(Severity::kError, "First divergence beyond tolerance at layer ", *report.first_failure, ": tensor '", l.name,
                  "' (node '", l.node, "', ", l.op_type, ") | max abs err ", format_g(l.max_absdiff), ", max rel err ",
                  format_g(l.max_reldiff), (l.note.empty() ? "" : " | " + l.note));
+      explain_divergence(report, model_path, peer_flag);
       report_cat(Severity::kError, "FAILED | ", failed, " of ", compared, " compared tensor(s) exceed tolerance");
     } else {
       report_cat(Severity::kFinish, "PASSED | All ", compared, " compared tensor(s) are within tolerance");
@@ -525,18 +573,36 @@ void log_report(const LayerwiseReport& report, const LayerwiseOptions& options, 
 
 }  // namespace
 
+std::optional<size_t> find_divergence_start(const LayerwiseReport& report) {
+  std::unordered_map<std::string, const LayerResult*> by_name;
+  for (const auto& l : report.layers) by_name.emplace(l.name, &l);
+  for (size_t i = 0; i < report.layers.size(); ++i) {
+    const LayerResult& l = report.layers[i];
+    if (!l.compared || l.passed) continue;
+    const bool inputs_agree = std::all_of(l.inputs.begin(), l.inputs.end(), [&](const std::string& name) {
+      auto it = by_name.find(name);
+      return it == by_name.end() || (it->second->compared && it->second->passed);
+    });
+    if (inputs_agree) return i;
+  }
+  return std::nullopt;
+}
+
 LayerwiseReport compare_layerwise_golden(const std::string& model_path, const options::Args* args, const TensorMap& feed,
                                          const GoldenRun& golden, const LayerwiseOptions& options) {
   PARITY_ASSERT(golden.file, "compare_layerwise_golden without a file");
   LayerwiseReport report = LayerwiseRun(model_path, "", args, feed, options, &golden).run();
-  log_report(report, options, golden.file->path());
+  report.divergence_start = find_divergence_start(report);
+  log_report(report, options, golden.file->path(), model_path, "");
   return report;
 }
 
 LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer, const options::Args* args,
                                   const TensorMap& feed, const LayerwiseOptions& options) {
   LayerwiseReport report = LayerwiseRun(model_path, peer, args, feed, options).run();
-  log_report(report, options, peer);
+  report.divergence_start = find_divergence_start(report);
+  const runners::RunnerInfo* info = peer.empty() ? nullptr : runners::RunnerRegistry::instance().find(peer);
+  log_report(report, options, peer, model_path, info ? info->flag : "");
   return report;
 }
 

@@ -45,6 +45,7 @@ struct LayerResult {
   std::string name;     // tensor name
   std::string node;     // producing node's name
   std::string op_type;  // producing node's op type
+  std::vector<std::string> inputs;  // producing node's input tensors (empty names dropped)
   DType dtype = DType::kUndefined;
   Shape shape;
   bool compared = false;  // false when the peer did not produce it or it is not a tensor
@@ -57,6 +58,9 @@ struct LayerwiseReport {
   std::string reference_name, peer_name;
   std::vector<LayerResult> layers;     // in execution order
   std::optional<size_t> first_failure;  // index into layers
+  /// The first failing layer whose producing node's inputs all passed (or are model inputs and
+  /// weights, which both sides share): where the divergence starts rather than where it shows.
+  std::optional<size_t> divergence_start;
   int64_t peak_rss_bytes = 0;           // process peak resident memory after the run
   int64_t total_tensor_bytes = 0;       // all compared tensors of both runners together
   int64_t largest_tensor_bytes = 0;
@@ -88,6 +92,9 @@ LayerwiseReport compare_layerwise(const std::string& model_path, const std::stri
 /// compare_layerwise; peak_peer_bytes_held is the largest stored tensor.
 LayerwiseReport compare_layerwise_golden(const std::string& model_path, const options::Args* args, const TensorMap& feed,
                                          const GoldenRun& golden, const LayerwiseOptions& options);
+
+/// The layer divergence_start names (see LayerwiseReport), from the layers and their inputs.
+std::optional<size_t> find_divergence_start(const LayerwiseReport& report);
 
 /// Current peak resident set size of this process, in bytes (getrusage).
 int64_t peak_rss_bytes();

@@ -146,5 +146,31 @@ TEST(DebugReduceCommand, BadInputIsOneLine) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+// `mark all` explains where the divergence starts, and the command it offers isolates that node.
+TEST(DebugReduceCommand, MarkAllNamesTheNodeWhereTheDivergenceStarts) {
+  PARITY_REQUIRE_FILE(det_model());
+  testing::TempDir tmp;
+  const auto r = run_parity({"--extension", extension(), "run", det_model(), "--input-shapes", "x:[1,3,64,64]", "--ref",
+                             "--plugin-ref", "--plugin-ref-wrong", kWrongConv, "--onnx-outputs", "mark", "all"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, std::string("Divergence starts at node '") + kWrongConv +
+                                     "' (Conv): its inputs are within tolerance, its output is not"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "input  p2o.Add.139 | max abs err 0, max rel err 0 | within tolerance")) << r.output;
+  EXPECT_TRUE(contains(r.output, "output conv2d_460.tmp_0 | max abs err 1,")) << r.output;
+  const std::string prefix = "Isolate it: parity surgeon extract " + det_model() + " ";
+  const size_t at = r.output.find(prefix);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string offered = r.output.substr(at + prefix.size(), r.output.find('\n', at) - at - prefix.size());
+  EXPECT_EQ(offered, "--inputs p2o.Add.139:auto:auto --outputs conv2d_460.tmp_0:auto -o node.onnx");
+  const std::string node = (tmp / "node.onnx").string();
+  const auto extracted = run_parity({"surgeon", "extract", det_model(), "--inputs", "p2o.Add.139:auto:auto", "--outputs",
+                                     "conv2d_460.tmp_0:auto", "-o", node});
+  ASSERT_EQ(extracted.exit_code, 0) << extracted.output;
+  EXPECT_EQ(model::load_model(node).value().proto().graph().node_size(), 3);  // the Conv and its two weight Constants
+  const auto alone = run_parity({"--extension", extension(), "run", node, "--ref", "--plugin-ref", "--plugin-ref-wrong", kWrongConv});
+  EXPECT_EQ(alone.exit_code, 1) << alone.output;
+}
+
 }  // namespace
 }  // namespace parity
