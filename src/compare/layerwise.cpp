@@ -235,6 +235,31 @@ void release_free_memory() { malloc_trim(0); }
 
 // One layer-by-layer comparison: the reference runner, the peer's window models and the report
 // they fill, pass by pass.
+// NaN/Inf counts and float16 range of a float32/float64 tensor's values.
+template <typename T>
+void scan_typed(const T* data, int64_t n, LayerResult& layer) {
+  constexpr double kFp16Max = 65504.0;
+  constexpr double kFp16MinSubnormal = 5.9604644775390625e-08;  // 2^-24
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = static_cast<double>(data[i]);
+    if (std::isnan(v)) {
+      ++layer.nan_count;
+    } else if (std::isinf(v)) {
+      ++layer.inf_count;
+    } else {
+      const double m = std::fabs(v);
+      layer.max_magnitude = std::max(layer.max_magnitude, m);
+      layer.fp16_overflow += m > kFp16Max;
+      layer.fp16_underflow += m > 0 && m < kFp16MinSubnormal;
+    }
+  }
+}
+
+void scan_values(const Tensor& t, LayerResult& layer) {
+  if (t.dtype() == DType::kFloat32) scan_typed(t.data<float>(), t.numel(), layer);
+  if (t.dtype() == DType::kFloat64) scan_typed(t.data<double>(), t.numel(), layer);
+}
+
 class LayerwiseRun {
  public:
   LayerwiseRun(const std::string& model_path, const std::string& peer, const options::Args* args, const TensorMap& feed,
@@ -302,6 +327,12 @@ class LayerwiseRun {
     }
     layer.dtype = value.tensor().dtype();
     layer.shape = value.tensor().shape();
+    if (options_.validate || options_.check_fp16_range) {
+      scan_values(value.tensor(), layer);
+      if (options_.validate && (layer.nan_count || layer.inf_count) && !report_.first_invalid)
+        report_.first_invalid = report_.layers.size();
+      report_.fp16_overflow_layers += options_.check_fp16_range && layer.fp16_overflow > 0;
+    }
     if (options_.on_reference_tensor) options_.on_reference_tensor(name, value.tensor());
     const auto bytes = static_cast<int64_t>(value.tensor().size_bytes());
     report_.largest_tensor_bytes = std::max(report_.largest_tensor_bytes, bytes);
@@ -495,6 +526,41 @@ std::string memory_detail(const LayerwiseReport& report, const std::string& peer
   return peer.empty() ? "" : str_cat(" | ", peer, " runs (windows): ", report.peer_runs);
 }
 
+// --validate and --check-fp16-range: the first NaN/Inf and the tensors float16 cannot hold.
+void log_value_checks(const LayerwiseReport& report, const LayerwiseOptions& options) {
+  if (options.validate) {
+    if (report.first_invalid) {
+      const LayerResult& l = report.layers[*report.first_invalid];
+      report_cat(Severity::kError, "Validation | first NaN/Inf at layer ", *report.first_invalid, ": tensor '", l.name,
+                 "' (node '", l.node, "', ", l.op_type, ") | NaN: ", l.nan_count, ", Inf: ", l.inf_count, " of ",
+                 shape_numel(l.shape), " values");
+    } else {
+      report_cat(Severity::kFinish, "Validation | no NaN or Inf in any of ", report.layers.size(), " tensor(s)");
+    }
+  }
+  if (!options.check_fp16_range) return;
+  constexpr size_t kShown = 10;
+  std::string overflow, underflow;
+  size_t overflow_n = 0, underflow_n = 0;
+  for (const auto& l : report.layers) {
+    if (l.fp16_overflow > 0 && overflow_n++ < kShown)
+      overflow += str_cat("\n    ", l.name, " (node '", l.node, "', ", l.op_type, ") | ", l.fp16_overflow, " of ",
+                          shape_numel(l.shape), " values above 65504 | max |x| ", format_g(l.max_magnitude));
+    if (l.fp16_underflow > 0 && underflow_n++ < kShown)
+      underflow += str_cat("\n    ", l.name, " (node '", l.node, "', ", l.op_type, ") | ", l.fp16_underflow, " of ",
+                           shape_numel(l.shape), " nonzero values below 2^-24");
+  }
+  if (overflow_n)
+    report_cat(Severity::kError, "fp16 range | ", overflow_n, " tensor(s) overflow float16 (|x| > 65504), first ",
+               std::min(overflow_n, kShown), " in execution order:", overflow);
+  else
+    report_cat(Severity::kFinish, "fp16 range | no tensor exceeds float16's range (|x| <= 65504)");
+  if (underflow_n)
+    report_cat(Severity::kWarning, "fp16 range | ", underflow_n,
+               " tensor(s) hold nonzero values float16 flushes to zero or a subnormal (|x| < 2^-24), first ",
+               std::min(underflow_n, kShown), ":", underflow);
+}
+
 // Where the divergence starts: the node whose inputs agree and whose output does not, each with its
 // errors, and the command that cuts that node out for `debug reduce` or a bug report.
 void explain_divergence(const LayerwiseReport& report, const std::string& model_path, const std::string& peer_flag) {
@@ -566,6 +632,7 @@ void log_report(const LayerwiseReport& report, const LayerwiseOptions& options, 
       report_cat(Severity::kFinish, "PASSED | All ", compared, " compared tensor(s) are within tolerance");
     }
   }
+  log_value_checks(report, options);
   report_cat(Severity::kInfo, "Memory | peak resident: ", mib(report.peak_rss_bytes),
              " | all intermediate tensors together: ", mib(report.total_tensor_bytes), " | largest tensor: ",
              mib(report.largest_tensor_bytes), memory_detail(report, peer));
