@@ -72,6 +72,12 @@ std::string& command_line_storage() {
   return line;
 }
 
+// Where parity's own options end: `--check CMD...` (the debug tools) takes the rest of the line
+// as another command's, whose --extension or --help are not parity's.
+size_t own_tokens_end(const std::vector<std::string>& tokens) {
+  return static_cast<size_t>(std::find(tokens.begin(), tokens.end(), "--check") - tokens.begin());
+}
+
 // Extensions come first: their runners add flags and option groups to the commands' parsers.
 // `--extension PATH` may precede the subcommand (removed from tokens here) or stand among its
 // options (kept: every command's parser defines it). Returns the paths given that are unavailable
@@ -89,7 +95,7 @@ std::vector<std::pair<std::string, Status>> load_extensions(std::vector<std::str
       tokens.erase(tokens.begin());
     }
   }
-  for (size_t i = 0; i < tokens.size(); ++i) {
+  for (size_t i = 0; i < own_tokens_end(tokens); ++i) {
     if (tokens[i] == "--extension" && i + 1 < tokens.size())
       paths.push_back(tokens[i + 1]);
     else if (tokens[i].rfind("--extension=", 0) == 0)
@@ -234,8 +240,8 @@ int main_entry(int argc, char** argv) {
               .metavar = "PATH"});  // one PATH per occurrence, as the pre-scan reads it
   add_logging_options(parser);
   std::vector<std::string> rest(tokens.begin() + static_cast<long>(words_used), tokens.end());
-  if (std::find(rest.begin(), rest.end(), "-h") != rest.end() ||
-      std::find(rest.begin(), rest.end(), "--help") != rest.end()) {
+  const auto own_end = rest.begin() + static_cast<long>(own_tokens_end(rest));
+  if (std::find(rest.begin(), own_end, "-h") != own_end || std::find(rest.begin(), own_end, "--help") != own_end) {
     std::printf("%s", parser.help().c_str());
     return kExitPassed;
   }

@@ -59,7 +59,14 @@ CompareFunc CompareSettings::compare_func() const {
 
 void ComparatorCompareArgs::add_to(options::ArgParser& parser) const {
   parser.group("Comparator");
-  parser.add({.flags = {"--validate"}, .help = "Check outputs for NaNs and Infs", .arity = Arity::kFlag});
+  parser.add({.flags = {"--validate"},
+              .help = "Check outputs for NaNs and Infs (with `mark all`: every intermediate tensor, naming the first "
+                      "node that produces one)",
+              .arity = Arity::kFlag});
+  parser.add({.flags = {"--check-fp16-range"},
+              .help = "With `mark all`: fail when an intermediate tensor of the ref run exceeds float16's range "
+                      "(|x| > 65504) and list tensors that underflow it (the layers a float16 plan breaks)",
+              .arity = Arity::kFlag});
   parser.add({.flags = {"--fail-fast"}, .help = "Stop comparing after the first failure", .arity = Arity::kFlag});
   parser.add({.flags = {"--compare", "--compare-func"}, .dest = "compare",
               .help = "Comparison function (default simple)", .metavar = "FUNC",
@@ -99,6 +106,7 @@ CompareSettings ComparatorCompareArgs::parse(const options::Args& args) const {
   CompareSettings s;
   s.func = args.get_or("compare", "simple");
   s.validate = args.flag("validate");
+  s.check_fp16_range = args.flag("check_fp16_range");
   s.fail_fast = args.flag("fail_fast");
   const bool check_shapes = !args.flag("no_shape_check");
 

@@ -16,6 +16,7 @@ namespace parity::compare {
 struct CompareSettings {
   std::string func = "simple";  // simple, indices, distance_metrics, quality_metrics
   bool validate = false;
+  bool check_fp16_range = false;  // with `mark all` only
   bool fail_fast = false;
   SimpleCompareOptions simple;
   IndicesCompareOptions indices;

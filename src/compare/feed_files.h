@@ -12,7 +12,9 @@
 
 namespace parity::compare {
 
-/// Loads the iterations stored at `path`: an inputs JSON list (Polygraphy --save-inputs), an
+/// Loads the iterations stored at `path`: an ONNX test-data folder (input_K.pb files named after
+/// their inputs, or test_data_set_N folders of them, one iteration each), an inputs JSON list
+/// (Polygraphy --save-inputs), an
 /// .npz archive or a folder of .npz files. Throws kNotFound / kInvalidModel naming the path.
 std::vector<TensorMap> load_feeds(const std::string& path);
 /// Loads several paths and concatenates their iterations (Polygraphy's --load-inputs).

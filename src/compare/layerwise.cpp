@@ -235,6 +235,31 @@ void release_free_memory() { malloc_trim(0); }
 
 // One layer-by-layer comparison: the reference runner, the peer's window models and the report
 // they fill, pass by pass.
+// NaN/Inf counts and float16 range of a float32/float64 tensor's values.
+template <typename T>
+void scan_typed(const T* data, int64_t n, LayerResult& layer) {
+  constexpr double kFp16Max = 65504.0;
+  constexpr double kFp16MinSubnormal = 5.9604644775390625e-08;  // 2^-24
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = static_cast<double>(data[i]);
+    if (std::isnan(v)) {
+      ++layer.nan_count;
+    } else if (std::isinf(v)) {
+      ++layer.inf_count;
+    } else {
+      const double m = std::fabs(v);
+      layer.max_magnitude = std::max(layer.max_magnitude, m);
+      layer.fp16_overflow += m > kFp16Max;
+      layer.fp16_underflow += m > 0 && m < kFp16MinSubnormal;
+    }
+  }
+}
+
+void scan_values(const Tensor& t, LayerResult& layer) {
+  if (t.dtype() == DType::kFloat32) scan_typed(t.data<float>(), t.numel(), layer);
+  if (t.dtype() == DType::kFloat64) scan_typed(t.data<double>(), t.numel(), layer);
+}
+
 class LayerwiseRun {
  public:
   LayerwiseRun(const std::string& model_path, const std::string& peer, const options::Args* args, const TensorMap& feed,
@@ -248,7 +273,12 @@ class LayerwiseRun {
     PARITY_ASSERT(ref_, "the registered ref runner is not a RefRunner");
     for (const auto& node : model_->graph().node())
       for (const auto& out : node.output())
-        if (!out.empty()) producers_.emplace(out, std::make_pair(node.name(), node.op_type()));
+        if (!out.empty()) {
+          producers_.emplace(out, std::make_pair(node.name(), node.op_type()));
+          auto& inputs = node_inputs_[out];
+          for (const auto& in : node.input())
+            if (!in.empty()) inputs.push_back(in);
+        }
   }
 
   LayerwiseReport run() {
@@ -289,6 +319,7 @@ class LayerwiseRun {
     if (auto it = producers_.find(name); it != producers_.end()) {
       layer.node = it->second.first;
       layer.op_type = it->second.second;
+      layer.inputs = node_inputs_[name];
     }
     if (!value.is_tensor()) {
       layer.note = "not a tensor";
@@ -296,6 +327,12 @@ class LayerwiseRun {
     }
     layer.dtype = value.tensor().dtype();
     layer.shape = value.tensor().shape();
+    if (options_.validate || options_.check_fp16_range) {
+      scan_values(value.tensor(), layer);
+      if (options_.validate && (layer.nan_count || layer.inf_count) && !report_.first_invalid)
+        report_.first_invalid = report_.layers.size();
+      report_.fp16_overflow_layers += options_.check_fp16_range && layer.fp16_overflow > 0;
+    }
     if (options_.on_reference_tensor) options_.on_reference_tensor(name, value.tensor());
     const auto bytes = static_cast<int64_t>(value.tensor().size_bytes());
     report_.largest_tensor_bytes = std::max(report_.largest_tensor_bytes, bytes);
@@ -473,6 +510,7 @@ class LayerwiseRun {
   std::unique_ptr<runners::Runner> ref_runner_;
   runners::RefRunner* ref_ = nullptr;
   std::unordered_map<std::string, std::pair<std::string, std::string>> producers_;  // tensor -> (node, op)
+  std::unordered_map<std::string, std::vector<std::string>> node_inputs_;  // tensor -> its producer's inputs
   std::vector<std::string> names_;                                                  // compared, in order
   std::unordered_map<std::string, size_t> position_;                                // index in names_
   std::optional<WindowModels> window_models_;
@@ -488,8 +526,83 @@ std::string memory_detail(const LayerwiseReport& report, const std::string& peer
   return peer.empty() ? "" : str_cat(" | ", peer, " runs (windows): ", report.peer_runs);
 }
 
+// --validate and --check-fp16-range: the first NaN/Inf and the tensors float16 cannot hold.
+void log_value_checks(const LayerwiseReport& report, const LayerwiseOptions& options) {
+  if (options.validate) {
+    if (report.first_invalid) {
+      const LayerResult& l = report.layers[*report.first_invalid];
+      report_cat(Severity::kError, "Validation | first NaN/Inf at layer ", *report.first_invalid, ": tensor '", l.name,
+                 "' (node '", l.node, "', ", l.op_type, ") | NaN: ", l.nan_count, ", Inf: ", l.inf_count, " of ",
+                 shape_numel(l.shape), " values");
+    } else {
+      report_cat(Severity::kFinish, "Validation | no NaN or Inf in any of ", report.layers.size(), " tensor(s)");
+    }
+  }
+  if (!options.check_fp16_range) return;
+  constexpr size_t kShown = 10;
+  std::string overflow, underflow;
+  size_t overflow_n = 0, underflow_n = 0;
+  for (const auto& l : report.layers) {
+    if (l.fp16_overflow > 0 && overflow_n++ < kShown)
+      overflow += str_cat("\n    ", l.name, " (node '", l.node, "', ", l.op_type, ") | ", l.fp16_overflow, " of ",
+                          shape_numel(l.shape), " values above 65504 | max |x| ", format_g(l.max_magnitude));
+    if (l.fp16_underflow > 0 && underflow_n++ < kShown)
+      underflow += str_cat("\n    ", l.name, " (node '", l.node, "', ", l.op_type, ") | ", l.fp16_underflow, " of ",
+                           shape_numel(l.shape), " nonzero values below 2^-24");
+  }
+  if (overflow_n)
+    report_cat(Severity::kError, "fp16 range | ", overflow_n, " tensor(s) overflow float16 (|x| > 65504), first ",
+               std::min(overflow_n, kShown), " in execution order:", overflow);
+  else
+    report_cat(Severity::kFinish, "fp16 range | no tensor exceeds float16's range (|x| <= 65504)");
+  if (underflow_n)
+    report_cat(Severity::kWarning, "fp16 range | ", underflow_n,
+               " tensor(s) hold nonzero values float16 flushes to zero or a subnormal (|x| < 2^-24), first ",
+               std::min(underflow_n, kShown), ":", underflow);
+}
+
+// Where the divergence starts: the node whose inputs agree and whose output does not, each with its
+// errors, and the command that cuts that node out for `debug reduce` or a bug report.
+void explain_divergence(const LayerwiseReport& report, const std::string& model_path, const std::string& peer_flag) {
+  if (!report.divergence_start) {
+    report_cat(Severity::kWarning, "No failing layer has all of its inputs within tolerance (inputs not compared); "
+                                   "the divergence may start before the first failing layer");
+    return;
+  }
+  std::unordered_map<std::string, const LayerResult*> by_name;
+  for (const auto& l : report.layers) by_name.emplace(l.name, &l);
+  const LayerResult& out = report.layers[*report.divergence_start];
+  auto errors = [](const LayerResult& l) {
+    return str_cat("max abs err ", format_g(l.max_absdiff), ", max rel err ", format_g(l.max_reldiff));
+  };
+  std::string lines = str_cat("Divergence starts at node '", out.node, "' (", out.op_type,
+                              "): its inputs are within tolerance, its output is not");
+  std::vector<std::string> cut_inputs;
+  for (const auto& name : out.inputs) {
+    auto it = by_name.find(name);
+    if (it == by_name.end() || it->second->op_type == "Constant") {
+      lines += str_cat("\n    input  ", name, " | model input or weight (the same on both sides)");
+      continue;
+    }
+    cut_inputs.push_back(name + ":auto:auto");
+    lines += str_cat("\n    input  ", name, " | ", errors(*it->second), " | within tolerance");
+  }
+  lines += str_cat("\n    output ", out.name, " | ", errors(out), " | exceeds tolerance");
+  if (!cut_inputs.empty()) {
+    std::string inputs;
+    for (const auto& c : cut_inputs) inputs += " " + c;
+    lines += str_cat("\n    Isolate it: parity surgeon extract ", model_path, " --inputs", inputs, " --outputs ", out.name,
+                     ":auto -o node.onnx");
+  }
+  if (!peer_flag.empty())
+    lines += str_cat("\n    Or reduce the model to the smallest failing subgraph: parity debug reduce ", model_path,
+                     " -o reduced.onnx --ref ", peer_flag);
+  report_cat(Severity::kError, lines);
+}
+
 // The header line, the per-layer table, the verdict and the memory line.
-void log_report(const LayerwiseReport& report, const LayerwiseOptions& options, const std::string& peer) {
+void log_report(const LayerwiseReport& report, const LayerwiseOptions& options, const std::string& peer,
+                const std::string& model_path, const std::string& peer_flag) {
   const bool with_peer = !peer.empty();
   const std::string stat = error_stat_name(options.compare.check_error_stat.default_value());
   if (with_peer) {
@@ -513,11 +626,13 @@ void log_report(const LayerwiseReport& report, const LayerwiseOptions& options, 
       report_cat(Severity::kError, "First divergence beyond tolerance at layer ", *report.first_failure, ": tensor '", l.name,
                  "' (node '", l.node, "', ", l.op_type, ") | max abs err ", format_g(l.max_absdiff), ", max rel err ",
                  format_g(l.max_reldiff), (l.note.empty() ? "" : " | " + l.note));
+      explain_divergence(report, model_path, peer_flag);
       report_cat(Severity::kError, "FAILED | ", failed, " of ", compared, " compared tensor(s) exceed tolerance");
     } else {
       report_cat(Severity::kFinish, "PASSED | All ", compared, " compared tensor(s) are within tolerance");
     }
   }
+  log_value_checks(report, options);
   report_cat(Severity::kInfo, "Memory | peak resident: ", mib(report.peak_rss_bytes),
              " | all intermediate tensors together: ", mib(report.total_tensor_bytes), " | largest tensor: ",
              mib(report.largest_tensor_bytes), memory_detail(report, peer));
@@ -525,18 +640,36 @@ void log_report(const LayerwiseReport& report, const LayerwiseOptions& options, 
 
 }  // namespace
 
+std::optional<size_t> find_divergence_start(const LayerwiseReport& report) {
+  std::unordered_map<std::string, const LayerResult*> by_name;
+  for (const auto& l : report.layers) by_name.emplace(l.name, &l);
+  for (size_t i = 0; i < report.layers.size(); ++i) {
+    const LayerResult& l = report.layers[i];
+    if (!l.compared || l.passed) continue;
+    const bool inputs_agree = std::all_of(l.inputs.begin(), l.inputs.end(), [&](const std::string& name) {
+      auto it = by_name.find(name);
+      return it == by_name.end() || (it->second->compared && it->second->passed);
+    });
+    if (inputs_agree) return i;
+  }
+  return std::nullopt;
+}
+
 LayerwiseReport compare_layerwise_golden(const std::string& model_path, const options::Args* args, const TensorMap& feed,
                                          const GoldenRun& golden, const LayerwiseOptions& options) {
   PARITY_ASSERT(golden.file, "compare_layerwise_golden without a file");
   LayerwiseReport report = LayerwiseRun(model_path, "", args, feed, options, &golden).run();
-  log_report(report, options, golden.file->path());
+  report.divergence_start = find_divergence_start(report);
+  log_report(report, options, golden.file->path(), model_path, "");
   return report;
 }
 
 LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer, const options::Args* args,
                                   const TensorMap& feed, const LayerwiseOptions& options) {
   LayerwiseReport report = LayerwiseRun(model_path, peer, args, feed, options).run();
-  log_report(report, options, peer);
+  report.divergence_start = find_divergence_start(report);
+  const runners::RunnerInfo* info = peer.empty() ? nullptr : runners::RunnerRegistry::instance().find(peer);
+  log_report(report, options, peer, model_path, info ? info->flag : "");
   return report;
 }
 

@@ -27,6 +27,11 @@ struct LayerwiseOptions {
   int64_t window_bytes = int64_t{64} << 20;
   /// Tensors to leave out (--onnx-exclude-outputs).
   std::set<std::string> exclude;
+  /// Count NaN/Inf in every reference tensor; a tensor holding one fails the run (--validate).
+  bool validate = false;
+  /// Count float32/float64 values outside float16's range in every reference tensor: above 65504
+  /// in magnitude fails the run, nonzero below 2^-24 is reported (--check-fp16-range).
+  bool check_fp16_range = false;
   /// Whether the reference runner is the first of the pair (out0) or the second (out1).
   bool reference_first = true;
   /// Called with every tensor as it is produced (`--save-outputs` streams them to a file): the
@@ -45,18 +50,27 @@ struct LayerResult {
   std::string name;     // tensor name
   std::string node;     // producing node's name
   std::string op_type;  // producing node's op type
+  std::vector<std::string> inputs;  // producing node's input tensors (empty names dropped)
   DType dtype = DType::kUndefined;
   Shape shape;
   bool compared = false;  // false when the peer did not produce it or it is not a tensor
   bool passed = true;
   double max_absdiff = 0, max_reldiff = 0, mean_absdiff = 0, mean_reldiff = 0;
   std::string note;  // why not compared
+  // The reference tensor's own values (with LayerwiseOptions::validate / check_fp16_range).
+  int64_t nan_count = 0, inf_count = 0;
+  int64_t fp16_overflow = 0;   // finite values with magnitude above 65504
+  int64_t fp16_underflow = 0;  // nonzero values with magnitude below 2^-24
+  double max_magnitude = 0;    // largest finite magnitude
 };
 
 struct LayerwiseReport {
   std::string reference_name, peer_name;
   std::vector<LayerResult> layers;     // in execution order
   std::optional<size_t> first_failure;  // index into layers
+  /// The first failing layer whose producing node's inputs all passed (or are model inputs and
+  /// weights, which both sides share): where the divergence starts rather than where it shows.
+  std::optional<size_t> divergence_start;
   int64_t peak_rss_bytes = 0;           // process peak resident memory after the run
   int64_t total_tensor_bytes = 0;       // all compared tensors of both runners together
   int64_t largest_tensor_bytes = 0;
@@ -69,7 +83,11 @@ struct LayerwiseReport {
   int64_t reference_steps_with_peer_alive = 0;
   /// With a golden file: its size (the stored tensors are read one at a time, never all held).
   int64_t golden_file_bytes = 0;
-  bool passed() const { return !first_failure.has_value(); }
+  /// With validate: the first layer holding a NaN or Inf.
+  std::optional<size_t> first_invalid;
+  /// With check_fp16_range: layers with values above float16's range.
+  size_t fp16_overflow_layers = 0;
+  bool passed() const { return !first_failure.has_value() && !first_invalid.has_value() && fp16_overflow_layers == 0; }
 };
 
 /// Compares every intermediate tensor of `model_path` between parity's ref runner and the
@@ -88,6 +106,9 @@ LayerwiseReport compare_layerwise(const std::string& model_path, const std::stri
 /// compare_layerwise; peak_peer_bytes_held is the largest stored tensor.
 LayerwiseReport compare_layerwise_golden(const std::string& model_path, const options::Args* args, const TensorMap& feed,
                                          const GoldenRun& golden, const LayerwiseOptions& options);
+
+/// The layer divergence_start names (see LayerwiseReport), from the layers and their inputs.
+std::optional<size_t> find_divergence_start(const LayerwiseReport& report);
 
 /// Current peak resident set size of this process, in bytes (getrusage).
 int64_t peak_rss_bytes();

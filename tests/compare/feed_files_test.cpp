@@ -6,6 +6,7 @@
 
 #include "compare/data_loader.h"
 #include "core/formats/polygraphy_json.h"
+#include "support/require.h"
 #include "support/test_support.h"
 
 namespace parity::compare {
@@ -69,6 +70,29 @@ TEST(FeedFilesTest, FeedListFromAnyIterable) {
   });
   EXPECT_TRUE(gen.feed(1).has_value());
   EXPECT_FALSE(gen.feed(2).has_value());
+}
+
+// ONNX test data: a data-set folder is one iteration (tensors named in their protos), a test
+// folder one iteration per test_data_set_N.
+TEST(FeedFiles, LoadsOnnxTestDataFolders) {
+  const auto test = testing::onnx_testdata_dir() / "node" / "test_add";
+  PARITY_REQUIRE_FILE((test / "model.onnx").string());
+  const auto one = load_feeds((test / "test_data_set_0").string());
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].names(), (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(one[0].at("x").shape(), (Shape{3, 4, 5}));
+  const auto sets = load_feeds(test.string());
+  ASSERT_EQ(sets.size(), 1u);
+  EXPECT_EQ(sets[0].at("y").data<float>()[7], one[0].at("y").data<float>()[7]);
+  // A .pb that is no TensorProto is one clear error naming the file.
+  testing::TempDir tmp;
+  testing::write_file(tmp / "input_0.pb", std::string("\xff\xff\xff", 3));
+  try {
+    load_feeds(tmp.path().string());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input_0.pb"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

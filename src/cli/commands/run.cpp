@@ -133,6 +133,8 @@ class RunCommand : public Command {
     const compare::Isolation isolation = compare::IsolationArgs().parse(args);
     const std::vector<std::string> onnx_outputs = args.list("onnx_outputs");
     const bool mark_all = onnx_outputs.size() == 2 && onnx_outputs[0] == "mark" && onnx_outputs[1] == "all";
+    PARITY_CHECK(mark_all || !settings.compare.check_fp16_range, kInvalidArgument,
+                 "--check-fp16-range checks intermediate tensors: use it with --onnx-outputs mark all");
     if (mark_all) return run_layerwise(*model, runner_names, args, settings);
 
     // Runners, in the order their flags were given.
@@ -336,6 +338,8 @@ class RunCommand : public Command {
     }
     LayerwiseOptions options;
     options.compare = settings.compare.simple;
+    options.validate = settings.compare.validate;
+    options.check_fp16_range = settings.compare.check_fp16_range;
     options.reference_first = runner_names.front() == "ref";
     for (const auto& name : args.list("onnx_exclude_outputs")) options.exclude.insert(name);
     if (auto mb = args.get("mark_all_window_mb")) {

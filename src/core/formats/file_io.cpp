@@ -120,6 +120,12 @@ void note_input(const std::string& path) {
   if (::stat(path.c_str(), &st) == 0) inputs().files.emplace(std::make_pair(st.st_dev, st.st_ino), path);
 }
 
+void forget_input(const std::string& path) {
+  std::lock_guard lock(inputs().mutex);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) inputs().files.erase({st.st_dev, st.st_ino});
+}
+
 void allow_overwriting_inputs() {
   std::lock_guard lock(inputs().mutex);
   inputs().overwrite_allowed = true;

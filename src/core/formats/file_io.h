@@ -27,6 +27,9 @@ void check_writable_location(const std::string& path);
 void set_input_tracking(bool enabled);
 /// Remembers path (if it exists) as an input of the current command.
 void note_input(const std::string& path);
+/// Forgets the file now at path as an input: scratch files a command writes and then reads back
+/// (the debug tools' per-check model) may be rewritten.
+void forget_input(const std::string& path);
 /// Lets writes replace inputs for the rest of the command (a command's --force).
 void allow_overwriting_inputs();
 /// Fails with one line when path is a file the current command read.

@@ -1,13 +1,16 @@
 // The test extension: one custom operator, test.parity::AddOne (y = x + 1, float), given both to
 // parity's ref runner (a reference kernel registered through the extension ABI) and to ONNX Runtime
 // (this library is also an ORT custom-op library: it exports RegisterCustomOps), plus a runner,
-// `--plugin-ref`, that runs models on parity's own runtime from inside the extension.
+// `--plugin-ref`, that runs models on parity's own runtime from inside the extension. With
+// `--plugin-ref-wrong NAME`, that runner computes the nodes named NAME (or of op type NAME) wrong,
+// as a mis-registered kernel would: their first output is off by one (for `debug reduce` tests).
 //
 // Built several times (tests/data/extensions/CMakeLists.txt) to exercise each way loading can fail:
 //   TEST_EXTENSION_THROW_AT_INIT  init throws
 //   TEST_EXTENSION_WRONG_ABI      the descriptor announces another ABI number
 //   TEST_EXTENSION_WRONG_SIGNATURE  the same ABI number, another C++ fingerprint
 //   TEST_EXTENSION_ORT_ONLY       no parity entry point: only an ORT custom-op library
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <vector>
@@ -15,6 +18,8 @@
 #include "core/text.h"
 #include "runners/extension.h"
 #include "runners/ort/ort_custom_op.h"
+#include "model/graph.h"
+#include "model/model.h"
 #include "runtime/session.h"
 
 namespace {
@@ -41,31 +46,76 @@ class AddOneKernel final : public runtime::Kernel {
 
 // ---- the runner ------------------------------------------------------------------------------
 
+// Adds 1 to the first output of every node named `wrong` or of op type `wrong`.
+model::Model with_wrong_nodes(const model::Model& model, const std::vector<std::string>& wrong) {
+  auto graph = model::Graph::from_model(model);
+  std::vector<model::NodePtr> nodes;
+  const auto one = model::Value::constant("plugin_ref_wrong_one", Tensor::scalar<float>(1.0f));
+  for (const auto& node : graph->nodes) {
+    nodes.push_back(node);
+    const bool hit = std::find(wrong.begin(), wrong.end(), node->name) != wrong.end() ||
+                     std::find(wrong.begin(), wrong.end(), node->op_type) != wrong.end();
+    if (!hit || node->outputs.empty() || !node->outputs[0]) continue;
+    const model::ValuePtr right = model::Value::variable(node->outputs[0]->name + "_plugin_ref_right");
+    auto add = std::make_shared<model::Node>("Add", std::vector<model::ValuePtr>{right, one},
+                                             std::vector<model::ValuePtr>{node->outputs[0]}, node->name + "_plugin_ref_wrong");
+    node->outputs[0] = right;
+    nodes.push_back(add);
+  }
+  graph->nodes = std::move(nodes);
+  return graph->to_model();
+}
+
+// What --plugin-ref-wrong and --plugin-ref-wrong-from say.
+struct WrongNodes {
+  std::vector<std::string> names;  // node names or op types
+  int64_t from_inference = 1;      // wrong from this inference (1-based) of an activation on
+};
+
 class PluginRefRunner final : public runners::Runner {
  public:
-  PluginRefRunner(std::string model_path, int threads)
-      : Runner(runners::make_runner_name("plugin-ref")), model_path_(std::move(model_path)), threads_(threads) {}
+  PluginRefRunner(std::string model_path, int threads, WrongNodes wrong)
+      : Runner(runners::make_runner_name("plugin-ref")), model_path_(std::move(model_path)), threads_(threads),
+        wrong_(std::move(wrong)) {}
 
  protected:
   void activate_impl() override {
     runtime::SessionOptions options;
     options.threads = threads_;
+    inferences_ = 0;
     session_.emplace(runtime::Session::create(model_path_, options).value());
+    if (wrong_.names.empty()) return;
+    const model::Model model = with_wrong_nodes(model::load_model(model_path_).value(), wrong_.names);
+    wrong_session_.emplace(runtime::Session::create(model.proto(), options, model.base_dir()).value());
   }
-  void deactivate_impl() override { session_.reset(); }
+  void deactivate_impl() override {
+    session_.reset();
+    wrong_session_.reset();
+  }
   TensorMetadata input_metadata_impl() override { return session_->input_metadata(); }
-  TensorMap infer_impl(const TensorMap& feed) override { return session_->run(feed); }
+  TensorMap infer_impl(const TensorMap& feed) override {
+    const bool wrong = wrong_session_ && ++inferences_ >= wrong_.from_inference;
+    return wrong ? wrong_session_->run(feed) : session_->run(feed);
+  }
 
  private:
   std::string model_path_;
   int threads_;
+  WrongNodes wrong_;
+  int64_t inferences_ = 0;
   std::optional<runtime::Session> session_;
+  std::optional<runtime::Session> wrong_session_;
 };
 
 [[maybe_unused]] void add_plugin_ref_options(options::ArgParser& parser) {
   parser.group("Plugin reference runner (--plugin-ref, test extension)");
   parser.add({.flags = {"--plugin-ref-threads"}, .help = "Threads for the plugin-ref runner (default 1)",
               .metavar = "N"});
+  parser.add({.flags = {"--plugin-ref-wrong"},
+              .help = "Compute nodes with these names or op types wrong (first output + 1), like a broken kernel",
+              .metavar = "NAME", .arity = options::Arity::kOneOrMore});
+  parser.add({.flags = {"--plugin-ref-wrong-from"},
+              .help = "With --plugin-ref-wrong: compute right until this inference (1-based) of a run", .metavar = "N"});
 }
 
 [[maybe_unused]] std::unique_ptr<runners::Runner> create_plugin_ref(const runners::RunnerConfig& config) {
@@ -74,7 +124,12 @@ class PluginRefRunner final : public runners::Runner {
     if (auto t = config.args->get("plugin_ref_threads"))
       threads = static_cast<int>(parse_int(*t, "--plugin-ref-threads"));
   PARITY_CHECK(threads >= 1, kInvalidArgument, "--plugin-ref-threads must be 1 or more, got ", threads);
-  return std::make_unique<PluginRefRunner>(config.model_path, threads);
+  WrongNodes wrong;
+  if (config.args) {
+    wrong.names = config.args->list("plugin_ref_wrong");
+    if (auto from = config.args->get("plugin_ref_wrong_from")) wrong.from_inference = parse_int(*from, "--plugin-ref-wrong-from");
+  }
+  return std::make_unique<PluginRefRunner>(config.model_path, threads, std::move(wrong));
 }
 
 [[maybe_unused]] int init(runners::ExtensionHost* host) {
