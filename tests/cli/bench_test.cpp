@@ -126,6 +126,37 @@ TEST(BenchCommand, BadRunnerOptionIsAnErrorNotNotApplicable) {
   EXPECT_TRUE(contains(bad.output, "allow_spinning")) << bad.output;
 }
 
+// trtexec-style timing: --duration bounds the row's time, --percentile adds latency percentiles,
+// and ref's GFLOP/s is the graph's FLOPs (inspect model --show cost) over its median, beside the
+// measured sgemm ceiling.
+TEST(BenchCommand, DurationPercentilesAndGflops) {
+  TempDir dir;
+  auto r = run_parity({"bench", kDemo, "--runners", "ref", "--threads", "1", "--iterations", "3", "--duration", "0.3",
+                       "--warm-up", "1", "--percentile", "90,95,99", "--json", (dir / "bench.json").string(),
+                       "--markdown", (dir / "table.md").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "sgemm ceiling (ref MatMul 1024x1024x1024, best run): 1 thread ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Latency percentiles (ms):\n    demo at 1 thread(s): ref p90 ")) << r.output;
+  EXPECT_TRUE(contains(read_file(dir / "table.md"), "| ref GFLOP/s (of sgemm) |"));
+
+  const auto report = nlohmann::json::parse(read_file(dir / "bench.json"));
+  EXPECT_EQ(report["settings"]["percentiles"], nlohmann::json::array({90.0, 95.0, 99.0}));
+  const double ceiling = report["sgemm_gflops"]["1"].get<double>();
+  EXPECT_TRUE(std::isfinite(ceiling) && ceiling > 0) << ceiling;
+  const auto& row = report["results"][0];
+  // demo.onnx: Conv 16x32x32 outputs x 27 + Conv 16x16x16 x 144 + Gemm 10 x 1024 MACs.
+  EXPECT_EQ(row["flops"].get<double>(), 2.0 * (16 * 32 * 32 * 27 + 16 * 16 * 16 * 144 + 10 * 1024));
+  const auto& ref = row["runners"]["ref"];
+  const auto& p = ref["percentiles"];
+  EXPECT_LE(ref["median_ms"].get<double>(), p["p90_ms"].get<double>());
+  EXPECT_LE(p["p90_ms"].get<double>(), p["p95_ms"].get<double>());
+  EXPECT_LE(p["p95_ms"].get<double>(), p["p99_ms"].get<double>());
+  EXPECT_NEAR(ref["gflops"].get<double>(), row["flops"].get<double>() / ref["median_ms"].get<double>() / 1e6,
+              1e-9 * ref["gflops"].get<double>());
+  // --duration is a lower bound on the timed span: at 0.3 s the tiny model runs far more than 3 times.
+  EXPECT_GT(ref["iterations"].get<int>(), 3);
+}
+
 TEST(BenchCommand, BadInputIsOneErrorAndWritesNothing) {
   TempDir dir;
   const std::string md = (dir / "table.md").string();
@@ -142,6 +173,9 @@ TEST(BenchCommand, BadInputIsOneErrorAndWritesNothing) {
       {{"bench", kDemo, "--threads", "two"}, "invalid integer 'two' for --threads"},
       {{"bench", kDemo, "--iterations", "0"}, "--iterations must be at least 1"},
       {{"bench", kDemo, "--min-time", "-1"}, "--min-time must be 0 or more"},
+      {{"bench", kDemo, "--duration", "-1"}, "--duration must be 0 or more"},
+      {{"bench", kDemo, "--percentile", "90,101"}, "--percentile must be between 0 and 100, got 101"},
+      {{"bench", kDemo, "--percentile", "p99"}, "--percentile"},
       {{"bench", kDemo, "--input-shapes", "other=x:[1,3]"}, "no model given is called 'other'"},
       {{"bench", kDemo, "--input-shapes", "x"}, "must be [MODEL=]name:[d0,d1,...]"},
       {{"bench", kDemo, "--json", (dir / "no-such-folder" / "b.json").string()}, "no-such-folder"},

@@ -122,6 +122,38 @@ TEST(InspectModel, JsonReportAndExternalData) {
   EXPECT_EQ(j["graph"]["nodes"][0]["inputs"][1]["name"], "W");
 }
 
+// --show cost: per node MACs, parameters and output bytes (figures from the ONNX shapes, computed
+// by hand for the bundled demo), in text and JSON; a plan has no graph to count.
+TEST(InspectModel, ShowCostCountsMacsPerNode) {
+  const std::string demo = (source_dir() / "models" / "demo.onnx").string();
+  auto text = run_parity({"inspect", "model", demo, "--show", "cost"});
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_TRUE(contains(text.output, "---- Cost (static: MACs of Conv/ConvTranspose/MatMul/Gemm/RNN/GRU/LSTM) ----"))
+      << text.output;
+  EXPECT_TRUE(contains(text.output, "Total: 1.04 M MACs (2.08 M FLOPs), 13.1 k parameters")) << text.output;
+
+  auto r = run_parity({"inspect", "model", demo, "--show", "cost", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{'), r.output.rfind('}') - r.output.find('{') + 1));
+  const auto& cost = j["cost"];
+  EXPECT_EQ(cost["macs"], 16 * 32 * 32 * 27 + 16 * 16 * 16 * 144 + 10 * 1024);
+  EXPECT_EQ(cost["params"], 13082);
+  EXPECT_EQ(cost["nodes_with_unknown_shapes"], 0);
+  ASSERT_EQ(cost["nodes"].size(), 10u);
+  EXPECT_EQ(cost["nodes"][0]["op_type"], "Conv");
+  EXPECT_EQ(cost["nodes"][0]["macs"], 16 * 32 * 32 * 27);
+  EXPECT_EQ(cost["nodes"][0]["params"], 16 * 27 + 16);
+  EXPECT_EQ(cost["nodes"][0]["activation_bytes"], 16 * 32 * 32 * 4);
+  EXPECT_EQ(cost["nodes"][1]["macs"], 0);  // BatchNormalization: not matrix work
+
+  TempDir dir;
+  const std::string plan = (dir / "demo.plan").string();
+  ASSERT_EQ(run_parity({"convert", demo, "-o", plan}).exit_code, 0);
+  auto refused = run_parity({"inspect", "model", plan, "--show", "cost"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_TRUE(contains(refused.output, "--show cost is for ONNX models")) << refused.output;
+}
+
 TEST(InspectModel, NewerOpsetWarnsButInspects) {
   TempDir dir;
   onnx::ModelProto proto = add_relu_model();

@@ -13,6 +13,7 @@
 #include "core/text.h"
 #include "options/data_loader_args.h"
 #include "runners/runner_args.h"
+#include "tools/bench/ceiling.h"
 #include "tools/bench/report.h"
 #include "tools/bench/schedule.h"
 #include "tools/report/bench_report.h"
@@ -45,6 +46,17 @@ class BenchCommand : public Command {
     parser.add({.flags = {"--min-time"},
                 .help = "Keep timing (after --iterations) until this many seconds passed per row (default 1)",
                 .metavar = "S"});
+    parser.add({.flags = {"--duration"},
+                .help = "trtexec's spelling of --min-time: time each row for at least S seconds (overrides --min-time)",
+                .metavar = "S"});
+    parser.add({.flags = {"--percentile"},
+                .help = "Latency percentiles to report per runner besides the median and p10-p90, comma-separated "
+                        "(trtexec's --percentile, e.g. 90,95,99)",
+                .metavar = "P", .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--no-ceiling"},
+                .help = "Skip measuring the sgemm ceiling that the GFLOP/s column is compared with (about 1 s per "
+                        "thread count)",
+                .arity = options::Arity::kFlag});
     iteration_args_.add_warm_up_to(parser);
     parser.add({.flags = {"--profile"},
                 .help = "Also time ref per node (the session's per-node profile) and print the operator types and nodes that "
@@ -76,6 +88,8 @@ class BenchCommand : public Command {
     Settings settings = read_settings(args);
     const tools::report::ReportOptions report_options = report_args_.parse(args);
     const std::string machine_load = load_average();
+    if (!args.flag("no_ceiling"))
+      for (int threads : settings.threads) settings.sgemm_gflops[threads] = measure_sgemm_gflops(threads);
     std::vector<Row> rows;
     Progress progress("bench rows", static_cast<int64_t>(settings.models.size() * settings.threads.size()));
     for (const auto& model : settings.models)
@@ -133,11 +147,20 @@ class BenchCommand : public Command {
       s.profile_top = parse_int(*top, "--profile-top");
       PARITY_CHECK(s.profile_top >= 1, kInvalidArgument, "--profile-top must be at least 1, got ", s.profile_top);
     }
-    if (auto t = args.get("min_time")) {
-      s.min_time = parse_double(*t, "--min-time");
-      PARITY_CHECK(s.min_time >= 0 && std::isfinite(s.min_time), kInvalidArgument,
-                   "--min-time must be 0 or more seconds, got ", *t);
-    }
+    for (const char* dest : {"min_time", "duration"})
+      if (auto t = args.get(dest)) {
+        const std::string flag = dest == std::string("duration") ? "--duration" : "--min-time";
+        s.min_time = parse_double(*t, flag);
+        PARITY_CHECK(s.min_time >= 0 && std::isfinite(s.min_time), kInvalidArgument, flag,
+                     " must be 0 or more seconds, got ", *t);
+      }
+    for (const auto& value : args.list("percentile"))
+      for (const auto& p : split_list(value, "--percentile")) {
+        if (p.empty()) continue;
+        const double q = parse_double(p, "--percentile");
+        PARITY_CHECK(q >= 0 && q <= 100, kInvalidArgument, "--percentile must be between 0 and 100, got ", p);
+        s.percentiles.push_back(q);
+      }
     s.data = data_loader_args_.parse(args);
     s.shape_used.assign(s.data.input_shapes.size(), false);
     for (const auto& shape : s.data.input_shapes)

@@ -5,10 +5,13 @@
 #include <cstdio>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "core/formats/file_io.h"
 #include "cli/command.h"
 #include "tools/plan_report.h"
 #include "core/logger.h"
+#include "model/cost.h"
 #include "model/graph.h"
 #include "model/model.h"
 #include "model/model_summary.h"
@@ -26,9 +29,10 @@ class InspectModelCommand : public Command {
     parser.add({.flags = {}, .dest = "model", .help = "Path to the ONNX model or parity plan (.plan)", .metavar = "MODEL", .required = true});
     parser.add({.flags = {"--show"},
                 .help = "What to show besides the overview: layers (every node with its tensors), attrs (node "
-                        "attributes; implies layers), weights (initializer values)",
+                        "attributes; implies layers), weights (initializer values), cost (per node MACs, parameters "
+                        "and output bytes from shape inference, with totals)",
                 .arity = options::Arity::kOneOrMore,
-                .choices = {"layers", "attrs", "weights"}});
+                .choices = {"layers", "attrs", "weights", "cost"}});
     parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
                 .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
     parser.add({.flags = {"--format"}, .help = "Output format", .choices = {"text", "json"}, .default_value = "text"});
@@ -55,13 +59,16 @@ class InspectModelCommand : public Command {
     graph->toposort();  // refuses cyclic graphs with the nodes of the cycle
 
     model::SummaryOptions options;
+    bool show_cost = false;
     for (const auto& what : args.list("show")) {
       if (what == "layers") options.layers = true;
       if (what == "attrs") options.layers = options.attrs = true;
       if (what == "weights") options.weights = true;
+      if (what == "cost") show_cost = true;
     }
-    const std::string report = json ? model::summarize_model_json(*graph, options)
-                                     : "==== ONNX Model ====\n" + model::summarize_model_text(*graph, options);
+    std::string report = json ? model::summarize_model_json(*graph, options)
+                              : "==== ONNX Model ====\n" + model::summarize_model_text(*graph, options);
+    if (show_cost) report = with_cost(report, model::count_cost(model.proto()), json);
     if (json) {
       std::fputs((report + "\n").c_str(), stdout);
       std::fflush(stdout);
@@ -79,6 +86,8 @@ class InspectModelCommand : public Command {
     for (const auto& what : args.list("show")) {
       layers = layers || what == "layers" || what == "attrs";
       attrs = attrs || what == "attrs";
+      PARITY_CHECK(what != "cost", kInvalidArgument, "--show cost is for ONNX models; inspect the model the plan was "
+                   "built from");
       PARITY_CHECK(what != "weights", kInvalidArgument, "--show weights is for ONNX models; a plan's weights are ",
                    "summarized under Memory");
     }
@@ -92,6 +101,20 @@ class InspectModelCommand : public Command {
     }
     write_report(report, args);
     return kExitPassed;
+  }
+
+  // The summary with the cost table appended (text) or under "cost" (JSON).
+  static std::string with_cost(const std::string& report, const model::ModelCost& cost, bool json) {
+    if (!json) return report + "\n\n" + model::cost_table_text(cost);
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(report);
+    nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+    for (const auto& n : cost.nodes)
+      nodes.push_back({{"name", n.name}, {"op_type", n.op_type}, {"macs", n.macs}, {"params", n.params},
+                       {"activation_bytes", n.activation_bytes}, {"shapes_known", n.shapes_known}});
+    j["cost"] = {{"macs", cost.macs}, {"flops", cost.flops()}, {"params", cost.params},
+                 {"activation_bytes", cost.activation_bytes},
+                 {"nodes_with_unknown_shapes", cost.nodes_with_unknown_shapes}, {"nodes", std::move(nodes)}};
+    return j.dump(2);
   }
 
   static void write_report(const std::string& report, const options::Args& args) {

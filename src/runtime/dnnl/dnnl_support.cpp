@@ -71,6 +71,7 @@ bool append_activation(PostOps& post, const KernelInit& tail) {
     // -> affine went wrong through the second affine step, not through HardSwish.
     if (op == "HardSwish") return eltwise(alg::eltwise_hardswish);
     if (op == "Gelu") return eltwise(alg::eltwise_gelu_erf);
+    if (op == "Swish") return eltwise(alg::eltwise_swish, 1.f);  // x * sigmoid(1 * x)
     return false;
   }
   if (domain == "com.microsoft") {

@@ -69,7 +69,7 @@ bool equals(std::optional<double> v, double expected) {
 struct Match {
   std::vector<int> nodes;  // positions of the chain's nodes, the last one producing the result
   int input = -1;
-  std::string op;          // "HardSwish" or "Gelu"
+  std::string op;          // "HardSwish", "Gelu" or "Swish"
   std::optional<float> sqrt2;
 };
 
@@ -92,6 +92,18 @@ std::optional<Match> match_hard_swish(const PlanIndex& index, int add) {
     return Match{{add, clip, mul, div}, x, "HardSwish", std::nullopt};
   }
   return std::nullopt;
+}
+
+/// x -> Sigmoid -> Mul(x, .): SiLU (Swish with alpha 1), EfficientNet's and YOLO's activation.
+/// x itself has another reader (the Mul), which is what keeps a Conv from absorbing the pair as
+/// tails; as one node it becomes a single swish post-op.
+std::optional<Match> match_silu(const PlanIndex& index, int sigmoid) {
+  if (!is_op(index, sigmoid, "Sigmoid", 1)) return std::nullopt;
+  const PlannedNode& sigmoid_node = index.node(sigmoid);
+  const int x = sigmoid_node.inputs[0];
+  const int mul = index.sole_reader(sigmoid_node.outputs[0]);
+  if (!is_op(index, mul, "Mul", 2) || other_input(index.node(mul), sigmoid_node.outputs[0]) != x) return std::nullopt;
+  return Match{{sigmoid, mul}, x, "Swish", std::nullopt};
 }
 
 /// x -> Div(x, sqrt2) -> Erf -> Add(., 1) -> Mul(x, .) -> Mul(., 0.5)
@@ -125,6 +137,7 @@ int rewrite_decomposed_activations(Subgraph& g, std::vector<std::vector<int>>& u
     for (int n = 0; n < static_cast<int>(g.nodes_.size()); ++n) {
       std::optional<Match> m = match_hard_swish(index, n);
       if (!m) m = match_gelu(index, n);
+      if (!m) m = match_silu(index, n);
       if (!m) continue;
       bool overlaps = false;
       for (int k : m->nodes) overlaps |= taken.count(k) > 0;

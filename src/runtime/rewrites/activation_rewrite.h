@@ -1,5 +1,5 @@
 // Recognizes activations that exporters decompose into elementwise chains (HardSwish as
-// x*clip(x+3,0,6)/6, exact GELU as x*(erf(x/sqrt2)+1)*0.5) and replaces each chain of planned
+// x*clip(x+3,0,6)/6, exact GELU as x*(erf(x/sqrt2)+1)*0.5, SiLU as x*sigmoid(x)) and replaces each chain of planned
 // nodes by one node of parity's private domain "ai.parity". Fused plans do this before fusion,
 // so an optimized Conv or MatMul applies the activation as one post-op instead of four passes
 // over memory; plans that must show every intermediate (hooks, "mark all") keep every node.

@@ -78,6 +78,45 @@ std::string cell_text(const RunnerCell& c, const Row& row, std::vector<std::stri
          fixed3(percentile(c.samples, 90) * 1e3) + ")";
 }
 
+bool has_runner(const Settings& s, const std::string& runner) {
+  return std::count(s.runners.begin(), s.runners.end(), runner) > 0;
+}
+
+// "41.2 (38%)": ref's achieved GFLOP/s and its share of the row's thread count's sgemm ceiling.
+std::string gflops_text(const Row& row, const Settings& s) {
+  const auto achieved = achieved_gflops(row, "ref");
+  if (!achieved) return "-";
+  auto ceiling = s.sgemm_gflops.find(row.threads);
+  if (ceiling == s.sgemm_gflops.end() || ceiling->second <= 0) return fixed3(*achieved);
+  return fmt::format("{} ({:.0f}%)", fixed3(*achieved), 100.0 * *achieved / ceiling->second);
+}
+
+// "sgemm ceiling (ref MatMul 1024x1024x1024): 1 thread 52.1 GFLOP/s, 2 threads 101 GFLOP/s".
+std::string ceiling_summary(const Settings& s) {
+  std::string out;
+  for (const auto& [threads, gflops] : s.sgemm_gflops)
+    out += str_cat(out.empty() ? "" : ", ", threads, " thread", threads == 1 ? " " : "s ", fixed3(gflops), " GFLOP/s");
+  return out.empty() ? out : "sgemm ceiling (ref MatMul 1024x1024x1024, best run): " + out;
+}
+
+// With --percentile: "  resnet50 at 1 thread(s): ref p90 80.1, p99 85.2 | ort p90 ..." per row.
+std::string percentile_lines(const std::vector<Row>& rows, const Settings& s, const std::string& indent) {
+  if (s.percentiles.empty()) return {};
+  std::string out = indent + "Latency percentiles (ms):\n";
+  for (const auto& row : rows) {
+    std::string line;
+    for (const auto& c : row.cells) {
+      if (!c.unavailable.empty() || c.samples.empty()) continue;
+      std::string figures;
+      for (double q : s.percentiles)
+        figures += fmt::format("{}p{:g} {}", figures.empty() ? "" : ", ", q, fixed3(percentile(c.samples, q) * 1e3));
+      line += (line.empty() ? "" : " | ") + c.runner + " " + figures;
+    }
+    if (!line.empty()) out += str_cat(indent, "  ", row.label, " at ", row.threads, " thread(s): ", line, "\n");
+  }
+  return out;
+}
+
 bool has_ratio(const Settings& s) {
   return std::count(s.runners.begin(), s.runners.end(), "ref") && std::count(s.runners.begin(), s.runners.end(), "ort");
 }
@@ -88,6 +127,8 @@ std::vector<std::vector<std::string>> table(const std::vector<Row>& rows, const 
   std::vector<std::string> header = {"model", "input", "threads"};
   for (const auto& r : s.runners) header.push_back(r + " ms median (p10-p90)");
   if (has_ratio(s)) header.push_back("ref/ort");
+  const bool gflops = has_runner(s, "ref") && std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.flops > 0; });
+  if (gflops) header.push_back(s.sgemm_gflops.empty() ? "ref GFLOP/s" : "ref GFLOP/s (of sgemm)");
   t.push_back(header);
   for (const auto& row : rows) {
     std::vector<std::string> line = {row.label, row.inputs.empty() ? "-" : row.inputs, std::to_string(row.threads)};
@@ -96,6 +137,7 @@ std::vector<std::vector<std::string>> table(const std::vector<Row>& rows, const 
       const auto ratio = ref_over_ort(row);
       line.push_back(ratio ? fixed3(*ratio) + "x" : "-");
     }
+    if (gflops) line.push_back(gflops_text(row, s));
     t.push_back(line);
   }
   return t;
@@ -167,8 +209,9 @@ std::string text_table(const std::vector<Row>& rows, const Settings& s) {
     out += "\n";
   }
   for (size_t i = 0; i < notes.size(); ++i) out += str_cat("  (", i + 1, ") ", notes[i], "\n");
-  const std::string summary = ratio_summary(rows, s), cpu = cpu_summary(rows, s);
-  return out + (summary.empty() ? "" : "  " + summary + "\n") + (cpu.empty() ? "" : "  " + cpu + "\n");
+  const std::string summary = ratio_summary(rows, s), cpu = cpu_summary(rows, s), ceiling = ceiling_summary(s);
+  return out + (summary.empty() ? "" : "  " + summary + "\n") + (cpu.empty() ? "" : "  " + cpu + "\n") +
+         (ceiling.empty() ? "" : "  " + ceiling + "\n") + percentile_lines(rows, s, "  ");
 }
 
 std::string profile_text(const std::vector<Row>& rows, const Settings& s) {
@@ -219,6 +262,9 @@ std::string markdown(const std::vector<Row>& rows, const Settings& s, const Json
   if (!summary.empty()) out += "\n" + summary + ".\n";
   const std::string cpu = cpu_summary(rows, s);
   if (!cpu.empty()) out += "\n" + cpu + ".\n";
+  const std::string ceiling = ceiling_summary(s);
+  if (!ceiling.empty()) out += "\n" + ceiling + ".\n";
+  if (!s.percentiles.empty()) out += "\n" + percentile_lines(rows, s, "");
   for (const auto& row : rows) {
     if (row.ref_profile.empty()) continue;
     out += str_cat("\nref per operator type, ", row.label, " at ", row.threads, " thread(s) (",
@@ -242,6 +288,7 @@ Json json_report(const std::vector<Row>& rows, const Settings& s, const options:
                         {"iterations", s.iterations},
                         {"min_time_s", s.min_time},
                         {"warm_up", s.warm_up},
+                        {"percentiles", s.percentiles},
                         {"seed", s.seed()}};
   Json versions = Json::object();
   for (const auto& name : s.runners) {
@@ -250,10 +297,13 @@ Json json_report(const std::vector<Row>& rows, const Settings& s, const options:
     versions[name] = available && info->version ? info->version(&args) : std::string(available ? "" : "unavailable");
   }
   report["runners"] = versions;
+  Json ceiling = Json::object();
+  for (const auto& [threads, gflops] : s.sgemm_gflops) ceiling[std::to_string(threads)] = gflops;
+  report["sgemm_gflops"] = ceiling;
   Json results = Json::array();
   for (const auto& row : rows) {
     Json r = {{"model", row.model}, {"label", row.label}, {"threads", row.threads}, {"inputs", row.inputs},
-              {"rounds", row.rounds}};
+              {"rounds", row.rounds}, {"flops", row.flops}};
     Json cells = Json::object();
     for (const auto& c : row.cells) {
       if (!c.unavailable.empty()) {
@@ -262,7 +312,12 @@ Json json_report(const std::vector<Row>& rows, const Settings& s, const options:
       }
       Json samples = Json::array();
       for (double v : c.samples) samples.push_back(v * 1e3);
+      Json percentiles = Json::object();
+      for (double q : s.percentiles) percentiles[fmt::format("p{:g}_ms", q)] = percentile(c.samples, q) * 1e3;
+      const auto gflops = achieved_gflops(row, c.runner);
       cells[c.runner] = {{"median_ms", c.median() * 1e3},
+                         {"percentiles", percentiles},
+                         {"gflops", gflops ? Json(*gflops) : Json(nullptr)},
                          {"p10_ms", percentile(c.samples, 10) * 1e3},
                          {"p90_ms", percentile(c.samples, 90) * 1e3},
                          {"min_ms", c.samples.front() * 1e3},

@@ -13,6 +13,7 @@
 #include "compare/data_loader.h"
 #include "compare/loaders.h"
 #include "core/logger.h"
+#include "model/cost.h"
 #include "runners/ref/ref_runner.h"
 #include "runners/registry.h"
 
@@ -31,6 +32,12 @@ const RunnerCell* Row::cell(const std::string& runner) const {
   for (const auto& c : cells)
     if (c.runner == runner && c.unavailable.empty() && !c.samples.empty()) return &c;
   return nullptr;
+}
+
+std::optional<double> achieved_gflops(const Row& row, const std::string& runner) {
+  const RunnerCell* cell = row.cell(runner);
+  if (!cell || row.flops <= 0) return std::nullopt;
+  return row.flops / cell->median() / 1e9;
 }
 
 std::optional<double> ref_over_ort(const Row& row) {
@@ -228,6 +235,19 @@ void profile_ref(runners::RefRunner& ref, const TensorMap& feed, const std::stri
             [](const NodeTime& a, const NodeTime& b) { return a.seconds > b.seconds; });
   if (row.ref_nodes.size() > kProfileNodesKept) row.ref_nodes.resize(kProfileNodesKept);
 }
+// FLOPs of one run at the feed's shapes (0 when the model cannot be counted: a parse error is
+// the runners' to report).
+double graph_flops(const std::string& model, const TensorMap& feed) {
+  try {
+    std::map<std::string, Shape> shapes;
+    for (const auto& [name, tensor] : feed) shapes[name] = tensor.shape();
+    return model::count_cost(*compare::loaders::onnx_from_path(model), shapes).flops();
+  } catch (const Error& e) {
+    if (e.is_internal()) throw;
+    return 0.0;
+  }
+}
+
 using RunnerList = std::vector<std::unique_ptr<runners::Runner>>;
 
 // One runner per cell, created and activated; runners that cannot be built or loaded stay null,
@@ -321,9 +341,14 @@ Row bench_row(const std::string& model, int threads, Settings& settings, const o
   const auto first = std::find_if(runners.begin(), runners.end(), [](const auto& r) { return r != nullptr; });
   if (first == runners.end()) return row;
   const TensorMap feed = make_feed(model, (*first)->input_metadata(), settings);
+  // The first inputs name the row; a decoder's dozens of cache inputs would only widen the table.
+  constexpr size_t kInputsShown = 2;
+  size_t shown = 0;
   for (const auto& [name, tensor] : feed)
-    row.inputs += (row.inputs.empty() ? "" : ", ") + name + " " + shape_dims(tensor.shape());
+    if (shown++ < kInputsShown) row.inputs += (row.inputs.empty() ? "" : ", ") + name + " " + shape_dims(tensor.shape());
+  if (shown > kInputsShown) row.inputs += ", +" + std::to_string(shown - kInputsShown) + " more";
 
+  row.flops = graph_flops(model, feed);
   time_alternating(runners, feed, settings, row);
   if (settings.profile)
     for (const auto& runner : runners)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +22,11 @@ struct Settings {
   std::vector<int> threads;
   int64_t iterations = 10;  // minimum timed rounds per row
   int64_t warm_up = 2;      // untimed runs per runner (at least one runs, checking the feed)
-  double min_time = 1.0;    // seconds of timing per row at least
+  double min_time = 1.0;    // seconds of timing per row at least (--min-time, or trtexec's --duration)
+  /// --percentile: latency percentiles reported per runner besides the median and p10-p90.
+  std::vector<double> percentiles;
+  /// The measured sgemm ceiling per thread count (GFLOP/s), filled before the rows are timed.
+  std::map<int, double> sgemm_gflops;
   options::DataLoaderOptions data;
   /// Per data.input_shapes item: whether some model took it (unused ones get a warning).
   std::vector<bool> shape_used;
@@ -66,12 +71,18 @@ struct Row {
   std::string inputs;  // "x 1x3x224x224"
   std::vector<RunnerCell> cells;
   int rounds = 0;
+  /// FLOPs of one run counted from the graph (model/cost.h, 2 per MAC), at the fed shapes; 0 when
+  /// the model could not be counted.
+  double flops = 0.0;
   std::vector<OpTime> ref_profile;  // with --profile, slowest first
   std::vector<NodeTime> ref_nodes;  // with --profile, slowest first
   double ref_profile_total = 0.0;   // seconds per profiled run
   /// The cell of `runner` when it has figures.
   const RunnerCell* cell(const std::string& runner) const;
 };
+
+/// A runner's achieved GFLOP/s on a row (the row's FLOPs over its median), when it has figures.
+std::optional<double> achieved_gflops(const Row& row, const std::string& runner);
 
 /// ref's median over ort's, when both have figures.
 std::optional<double> ref_over_ort(const Row& row);

@@ -7,6 +7,8 @@
 #include <random>
 
 #include "op_tester.h"
+#include "runtime/model_builder.h"
+#include "runtime/session_test_util.h"
 
 namespace parity::runtime {
 namespace {
@@ -46,6 +48,39 @@ TEST(OptimizedBatchNorm, DeclinesRunTimeStatisticsAndTraining) {
   bool used = true;
   training.run_outputs(KernelTier::kOptimized, &used);
   EXPECT_FALSE(used);
+}
+
+/// x -> BatchNormalization (constant statistics) -> Relu; `expose_normalized` also outputs the
+/// BatchNormalization's result (then the Relu must not be fused).
+onnx::ModelProto batch_norm_relu_model(const Shape& x, bool expose_normalized = false) {
+  testing::ModelBuilder b(15);
+  const int64_t c = x[1];
+  b.input("x", DType::kFloat32, x).output("y", DType::kFloat32, x);
+  if (expose_normalized) b.output("n", DType::kFloat32, x);
+  b.initializer("scale", random_tensor({c}, 61)).initializer("bias", random_tensor({c}, 62));
+  b.initializer("mean", random_tensor({c}, 63)).initializer("var", random_tensor({c}, 64, 0.1f, 3.0f));
+  b.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"n"}, "bn");
+  b.node("Relu", {"n"}, {"y"}, "relu");
+  return b.model();
+}
+
+TEST(OptimizedBatchNorm, FusedReluMatchesReferenceOnRandomAndEdgeValues) {
+  for (const Shape& shape : {Shape{1, 4, 7, 7}, Shape{2, 3}, Shape{1, 16, 33, 129}, Shape{0, 3, 2, 2}, Shape{1, 1, 1, 1}})
+    for (bool expose : {false, true}) {
+      Tensor x = random_tensor(shape, 65, -4, 4);
+      const float edge[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f};
+      for (int64_t i = 0; i < x.numel() && i < 5; ++i) x.data<float>()[i] = edge[i];
+      TensorMap feed;
+      feed.set("x", x);
+      const auto model = batch_norm_relu_model(shape, expose);
+      const runtime::Session optimized = testing::session_with_kernels(model, KernelTier::kOptimized);
+      const TensorMap expected = testing::session_with_kernels(model, KernelTier::kReference).run(feed);
+      const TensorMap actual = optimized.run(feed);
+      for (const auto& [name, t] : expected)
+        EXPECT_TRUE(testing::tensors_close(actual.at(name), t, 0, 0)) << shape_to_string(shape) << " " << name;
+      EXPECT_EQ(testing::any_label_contains(testing::executed_node_labels(optimized, feed), "fused with Relu"), !expose)
+          << shape_to_string(shape);
+    }
 }
 
 OpTester resize(const Tensor& x, const std::string& mode, const std::string& coord, const std::string& nearest,

@@ -1,4 +1,4 @@
-// The planner recognizes HardSwish and GELU exported as elementwise chains, runs each as one
+// The planner recognizes HardSwish, GELU and SiLU exported as elementwise chains, runs each as one
 // node (fused into the producing Conv/MatMul when possible), and keeps the chain's numbers.
 #include <gtest/gtest.h>
 
@@ -65,6 +65,36 @@ onnx::ModelProto matmul_gelu_model() {
   return b.model();
 }
 
+/// y = Conv(x) (group `group`), then SiLU as torch exports it: Mul(y, Sigmoid(y)), the Mul's
+/// operands in either order; `expose_sigmoid` also makes the Sigmoid's output a graph output.
+onnx::ModelProto conv_silu_model(int64_t channels, int64_t size, int group, bool sigmoid_first,
+                                 bool expose_sigmoid = false) {
+  ModelBuilder b(17);
+  b.input("x", DType::kFloat32, {1, channels, size, size}).output("out", DType::kFloat32, {1, channels, size, size});
+  if (expose_sigmoid) b.output("s", DType::kFloat32, {1, channels, size, size});
+  b.initializer("w", random_tensor({channels, channels / group, 3, 3}, 11, -0.5f, 0.5f))
+      .initializer("bias", random_tensor({channels}, 12, -1, 1));
+  auto& conv = b.node("Conv", {"x", "w", "bias"}, {"y"}, "conv");
+  testing::add_int_attr(conv, "group", group);
+  auto* pads = conv.add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int k = 0; k < 4; ++k) pads->add_ints(1);
+  b.node("Sigmoid", {"y"}, {"s"}, "sigmoid");
+  if (sigmoid_first) b.node("Mul", {"s", "y"}, {"out"}, "mul");
+  else b.node("Mul", {"y", "s"}, {"out"}, "mul");
+  return b.model();
+}
+
+/// SiLU on a graph input (no producer to fuse into): the standalone ai.parity::Swish kernel.
+onnx::ModelProto silu_model(const Shape& shape) {
+  ModelBuilder b(17);
+  b.input("x", DType::kFloat32, shape).output("out", DType::kFloat32, shape);
+  b.node("Sigmoid", {"x"}, {"s"}, "sigmoid");
+  b.node("Mul", {"x", "s"}, {"out"}, "mul");
+  return b.model();
+}
+
 Session make_session(const onnx::ModelProto& model, KernelTier tier) {
   return testing::session_with_kernels(model, tier);
 }
@@ -115,10 +145,50 @@ TEST(ActivationRewrite, MatMulGeluChainBecomesOneNodeWithTheSameNumbers) {
   EXPECT_FALSE(any_label_contains(profile, "Erf node"));
 }
 
+TEST(ActivationRewrite, ConvSiluBecomesOneFusedNodeWithTheSameNumbers) {
+  for (int64_t channels : {1, 8, 32})
+    for (int group : {1, int(channels)})
+      for (bool sigmoid_first : {false, true}) {
+        const int64_t size = channels == 32 ? 17 : 5;
+        const auto model = conv_silu_model(channels, size, group, sigmoid_first);
+        TensorMap feed;
+        feed.set("x", random_tensor({1, channels, size, size}, 13));
+        const Session optimized = make_session(model, KernelTier::kOptimized);
+        const Tensor expected = make_session(model, KernelTier::kReference).run(feed).at("out");
+        EXPECT_TRUE(testing::tensors_close(optimized.run(feed).at("out"), expected, 1e-5, 1e-5))
+            << "channels " << channels << " group " << group;
+        const auto profile = profile_run(optimized, feed);
+        EXPECT_TRUE(any_label_contains(profile, "fused with ai.parity::Swish")) << "channels " << channels;
+        EXPECT_FALSE(any_label_contains(profile, "Sigmoid node"));
+      }
+}
+
+TEST(ActivationRewrite, StandaloneSiluMatchesTheChainIncludingEdgeValues) {
+  for (const Shape& shape : {Shape{}, Shape{0}, Shape{1}, Shape{7}, Shape{3, 1029}}) {
+    Tensor x = random_tensor(shape, 14, -30, 30);
+    const float edge[] = {0.0f, -0.0f, 88.0f, -88.0f, 1e-30f, -1e-30f, 100.0f, -100.0f, INFINITY, -INFINITY};
+    for (int64_t i = 0; i < x.numel() && i < 10; ++i) x.data<float>()[i] = edge[i];
+    TensorMap feed;
+    feed.set("x", x);
+    const auto model = silu_model(shape);
+    const Session optimized = make_session(model, KernelTier::kOptimized);
+    const Tensor expected = make_session(model, KernelTier::kReference).run(feed).at("out");
+    const Tensor actual = optimized.run(feed).at("out");
+    EXPECT_TRUE(testing::tensors_close(actual, expected, 1e-6, 1e-6)) << shape_to_string(shape);
+    if (x.numel() > 0) EXPECT_TRUE(any_label_contains(profile_run(optimized, feed), "ai.parity::Swish"));
+  }
+  // NaN stays NaN.
+  TensorMap feed;
+  feed.set("x", Tensor::from_vector<float>({2}, {NAN, 1.0f}));
+  const Tensor y = make_session(silu_model({2}), KernelTier::kOptimized).run(feed).at("out");
+  EXPECT_TRUE(std::isnan(y.data<float>()[0]));
+}
+
 TEST(ActivationRewrite, ChainsThatDifferOrLeakIntermediatesAreLeftAlone) {
   TensorMap feed;
   feed.set("x", random_tensor({1, 4, 9, 9}, 7));
-  for (const auto& model : {conv_hard_swish_model(2.5f), conv_hard_swish_model(3, /*expose_intermediate=*/true)}) {
+  for (const auto& model : {conv_hard_swish_model(2.5f), conv_hard_swish_model(3, /*expose_intermediate=*/true),
+                            conv_silu_model(4, 9, 1, false, /*expose_sigmoid=*/true)}) {
     const Session optimized = make_session(model, KernelTier::kOptimized);
     const auto profile = profile_run(optimized, feed);
     EXPECT_FALSE(any_label_contains(profile, "ai.parity")) << "rewrote a chain that is not HardSwish";
@@ -152,6 +222,13 @@ TEST(ActivationRewrite, PrivateKernelsRoundExactlyAsTheChainDoes) {
   }
   testing::OpTester("HardSwish", 1, "ai.parity").input(x).output(hard_swish).tolerance(0, 0).run();
   testing::OpTester("Gelu", 1, "ai.parity").attr("sqrt2", sqrt2).input(x).output(gelu).tolerance(0, 0).run();
+  Tensor silu(DType::kFloat32, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const float v = x.data<float>()[i];
+    const float s = v >= 0.0f ? 1.0f / (1.0f + std::exp(-v)) : std::exp(v) / (1.0f + std::exp(v));
+    silu.data<float>()[i] = v * s;
+  }
+  testing::OpTester("Swish", 1, "ai.parity").input(x).output(silu).tolerance(0, 0).run();
 }
 
 }  // namespace

@@ -32,9 +32,22 @@ struct ChainGeluOp {
   float sqrt2;  // the divisor exactly as the model stores it
 };
 
+/// Mul(x, Sigmoid(x)): torch's SiLU export. The sigmoid is the reference Sigmoid's expression.
+struct ChainSiluOp : NoAttrs {
+  using NoAttrs::NoAttrs;
+  using Types = FloatTypes;
+  template <typename C>
+  C operator()(C x) const {
+    if (x >= C(0)) return x * (C(1) / (C(1) + std::exp(-x)));
+    const C e = std::exp(x);
+    return x * (e / (C(1) + e));
+  }
+};
+
 }  // namespace
 
 PARITY_REGISTER_KERNEL("ai.parity", "HardSwish", 1, UnaryKernel<ChainHardSwishOp>);
+PARITY_REGISTER_KERNEL("ai.parity", "Swish", 1, UnaryKernel<ChainSiluOp>);
 PARITY_REGISTER_KERNEL("ai.parity", "Gelu", 1, UnaryKernel<ChainGeluOp>);
 
 }  // namespace parity::runtime::ops

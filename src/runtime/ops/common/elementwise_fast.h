@@ -3,8 +3,8 @@
 // run time from the CPU's features, so the shared library stays portable.
 //
 // Every loop computes exactly the expression of the reference kernel (same operation order, no
-// fused multiply-add), so results are bit-identical to the reference tier — except Sigmoid, Tanh
-// and Exp, which use a vectorizable exp polynomial (within about 1e-6 relative of libm's).
+// fused multiply-add), so results are bit-identical to the reference tier — except Sigmoid, SiLU,
+// Tanh and Exp, which use a vectorizable exp polynomial (within about 1e-6 relative of libm's).
 #pragma once
 
 #include <algorithm>
@@ -34,6 +34,7 @@ enum class EwOp : uint8_t {
   kSquare,    // Pow(x, 2)
   kSqrtPow,   // Pow(x, 0.5): like sqrt, but pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf
   kSigmoid,
+  kSilu,  // x * sigmoid(x)
   kTanh,
   kExp,
   kErf,

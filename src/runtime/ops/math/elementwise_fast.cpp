@@ -74,6 +74,11 @@ std::optional<Step> parse_node(const KernelInit& init) {
     s.unary = EwUnary{EwOp::kHardSwish, 0.0f, 0.0f};
     return s;
   }
+  // SiLU chains (Mul(x, Sigmoid(x))): the fast Sigmoid's vexp, times x.
+  if (spec.domain == "ai.parity" && op == "Swish") {
+    s.unary = EwUnary{EwOp::kSilu, 0.0f, 0.0f};
+    return s;
+  }
   if (!spec.domain.empty()) return std::nullopt;
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     if (spec.since_version < 7 || init.num_inputs() != 2 || !float_or_unknown(init.input_dtype(1))) return std::nullopt;
@@ -431,5 +436,6 @@ PARITY_REGISTER_OPTIMIZED_KERNEL("", "Abs", (6, 13), ElementwiseKernel);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "Sqrt", (6, 13), ElementwiseKernel);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "Reciprocal", (6, 13), ElementwiseKernel);
 PARITY_REGISTER_OPTIMIZED_KERNEL("ai.parity", "HardSwish", 1, ElementwiseKernel);
+PARITY_REGISTER_OPTIMIZED_KERNEL("ai.parity", "Swish", 1, ElementwiseKernel);
 
 }  // namespace parity::runtime::ops

@@ -3,16 +3,22 @@
 // the per-channel affine map y = x * a[c] + b[c] is computed once at plan time, with the
 // reference kernel's own formula, so the run is one vectorized pass. Training mode, the legacy
 // per-element form, non-constant statistics and other dtypes stay with the reference kernel.
+//
+// A Relu that alone reads the result is fused as a tail (DenseNet's and pre-activation ResNets'
+// BatchNormalization -> Relu -> Conv, where the BatchNormalization cannot fold into a preceding
+// convolution): each channel row is normalized and rectified while it is in cache, one pass over
+// memory instead of two.
 #include <cmath>
 
 #include "runtime/ops/common/elementwise_fast.h"
+#include "runtime/ops/common/reference_chain.h"
 
 namespace parity::runtime::nn {
 namespace {
 
 namespace fast = ops::fast;
 
-class BatchNormalizationFast final : public Kernel {
+class BatchNormalizationFast final : public Kernel, public FusableKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     if (init.precision() != Precision::kFloat32) return nullptr;
@@ -36,15 +42,22 @@ class BatchNormalizationFast final : public Kernel {
       scale[ch] = params[0][ch] / std::sqrt(params[3][ch] + epsilon);
       shift[ch] = params[1][ch] - params[2][ch] * scale[ch];
     }
-    return std::unique_ptr<Kernel>(
-        new BatchNormalizationFast(std::move(scale), std::move(shift), init.create_reference_kernel()));
+    return std::unique_ptr<Kernel>(new BatchNormalizationFast(
+        std::move(scale), std::move(shift), ops::ReferenceChain(init.create_reference_kernel(), init.num_inputs())));
+  }
+
+  bool fuse_tail(const KernelInit& tail, size_t first_extra_input) override {
+    if (relu_ || !tail.spec().domain.empty() || tail.op_type() != "Relu" || tail.num_inputs() != 1) return false;
+    relu_ = true;
+    reference_.add_tail(tail, first_extra_input);
+    return true;
   }
 
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int64_t c = static_cast<int64_t>(scale_.size());
     if (x.dtype() != DType::kFloat32 || x.rank() < 2 || x.dim(1) != c) {
-      reference_->compute(ctx);
+      reference_.compute(ctx);
       return;
     }
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, x.shape());
@@ -54,21 +67,24 @@ class BatchNormalizationFast final : public Kernel {
     const float* src = x.data<float>();
     float* dst = y.data<float>();
     const fast::EwLoops& loops = fast::loops();
+    const fast::EwUnary relu{fast::EwOp::kRelu, 0.0f, 0.0f};
     const int64_t min_rows = std::max<int64_t>(1, fast::kMinParallelElements / std::max<int64_t>(spatial, 1));
     fast::parallel_chunks(ctx, rows, min_rows, [&](int64_t begin, int64_t end) {
       for (int64_t row = begin; row < end; ++row) {
         const int64_t ch = row % c;
         loops.scale_shift(src + row * spatial, &scale_[ch], &shift_[ch], dst + row * spatial, 1, spatial);
+        if (relu_) loops.unary(relu, dst + row * spatial, dst + row * spatial, spatial);
       }
     });
   }
 
  private:
-  BatchNormalizationFast(std::vector<float> scale, std::vector<float> shift, std::unique_ptr<Kernel> reference)
+  BatchNormalizationFast(std::vector<float> scale, std::vector<float> shift, ops::ReferenceChain reference)
       : scale_(std::move(scale)), shift_(std::move(shift)), reference_(std::move(reference)) {}
 
   std::vector<float> scale_, shift_;
-  std::unique_ptr<Kernel> reference_;
+  ops::ReferenceChain reference_;  // the node's reference kernel, then the fused Relu's
+  bool relu_ = false;
 };
 
 }  // namespace
