@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Seeds each fuzz target's corpus from parity's test data and the shared fixtures (copied at build
-# time, never committed). Usage: make_corpus.sh SOURCE_DIR CORPUS_DIR
+# time, never committed). Usage: make_corpus.sh SOURCE_DIR CORPUS_DIR PARITY_BINARY
+# (the binary converts a few models to plans for the plan targets).
 set -euo pipefail
 src=$1
 out=$2
+parity=$3
 shared="$src/../shared"
 testdata=/usr/share/libonnx-testdata/data
-mkdir -p "$out"/{fuzz_model_load,fuzz_model_save,fuzz_npy,fuzz_npz,fuzz_polygraphy_json,fuzz_args}
+mkdir -p "$out"/{fuzz_model_load,fuzz_model_save,fuzz_npy,fuzz_npz,fuzz_polygraphy_json,fuzz_args,fuzz_plan_bytes,fuzz_plan_graph}
 
 # Models: the bundled demo, the torch fixture pairs, the fixtures, and every backend-test model
 # under 32 KB (one per operator test: ~1,000 small, diverse graphs incl. subgraphs).
@@ -52,3 +54,18 @@ for c in $(seq 0 15); do
     --val-range 'x:[0,1]' --save-outputs out.json --load-inputs a.json b.json
   seed "opts_$c" "$c" m.onnx -o out.onnx --iterations=3 -v --onnx-outputs mark all --check-error-stat max -- x
 done
+
+# Plans: the bundled demo, the torch fixtures and every 20th backend-test node model (about 50 small
+# graphs over different kernels), converted once by this build's parity; a model it cannot plan is
+# skipped. Both plan targets start from the same files.
+plan_sources=("$src"/models/demo.onnx "$src"/tests/data/torch/*.onnx)
+if [ -d "$testdata/node" ]; then
+  while read -r m; do plan_sources+=("$m"); done < <(find "$testdata/node" -name model.onnx | sort | awk 'NR % 20 == 1')
+fi
+for m in "${plan_sources[@]}"; do
+  name=$(basename "$m" .onnx)
+  [ "$name" = model ] && name=$(basename "$(dirname "$m")")
+  plan="$out/fuzz_plan_bytes/$name.plan"
+  [ -f "$plan" ] || "$parity" convert "$m" -o "$plan" >/dev/null 2>&1 || rm -f "$plan"
+done
+cp -f "$out"/fuzz_plan_bytes/*.plan "$out/fuzz_plan_graph/"

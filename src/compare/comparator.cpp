@@ -155,15 +155,14 @@ RunResults Comparator::run(const std::vector<runners::Runner*>& runners, FeedSou
   RunResults results;
   if (runners.empty())
     logger().warning("No runners were provided to Comparator::run(). Inference will not be run, and run results will be empty.");
-  PARITY_CHECK(!options.isolation.enabled || options.failures, kInternal,
-               "Comparator::run with isolation needs RunOptions::failures");
   FeedCache cache{feeds, {}, false};
   for (runners::Runner* runner : runners) {
     PARITY_ASSERT(runner != nullptr);
-    if (!options.isolation.enabled) {
+    if (!options.isolation.applies_to(runner->name())) {
       results.add(runner->name(), run_one(runner, cache, options, options.store_outputs));
       continue;
     }
+    PARITY_CHECK(options.failures, kInternal, "Comparator::run with isolation needs RunOptions::failures");
     // The child pulls feeds (and shapes the source) exactly as in-process; the parent adopts the
     // feeds it used, so later runners and --save-inputs see the same data.
     const size_t known_feeds = cache.feeds.size();

@@ -2,6 +2,7 @@
 // (Polygraphy's Comparator.run / compare_accuracy / validate / postprocess).
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -47,9 +48,16 @@ using OutputCallback = std::function<void(const std::string& runner_name, size_t
 /// hangs past timeout_s or exceeds memory_limit_bytes is recorded as a RunnerFailure, and the
 /// other runners still run, are compared and saved.
 struct Isolation {
-  bool enabled = false;
+  bool enabled = false;             // every runner in a child process
+  /// Runners (by Runner::name()) in a child process even when `enabled` is false: the CLI puts the
+  /// peers known to crash on some models here (RunnerInfo::isolate_by_default).
+  std::vector<std::string> runners;
   double timeout_s = 0;            // 0: no limit
   uint64_t memory_limit_bytes = 0;  // address space of the child; 0: no limit
+
+  bool applies_to(const std::string& runner_name) const {
+    return enabled || std::find(runners.begin(), runners.end(), runner_name) != runners.end();
+  }
 };
 
 /// A runner that did not produce results under isolation, and why ("killed by signal 11 (Segmentation fault)").

@@ -111,7 +111,8 @@ std::string failure_of(int status, const ExchangeFolder& folder, const Isolation
     if (message == "out of memory") message += limit_note(isolation);
     return message;
   }
-  return "the runner's process exited with status " + std::to_string(code);
+  // A process that cannot allocate may also end itself (a sanitizer's allocator does): name the limit.
+  return "the runner's process exited with status " + std::to_string(code) + limit_note(isolation);
 }
 
 }  // namespace

@@ -10,6 +10,10 @@ void IsolationArgs::add_to(options::ArgParser& parser) const {
               .help = "Run each runner in its own process: a runner that crashes, aborts, hangs or runs out of "
                       "memory FAILS with the reason while the others are still compared and saved",
               .arity = options::Arity::kFlag});
+  parser.add({.flags = {"--no-subprocess"},
+              .help = "Run every runner in parity's own process, also those that run in a subprocess by default "
+                      "because they are known to crash on some models (opencv)",
+              .arity = options::Arity::kFlag});
   parser.add({.flags = {"--runner-timeout"},
               .help = "With --use-subprocess: seconds a runner may take (activation and all iterations)",
               .metavar = "S"});
@@ -21,6 +25,8 @@ void IsolationArgs::add_to(options::ArgParser& parser) const {
 Isolation IsolationArgs::parse(const options::Args& args) const {
   Isolation isolation;
   isolation.enabled = args.flag("use_subprocess");
+  PARITY_CHECK(!(isolation.enabled && args.flag("no_subprocess")), kInvalidArgument,
+               "--use-subprocess and --no-subprocess contradict each other; give one");
   if (auto timeout = args.get("runner_timeout")) {
     const std::optional<double> seconds = args.get_double("runner_timeout");
     PARITY_CHECK(seconds && *seconds > 0, kInvalidArgument, "--runner-timeout '", *timeout,
@@ -35,6 +41,11 @@ Isolation IsolationArgs::parse(const options::Args& args) const {
                "--runner-timeout and --runner-memory-limit need --use-subprocess (a runner in parity's own process "
                "cannot be stopped safely)");
   return isolation;
+}
+
+void IsolationArgs::isolate_by_default(const options::Args& args, const runners::Runner& runner,
+                                       const runners::RunnerInfo& info, Isolation& isolation) const {
+  if (info.isolate_by_default && !args.flag("no_subprocess")) isolation.runners.push_back(runner.name());
 }
 
 }  // namespace parity::compare

@@ -122,7 +122,9 @@ Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_
     : dtype_(dtype), shape_(std::move(shape)), storage_(std::move(storage)), offset_(byte_offset) {
   numel_ = shape_numel(shape_);
   PARITY_ASSERT(dtype != DType::kString, "string tensors cannot wrap external storage");
-  PARITY_ASSERT(storage_ && storage_->size_bytes() >= offset_ + size_bytes(),
+  size_t bytes = 0;  // neither the byte count nor offset + bytes may wrap around
+  PARITY_ASSERT(storage_ && !__builtin_mul_overflow(static_cast<size_t>(numel_), dtype_size(dtype_), &bytes) &&
+                    offset_ <= storage_->size_bytes() && bytes <= storage_->size_bytes() - offset_,
                 "storage too small for tensor of shape ", shape_to_string(shape_));
 }
 

@@ -32,6 +32,9 @@ struct RunnerInfo {
   std::function<std::unique_ptr<Runner>(const RunnerConfig&)> create;
   /// Optional extra line for `parity runners` (library path, execution providers, ...).
   std::function<std::string(const options::Args*)> details;
+  /// A runtime known to crash its process on some models: `run` puts it in a child process unless
+  /// --no-subprocess is given, so its crash becomes a FAILED verdict instead of ending the comparison.
+  bool isolate_by_default = false;
 };
 
 class RunnerRegistry {

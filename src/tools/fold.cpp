@@ -225,7 +225,10 @@ size_t fold_computed(model::Graph& g, const FoldOptions& options) {
 }  // namespace
 
 void override_input_shapes(model::Graph& graph, const std::map<std::string, DimShape>& shapes) {
-  for (const auto& [name, shape] : shapes) {
+  for (const auto& entry : shapes) {
+    // A reference, not a structured binding: clang 14 (the sanitizer build) cannot capture those.
+    const std::string& name = entry.first;
+    const DimShape& shape = entry.second;
     auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(), [&](const auto& v) { return v->name == name; });
     if (it == graph.inputs.end() && graph.find_tensor(name)) {
       logger().warning("--override-input-shapes: '", name, "' is not a graph input; its shape is left as it is");

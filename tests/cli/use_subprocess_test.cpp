@@ -3,6 +3,8 @@
 // (src/runners/testing, registered when PARITY_TEST_RUNNERS=1).
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -67,6 +69,31 @@ TEST(UseSubprocess, TwoHealthyRunnersCompareAsInProcess) {
   const Tensor& tb = b.runs[1].second[0].outputs.at("probs");
   ASSERT_EQ(ta.size_bytes(), tb.size_bytes());
   EXPECT_EQ(std::memcmp(ta.raw_data(), tb.raw_data(), ta.size_bytes()), 0) << "same seed, same outputs";
+}
+
+TEST(UseSubprocess, CrashProneRunnersRunInASubprocessByDefault) {
+  // --test-crash-prone is registered as opencv is (RunnerInfo::isolate_by_default): with no option
+  // its crash is a FAILED verdict, and --ref beside it is still run and saved.
+  TempDir dir;
+  const fs::path outputs = dir / "outputs.json";
+  const CommandResult r =
+      run_with_test_runners({"run", kModel, "--ref", "--test-crash-prone", "--save-outputs", outputs.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r, "FAILED: the runner's process was killed by signal 11 (SEGV: Segmentation fault)")) << r.output;
+  const RunResults saved = read_run_results(outputs.string());
+  ASSERT_EQ(saved.size(), 1u);
+  EXPECT_EQ(saved.runs[0].first.rfind("ref-runner", 0), 0u) << saved.runs[0].first;
+
+  // --no-subprocess keeps it in parity's process, which the crash then ends.
+  const CommandResult in_process = run_with_test_runners({"run", kModel, "--ref", "--test-crash-prone", "--no-subprocess"});
+  EXPECT_EQ(in_process.exit_code, 128 + SIGSEGV) << in_process.output;
+  EXPECT_FALSE(contains(in_process, "FAILED")) << in_process.output;
+}
+
+TEST(UseSubprocess, UseAndNoSubprocessContradict) {
+  const CommandResult r = run_parity({"run", kModel, "--ref", "--use-subprocess", "--no-subprocess"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r, "--use-subprocess and --no-subprocess contradict each other")) << r.output;
 }
 
 TEST(UseSubprocess, MemoryLimitIsReported) {

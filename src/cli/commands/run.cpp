@@ -130,7 +130,7 @@ class RunCommand : public Command {
     // Every option group is read before anything runs, so a bad value fails fast.
     const Settings settings{data_loader_args_.parse(args), iteration_args_.parse(args), compare_args_.parse(args),
                             report_args_.parse(args)};
-    const compare::Isolation isolation = compare::IsolationArgs().parse(args);
+    compare::Isolation isolation = compare::IsolationArgs().parse(args);
     const std::vector<std::string> onnx_outputs = args.list("onnx_outputs");
     const bool mark_all = onnx_outputs.size() == 2 && onnx_outputs[0] == "mark" && onnx_outputs[1] == "all";
     PARITY_CHECK(mark_all || !settings.compare.check_fp16_range, kInvalidArgument,
@@ -148,6 +148,8 @@ class RunCommand : public Command {
       } else {
         runners.push_back(runners::RunnerRegistry::instance().find(name)->create(runners::RunnerConfig{*model, &args}));
       }
+      if (const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name))
+        compare::IsolationArgs().isolate_by_default(args, *runners.back(), *info, isolation);
     }
 
     RunResults results;

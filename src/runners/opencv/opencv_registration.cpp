@@ -31,6 +31,9 @@ const RunnerRegistrar kOpenCvRunner({
           module.status().throw_if_error();
           return module.value()->create(config);
         },
+    // OpenCV 4.6's DNN module crashes on models it mis-imports (out-of-bounds reads on CumSum,
+    // aborts in layers it cannot shape), taking parity down with it in-process.
+    .isolate_by_default = true,
 });
 
 }  // namespace

@@ -23,7 +23,12 @@ class FailingRunner final : public Runner {
   // Fails at activation: before any output, as a runtime that crashes loading a model does.
   void activate_impl() override {
     switch (failure_) {
-      case Failure::kSegfault: ::raise(SIGSEGV); break;
+      case Failure::kSegfault:
+        // With the default disposition: a sanitizer's (or a runtime's) SEGV handler would turn
+        // the signal into an exit status, and the tests expect what a plain crash gives.
+        ::signal(SIGSEGV, SIG_DFL);
+        ::raise(SIGSEGV);
+        break;
       case Failure::kAbort: std::abort();
       case Failure::kHang:
         for (;;) ::pause();
@@ -41,12 +46,14 @@ bool enabled() {
   return env && std::strcmp(env, "1") == 0;
 }
 
-void register_failing(const char* name, const char* flag, Failure failure, const char* what) {
+void register_failing(const char* name, const char* flag, Failure failure, const char* what,
+                      bool isolate_by_default = false) {
   RunnerRegistry::instance().add({
       .name = name,
       .flag = flag,
       .description = std::string("test-only runner that ") + what + " (PARITY_TEST_RUNNERS=1)",
       .create = [failure, name](const RunnerConfig&) { return std::make_unique<FailingRunner>(failure, name); },
+      .isolate_by_default = isolate_by_default,
   });
 }
 
@@ -55,6 +62,8 @@ const bool registered = [] {
   register_failing("segfault", "--test-segfault", Failure::kSegfault, "dies of SIGSEGV when activated");
   register_failing("abort", "--test-abort", Failure::kAbort, "calls abort() when activated");
   register_failing("hang", "--test-hang", Failure::kHang, "never returns from activation");
+  register_failing("crash-prone", "--test-crash-prone", Failure::kSegfault,
+                   "dies of SIGSEGV when activated and, like opencv, runs in a subprocess by default", true);
   return true;
 }();
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -281,6 +282,16 @@ class PlanWriter {
   std::string weights_;
 };
 
+/// Magic, format version, header size and CRC, then the header: everything before the sections.
+std::string framed_header(uint32_t format_version, const PlanHeader& header) {
+  const std::string header_bytes = header.SerializeAsString();
+  std::string prefix(kPlanMagic, sizeof kPlanMagic);
+  put_u32(prefix, format_version);
+  put_u32(prefix, static_cast<uint32_t>(header_bytes.size()));
+  put_u32(prefix, crc32_of(header_bytes.data(), header_bytes.size()));
+  return prefix + header_bytes;
+}
+
 void write_plan(const Session& session, std::ostream& out, const std::string& source_model, double build_seconds) {
   PlanWriter writer(session);
   const Plan plan = writer.build();
@@ -300,13 +311,7 @@ void write_plan(const Session& session, std::ostream& out, const std::string& so
   header.set_weights_checksum(weights_checksum(reinterpret_cast<const std::byte*>(weights.data()), weights.size()));
   header.set_source_model(source_model);
   header.set_build_seconds(build_seconds);
-  const std::string header_bytes = header.SerializeAsString();
-
-  std::string prefix(kPlanMagic, sizeof kPlanMagic);
-  put_u32(prefix, kPlanFormatVersion);
-  put_u32(prefix, static_cast<uint32_t>(header_bytes.size()));
-  put_u32(prefix, crc32_of(header_bytes.data(), header_bytes.size()));
-  prefix += header_bytes;
+  const std::string prefix = framed_header(kPlanFormatVersion, header);
   const auto pad = [&](size_t written) { out << std::string(align_up(written) - written, '\0'); };
   out << prefix;
   pad(prefix.size());
@@ -399,6 +404,15 @@ ParsedPlan parse_plan(std::shared_ptr<PlanBytes> bytes, const std::string& what)
     refuse(ErrorCode::kInvalidModel, "is corrupted: its header checksum does not match");
   const PlanHeader& h = parsed.header;
   const size_t payload_offset = align_up(kPrefixBytes + header_size);
+  // Section sizes come from the file: each is compared with what is there before any sum of them
+  // is formed, so no size can wrap the end of the file around to a small number.
+  if (h.payload_size() > size || h.weights_size() > size)
+    refuse(ErrorCode::kInvalidModel, "is truncated: " + std::to_string(size) +
+                                         " bytes, its header describes sections of " +
+                                         std::to_string(std::max(h.payload_size(), h.weights_size())));
+  if (h.payload_size() > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+    refuse(ErrorCode::kInvalidModel, "is corrupted: its graph section (" + std::to_string(h.payload_size()) +
+                                         " bytes) exceeds protobuf's 2 GiB message limit");
   parsed.weights_offset = align_up(payload_offset + h.payload_size());
   const size_t expected = parsed.weights_offset + h.weights_size();
   if (size < expected)
@@ -579,8 +593,12 @@ class PlanLoader {
     }
     const size_t elem = dtype_size(dtype);
     check(elem > 0, "a constant has an unknown dtype");
-    check(p.size_bytes() == static_cast<uint64_t>(shape_numel(shape)) * elem &&
-              p.offset() + p.size_bytes() <= parsed_.header.weights_size(),
+    uint64_t bytes = 0;
+    check(!__builtin_mul_overflow(static_cast<uint64_t>(shape_numel(shape)), elem, &bytes) && p.size_bytes() == bytes,
+          "a constant's size does not match its shape");
+    // Compared without forming offset + size, which a corrupted offset could wrap.
+    const uint64_t weights_size = parsed_.header.weights_size();
+    check(p.size_bytes() <= weights_size && p.offset() <= weights_size - p.size_bytes(),
           "a constant lies outside the weights section");
     return Tensor(dtype, std::move(shape), parsed_.bytes, parsed_.weights_offset + p.offset());
   }
@@ -721,6 +739,33 @@ Result<Session> load_plan(const fs::path& path, const SessionOptions& options) {
 Result<Session> load_plan_bytes(std::string bytes, const SessionOptions& options) {
   return capture_result<Session>(
       [&] { return session_from(PlanBytes::own(std::move(bytes)), "the plan bytes", options); });
+}
+
+std::optional<std::string> reseal_plan_bytes(std::string_view bytes) {
+  const auto* data = reinterpret_cast<const std::byte*>(bytes.data());
+  if (bytes.size() < kPrefixBytes || std::memcmp(data, kPlanMagic, sizeof kPlanMagic) != 0) return std::nullopt;
+  const size_t header_size = get_u32(data + 12);
+  PlanHeader header;
+  if (bytes.size() - kPrefixBytes < header_size ||
+      !header.ParseFromArray(data + kPrefixBytes, static_cast<int>(header_size)))
+    return std::nullopt;
+  const size_t sections_at = std::min(bytes.size(), align_up(kPrefixBytes + header_size));
+  const std::string_view sections = bytes.substr(sections_at);
+  header.set_parity_version(kParityVersion);
+  // The payload starts the sections, the weights follow it at the next multiple of 64 (the
+  // sections start 64-aligned); sizes that run past the end keep their stale checksums.
+  const uint64_t payload_size = header.payload_size();
+  if (payload_size <= sections.size()) {
+    header.set_payload_crc32(crc32_of(sections.data(), payload_size));
+    const size_t weights_at = align_up(payload_size);
+    if (weights_at <= sections.size() && header.weights_size() <= sections.size() - weights_at)
+      header.set_weights_checksum(
+          weights_checksum(reinterpret_cast<const std::byte*>(sections.data()) + weights_at, header.weights_size()));
+  }
+  std::string out = framed_header(get_u32(data + 8), header);
+  out.resize(align_up(out.size()), '\0');
+  out.append(sections);
+  return out;
 }
 
 PlanSummary summarize_plan(const fs::path& path) {

@@ -20,7 +20,9 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -50,6 +52,12 @@ std::string plan_to_bytes(const Session& session, const std::string& source_mode
 Result<Session> load_plan(const std::filesystem::path& path, const SessionOptions& options = {});
 /// Loads plan bytes held in memory.
 Result<Session> load_plan_bytes(std::string bytes, const SessionOptions& options = {});
+
+/// The same plan bytes with their checksums recomputed and this parity's version stamped in, every
+/// other field (sizes included) as given; nullopt when the bytes have no plan magic or no readable
+/// header. Lets a fuzzer or a test edit a plan's sections and still reach the loader's checks past
+/// the checksums.
+std::optional<std::string> reseal_plan_bytes(std::string_view bytes);
 
 /// What `parity inspect model` shows of a plan, read without building any kernel.
 struct PlanSummary {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "runtime/model_builder.h"
@@ -193,9 +194,81 @@ class PlanRefusal : public ::testing::Test {
     return out;
   }
 
+  /// The plan rebuilt from its parsed header and graph after `edit`, checksums recomputed by
+  /// reseal_plan_bytes: what a plan crafted to pass the checksums looks like.
+  std::string resealed(const std::function<void(plan::PlanHeader&, plan::Plan&)>& edit,
+                       size_t extra_weights_bytes = 0) const {
+    const uint32_t header_size = get_u32(bytes_, 12);
+    plan::PlanHeader header;
+    EXPECT_TRUE(header.ParseFromString(bytes_.substr(20, header_size)));
+    const size_t payload_at = (20 + header_size + 63) / 64 * 64;
+    plan::Plan graph;
+    EXPECT_TRUE(graph.ParseFromString(bytes_.substr(payload_at, header.payload_size())));
+    const std::string weights = bytes_.substr((payload_at + header.payload_size() + 63) / 64 * 64);
+    const uint64_t stored_payload_size = header.payload_size();
+    edit(header, graph);
+    std::string payload = graph.SerializeAsString();
+    if (header.payload_size() == stored_payload_size) header.set_payload_size(payload.size());  // unless edited
+    payload.resize((payload.size() + 63) / 64 * 64, '\0');
+    const std::string encoded = header.SerializeAsString();
+    std::string out = bytes_.substr(0, 12) + std::string(8, '\0');
+    put_u32(out, 12, static_cast<uint32_t>(encoded.size()));
+    out += encoded;
+    out.resize((out.size() + 63) / 64 * 64, '\0');
+    out += payload + weights + std::string(extra_weights_bytes, '\0');
+    auto sealed = plan::reseal_plan_bytes(out);
+    EXPECT_TRUE(sealed.has_value());
+    return sealed.value_or("");
+  }
+
   testing::TempDir dir_;
   std::string bytes_;
 };
+
+TEST_F(PlanRefusal, ResealingAnUneditedPlanKeepsItLoadable) {
+  // The control for the crafted plans below: rebuilt and resealed unchanged, it loads.
+  const std::string same = resealed([](plan::PlanHeader&, plan::Plan&) {});
+  EXPECT_TRUE(plan::load_plan_bytes(same).is_ok());
+  EXPECT_EQ(plan::reseal_plan_bytes(bytes_).value(), bytes_);
+  EXPECT_FALSE(plan::reseal_plan_bytes("not a plan").has_value());
+}
+
+TEST_F(PlanRefusal, SectionSizesThatWrapAroundTheFileEnd) {
+  // A graph section of 2^64 - 64 bytes: the weights would start at (its offset + size) mod 2^64,
+  // 64 bytes before the graph, and a weights size chosen so that the sum equals the file size
+  // once made the loader checksum 2^64 bytes.
+  const std::string sections = resealed([](plan::PlanHeader&, plan::Plan&) {});
+  const size_t sections_bytes = sections.size() - (20 + get_u32(sections, 12) + 63) / 64 * 64;
+  const std::string message = refusal(resealed([&](plan::PlanHeader& h, plan::Plan&) {
+    h.set_payload_size(~uint64_t{63});
+    h.set_weights_size(sections_bytes + 64);
+  }));
+  EXPECT_NE(message.find("is truncated"), std::string::npos) << message;
+}
+
+TEST_F(PlanRefusal, ConstantOutsideTheWeightsSection) {
+  // An offset that wraps offset + size around to 64 bytes, which once passed the bounds check.
+  const std::string message = refusal(resealed([](plan::PlanHeader&, plan::Plan& p) {
+    ASSERT_GT(p.graph().constants_size(), 0);
+    plan::PlanTensor* t = p.mutable_graph()->mutable_constants(0)->mutable_tensor();
+    ASSERT_GT(t->size_bytes(), 0u);
+    t->set_offset(uint64_t{0} - t->size_bytes() + 64);
+  }));
+  EXPECT_NE(message.find("lies outside the weights section"), std::string::npos) << message;
+}
+
+TEST_F(PlanRefusal, ConstantSizeOverflowingItsShape) {
+  // 2^62 float elements: their byte count (2^64) wraps to 0, the size_bytes stored.
+  const std::string message = refusal(resealed([](plan::PlanHeader&, plan::Plan& p) {
+    ASSERT_GT(p.graph().constants_size(), 0);
+    plan::PlanTensor* t = p.mutable_graph()->mutable_constants(0)->mutable_tensor();
+    t->set_dtype(static_cast<int>(DType::kFloat32));
+    t->clear_shape();
+    t->add_shape(int64_t{1} << 62);
+    t->set_size_bytes(0);
+  }));
+  EXPECT_NE(message.find("does not match its shape"), std::string::npos) << message;
+}
 
 TEST_F(PlanRefusal, Truncated) {
   EXPECT_NE(refusal(bytes_.substr(0, bytes_.size() / 2)).find("is truncated"), std::string::npos);

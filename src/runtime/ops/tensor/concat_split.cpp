@@ -50,7 +50,9 @@ class ConcatKernel final : public Kernel {
       out_shape[axis] += t.shape()[axis];
     }
     Tensor& out = ctx.allocate_output(0, first.dtype(), out_shape);
-    const auto [outer, inner] = outer_inner(out_shape, axis);
+    // Plain variables, not a structured binding: clang 14 (the sanitizer build) cannot capture those.
+    const auto [outer_extent, inner_extent] = outer_inner(out_shape, axis);
+    const int64_t outer = outer_extent, inner = inner_extent;
     visit_storage_type(first.dtype(), [&](auto tag) {
       using S = typename decltype(tag)::type;
       S* dst = elements<S>(out);
@@ -108,7 +110,8 @@ class SplitKernel final : public Kernel {
     if (total != dim)
       ctx.fail("split sizes ", shape_to_string(sizes), " sum to ", total, ", but axis ", axis, " has size ", dim);
 
-    const auto [outer, inner] = outer_inner(data.shape(), axis);
+    const auto [outer_extent, inner_extent] = outer_inner(data.shape(), axis);
+    const int64_t outer = outer_extent, inner = inner_extent;
     visit_storage_type(data.dtype(), [&](auto tag) {
       using S = typename decltype(tag)::type;
       const S* src = elements<S>(data);
