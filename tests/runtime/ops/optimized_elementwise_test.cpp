@@ -15,6 +15,7 @@
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/session.h"
+#include "runtime/subgraph.h"
 
 namespace parity::runtime {
 namespace {
@@ -366,6 +367,102 @@ TEST(OptimizedElementwiseFusion, TailsAtInputOneRunInTheReferenceChainInPlace) {
   const TensorMap got = fast.run(feed);
   EXPECT_EQ(ops::ReferenceChain::fallback_count(), before + 1) << "one fused node, one fallback";
   EXPECT_TRUE(testing::tensors_close(got.at("y"), reference.run(feed).at("y"), 0, 0));
+}
+
+}  // namespace
+}  // namespace parity::runtime
+
+namespace parity::runtime {
+namespace {
+
+/// Squeeze-excitation as torchvision exports it: y = depthwise Conv(x) (+Relu), s =
+/// Sigmoid(Conv1x1(GlobalAveragePool(y))), z = Mul(s, y) (or Mul(y, s)), out = Conv1x1(z).
+/// A non-empty `scale_shape` replaces s by a constant of that shape; the pooled map is then a
+/// graph output, so that the depthwise Conv still has two readers and does not absorb the Mul.
+onnx::ModelProto squeeze_excitation_model(int64_t channels, int64_t size, bool scale_first,
+                                          const Shape& scale_shape = {}) {
+  testing::ModelBuilder b(17);
+  b.input("x", DType::kFloat32, {1, channels, size, size}).output("out", DType::kFloat32, {1, 8, size, size});
+  b.initializer("dw", testing::random_uniform({channels, 1, 3, 3}, 31, -0.5f, 0.5f));
+  b.initializer("fc", testing::random_uniform({channels, channels, 1, 1}, 32, -0.5f, 0.5f));
+  b.initializer("proj", testing::random_uniform({8, channels, 1, 1}, 33, -0.5f, 0.5f));
+  auto& dw = b.node("Conv", {"x", "dw"}, {"y"}, "depthwise");
+  testing::add_int_attr(dw, "group", channels);
+  auto* pads = dw.add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int k = 0; k < 4; ++k) pads->add_ints(1);
+  b.node("GlobalAveragePool", {"y"}, {"pooled"}, "pool");
+  if (scale_shape.empty()) {
+    b.node("Conv", {"pooled", "fc"}, {"logits"}, "fc");
+    b.node("Sigmoid", {"logits"}, {"s"}, "gate");
+  } else {
+    b.initializer("s", testing::random_uniform(scale_shape, 34, 0.f, 1.f));
+    b.output("pooled", DType::kFloat32, {1, channels, 1, 1});
+  }
+  if (scale_first) b.node("Mul", {"s", "y"}, {"z"}, "scale");
+  else b.node("Mul", {"y", "s"}, {"z"}, "scale");
+  b.node("Conv", {"z", "proj"}, {"out"}, "project");
+  return b.model();
+}
+
+TEST(OptimizedElementwise, SqueezeExcitationMulStaysChannelsLastBetweenConvolutions) {
+  for (int64_t channels : {1, 8, 24})
+    for (bool scale_first : {false, true})
+      for (const Shape& scale_shape : {Shape{}, Shape{channels, 1, 1}, Shape{1, channels, 1, 1}})
+        for (int threads : {1, 2}) {
+          const auto model = squeeze_excitation_model(channels, 9, scale_first, scale_shape);
+          TensorMap feed;
+          feed.set("x", testing::random_uniform({1, channels, 9, 9}, 35, -2, 2));
+          SessionOptions reference_options;
+          reference_options.kernels = KernelTier::kReference;
+          const Tensor expected = Session::create(model, reference_options).value().run(feed).at("out");
+          SessionOptions options;
+          options.threads = threads;
+          const Session optimized = Session::create(model, options).value();
+          EXPECT_TRUE(testing::tensors_close(optimized.run(feed).at("out"), expected, 1e-5, 1e-5))
+              << channels << " " << scale_first << " " << shape_to_string(scale_shape) << " threads " << threads;
+          bool mul_reads_channels_last = false, mul_writes_channels_last = false;
+          for (const auto& node : optimized.plan().nodes_)
+            if (node.spec.op_type == "Mul") {
+              mul_reads_channels_last = !node.reads_channels_last.empty();
+              mul_writes_channels_last = node.writes_channels_last;
+            }
+#if PARITY_HAVE_DNNL
+          EXPECT_TRUE(mul_reads_channels_last && mul_writes_channels_last)
+              << channels << " " << scale_first << " " << shape_to_string(scale_shape);
+#endif
+        }
+}
+
+// A map the Mul reads channels-last but hands on in plain order (its reader is a graph output).
+TEST(OptimizedElementwise, ChannelsLastMulFeedingAGraphOutputWritesPlainOrder) {
+  testing::ModelBuilder b(17);
+  b.input("x", DType::kFloat32, {1, 6, 5, 5}).output("z", DType::kFloat32, {1, 6, 5, 5});
+  b.initializer("w", testing::random_uniform({6, 6, 3, 3}, 36, -0.5f, 0.5f));
+  b.initializer("s", testing::random_uniform({6, 1, 1}, 37, 0.f, 1.f));
+  auto& conv = b.node("Conv", {"x", "w"}, {"y"}, "conv");
+  auto* pads = conv.add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int k = 0; k < 4; ++k) pads->add_ints(1);
+  b.node("Mul", {"y", "s"}, {"z"}, "scale");
+  b.node("GlobalAveragePool", {"y"}, {"p"}, "pool");  // a second reader: the Conv cannot absorb the Mul
+  b.output("p", DType::kFloat32, {1, 6, 1, 1});
+  TensorMap feed;
+  feed.set("x", testing::random_uniform({1, 6, 5, 5}, 38, -2, 2));
+  SessionOptions reference_options;
+  reference_options.kernels = KernelTier::kReference;
+  const Tensor expected = Session::create(b.model(), reference_options).value().run(feed).at("z");
+  const Session optimized = Session::create(b.model()).value();
+  EXPECT_TRUE(testing::tensors_close(optimized.run(feed).at("z"), expected, 1e-5, 1e-5));
+#if PARITY_HAVE_DNNL
+  for (const auto& node : optimized.plan().nodes_)
+    if (node.spec.op_type == "Mul") {
+      EXPECT_FALSE(node.reads_channels_last.empty());
+      EXPECT_FALSE(node.writes_channels_last);
+    }
+#endif
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <optional>
 
 #include "runtime/buffer_pool.h"
+#include "runtime/channels_last.h"
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/positional_fusion.h"
@@ -200,7 +201,23 @@ bool aligns_with(const Shape& operand, const Shape& value) {
   return std::equal(operand.begin(), operand.end(), value.begin() + static_cast<std::ptrdiff_t>(lead));
 }
 
-class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
+/// NCHW-shaped data between channels-last (NHWC) and plain order, into a new tensor.
+Tensor permute_nchw(const Tensor& t, bool to_channels_last) {
+  Tensor out = pooled_uninitialized_tensor(DType::kFloat32, t.shape());
+  const int64_t n = t.dim(0), c = t.dim(1), plane = t.numel() / std::max<int64_t>(n * c, 1);
+  const float* src = t.data<float>();
+  float* dst = out.data<float>();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t nchw = (b * c + ch) * plane + p, nhwc = (b * plane + p) * c + ch;
+        if (to_channels_last) dst[nhwc] = src[nchw];
+        else dst[nchw] = src[nhwc];
+      }
+  return out;
+}
+
+class ElementwiseKernel final : public Kernel, public PositionalFusableKernel, public ChannelsLastKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     if (init.precision() != Precision::kFloat32) return nullptr;
@@ -217,8 +234,23 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
   }
 
   void compute(KernelContext& ctx) const override {
+    if (channels_last_input_) {
+      compute_channels_last(ctx);
+      return;
+    }
     if (!try_fast(ctx)) chain_.compute(ctx);
   }
+
+  // Channels-last hand-off (runtime/channels_last.h) for squeeze-excitation's x * s, s one value
+  // per channel ([N, C, 1, 1] or [C, 1, 1]) and x a 4-D map: between a depthwise convolution and
+  // the 1x1 convolution after it, the map stays channels-last, where s scales the innermost
+  // (channel) axis. Only a lone binary Mul/Add/Sub/Div with static shapes of that form takes part.
+  bool can_read_channels_last(size_t input) const override {
+    return per_channel_map_input_ && *per_channel_map_input_ == input && tails_.empty();
+  }
+  void read_channels_last(size_t input) override { channels_last_input_ = input; }
+  bool can_write_channels_last() const override { return channels_last_input_.has_value() && tails_.empty(); }
+  void write_channels_last() override { channels_last_output_ = true; }
 
  private:
   struct Tail {
@@ -246,7 +278,60 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
   };
 
   ElementwiseKernel(const KernelInit& init, const Step& head)
-      : head_(head), chain_(init.create_reference_kernel(), init.num_inputs()) {}
+      : head_(head), chain_(init.create_reference_kernel(), init.num_inputs()) {
+    if (head.binary) per_channel_map_input_ = find_per_channel_map_input(init);
+  }
+
+  /// Which input is a static 4-D map [N, C, H, W] that the other input scales per channel
+  /// ([N, C, 1, 1], [1, C, 1, 1] or [C, 1, 1], static too).
+  static std::optional<size_t> find_per_channel_map_input(const KernelInit& init) {
+    const std::optional<Shape> a = init.input_static_shape(0), b = init.input_static_shape(1);
+    if (!a || !b) return std::nullopt;
+    auto per_channel_of = [](const Shape& map, const Shape& other) {
+      if (map.size() != 4 || map[2] * map[3] <= 1 || other.size() < 3 || other.size() > 4) return false;
+      const size_t lead = 4 - other.size();
+      if (lead == 0 && other[0] != 1 && other[0] != map[0]) return false;
+      return other[1 - lead] == map[1] && other[2 - lead] == 1 && other[3 - lead] == 1;
+    };
+    if (per_channel_of(*a, *b)) return 0;
+    if (per_channel_of(*b, *a)) return 1;
+    return std::nullopt;
+  }
+
+  /// The head with input `*channels_last_input_` in channels-last order: the same loops over the
+  /// NHWC views ([N, H*W, C] against [N or 1, 1, C]); the output keeps NHWC order when it is handed
+  /// off, else it is permuted back. Runs the shapes do not fit take the reference chain on a
+  /// plain copy.
+  void compute_channels_last(KernelContext& ctx) const {
+    const size_t map_index = *channels_last_input_, other_index = 1 - map_index;
+    const bool fast = is_float(ctx, 0) && is_float(ctx, 1) && ctx.input(map_index).rank() == 4;
+    const Tensor& map = ctx.input(map_index);
+    if (fast) {
+      const Tensor& other = ctx.input(other_index);
+      const int64_t n = map.dim(0), c = map.dim(1), plane = map.dim(2) * map.dim(3);
+      const bool per_channel = other.numel() == c || (other.rank() == 4 && other.numel() == n * c && other.dim(1) == c);
+      if (per_channel) {
+        const Tensor map_view = map.reshaped({n, plane, c});
+        const Tensor other_view = other.reshaped({other.numel() == c ? 1 : n, 1, c});
+        Segment head;
+        head.step = &head_;
+        head.a = map_index == 0 ? &map_view : &other_view;
+        head.b = map_index == 0 ? &other_view : &map_view;
+        head.shape = map_view.shape();
+        if (make_layout(head.a->shape(), head.b->shape(), head.shape, head.layout)) {
+          Tensor out = pooled_uninitialized_tensor(DType::kFloat32, head.shape);
+          run_segment(ctx, head, *head.a, *head.b, out, {});
+          out = out.reshaped(map.shape());
+          ctx.set_output(0, Value(channels_last_output_ ? std::move(out) : permute_nchw(out, false)));
+          return;
+        }
+      }
+    }
+    // Reference semantics on the plain layout.
+    if (map.dtype() != DType::kFloat32 || map.rank() != 4) fail(ErrorCode::kInternal, "channels-last input is not a 4-D float map");
+    chain_.compute(ctx, {{map_index, Value(permute_nchw(map, false))}});
+    if (channels_last_output_) ctx.set_output(0, Value(permute_nchw(ctx.output_value(0).tensor(), true)));
+  }
 
   static bool is_float(const KernelContext& ctx, size_t i) {
     return ctx.has_input(i) && ctx.input_value(i).is_tensor() && ctx.input(i).dtype() == DType::kFloat32;
@@ -411,6 +496,9 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel {
   Step head_;
   ReferenceChain chain_;  // the unfused semantics, for what the fast loops do not cover
   std::vector<Tail> tails_;
+  std::optional<size_t> per_channel_map_input_;  // see can_read_channels_last
+  std::optional<size_t> channels_last_input_;
+  bool channels_last_output_ = false;
 };
 
 }  // namespace
