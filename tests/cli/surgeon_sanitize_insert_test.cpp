@@ -114,5 +114,20 @@ TEST(SurgeonInsert, ReplacesNodesAndRejectsUnknownOps) {
   EXPECT_FALSE(std::filesystem::exists(tmp / "bad.onnx"));
 }
 
+// --verify: the folded detector runs like the original on seeded inputs.
+TEST(SurgeonSanitize, VerifyRunsTheResultAgainstTheOriginal) {
+  PARITY_REQUIRE_FILE(ocr_det().string());
+  testing::TempDir tmp;
+  const auto r = testing::run_parity({"surgeon", "sanitize", ocr_det().string(), "--fold-constants",
+                                      "--override-input-shapes", "x:[1,3,64,64]", "-o", (tmp / "s.onnx").string(),
+                                      "--verify", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Verify | 1 output(s) equal to the original's on 2 seeded input(s)"), std::string::npos)
+      << r.output;
+  const auto bad = testing::run_parity({"surgeon", "sanitize", ocr_det().string(), "-o", (tmp / "t.onnx").string(),
+                                        "--verify", "0"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+}
+
 }  // namespace
 }  // namespace parity

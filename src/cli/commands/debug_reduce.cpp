@@ -142,7 +142,8 @@ class DebugReduceCommand : public Command {
     parser.set_epilog(
         "Candidates are subsets of the (folded) model's nodes: tensors a candidate consumes but does not\n"
         "compute become its inputs, fed with the values the full model produced for them (every\n"
-        "--iterations feed; a candidate fails when any iteration fails).\n"
+        "--iterations feed; a candidate fails when any iteration fails). Every tensor of every feed is\n"
+        "held in memory meanwhile: reduce at small --input-shapes where the failure allows.\n"
         "Examples:\n"
         "  parity debug reduce model.onnx -o reduced.onnx --ref --ort\n"
         "  parity debug reduce model.onnx -o reduced.onnx --mode linear \\\n"
