@@ -11,6 +11,7 @@
 #include "core/text.h"
 #include "options/byte_size.h"
 #include "options/data_loader_args.h"
+#include "runners/runner_args.h"
 #include "tools/navigator/formats.h"
 #include "tools/navigator/package.h"
 #include "tools/navigator/pipeline.h"
@@ -79,6 +80,7 @@ class OptimizeCommand : public Command {
                 .metavar = "N", .default_value = "10"});
     parser.add({.flags = {"--throughput-cutoff"}, .help = "Relative throughput gain below which a larger batch saturates",
                 .metavar = "F", .default_value = "0.05"});
+    runners::RunnerArgs().add_runtime_options_to(parser);  // --ort-threads, --torch-threads, ...
   }
 
   int run(const options::Args& args) override {
@@ -89,6 +91,7 @@ class OptimizeCommand : public Command {
     request.workspace = args.get_or("workspace", request.source.filename().string() + ".nav.workspace");
     request.override_workspace = args.flag("override_workspace");
     request.quiet = !logger().enabled(Severity::kInfo);
+    request.runner_args = &args;
     options::DataLoaderOptions loader = data;
     for (const auto& path : args.list("samples")) loader.load_inputs.push_back(path);
     request.feed_count = loader.load_inputs.empty() ? request.config.sample_count : std::numeric_limits<int64_t>::max();

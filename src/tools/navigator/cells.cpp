@@ -106,7 +106,7 @@ void run_steps(const CellRequest& request, const fs::path& folder) {
   const FormatStatus* format = status.find_format(request.format);
   PARITY_CHECK(format, kInternal, "format ", request.format, " is not in the status");
   const SampleSets samples = load_sample_sets(request.workspace / "model_input");
-  auto runner = make_runner(request.runtime, request.workspace / format->model_path);
+  auto runner = make_runner(request.runtime, request.workspace / format->model_path, request.runner_args);
   runners::ActiveRunner active(*runner);
   for (const auto& step : request.steps) {
     StepResult result;
@@ -135,10 +135,10 @@ std::string runtime_unavailable(const std::string& runtime) {
   return "";
 }
 
-std::unique_ptr<runners::Runner> make_runner(const std::string& runtime, const fs::path& model) {
+std::unique_ptr<runners::Runner> make_runner(const std::string& runtime, const fs::path& model, const options::Args* args) {
   const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(runtime);
   PARITY_CHECK(info && info->create, kNotFound, "no runner named '", runtime, "'");
-  return info->create(runners::RunnerConfig{model.string(), nullptr});
+  return info->create(runners::RunnerConfig{model.string(), args});
 }
 
 StepResult compare_outputs(const std::vector<TensorMap>& expected, const std::vector<TensorMap>& actual,
@@ -223,13 +223,14 @@ std::map<std::string, StepResult> run_cell(const CellRequest& request) {
 }
 
 std::string make_source_outputs(const fs::path& workspace, const fs::path& source, const std::string& runtime,
-                                const WorkspaceStatus& status, const compare::Isolation& isolation) {
+                                const WorkspaceStatus& status, const compare::Isolation& isolation,
+                                const options::Args* runner_args) {
   if (std::string why = runtime_unavailable(runtime); !why.empty()) return runtime + " is unavailable: " + why;
   return compare::run_in_child_folder(
       "the source on " + runtime, isolation,
       [&](const fs::path&) {
         const SampleSets samples = load_sample_sets(workspace / "model_input");
-        auto runner = make_runner(runtime, source);
+        auto runner = make_runner(runtime, source, runner_args);
         runners::ActiveRunner active(*runner);
         for (const auto& kind : sample_kinds()) {
           const auto outputs = run_samples(*runner, samples.of(kind), status.config.batch_dim);

@@ -185,7 +185,8 @@ void export_one(const fs::path& workspace, WorkspaceStatus& status, FormatStatus
 }
 
 void run_format_cells(const fs::path& workspace, WorkspaceStatus& status, FormatStatus& format,
-                      const CellSelection& selection, const compare::Isolation& isolation, NavigatorLog& log) {
+                      const CellSelection& selection, const compare::Isolation& isolation, NavigatorLog& log,
+                      const options::Args* runner_args) {
   std::vector<std::string> steps;
   for (const auto& step : {"conversion", "correctness", "performance"})
     if (selected(selection.steps, step) && (std::string(step) != "performance" || status.config.run_profiling))
@@ -203,7 +204,7 @@ void run_format_cells(const fs::path& workspace, WorkspaceStatus& status, Format
       log.line(format.format + " on " + runtime.runtime + ": SKIPPED: " + why);
       continue;
     }
-    CellRequest request{workspace, &status, format.format, runtime.runtime, steps, isolation};
+    CellRequest request{workspace, &status, format.format, runtime.runtime, steps, isolation, runner_args};
     for (auto& [step, result] : run_cell(request)) {
       runtime.steps[step] = result;
       log.line(format.format + " on " + runtime.runtime + ": " + describe(step, result));
@@ -328,7 +329,7 @@ WorkspaceStatus optimize(OptimizeRequest& request) {
   // The source's outputs are the reference of every correctness test.
   const std::string source_runtime = status.config.source_kind == "torchscript" ? "torch" : "ref";
   status.source_outputs_failure =
-      make_source_outputs(workspace, request.source, source_runtime, status, request.isolation);
+      make_source_outputs(workspace, request.source, source_runtime, status, request.isolation, request.runner_args);
   if (!status.source_outputs_failure.empty())
     log.line("source outputs (" + source_runtime + ") FAIL: " + status.source_outputs_failure);
   else
@@ -353,7 +354,7 @@ WorkspaceStatus optimize(OptimizeRequest& request) {
     status.formats.push_back(std::move(format));
   }
   write_status(workspace, status);
-  run_cells(workspace, status, {}, request.source, request.isolation, log);
+  run_cells(workspace, status, {}, request.source, request.isolation, log, request.runner_args);
   for (const auto& format : status.formats)
     if (format.export_step.state != StepState::kSkipped)
       write_format_files(workspace, status, format_info(format.format), request.source);
@@ -363,7 +364,7 @@ WorkspaceStatus optimize(OptimizeRequest& request) {
 }
 
 void run_cells(const fs::path& workspace, WorkspaceStatus& status, const CellSelection& selection, const fs::path& source,
-               const compare::Isolation& isolation, NavigatorLog& log) {
+               const compare::Isolation& isolation, NavigatorLog& log, const options::Args* runner_args) {
   for (auto& format : status.formats) {
     if (!selected(selection.formats, format.format)) continue;
     if (selected(selection.steps, "export")) {
@@ -371,7 +372,7 @@ void run_cells(const fs::path& workspace, WorkspaceStatus& status, const CellSel
       if (!source.empty() || !from_source) export_one(workspace, status, format, source, isolation, log);
       write_status(workspace, status);
     }
-    run_format_cells(workspace, status, format, selection, isolation, log);
+    run_format_cells(workspace, status, format, selection, isolation, log, runner_args);
   }
   write_status(workspace, status);
 }

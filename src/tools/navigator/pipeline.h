@@ -15,6 +15,7 @@
 
 #include "compare/comparator.h"
 #include "compare/data_loader.h"
+#include "options/args.h"
 #include "tools/navigator/status.h"
 
 namespace parity::tools::navigator {
@@ -43,6 +44,9 @@ struct OptimizeRequest {
   TensorMetadata torchscript_inputs;
   compare::Isolation isolation{.enabled = true};
   bool quiet = false;
+  /// The runtimes' own options (--ort-threads, --torch-threads, ...) for every runner made; these
+  /// are not stored in the workspace, so a re-test uses the runtimes' defaults.
+  const options::Args* runner_args = nullptr;
 };
 
 /// Runs the whole pipeline and returns what it wrote to status.yaml. Throws on bad input (an
@@ -61,7 +65,8 @@ struct CellSelection {
 /// reproduce scripts) and records them in `status` and status.yaml. `source` is needed to export
 /// the onnx/torchscript formats again; empty keeps the models already there.
 void run_cells(const std::filesystem::path& workspace, WorkspaceStatus& status, const CellSelection& selection,
-               const std::filesystem::path& source, const compare::Isolation& isolation, NavigatorLog& log);
+               const std::filesystem::path& source, const compare::Isolation& isolation, NavigatorLog& log,
+               const options::Args* runner_args = nullptr);
 
 /// Sets or clears the verification step of one format x runtime (the user's verdict). Throws
 /// kNotFound for a cell that does not exist, kInvalidArgument for one whose tests did not pass.
