@@ -169,6 +169,10 @@ IsolatedRun run_in_child(const std::string& runner_name, const Isolation& isolat
         PARITY_CHECK(results.size() == 1, kInternal, "the subprocess of ", runner_name, " returned ", results.size(), " runs");
         run.iterations = std::move(results.runs[0].second);
         run.feeds = read_inputs_json((folder / "feeds.json").string());
+        // Read through the input-tracking readers: once the folder is gone, a later output of this
+        // command may get the same inode and would be refused as an overwritten input.
+        formats::forget_input((folder / "results.json").string());
+        formats::forget_input((folder / "feeds.json").string());
       });
   if (!run.failure.empty()) {
     run.iterations.clear();
