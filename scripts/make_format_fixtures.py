@@ -1,8 +1,19 @@
 #!/usr/bin/python3
 """Regenerates tests/data/formats/: arrays saved by numpy itself plus the statistics, histograms
 and str() text numpy/Polygraphy print for them, so parity's C++ tests can check that they match
-without Python. Run with /usr/bin/python3 (needs numpy); the outputs are committed."""
+without Python. Run with /usr/bin/python3 (needs numpy); the outputs are committed.
+
+ml_dtypes.zip holds what numpy.save writes for ml_dtypes' types (ml_dtypes itself is not packaged
+for Debian 12, so its one visible difference from a plain void array, the descr, is applied here):
+ml_dtypes registers bfloat16 and every 1-byte type but float8_e5m2 with kind 'V' and native byte
+order, so numpy records dtype.str '<V2'/'<V1'; float8_e5m2 has kind 'f' ('<f1'). Each element is
+one byte as ml_dtypes holds it: the float8 bit pattern, or a 4-/2-bit value in the low bits with
+the upper bits zero (ml_dtypes' intN/float4 store). The Polygraphy inputs files feed the inputs
+of ONNX 1.23's Cast test models (read from .cache/onnx-testdata-1.23, unpacked to one element per
+byte) the way Polygraphy's JSON encoder stores an ndarray: base64 of numpy.save's bytes."""
+import base64
 import io
+import json
 import os
 import sys
 import zipfile
@@ -161,5 +172,96 @@ def main():
                         a=np.ones((2, 2), np.float32))
 
 
+# ml_dtypes name, bits per element, numpy descr as ml_dtypes' dtype.str gives it.
+ML_DTYPES = [("float8_e4m3fn", 8, "<V1"), ("float8_e4m3fnuz", 8, "<V1"), ("float8_e5m2", 8, "<f1"),
+             ("float8_e5m2fnuz", 8, "<V1"), ("float8_e8m0fnu", 8, "<V1"), ("float4_e2m1fn", 4, "<V1"),
+             ("int4", 4, "<V1"), ("uint4", 4, "<V1"), ("int2", 2, "<V1"), ("uint2", 2, "<V1")]
+
+
+def ml_dtypes_npy(patterns, descr, shape):
+    """numpy.save's bytes for an ml_dtypes array holding these element bytes."""
+    width = 2 if descr == "<V2" else 1
+    raw = np.asarray(patterns, dtype=np.uint16 if width == 2 else np.uint8).reshape(shape)
+    data = np_save_bytes(raw.view(f"V{width}"))
+    plain = f"'|V{width}'".encode()
+    assert data.count(plain) == 1
+    return data.replace(plain, f"'{descr}'".encode())
+
+
+def varint(b, i):
+    value, shift = 0, 0
+    while True:
+        c = b[i]
+        i += 1
+        value |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return value, i
+
+
+def proto_fields(b):
+    i = 0
+    while i < len(b):
+        key, i = varint(b, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = varint(b, i)
+        elif wire == 2:
+            n, i = varint(b, i)
+            value, i = b[i:i + n], i + n
+        else:
+            n = 8 if wire == 1 else 4
+            value, i = b[i:i + n], i + n
+        yield field, value
+
+
+def tensor_proto_elements(path, bits):
+    """dims and one byte per element of a TensorProto whose raw_data packs `bits`-bit elements."""
+    dims, raw = [], b""
+    for field, value in proto_fields(open(path, "rb").read()):
+        if field == 1:
+            dims.append(value)
+        elif field == 9:
+            raw = value
+    n = int(np.prod(dims))
+    per_byte = 8 // bits
+    mask = (1 << bits) - 1
+    return dims, [(raw[i // per_byte] >> (bits * (i % per_byte))) & mask for i in range(n)]
+
+
+def polygraphy_inputs_json(name, npy_bytes):
+    arr = {"array": base64.b64encode(npy_bytes).decode(), "polygraphy_class": "ndarray"}
+    return json.dumps([{name: arr}], indent=4)
+
+
+def write_ml_dtypes_fixtures():
+    testdata = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".cache", "onnx-testdata-1.23", "node")
+    cast_tests = {"float8_e4m3fn": "test_cast_FLOAT8E4M3FN_to_FLOAT", "float8_e5m2": "test_cast_FLOAT8E5M2_to_FLOAT",
+                  "float8_e4m3fnuz": "test_cast_FLOAT8E4M3FNUZ_to_FLOAT",
+                  "float8_e5m2fnuz": "test_cast_FLOAT8E5M2FNUZ_to_FLOAT",
+                  "float8_e8m0fnu": "test_cast_e8m0_FLOAT8E8M0_to_FLOAT", "float4_e2m1fn": "test_cast_FLOAT4E2M1_to_FLOAT",
+                  "int4": "test_cast_INT4_to_FLOAT", "uint4": "test_cast_UINT4_to_FLOAT",
+                  "int2": "test_cast_INT2_to_FLOAT", "uint2": "test_cast_UINT2_to_FLOAT"}
+
+    class FixedDateZip(zipfile.ZipFile):
+        def writestr(self, name, data):
+            super().writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
+
+    with FixedDateZip(os.path.join(OUT, "ml_dtypes.zip"), "w") as z:
+        for name, bits, descr in ML_DTYPES:
+            # Every bit pattern of the type, as a (count/4, 4) matrix.
+            count = 1 << bits
+            z.writestr(f"{name}.npy", ml_dtypes_npy(list(range(count)), descr, (count // 4, 4)))
+            dims, elements = tensor_proto_elements(
+                os.path.join(testdata, cast_tests[name], "test_data_set_0", "input_0.pb"), bits)
+            z.writestr(f"{cast_tests[name]}.inputs.json",
+                       polygraphy_inputs_json("input", ml_dtypes_npy(elements, descr, tuple(dims))))
+        z.writestr("bfloat16.npy", ml_dtypes_npy([0x0000, 0x3F80, 0xC040, 0x7F80, 0x7FC0, 0x0001], "<V2", (2, 3)))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--ml-dtypes"]:
+        write_ml_dtypes_fixtures()
+    else:
+        main()
+        write_ml_dtypes_fixtures()

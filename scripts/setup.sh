@@ -11,7 +11,7 @@ mkdir -p "$CACHE"
 # --- Debian packages -------------------------------------------------------------------------
 BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache
-  libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev nlohmann-json3-dev libfmt-dev libre2-dev libyaml-cpp-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev nlohmann-json3-dev libfmt-dev libre2-dev libyaml-cpp-dev libjpeg-dev libpng-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   libdnnl-dev

@@ -10,6 +10,7 @@
 #include "compare/isolated_run.h"
 #include "compare/report.h"
 #include "core/logger.h"
+#include "core/low_precision.h"
 #include "core/progress.h"
 
 namespace parity::compare {
@@ -59,12 +60,16 @@ TensorMap fit_feed(const TensorMap& cached, const TensorMetadata& inputs, const 
                    size_t iteration) {
   TensorMap feed;
   for (const TensorMeta& meta : inputs) {
-    const Tensor* t = cached.find(meta.name);
-    PARITY_CHECK(t, kInvalidArgument, "input '", meta.name, "' of ", runner_name, " is missing from the feed of iteration ",
+    const Tensor* found = cached.find(meta.name);
+    PARITY_CHECK(found, kInvalidArgument, "input '", meta.name, "' of ", runner_name, " is missing from the feed of iteration ",
                  iteration, "; the feed has: ", cached.empty() ? "(nothing)" : join_names(cached.names()));
+    // numpy records ml_dtypes' 1-byte types as '<V1': the model says which one the bytes are.
+    const Tensor resolved = resolve_numpy_void(*found, meta.dtype);
+    const Tensor* t = &resolved;
     PARITY_CHECK(meta.dtype == DType::kUndefined || t->dtype() == meta.dtype, kInvalidArgument, "input '", meta.name,
-                 "' of iteration ", iteration, " has dtype ", dtype_name(t->dtype()), " but ", runner_name, " expects ",
-                 dtype_name(meta.dtype));
+                 "' of iteration ", iteration, " has dtype ", dtype_name(t->dtype()),
+                 t->dtype() == kNumpyVoid1 ? " (numpy's '|V1' bytes, as ml_dtypes' 1-byte types are saved)" : "",
+                 " but ", runner_name, " expects ", dtype_name(meta.dtype));
     PARITY_CHECK(meta.shape.unknown_rank || meta.shape.accepts(t->shape()), kInvalidArgument, "input '", meta.name,
                  "' of iteration ", iteration, " has shape ", shape_to_string(t->shape()), " but ", runner_name, " expects ",
                  meta.shape.to_string());

@@ -455,13 +455,15 @@ IterationMatch run_comparison(const MatchFn& match, bool fail_fast, const Iterat
                               const IterationResult& r1) {
   IterationMatch statuses;
   std::vector<std::string> missing;
-  for (const auto& [name0, out0] : r0.outputs) {
+  for (const auto& [name0, out0_stored] : r0.outputs) {
     auto name1 = find_counterpart(name0, r0, r1);
     if (!name1) {
       missing.push_back(name0);
       continue;
     }
-    const Tensor& out1 = r1.outputs.at(*name1);
+    // A stored output of an ml_dtypes 1-byte type reads back as '<V1': the live side names its type.
+    const Tensor out1 = resolve_numpy_void(r1.outputs.at(*name1), out0_stored.dtype());
+    const Tensor out0 = resolve_numpy_void(out0_stored, out1.dtype());
     report_cat(Severity::kStart, "Comparing Output: '", name0, "' (dtype=", dtype_name(out0.dtype()),
                ", shape=", shape_to_string(out0.shape()), ") with '", *name1, "' (dtype=", dtype_name(out1.dtype()),
                ", shape=", shape_to_string(out1.shape()), ")");

@@ -13,12 +13,14 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "compare/loaders.h"
 #include "compare/report.h"
 #include "core/progress.h"
 #include "core/logger.h"
+#include "core/low_precision.h"
 #include "runners/registry.h"
 // The streaming comparison drives parity's own executor through its per-tensor hook.
 #include "runners/ref/ref_runner.h"
@@ -172,7 +174,9 @@ constexpr int64_t kSliceElements = int64_t{1} << 16;
 // The default element-wise check is decided per element, so it runs slice by slice with exactly
 // simple()'s semantics (maxima combine exactly; means combine in float64, for the table only). The
 // other error statistics need the whole tensor at once.
-void compare_layer(const Tensor& mine, const Tensor& theirs, const LayerwiseOptions& options, LayerResult& layer) {
+void compare_layer(const Tensor& mine, const Tensor& stored, const LayerwiseOptions& options, LayerResult& layer) {
+  // A stored tensor of an ml_dtypes 1-byte type reads back as numpy's '<V1': ours names its type.
+  const Tensor theirs = resolve_numpy_void(stored, mine.dtype());
   const double atol = options.compare.atol.get(layer.name), rtol = options.compare.rtol.get(layer.name);
   const ErrorStat stat = options.compare.check_error_stat.get(layer.name);
   layer.compared = true;
@@ -518,6 +522,131 @@ class LayerwiseRun {
   LayerwiseReport report_;
 };
 
+// `mark all` with one runner that is not parity's ref (Polygraphy's `run --onnxrt --onnx-outputs
+// mark all`): the runner produces every tensor window by window (a model cut down to the window's
+// tensors, run and released before the next), and each tensor is streamed to on_peer_tensor and
+// summarized, or compared with the stored run of the same name. Windows start at
+// kFirstWindowTensors tensors and halve or double to stay near the byte budget, since without
+// parity's executor the sizes are known only once produced.
+class RunnerLayerwiseRun {
+ public:
+  static constexpr size_t kFirstWindowTensors = 16;
+
+  RunnerLayerwiseRun(const std::string& model_path, const std::string& runner, const options::Args* args,
+                     const TensorMap& feed, const LayerwiseOptions& options, const GoldenRun* golden)
+      : model_path_(model_path), runner_(runner), args_(args), feed_(feed), options_(options),
+        model_(loaders::onnx_from_path(model_path)), golden_(golden), window_models_(*model_) {
+    for (const auto& node : model_->graph().node())
+      for (const auto& out : node.output())
+        if (!out.empty()) producers_.emplace(out, std::make_pair(node.name(), node.op_type()));
+  }
+
+  LayerwiseReport run() {
+    const std::vector<std::string> all = loaders::produced_value_names(*model_);
+    for (const auto& name : options_.exclude)
+      PARITY_CHECK(producers_.count(name), kInvalidArgument, "cannot exclude '", name,
+                   "': the model produces no tensor of that name");
+    std::vector<std::string> names;
+    for (const auto& name : all)
+      if (!options_.exclude.count(name)) names.push_back(name);
+    if (golden_) {
+      const auto& run = golden_->file->runs().at(golden_->run);
+      stored_ = &run.iterations.at(golden_->iteration);
+      std::vector<std::string> foreign;
+      for (const auto& name : stored_->names)
+        if (!producers_.count(name)) foreign.push_back(name);
+      PARITY_CHECK(foreign.empty(), kInvalidArgument, golden_->file->path(), " was not saved from ", model_path_, ": ",
+                   foreign.size(), " of its ", stored_->names.size(), " tensor(s) are produced by no node of the model ('",
+                   foreign.front(), "', ...); give the golden run of this model");
+      report_.peer_name = run.runner;
+      report_.golden_file_bytes = golden_->file->file_bytes();
+    }
+    size_t count = kFirstWindowTensors;
+    for (size_t start = 0; start < names.size();) {
+      const size_t end = std::min(names.size(), start + count);
+      const int64_t bytes = run_window(std::vector<std::string>(names.begin() + static_cast<std::ptrdiff_t>(start),
+                                                                names.begin() + static_cast<std::ptrdiff_t>(end)));
+      if (bytes > options_.window_bytes && count > 1) count /= 2;
+      else if (bytes * 4 < options_.window_bytes) count *= 2;
+      start = end;
+    }
+    report_.peak_rss_bytes = peak_rss_bytes();
+    return std::move(report_);
+  }
+
+ private:
+  // Runs the runner on a model whose outputs are the window's tensors and records each of them.
+  int64_t run_window(const std::vector<std::string>& chunk) {
+    const WindowModels& models = window_models_;
+    std::unique_ptr<runners::Runner> runner = loaders::RunnerFromOnnx(
+        runner_, [&models, chunk] { return models.build(chunk); }, fs::path(model_path_).parent_path().string(), args_);
+    if (report_.reference_name.empty()) report_.reference_name = runner->name();
+    runners::ActiveRunner active(*runner);
+    const TensorMap outputs = runner->infer(feed_, false);
+    int64_t bytes = 0;
+    for (const auto& name : chunk) {
+      LayerResult layer;
+      layer.name = name;
+      if (auto it = producers_.find(name); it != producers_.end()) std::tie(layer.node, layer.op_type) = it->second;
+      const Tensor* tensor = outputs.find(name);
+      if (!tensor) {
+        layer.note = "not produced by " + runner_;
+        report_.layers.push_back(std::move(layer));
+        continue;
+      }
+      layer.dtype = tensor->dtype();
+      layer.shape = tensor->shape();
+      bytes += static_cast<int64_t>(tensor->size_bytes());
+      report_.total_tensor_bytes += static_cast<int64_t>(tensor->size_bytes());
+      report_.largest_tensor_bytes = std::max(report_.largest_tensor_bytes, static_cast<int64_t>(tensor->size_bytes()));
+      if (options_.on_peer_tensor) options_.on_peer_tensor(name, *tensor);
+      if (stored_) compare_stored(*tensor, layer);
+      else summarize(*tensor, layer);
+      report_.layers.push_back(std::move(layer));
+    }
+    if (!stored_) report_.peak_peer_bytes_held = std::max(report_.peak_peer_bytes_held, bytes);
+    ++report_.peer_runs;
+    return bytes;
+  }
+
+  void compare_stored(const Tensor& tensor, LayerResult& layer) {
+    if (!stored_->spans.count(layer.name)) {
+      layer.note = "not in " + fs::path(golden_->file->path()).filename().string();
+      return;
+    }
+    const Tensor theirs = golden_->file->read(golden_->run, golden_->iteration, layer.name);
+    report_.peak_peer_bytes_held = std::max(report_.peak_peer_bytes_held, static_cast<int64_t>(theirs.size_bytes()));
+    compare_layer(tensor, theirs, options_, layer);
+    if (layer.compared && !layer.passed && !report_.first_failure) report_.first_failure = report_.layers.size();
+  }
+
+  // The mean and largest magnitude, as the statistics-only table shows them.
+  static void summarize(const Tensor& tensor, LayerResult& layer) {
+    const DType dtype = tensor.dtype();
+    if (dtype == DType::kString || is_complex(dtype) || dtype == kNumpyVoid1 || tensor.numel() == 0) return;
+    double sum = 0, largest = 0;
+    for (int64_t i = 0; i < tensor.numel(); ++i) {
+      const double v = tensor.value_as_double(i);
+      sum += v;
+      largest = std::max(largest, std::fabs(v));
+    }
+    layer.mean_absdiff = sum / static_cast<double>(tensor.numel());
+    layer.max_absdiff = largest;
+  }
+
+  const std::string& model_path_;
+  const std::string& runner_;
+  const options::Args* args_;
+  const TensorMap& feed_;
+  const LayerwiseOptions& options_;
+  const loaders::Model model_;
+  const GoldenRun* golden_ = nullptr;
+  const RunResultsIndex::Iteration* stored_ = nullptr;
+  WindowModels window_models_;
+  std::unordered_map<std::string, std::pair<std::string, std::string>> producers_;  // tensor -> (node, op)
+  LayerwiseReport report_;
+};
+
 // The memory line's last part: how much of the peer's data was held at once.
 std::string memory_detail(const LayerwiseReport& report, const std::string& peer) {
   if (report.golden_file_bytes)
@@ -661,6 +790,14 @@ LayerwiseReport compare_layerwise_golden(const std::string& model_path, const op
   LayerwiseReport report = LayerwiseRun(model_path, "", args, feed, options, &golden).run();
   report.divergence_start = find_divergence_start(report);
   log_report(report, options, golden.file->path(), model_path, "");
+  return report;
+}
+
+LayerwiseReport runner_layerwise(const std::string& model_path, const std::string& runner, const options::Args* args,
+                                 const TensorMap& feed, const LayerwiseOptions& options, const GoldenRun* golden) {
+  PARITY_CHECK(!golden || golden->file, kInvalidArgument, "runner_layerwise: a golden run without a file");
+  LayerwiseReport report = RunnerLayerwiseRun(model_path, runner, args, feed, options, golden).run();
+  log_report(report, options, golden ? golden->file->path() : std::string());
   return report;
 }
 

@@ -110,6 +110,16 @@ LayerwiseReport compare_layerwise_golden(const std::string& model_path, const op
 /// The layer divergence_start names (see LayerwiseReport), from the layers and their inputs.
 std::optional<size_t> find_divergence_start(const LayerwiseReport& report);
 
+/// Every intermediate tensor of `model_path` as the registered runner `runner` (any but "ref", e.g.
+/// "ort" alone) produces it on `feed`: window by window, each a model cut down to the window's
+/// tensors that the runner runs and releases, so about one window of tensors is held at once
+/// (window_bytes). Each tensor goes to options.on_peer_tensor, then is summarized (mean, largest
+/// magnitude) or, with `golden`, compared with the stored tensor of the same name; the report's
+/// reference is the runner. Logs the same table as compare_layerwise.
+LayerwiseReport runner_layerwise(const std::string& model_path, const std::string& runner, const options::Args* args,
+                                 const TensorMap& feed, const LayerwiseOptions& options,
+                                 const GoldenRun* golden = nullptr);
+
 /// Current peak resident set size of this process, in bytes (getrusage).
 int64_t peak_rss_bytes();
 

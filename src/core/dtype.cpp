@@ -24,13 +24,16 @@ constexpr DTypeInfo kDTypeTable[] = {
     {DType::kBool, "bool", 1, "|b1"},           {DType::kFloat16, "float16", 2, "<f2"},
     {DType::kFloat64, "float64", 8, "<f8"},     {DType::kUInt32, "uint32", 4, "<u4"},
     {DType::kUInt64, "uint64", 8, "<u8"},       {DType::kComplex64, "complex64", 8, "<c8"},
-    {DType::kComplex128, "complex128", 16, "<c16"}, {DType::kBFloat16, "bfloat16", 2, nullptr},
-    // One byte per element in memory (see core/low_precision.h); numpy has no descr for them.
-    {kFloat8E4M3FN, "float8e4m3fn", 1, nullptr}, {kFloat8E4M3FNUZ, "float8e4m3fnuz", 1, nullptr},
-    {kFloat8E5M2, "float8e5m2", 1, nullptr},     {kFloat8E5M2FNUZ, "float8e5m2fnuz", 1, nullptr},
-    {kUInt4, "uint4", 1, nullptr},               {kInt4, "int4", 1, nullptr},
-    {kFloat4E2M1, "float4e2m1", 1, nullptr},     {kFloat8E8M0, "float8e8m0", 1, nullptr},
-    {kUInt2, "uint2", 1, nullptr},               {kInt2, "int2", 1, nullptr},
+    {DType::kComplex128, "complex128", 16, "<c16"}, {DType::kBFloat16, "bfloat16", 2, "<V2"},
+    // One byte per element in memory (see core/low_precision.h). The descrs are what numpy.save
+    // records for ml_dtypes' types: kind 'V' with native byte order for all but float8_e5m2,
+    // which ml_dtypes registers with kind 'f'.
+    {kFloat8E4M3FN, "float8e4m3fn", 1, "<V1"},   {kFloat8E4M3FNUZ, "float8e4m3fnuz", 1, "<V1"},
+    {kFloat8E5M2, "float8e5m2", 1, "<f1"},       {kFloat8E5M2FNUZ, "float8e5m2fnuz", 1, "<V1"},
+    {kUInt4, "uint4", 1, "<V1"},                 {kInt4, "int4", 1, "<V1"},
+    {kFloat4E2M1, "float4e2m1", 1, "<V1"},       {kFloat8E8M0, "float8e8m0", 1, "<V1"},
+    {kUInt2, "uint2", 1, "<V1"},                 {kInt2, "int2", 1, "<V1"},
+    {kNumpyVoid1, "V1", 1, "|V1"},
 };
 
 const DTypeInfo* find_info(DType dtype) {
@@ -125,6 +128,9 @@ std::optional<DType> dtype_from_numpy_descr(std::string_view descr) {
       {'i', "8", DType::kInt64},   {'u', "1", DType::kUInt8},   {'u', "2", DType::kUInt16},
       {'u', "4", DType::kUInt32},  {'u', "8", DType::kUInt64},  {'b', "1", DType::kBool},
       {'c', "8", DType::kComplex64}, {'c', "16", DType::kComplex128},
+      // ml_dtypes' types as numpy.save records them: float8_e5m2 has kind 'f'; bfloat16 is the
+      // only 2-byte type of kind 'V'; the 1-byte 'V' types cannot be told apart (kNumpyVoid1).
+      {'f', "1", kFloat8E5M2},     {'V', "2", DType::kBFloat16}, {'V', "1", kNumpyVoid1},
   };
   for (const auto& e : kEntries)
     if (e.kind == kind && e.width == width) return e.dtype;

@@ -47,9 +47,9 @@ bool is_complex(DType dtype);
 /// True for every dtype parity stores in a tensor (everything except kUndefined).
 bool is_valid_dtype(DType dtype);
 
-/// numpy array-protocol descr ("<f4", "|b1", "<i8", "|O" for string is not supported: returns nullopt).
+/// numpy descr as numpy.save records it ("<f4", "|b1"; ml_dtypes' "<V2", "<f1", "<V1"); nullopt for strings.
 std::optional<std::string> numpy_descr(DType dtype);
-/// Parses a numpy descr ("<f4", "|u1", "<U5" is rejected, "bfloat16" via "<V2" is not numpy) to a dtype.
+/// Parses a numpy descr ("<f4", "|u1"; ml_dtypes' "<V2" bfloat16, "<f1" float8e5m2, "<V1" kNumpyVoid1).
 std::optional<DType> dtype_from_numpy_descr(std::string_view descr);
 
 /// Compile-time mapping from C++ type to DType.

@@ -239,6 +239,29 @@ Tensor cast_low_precision(const Tensor& in, DType to, bool saturate, RoundMode r
   return out;
 }
 
+uint8_t to_ml_dtypes_byte(DType dtype, uint8_t element) {
+  const size_t bits = dtype_bits(dtype);
+  return bits < 8 ? static_cast<uint8_t>(element & ((1u << bits) - 1)) : element;
+}
+
+uint8_t from_ml_dtypes_byte(DType dtype, uint8_t byte) {
+  const size_t bits = dtype_bits(dtype);
+  if (bits >= 8) return byte;
+  const unsigned shift = 8 - static_cast<unsigned>(bits);
+  if (dtype == kInt4 || dtype == kInt2)
+    return static_cast<uint8_t>(static_cast<int8_t>(static_cast<uint8_t>(byte << shift)) >> shift);
+  return static_cast<uint8_t>(byte & ((1u << bits) - 1));
+}
+
+Tensor resolve_numpy_void(const Tensor& tensor, DType expected) {
+  if (tensor.dtype() != kNumpyVoid1 || !is_low_precision(expected) || dtype_size(expected) != 1) return tensor;
+  Tensor out(expected, tensor.shape());
+  const auto* src = static_cast<const uint8_t*>(tensor.raw_data());
+  auto* dst = static_cast<uint8_t*>(out.raw_data());
+  for (int64_t i = 0; i < tensor.numel(); ++i) dst[i] = from_ml_dtypes_byte(expected, src[i]);
+  return out;
+}
+
 std::vector<uint8_t> pack_sub_byte(DType dtype, const uint8_t* elements, int64_t n) {
   const size_t bits = dtype_bits(dtype);
   PARITY_ASSERT(bits == 4 || bits == 2, "dtype ", dtype_name(dtype), " is not a sub-byte type");

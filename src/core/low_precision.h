@@ -32,6 +32,14 @@ inline constexpr DType kFloat8E8M0 = static_cast<DType>(24);
 inline constexpr DType kUInt2 = static_cast<DType>(25);
 inline constexpr DType kInt2 = static_cast<DType>(26);
 
+/// numpy's unstructured 1-byte void type ('|V1', named "V1"): what .npy/.npz/Polygraphy JSON
+/// files hold for the 1-byte ml_dtypes types (every float8 but e5m2, float4_e2m1fn, int4, uint4,
+/// int2, uint2). ml_dtypes registers them all with kind 'V', so numpy.save records '<V1' and not
+/// which type the bytes are; a tensor read with this dtype holds the file's bytes unchanged and
+/// becomes the expected type where one is known (resolve_numpy_void). Not an ONNX type: its value
+/// is outside TensorProto.DataType's range.
+inline constexpr DType kNumpyVoid1 = static_cast<DType>(1001);
+
 /// True for the float8/float4/int4/uint4/int2/uint2 types (one byte per element in memory).
 bool is_low_precision(DType dtype);
 /// True for int4/uint4/int2/uint2.
@@ -66,6 +74,17 @@ uint8_t low_precision_from_double(DType dtype, double value, bool saturate = tru
 /// targets (int4/uint4/int2/uint2) wrap like every integer Cast. Used by Tensor::cast and Cast.
 Tensor cast_low_precision(const Tensor& in, DType to, bool saturate = true,
                           RoundMode round = RoundMode::kUp);
+
+/// The byte numpy with ml_dtypes holds for one element of dtype (a 1-byte low-precision type):
+/// ml_dtypes keeps int4/int2 in the low bits with the upper bits zero, parity sign-extends them.
+uint8_t to_ml_dtypes_byte(DType dtype, uint8_t element);
+/// The element parity holds for a byte that numpy with ml_dtypes wrote (upper bits ignored for
+/// the sub-byte types, as ml_dtypes ignores them).
+uint8_t from_ml_dtypes_byte(DType dtype, uint8_t byte);
+
+/// A tensor read as kNumpyVoid1 converted to `expected` when that is a 1-byte low-precision type
+/// (the bytes are taken as ml_dtypes wrote them); every other tensor is returned unchanged.
+Tensor resolve_numpy_void(const Tensor& tensor, DType expected);
 
 /// Packs n one-byte elements into ONNX's layout (low bits first). Sub-byte types only.
 std::vector<uint8_t> pack_sub_byte(DType dtype, const uint8_t* elements, int64_t n);

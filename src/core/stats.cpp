@@ -6,6 +6,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/low_precision.h"
+
 namespace parity {
 
 namespace {
@@ -279,9 +281,15 @@ TensorStats stats_of(const Tensor& tensor) {
   return s;
 }
 
+// Strings, complex numbers and numpy's untyped '|V1' bytes (ml_dtypes' 1-byte types read from a
+// file that does not say which) have no statistics, as numpy computes none for them.
+bool has_stats(const Tensor& tensor) {
+  return tensor.defined() && tensor.dtype() != DType::kString && !is_complex(tensor.dtype()) &&
+         tensor.dtype() != kNumpyVoid1;
+}
+
 void check_has_stats(const Tensor& tensor, const char* what) {
-  PARITY_CHECK(tensor.defined() && tensor.dtype() != DType::kString && !is_complex(tensor.dtype()),
-               kUnsupported, what, " of ", dtype_name(tensor.dtype()), " tensors are not supported");
+  PARITY_CHECK(has_stats(tensor), kUnsupported, what, " of ", dtype_name(tensor.dtype()), " tensors are not supported");
 }
 
 // ---- histogram ------------------------------------------------------------------------------
@@ -363,16 +371,24 @@ std::optional<Histogram> histogram_of(const Tensor& tensor, std::optional<std::p
 
 }  // namespace
 
-TensorStats compute_stats(const Tensor& tensor) {
-  check_has_stats(tensor, "statistics");
+// The low-precision types are summarized by their values: floats as float32, integers as int32.
+static Tensor widened(const Tensor& tensor) {
+  if (!is_low_precision(tensor.dtype())) return tensor;
+  return tensor.cast(is_low_precision_integer(tensor.dtype()) ? DType::kInt32 : DType::kFloat32);
+}
+
+TensorStats compute_stats(const Tensor& tensor_in) {
+  check_has_stats(tensor_in, "statistics");
+  const Tensor tensor = widened(tensor_in);
   return visit_numeric_dtype(tensor.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return stats_of<T>(tensor);
   });
 }
 
-double quantile(const Tensor& tensor, double q) {
-  check_has_stats(tensor, "quantiles");
+double quantile(const Tensor& tensor_in, double q) {
+  check_has_stats(tensor_in, "quantiles");
+  const Tensor tensor = widened(tensor_in);
   PARITY_CHECK(tensor.dtype() != DType::kBool, kUnsupported, "quantiles of bool tensors are not supported");
   PARITY_CHECK(q >= 0 && q <= 1, kInvalidArgument, "quantile ", q, " is outside [0, 1]");
   return visit_numeric_dtype(tensor.dtype(), [&](auto tag) {
@@ -402,13 +418,13 @@ std::string format_stats(const TensorStats& s) {
 }
 
 std::string stats_string(const Tensor& tensor) {
-  if (!tensor.defined() || tensor.dtype() == DType::kString || is_complex(tensor.dtype()))
-    return "<Error while computing statistics>";
+  if (!has_stats(tensor)) return "<Error while computing statistics>";
   return format_stats(compute_stats(tensor));
 }
 
-std::optional<Histogram> compute_histogram(const Tensor& tensor, std::optional<std::pair<double, double>> range) {
-  check_has_stats(tensor, "histograms");
+std::optional<Histogram> compute_histogram(const Tensor& tensor_in, std::optional<std::pair<double, double>> range) {
+  check_has_stats(tensor_in, "histograms");
+  const Tensor tensor = widened(tensor_in);
   return visit_numeric_dtype(tensor.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     return histogram_of<T>(tensor, range);
@@ -416,7 +432,7 @@ std::optional<Histogram> compute_histogram(const Tensor& tensor, std::optional<s
 }
 
 std::string format_histogram(const Tensor& tensor, std::optional<std::pair<double, double>> range) {
-  if (!tensor.defined() || tensor.dtype() == DType::kString || is_complex(tensor.dtype())) return "";
+  if (!has_stats(tensor)) return "";
   const auto h = compute_histogram(tensor, range);
   if (!h) return "";
   const int64_t max_count = *std::max_element(h->counts.begin(), h->counts.end());

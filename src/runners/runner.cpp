@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "core/logger.h"
+#include "core/low_precision.h"
 
 namespace parity::runners {
 
@@ -47,8 +48,29 @@ void Runner::check_feed(const TensorMap& feed) {
                  "', which is not an input of the model; inputs are: ", join_names(meta.names()));
 }
 
-TensorMap Runner::infer(const TensorMap& feed, bool check_inputs) {
+namespace {
+
+// Inputs read from numpy files as '<V1' (ml_dtypes' 1-byte types) take the type the model expects.
+TensorMap resolve_void_inputs(const TensorMap& feed, const TensorMetadata& meta) {
+  TensorMap resolved;
+  for (const auto& [name, tensor] : feed) {
+    const TensorMeta* m = meta.find(name);
+    resolved.set(name, m ? resolve_numpy_void(tensor, m->dtype) : tensor);
+  }
+  return resolved;
+}
+
+bool has_void_input(const TensorMap& feed) {
+  for (const auto& [name, tensor] : feed)
+    if (tensor.dtype() == kNumpyVoid1) return true;
+  return false;
+}
+
+}  // namespace
+
+TensorMap Runner::infer(const TensorMap& feed_in, bool check_inputs) {
   PARITY_CHECK(active_, kInvalidArgument, "runner ", name_, " must be activated before inference");
+  const TensorMap feed = has_void_input(feed_in) ? resolve_void_inputs(feed_in, input_metadata()) : feed_in;
   if (check_inputs) check_feed(feed);
   const auto start = std::chrono::steady_clock::now();
   TensorMap out = infer_impl(feed);

@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <optional>
 #include <queue>
 #include <set>
 
@@ -21,6 +22,16 @@ namespace {
 
 std::string normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
 std::string display_domain(const std::string& domain) { return domain.empty() ? std::string("ai.onnx") : domain; }
+
+// The ONNX release whose operator sets parity implements, and the newest opset of each of its
+// domains (custom domains have none: their versions are whatever their kernels register).
+constexpr const char* kNewestKnownOnnxRelease = "1.23";
+std::optional<int> newest_known_opset(const std::string& domain) {
+  if (domain.empty() || domain == "ai.onnx") return 28;
+  if (domain == "ai.onnx.ml") return 5;
+  if (domain == "ai.onnx.preview" || domain == "ai.onnx.preview.training") return 1;
+  return std::nullopt;
+}
 
 /// Names a graph uses but does not define (recursively through nested graphs): its outer-scope
 /// references.
@@ -688,17 +699,27 @@ class GraphPlanner {
     out.precision = precision;
   }
 
-  // The kernel registered for the node's op at its opset; an error lists the versions that exist.
+  // The kernel registered for the node's op at its opset. A node parity cannot run, because its
+  // op is unknown or its domain's opset is newer than the ONNX release parity implements, is one
+  // line naming the node, op, domain and version, and the newest version of the op parity has.
   static const KernelDef* resolve_kernel(const PlannedNode& pn) {
     const auto& registry = KernelRegistry::instance();
+    const auto versions = registry.versions(pn.spec.domain, pn.spec.op_type);
+    const std::string newest = versions.empty() ? std::string("parity implements no version of it")
+                                                : str_cat("the newest version parity implements is ", versions.back());
+    const std::optional<int> newest_opset = newest_known_opset(pn.spec.domain);
+    if (newest_opset && pn.spec.opset > *newest_opset)
+      fail(ErrorCode::kUnsupported, pn.label, ": op '", pn.spec.op_type, "' at ", display_domain(pn.spec.domain),
+           " opset ", pn.spec.opset, " is newer than parity knows (it implements ", display_domain(pn.spec.domain),
+           " up to opset ", *newest_opset, " as of ONNX ", kNewestKnownOnnxRelease, "); ", newest);
     const KernelDef* def = registry.resolve(pn.spec.domain, pn.spec.op_type, pn.spec.opset);
     if (def) return def;
-    const auto versions = registry.versions(pn.spec.domain, pn.spec.op_type);
     if (versions.empty())
-      fail(ErrorCode::kUnsupported, "parity has no kernel for op '", pn.spec.op_type, "' in domain '",
-           display_domain(pn.spec.domain), "' (", pn.label, ", opset ", pn.spec.opset, ")");
-    fail(ErrorCode::kUnsupported, "no kernel for op '", pn.spec.op_type, "' (domain ", display_domain(pn.spec.domain),
-         ") at opset ", pn.spec.opset, "; versions that exist: ", join_ints(versions), " (", pn.label, ")");
+      fail(ErrorCode::kUnsupported, pn.label, ": parity has no kernel for op '", pn.spec.op_type, "' in domain '",
+           display_domain(pn.spec.domain), "' (opset ", pn.spec.opset, "); ", newest);
+    fail(ErrorCode::kUnsupported, pn.label, ": no kernel for op '", pn.spec.op_type, "' (domain ",
+         display_domain(pn.spec.domain), ") at opset ", pn.spec.opset, "; versions that exist: ", join_ints(versions),
+         "; ", newest);
   }
 
   // A Constant node's value, computed now so that later kernels see it at plan time.

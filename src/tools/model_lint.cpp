@@ -326,8 +326,8 @@ LintReport lint_model(const Model& model) {
   return report;
 }
 
-LintReport lint_model_file(const fs::path& path) {
-  auto model = load_model(path);
+LintReport lint_model_file(const fs::path& path, const fs::path& external_data_dir) {
+  auto model = load_model(path, external_data_dir);
   if (!model.is_ok()) {
     LintReport report;
     report.add(kError, "onnx_loader", model.error().what());

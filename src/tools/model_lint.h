@@ -34,6 +34,7 @@ struct LintReport {
 /// Lints a loaded model. Never throws for problems in the model: they become entries.
 LintReport lint_model(const model::Model& model);
 /// Loads and lints; a file that cannot be loaded becomes one "onnx_loader" exception entry.
-LintReport lint_model_file(const std::filesystem::path& path);
+/// External data is looked up in external_data_dir (empty: the model's folder).
+LintReport lint_model_file(const std::filesystem::path& path, const std::filesystem::path& external_data_dir = {});
 
 }  // namespace parity::tools

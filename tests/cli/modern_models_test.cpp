@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+
 #include "runners/registry.h"
 #include "support/test_support.h"
 
@@ -64,6 +68,72 @@ TEST(ModernModels, RefMatchesOrtRunner) {
                                         "--val-range", "input_ids:[0,999]", "--iterations", "2"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.last_line().rfind("[I] PASSED | ", 0), 0u) << r.output;
+  }
+}
+
+// A one-node model x -> op -> y (float32 [2]) importing `domain` at `opset`.
+void write_one_node_model(const fs::path& path, const std::string& op, const std::string& domain, int opset) {
+  onnx::ModelProto model;
+  model.set_ir_version(10);
+  auto* import = model.add_opset_import();
+  import->set_domain(domain);
+  import->set_version(opset);
+  if (!domain.empty()) model.add_opset_import()->set_version(21);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("one_node");
+  onnx::NodeProto* node = g->add_node();
+  node->set_op_type(op);
+  node->set_domain(domain);
+  node->set_name("the_node");
+  node->add_input("x");
+  node->add_output("y");
+  for (auto [value, name] : {std::pair{g->add_input(), "x"}, std::pair{g->add_output(), "y"}}) {
+    value->set_name(name);
+    auto* tensor_type = value->mutable_type()->mutable_tensor_type();
+    tensor_type->set_elem_type(onnx::TensorProto::FLOAT);
+    tensor_type->mutable_shape()->add_dim()->set_dim_value(2);
+  }
+  std::ofstream out(path, std::ios::binary);
+  model.SerializeToOstream(&out);
+}
+
+// Error lines besides the closing "[E] FAILED | Runtime: ..." line every failing command ends with.
+size_t error_lines(const std::string& output) {
+  size_t count = 0;
+  for (size_t at = output.find("[E]"); at != std::string::npos; at = output.find("[E]", at + 1))
+    if (output.compare(at, 12, "[E] FAILED |") != 0) ++count;
+  return count;
+}
+
+TEST(ModernModels, OpOrVersionParityDoesNotKnowIsOneLineNamingTheNewestItHas) {
+  TempDir tmp;
+  struct Case {
+    std::string op, domain;
+    int opset;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"Relu", "", 29,
+       "[E] Relu node 'the_node': op 'Relu' at ai.onnx opset 29 is newer than parity knows (it implements ai.onnx "
+       "up to opset 28 as of ONNX 1.23); the newest version parity implements is 14"},
+      {"FancyOp", "", 20,
+       "[E] FancyOp node 'the_node': parity has no kernel for op 'FancyOp' in domain 'ai.onnx' (opset 20); parity "
+       "implements no version of it"},
+      {"Normalizer", "ai.onnx.ml", 6,
+       "[E] ai.onnx.ml::Normalizer node 'the_node': op 'Normalizer' at ai.onnx.ml opset 6 is newer than parity "
+       "knows (it implements ai.onnx.ml up to opset 5 as of ONNX 1.23); the newest version parity implements is 1"},
+      {"Widget", "com.example", 1,
+       "[E] com.example::Widget node 'the_node': parity has no kernel for op 'Widget' in domain 'com.example' "
+       "(opset 1); parity implements no version of it"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    const fs::path model = tmp / (c.op + ".onnx");
+    write_one_node_model(model, c.op, c.domain, c.opset);
+    const CommandResult r = run_parity({"run", model.string(), "--ref"});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << r.output;
+    EXPECT_EQ(error_lines(r.output), 1u) << r.output;
   }
 }
 

@@ -33,7 +33,7 @@ TEST(DType, NumpyDescr) {
   EXPECT_EQ(numpy_descr(DType::kFloat32), "<f4");
   EXPECT_EQ(numpy_descr(DType::kBool), "|b1");
   EXPECT_EQ(numpy_descr(DType::kUInt8), "|u1");
-  EXPECT_FALSE(numpy_descr(DType::kBFloat16).has_value());
+  EXPECT_EQ(numpy_descr(DType::kBFloat16), "<V2");  // as numpy.save records ml_dtypes.bfloat16
   EXPECT_EQ(dtype_from_numpy_descr("<i8"), DType::kInt64);
   EXPECT_EQ(dtype_from_numpy_descr("|b1"), DType::kBool);
   EXPECT_EQ(dtype_from_numpy_descr("<f2"), DType::kFloat16);

@@ -20,12 +20,14 @@ class CheckLintCommand : public Command {
   void add_options(options::ArgParser& parser) override {
     parser.add({.flags = {}, .dest = "model", .help = "Path to the ONNX model", .metavar = "MODEL", .required = true});
     parser.add({.flags = {"-o", "--output"}, .help = "Path to save the JSON report", .metavar = "PATH"});
+    parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
+                .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
   }
 
   int run(const options::Args& args) override {
     const std::string path = *args.get("model");
     logger().info("Linting model: ", path);
-    const tools::LintReport report = tools::lint_model_file(path);
+    const tools::LintReport report = tools::lint_model_file(path, args.get_or("external_data_dir", ""));
     for (const auto& e : report.entries) {
       std::string scope;
       if (!e.nodes.empty()) {

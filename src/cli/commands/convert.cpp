@@ -40,6 +40,11 @@ class ConvertCommand : public Command {
                 .metavar = "OP", .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--opset"}, .help = "Convert to this default-domain opset (libonnx's version converter)",
                 .metavar = "N"});
+    parser.add({.flags = {"--onnx-outputs"},
+                .help = "Tensors to make the model's outputs; `mark all` makes every tensor an output",
+                .metavar = "NAME", .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--onnx-exclude-outputs"}, .help = "Outputs to unmark (after --onnx-outputs)",
+                .metavar = "NAME", .arity = options::Arity::kOneOrMore});
     model_edit::add_output_options(parser);
     parser.group("Plan build (-o X.plan)");
     parser.add({.flags = {"--fp16"}, .help = "Let layers run in float16 (fp16 storage between layers, fp32 accumulation)",
@@ -86,6 +91,12 @@ class ConvertCommand : public Command {
                    " builds a reduced-precision plan (-o X.plan); to convert an ONNX model to float16 use --fp-to-fp16");
     model::Model model = model_edit::load_input(args);
     const auto out = model_edit::output_path(args, model);
+    if (args.has("onnx_outputs") || args.has("onnx_exclude_outputs")) {
+      auto graph = model::transforms::graph_with_inferred_types(model);
+      model_edit::mark_outputs_typed(*graph, args.list("onnx_outputs"), args.list("onnx_exclude_outputs"));
+      logger().info("Outputs: ", graph->outputs.size(), " tensor(s)");
+      model = graph->to_model();
+    }
     if (auto opset = args.get_int("opset")) {
       const int64_t from = model.opset("");
       model::transforms::convert_opset(model, *opset);

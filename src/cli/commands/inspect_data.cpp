@@ -12,6 +12,7 @@
 #include "core/formats/array_print.h"
 #include "core/formats/data_file.h"
 #include "core/logger.h"
+#include "core/low_precision.h"
 #include "core/stats.h"
 
 namespace parity::cli {
@@ -106,7 +107,7 @@ nlohmann::ordered_json tensor_json(const std::string& name, const Tensor& t, con
   j["name"] = name;
   j["dtype"] = dtype_name(t.dtype());
   j["shape"] = t.shape();
-  if (t.dtype() == DType::kString || is_complex(t.dtype())) {
+  if (t.dtype() == DType::kString || is_complex(t.dtype()) || t.dtype() == kNumpyVoid1) {
     j["stats"] = nullptr;
   } else {
     const TensorStats s = compute_stats(t);

@@ -10,8 +10,10 @@
 #include "model/external_data.h"
 #include "model/save_args.h"
 #include "model/transforms/opset.h"
+#include "model/transforms/outputs.h"
 #include "model/transforms/proto_walk.h"
 #include "model/transforms/weights.h"
+#include "tools/runtime_types.h"
 
 namespace parity::cli::model_edit {
 
@@ -88,6 +90,22 @@ void save_output(const model::Model& model, const fs::path& path, const options:
   }
   logger().info("Saved model to ", path.string());
   if (check) model::transforms::check_saved_model(path);
+}
+
+void mark_outputs_typed(model::Graph& graph, const std::vector<std::string>& outputs,
+                        const std::vector<std::string>& exclude) {
+  model::transforms::mark_outputs(graph, outputs, exclude);
+  std::vector<std::string> unknown;
+  for (const auto& v : graph.outputs)
+    if (v->dtype == DType::kUndefined) unknown.push_back(v->name);
+  if (unknown.empty()) return;
+  logger().info("running the model to find the types of ", unknown.size(), " marked outputs");
+  const TensorMetadata found = tools::resolve_types_by_running(graph.to_model(), unknown);
+  for (const auto& v : graph.outputs)
+    if (const TensorMeta* meta = found.find(v->name); meta && v->dtype == DType::kUndefined) {
+      v->dtype = meta->dtype;
+      v->shape = meta->shape;
+    }
 }
 
 }  // namespace parity::cli::model_edit

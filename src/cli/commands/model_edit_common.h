@@ -5,7 +5,11 @@
 
 #include <filesystem>
 
+#include <string>
+#include <vector>
+
 #include "options/args.h"
+#include "model/graph.h"
 #include "model/model.h"
 
 namespace parity::cli::model_edit {
@@ -24,5 +28,11 @@ model::SaveOptions save_options(const options::Args& args);
 /// Saves the model, then runs libonnx's checker on the written file unless check is false; a
 /// checker failure is an error (the file stays, so it can be inspected).
 void save_output(const model::Model& model, const std::filesystem::path& path, const options::Args& args, bool check = true);
+
+/// Marks the graph's outputs as Polygraphy's --outputs/--exclude-outputs do (model::transforms::
+/// mark_outputs); outputs whose dtype shape inference left unknown (mark all on a model inference
+/// cannot follow) get it from a run with parity's runtime, since libonnx requires one.
+void mark_outputs_typed(model::Graph& graph, const std::vector<std::string>& outputs,
+                        const std::vector<std::string>& exclude);
 
 }  // namespace parity::cli::model_edit

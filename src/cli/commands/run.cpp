@@ -7,11 +7,13 @@
 #include <cctype>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <set>
 
 #include <onnx/onnx_pb.h>
 
 #include "cli/command.h"
+#include "cli/commands/model_edit_common.h"
 #include "compare/compare_args.h"
 #include "compare/comparator.h"
 #include "compare/feed_files.h"
@@ -19,9 +21,12 @@
 #include "compare/layerwise.h"
 #include "compare/loaders.h"
 #include "compare/report.h"
+#include "core/formats/file_io.h"
 #include "core/formats/polygraphy_json.h"
 #include "core/formats/run_results_stream.h"
 #include "core/logger.h"
+#include "model/model.h"
+#include "model/transforms/extract.h"
 #include "options/data_loader_args.h"
 #include "runners/registry.h"
 #include "runners/runner_args.h"
@@ -79,6 +84,11 @@ class RunCommand : public Command {
                 .metavar = "NAME", .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--mark-all-window-mb"},
                 .help = "With `mark all`: MiB of peer outputs held at once (default 64)", .metavar = "MB"});
+    parser.add({.flags = {"--save-onnx"},
+                .help = "Save the ONNX model the runners load (with --onnx-outputs/--onnx-exclude-outputs applied)",
+                .metavar = "PATH"});
+    parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
+                .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
 
     data_loader_args_.add_to(parser);
     iteration_args_.add_iterations_to(parser);
@@ -117,7 +127,7 @@ class RunCommand : public Command {
   }
 
   int run(const options::Args& args) override {
-    const std::optional<std::string> model = args.get("model");
+    std::optional<std::string> model = args.get("model");
     const std::vector<std::string> runner_names = runner_args_.parse_flags(args);
     const std::vector<std::string> load_outputs = args.list("load_outputs");
     PARITY_CHECK(!runner_names.empty() || !load_outputs.empty(), kInvalidArgument,
@@ -132,6 +142,17 @@ class RunCommand : public Command {
                             report_args_.parse(args)};
     compare::Isolation isolation = compare::IsolationArgs().parse(args);
     const std::vector<std::string> onnx_outputs = args.list("onnx_outputs");
+    // --external-data-dir: runtimes read external data beside the model file, so for this run the
+    // model's protobuf sits in that folder.
+    std::optional<ModelBesideData> beside_data;
+    if (auto dir = args.get("external_data_dir"); model && dir) {
+      beside_data.emplace(*model, *dir);
+      model = beside_data->path();
+    }
+    if (auto path = args.get("save_onnx")) {
+      PARITY_CHECK(model, kInvalidArgument, "--save-onnx needs a MODEL");
+      save_run_model(*model, *path, onnx_outputs, args.list("onnx_exclude_outputs"));
+    }
     const bool mark_all = onnx_outputs.size() == 2 && onnx_outputs[0] == "mark" && onnx_outputs[1] == "all";
     PARITY_CHECK(mark_all || !settings.compare.check_fp16_range, kInvalidArgument,
                  "--check-fp16-range checks intermediate tensors: use it with --onnx-outputs mark all");
@@ -207,6 +228,42 @@ class RunCommand : public Command {
   }
 
  private:
+  // A copy of a model's protobuf in the folder of its external data, removed when the run ends
+  // (--external-data-dir; a runtime resolves external data relative to the model file).
+  class ModelBesideData {
+   public:
+    ModelBesideData(const std::string& model_path, const std::string& dir) {
+      const model::Model model = model::load_model(model_path, dir).value();  // checks every reference
+      std::random_device random;
+      path_ = (std::filesystem::path(dir) / str_cat(".parity-", std::filesystem::path(model_path).stem().string(), "-",
+                                                    random(), ".onnx")).string();
+      formats::write_binary_file(path_, model::serialize_model(model));
+    }
+    ~ModelBesideData() {
+      std::error_code ec;
+      std::filesystem::remove(path_, ec);
+    }
+    ModelBesideData(const ModelBesideData&) = delete;
+    ModelBesideData& operator=(const ModelBesideData&) = delete;
+    const std::string& path() const { return path_; }
+
+   private:
+    std::string path_;
+  };
+
+  // --save-onnx: the model as the runners load it.
+  static void save_run_model(const std::string& model_path, const std::string& out,
+                             const std::vector<std::string>& outputs, const std::vector<std::string>& exclude) {
+    model::Model model = model::load_model(model_path).value();
+    if (!outputs.empty() || !exclude.empty()) {
+      auto graph = model::transforms::graph_with_inferred_types(model);
+      model_edit::mark_outputs_typed(*graph, outputs, exclude);
+      model = graph->to_model();
+    }
+    logger().info("Saving ONNX model to: ", out);
+    model::save_model(model, out).throw_if_error();
+  }
+
   // --gen-script: writes the program, runs nothing (runners need not even be available here).
   static int generate_script(const std::string& path, const std::vector<std::string>& runner_names,
                              const options::Args& args) {
@@ -319,9 +376,11 @@ class RunCommand : public Command {
   int run_layerwise(const std::string& model, const std::vector<std::string>& runner_names, const options::Args& args,
                     const Settings& settings) {
     const auto ref_it = std::find(runner_names.begin(), runner_names.end(), "ref");
-    PARITY_CHECK(ref_it != runner_names.end() && runner_names.size() <= 2, kInvalidArgument,
-                 "--onnx-outputs mark all compares layer by layer with --ref and at most one other runner; got: ",
-                 join_names(runner_names));
+    // One runner that is not parity's own (e.g. --ort alone): its every tensor, window by window.
+    const bool runner_only = ref_it == runner_names.end() && runner_names.size() == 1;
+    PARITY_CHECK(runner_only || (ref_it != runner_names.end() && runner_names.size() <= 2), kInvalidArgument,
+                 "--onnx-outputs mark all runs one runner alone, or compares layer by layer with --ref and at most "
+                 "one other runner; got: ", runner_names.empty() ? std::string("no runner") : join_names(runner_names));
     PARITY_CHECK(!args.has("postprocess"), kInvalidArgument,
                  "--onnx-outputs mark all cannot be combined with --postprocess (it compares tensors as produced)");
     std::string peer;
@@ -334,7 +393,8 @@ class RunCommand : public Command {
     // Feeds: the same data loader as a normal run, with the reference's input metadata.
     std::unique_ptr<FeedSource> feeds = make_feed_source(settings.data, settings.runs.iterations);
     {
-      auto probe = runners::RunnerRegistry::instance().find("ref")->create(runners::RunnerConfig{model, &args});
+      const std::string probed = runner_only ? runner_names.front() : std::string("ref");
+      auto probe = runners::RunnerRegistry::instance().find(probed)->create(runners::RunnerConfig{model, &args});
       runners::ActiveRunner active(*probe);
       feeds->set_input_metadata(probe->input_metadata());
     }
@@ -362,7 +422,9 @@ class RunCommand : public Command {
       goldens.emplace_back(path);
     }
     std::optional<LayerSaver> saver;
-    if (auto path = args.get("save_outputs")) saver.emplace(*path, model, peer, args, options);
+    if (auto path = args.get("save_outputs"))
+      saver.emplace(*path, model, runner_only ? runner_names.front() : std::string("ref"), runner_only ? "" : peer, args,
+                    options, runner_only);
     std::vector<TensorMap> used;
     std::vector<LayerwiseReport> reports;
     bool passed = true;
@@ -373,12 +435,14 @@ class RunCommand : public Command {
       if (saver) saver->begin_iteration();
       // The first comparison of a feed saves the reference's tensors; the others only compare.
       LayerwiseOptions current = options;
-      if (!peer.empty() || goldens.empty()) {
+      if (runner_only) {
+        passed &= run_runner_alone(model, runner_names.front(), args, *feed, goldens, i, current, reports);
+      } else if (!peer.empty() || goldens.empty()) {
         reports.push_back(compare_layerwise(model, peer, &args, *feed, current));
         passed &= reports.back().passed();
         current.on_reference_tensor = nullptr;
       }
-      for (const auto& golden : goldens) {
+      for (const auto& golden : runner_only ? std::vector<RunResultsIndex>{} : goldens) {
         passed &= compare_with_golden(model, args, *feed, golden, i, current);
         current.on_reference_tensor = nullptr;
       }
@@ -391,6 +455,32 @@ class RunCommand : public Command {
     if (settings.report.path)
       write_report(*settings.report.path, model, tools::report::layerwise_section(reports, options.compare));
     return passed ? kExitPassed : kExitFailed;
+  }
+
+  // `mark all` with one runner alone: its tensors summarized, or compared with each stored run (the
+  // first pass also saves them).
+  static bool run_runner_alone(const std::string& model, const std::string& runner, const options::Args& args,
+                               const TensorMap& feed, const std::vector<RunResultsIndex>& goldens, size_t iteration,
+                               LayerwiseOptions& options, std::vector<LayerwiseReport>& reports) {
+    if (goldens.empty()) {
+      reports.push_back(runner_layerwise(model, runner, &args, feed, options));
+      return true;
+    }
+    bool passed = true;
+    for (const auto& golden : goldens) {
+      PARITY_CHECK(!golden.runs().empty(), kInvalidArgument, golden.path(), " holds no runs to compare with");
+      for (size_t r = 0; r < golden.runs().size(); ++r) {
+        const size_t stored = golden.runs()[r].iterations.size();
+        PARITY_CHECK(iteration < stored, kInvalidArgument, golden.path(), ": runner '", golden.runs()[r].runner,
+                     "' has ", stored, " iteration(s) but this run feeds more (match --iterations or --load-inputs "
+                     "to the stored run)");
+        const GoldenRun run{&golden, r, iteration};
+        reports.push_back(runner_layerwise(model, runner, &args, feed, options, &run));
+        passed &= reports.back().passed();
+        options.on_peer_tensor = nullptr;
+      }
+    }
+    return passed;
   }
 
   // Feed `iteration` against iteration `iteration` of every run stored in `golden`.
@@ -415,12 +505,16 @@ class RunCommand : public Command {
   // --save-outputs` stores a golden run. Installs its hooks into `options`.
   class LayerSaver {
    public:
-    LayerSaver(const std::string& path, const std::string& model, const std::string& peer, const options::Args& args,
-               LayerwiseOptions& options)
+    // `first` is the reference runner, or with `runner_only` the one runner (whose tensors come
+    // through the peer hook).
+    LayerSaver(const std::string& path, const std::string& model, const std::string& first, const std::string& peer,
+               const options::Args& args, LayerwiseOptions& options, bool runner_only = false)
         : writer_(path) {
-      ref_ = writer_.add_runner(runner_name("ref", model, args));
+      ref_ = writer_.add_runner(runner_name(first, model, args));
       if (!peer.empty()) peer_ = writer_.add_runner(runner_name(peer, model, args));
-      options.on_reference_tensor = [this](const std::string& name, const Tensor& t) { writer_.add(ref_, name, t); };
+      auto to_first = [this](const std::string& name, const Tensor& t) { writer_.add(ref_, name, t); };
+      if (runner_only) options.on_peer_tensor = to_first;
+      else options.on_reference_tensor = to_first;
       if (peer_) options.on_peer_tensor = [this](const std::string& name, const Tensor& t) { writer_.add(*peer_, name, t); };
     }
     void begin_iteration() {

@@ -77,22 +77,6 @@ tools::FoldOptions fold_options(const options::Args& args) {
   return options;
 }
 
-// Outputs whose dtype inference left unknown (mark all on a model inference cannot follow) get it
-// from a run, so every marked output has the type libonnx requires.
-void type_marked_outputs(model::Graph& graph) {
-  std::vector<std::string> unknown;
-  for (const auto& v : graph.outputs)
-    if (v->dtype == DType::kUndefined) unknown.push_back(v->name);
-  if (unknown.empty()) return;
-  logger().info("running the model to find the types of ", unknown.size(), " marked outputs");
-  const TensorMetadata found = tools::resolve_types_by_running(graph.to_model(), unknown);
-  for (const auto& v : graph.outputs)
-    if (const TensorMeta* meta = found.find(v->name); meta && v->dtype == DType::kUndefined) {
-      v->dtype = meta->dtype;
-      v->shape = meta->shape;
-    }
-}
-
 class SurgeonSanitizeCommand : public Command {
  public:
   std::string name() const override { return "surgeon sanitize"; }
@@ -133,8 +117,7 @@ class SurgeonSanitizeCommand : public Command {
     auto graph = infer ? model::transforms::graph_with_inferred_types(model) : model::Graph::from_model(model);
     const size_t before = graph->node_count(false);
     if (args.has("outputs") || args.has("exclude_outputs")) {
-      model::transforms::mark_outputs(*graph, args.list("outputs"), args.list("exclude_outputs"));
-      type_marked_outputs(*graph);
+      model_edit::mark_outputs_typed(*graph, args.list("outputs"), args.list("exclude_outputs"));
     }
     if (!shapes.empty()) {
       tools::reshape_inputs(*graph, shapes);

@@ -236,6 +236,15 @@ Formatter make_formatter(const Tensor& tensor, const std::vector<int64_t>& shown
       return [x](int64_t i) { return std::string(x[i] ? " True" : "False"); };
     }
     default: {
+      if (tensor.dtype() == kNumpyVoid1) {
+        // numpy prints unstructured void elements as bytes literals in hex.
+        const auto* x = static_cast<const uint8_t*>(tensor.raw_data());
+        return [x](int64_t i) {
+          char buffer[16];
+          std::snprintf(buffer, sizeof(buffer), "b'\\x%02x'", x[i]);
+          return std::string(buffer);
+        };
+      }
       // Complex numbers and strings: plain text, no numpy-identical layout.
       return [&tensor](int64_t i) -> std::string {
         if (tensor.dtype() == DType::kString) return "'" + tensor.data<std::string>()[i] + "'";

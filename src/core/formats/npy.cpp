@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/formats/file_io.h"
+#include "core/low_precision.h"
 
 namespace parity {
 
@@ -170,7 +171,7 @@ DType dtype_from_descr(const std::string& descr, std::string_view what) {
   auto dtype = dtype_from_numpy_descr(descr);
   PARITY_CHECK(dtype, kUnsupported, what, ": numpy dtype '", descr,
                "' is not supported (supported: bool, int8..int64, uint8..uint64, float16/32/64, "
-               "complex64/128)");
+               "complex64/128, and ml_dtypes' bfloat16 '<V2', float8_e5m2 '<f1' and 1-byte types '<V1')");
   return *dtype;
 }
 
@@ -308,8 +309,16 @@ std::string npy_to_bytes(const Tensor& tensor) {
   PARITY_CHECK(tensor.defined(), kInvalidArgument, "cannot write an undefined tensor to .npy");
   const auto descr = numpy_descr(tensor.dtype());
   PARITY_CHECK(descr, kUnsupported, "cannot write a ", dtype_name(tensor.dtype()),
-               " tensor to .npy: numpy has no such dtype",
-               tensor.dtype() == DType::kBFloat16 ? " (cast it to float32 first)" : "");
+               " tensor to .npy: numpy has no such dtype");
+  // ml_dtypes keeps int4/uint4/int2/uint2/float4 in a byte's low bits with the rest zero.
+  Tensor ml_dtypes_form;
+  if (is_sub_byte(tensor.dtype())) {
+    ml_dtypes_form = Tensor(tensor.dtype(), tensor.shape());
+    const auto* src = static_cast<const uint8_t*>(tensor.raw_data());
+    auto* dst = static_cast<uint8_t*>(ml_dtypes_form.raw_data());
+    for (int64_t i = 0; i < tensor.numel(); ++i) dst[i] = to_ml_dtypes_byte(tensor.dtype(), src[i]);
+  }
+  const Tensor& data = ml_dtypes_form.defined() ? ml_dtypes_form : tensor;
   const Shape& shape = tensor.shape();
   const std::string shape_repr = shape_to_string(shape);
   std::string header = "{'descr': '" + *descr + "', 'fortran_order': False, 'shape': " +
@@ -341,8 +350,8 @@ std::string npy_to_bytes(const Tensor& tensor) {
   out += header;
   out.append(pad, ' ');
   out += '\n';
-  if (tensor.size_bytes() > 0)
-    out.append(static_cast<const char*>(tensor.raw_data()), tensor.size_bytes());
+  if (data.size_bytes() > 0)
+    out.append(static_cast<const char*>(data.raw_data()), data.size_bytes());
   return out;
 }
 

@@ -20,7 +20,10 @@ Tensor npy_from_bytes(std::string_view bytes, std::string_view what = "npy data"
 Tensor npy_from_string(std::string&& bytes, std::string_view what = "npy data");
 
 /// Serializes a tensor exactly as numpy.save writes it (format 1.0, header padded to a multiple
-/// of 64 bytes). Throws kUnsupported for bfloat16 and string tensors (numpy has no such dtype).
+/// of 64 bytes). bfloat16 and the low-precision types are written as numpy with ml_dtypes writes
+/// them ('<V2', '<f1' for float8e5m2, '<V1' for the other 1-byte types; int4/int2 in the low bits);
+/// reading '<V1' gives a kNumpyVoid1 tensor (see core/low_precision.h). Throws kUnsupported for
+/// string tensors.
 std::string npy_to_bytes(const Tensor& tensor);
 
 /// Reads a .npy file.

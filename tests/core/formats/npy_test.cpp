@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/formats/npz.h"
+#include "core/low_precision.h"
 #include "support/test_support.h"
 
 namespace parity {
@@ -108,15 +111,73 @@ TEST(Npy, RejectsBadData) {
   EXPECT_EQ(npy_from_bytes(member("big_endian_i1.npy")).to_vector<int8_t>(), (std::vector<int8_t>{0, 1, 2}));
 }
 
-TEST(Npy, RefusesBFloat16) {
-  const Tensor t = Tensor::from_vector<BFloat16>({1}, {BFloat16(1.0f)});
-  try {
-    npy_to_bytes(t);
-    FAIL() << "expected an error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
-    EXPECT_NE(std::string(e.what()).find("bfloat16"), std::string::npos);
+// What numpy.save writes for ml_dtypes' types (scripts/make_format_fixtures.py): every bit pattern
+// of each 1-byte type, one element per byte as ml_dtypes holds it.
+std::string ml_dtypes_member(const std::string& name) {
+  const auto path = source_dir() / "tests/data/formats/ml_dtypes.zip";
+  for (auto& [n, data] : zip_members_from_bytes(read_file(path), path.string()))
+    if (n == name) return data;
+  ADD_FAILURE() << "no fixture member " << name;
+  return {};
+}
+
+TEST(Npy, MlDtypesOneByteTypesReadAsVoidAndWriteBackByteForByte) {
+  struct Case {
+    const char* file;
+    DType dtype;
+    uint8_t pattern;  // one element's byte as ml_dtypes holds it
+    double value;     // what that element is
+  };
+  const Case cases[] = {
+      {"float8_e4m3fn.npy", kFloat8E4M3FN, 0x38, 1.0},    {"float8_e4m3fnuz.npy", kFloat8E4M3FNUZ, 0x40, 1.0},
+      {"float8_e5m2.npy", kFloat8E5M2, 0xC0, -2.0},        {"float8_e5m2fnuz.npy", kFloat8E5M2FNUZ, 0x44, 2.0},
+      {"float8_e8m0fnu.npy", kFloat8E8M0, 0x7F, 1.0},      {"float4_e2m1fn.npy", kFloat4E2M1, 0x0F, -6.0},
+      {"int4.npy", kInt4, 0x0F, -1.0},                     {"uint4.npy", kUInt4, 0x0F, 15.0},
+      {"int2.npy", kInt2, 0x02, -2.0},                     {"uint2.npy", kUInt2, 0x03, 3.0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    const std::string bytes = ml_dtypes_member(c.file);
+    const Tensor read = npy_from_bytes(bytes, c.file);
+    // Only float8_e5m2 names its type ('<f1'); the others are numpy's untyped '<V1' bytes.
+    EXPECT_EQ(read.dtype(), c.dtype == kFloat8E5M2 ? kFloat8E5M2 : kNumpyVoid1);
+    const int64_t patterns = int64_t{1} << dtype_bits(c.dtype);
+    EXPECT_EQ(read.shape(), (Shape{patterns / 4, 4}));
+    const Tensor typed = resolve_numpy_void(read, c.dtype);
+    ASSERT_EQ(typed.dtype(), c.dtype);
+    EXPECT_EQ(typed.value_as_double(c.pattern), c.value);
+    EXPECT_EQ(npy_to_bytes(typed), bytes);
+    if (read.dtype() == kNumpyVoid1) EXPECT_EQ(npy_to_bytes(read), bytes.substr(0, 20) + "'|V1'" + bytes.substr(25));
   }
+}
+
+TEST(Npy, SubByteUpperBitsAreIgnoredOnReadAndZeroOnWrite) {
+  // ml_dtypes ignores the upper bits of an int4/int2 byte and writes them as zero; parity holds
+  // int4/int2 sign-extended.
+  const Tensor raw = Tensor::from_vector<uint8_t>({3}, {0xF7, 0x0F, 0x38});
+  const Tensor as_void = Tensor::from_bytes(kNumpyVoid1, {3}, raw.raw_data(), 3);
+  const Tensor i4 = resolve_numpy_void(as_void, kInt4);
+  EXPECT_EQ(i4.value_as_double(0), 7.0);
+  EXPECT_EQ(i4.value_as_double(1), -1.0);
+  EXPECT_EQ(i4.value_as_double(2), -8.0);
+  EXPECT_EQ(static_cast<const uint8_t*>(i4.raw_data())[1], 0xFF);
+  const std::string bytes = npy_to_bytes(i4);
+  EXPECT_EQ(bytes.substr(bytes.size() - 3), std::string("\x07\x0f\x08", 3));
+  EXPECT_EQ(resolve_numpy_void(as_void, kUInt2).value_as_double(0), 3.0);
+  // Not a 1-byte low-precision type: left as it is.
+  EXPECT_EQ(resolve_numpy_void(as_void, DType::kUInt8).dtype(), kNumpyVoid1);
+}
+
+TEST(Npy, BFloat16IsMlDtypesV2) {
+  const std::string bytes = ml_dtypes_member("bfloat16.npy");
+  const Tensor t = npy_from_bytes(bytes, "bfloat16.npy");
+  ASSERT_EQ(t.dtype(), DType::kBFloat16);
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_EQ(t.value_as_double(1), 1.0);
+  EXPECT_EQ(t.value_as_double(2), -3.0);
+  EXPECT_TRUE(std::isinf(t.value_as_double(3)));
+  EXPECT_TRUE(std::isnan(t.value_as_double(4)));
+  EXPECT_EQ(npy_to_bytes(t), bytes);
 }
 
 TEST(Npy, FileRoundTrip) {
