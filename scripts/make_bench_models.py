@@ -7,7 +7,7 @@ is kept, so a second run takes well under a second. Latency does not depend on t
 so random weights measure the same work as trained ones.
 
 Needs Debian's python3-torch, python3-torchvision and python3-onnx: run with /usr/bin/python3.
-Usage: scripts/make_bench_models.py [OUT_DIR]
+Usage: scripts/make_bench_models.py [OUT_DIR [MODEL...]]  (MODEL: resnet50, mobilenet_v2, vit_tiny; all by default)
 """
 import os
 import sys
@@ -89,8 +89,13 @@ def export(name, make, out_dir):
 
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".cache", "bench-models")
+    names = sys.argv[2:] or list(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        sys.exit("make_bench_models.py: unknown model " + ", ".join(unknown) + " (known: " + ", ".join(MODELS) + ")")
     os.makedirs(out_dir, exist_ok=True)
-    for name, make in MODELS.items():
+    for name in names:
+        make = MODELS[name]
         path, made = export(name, make, out_dir)
         print(("wrote " if made else "kept  ") + os.path.relpath(path))
 

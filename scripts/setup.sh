@@ -85,4 +85,8 @@ if [ -f "$TESTDATA_123" ] && [ ! -f "$CACHE/onnx-testdata-1.23/.complete" ]; the
   touch "$CACHE/onnx-testdata-1.23/.complete"
 fi
 
+# MobileNetV2 (torchvision, random weights, static 1x3x224x224): the plan-file tests need a model whose
+# static shapes let oneDNN pack its convolution weights at build time. `make bench` exports the rest.
+/usr/bin/python3 scripts/make_bench_models.py "$CACHE/bench-models" mobilenet_v2 >/dev/null
+
 echo "[setup] done"
