@@ -1,4 +1,5 @@
-// Builds an identity model, saves it, and runs it (Polygraphy's "inference with TensorRT" example).
+// Builds an fp16 plan (parity's engine) from an identity model, saves it, and runs it
+// (Polygraphy's "inference with TensorRT" example: EngineFromNetwork + SaveEngine + TrtRunner).
 //
 // Loaders are lazy and composable: `load` below is a callable that produces the model when the
 // runner activates; nothing is built or written until then.
@@ -6,6 +7,7 @@
 #include <vector>
 
 #include "compare/loaders.h"
+#include "compare/plan_loaders.h"
 #include "identity_model.h"
 #include "runners/runner.h"
 
@@ -13,11 +15,12 @@ static int run_example() {
   using namespace parity;
   using namespace parity::compare::loaders;
 
-  // The model comes from our own code; SaveOnnx writes it out (for the next example) and passes
-  // it on, so it chains with other loaders.
-  ModelLoader load = SaveOnnx([] { return make_identity_model(); }, "identity.onnx");
+  // The model comes from our own code. PlanFromOnnx plans it with fp16 layers enabled; SavePlan
+  // writes the plan out (for the next example) and passes it on, so it chains with other loaders.
+  ModelLoader load = [] { return make_identity_model(); };
+  PlanLoader build = SavePlan(PlanFromOnnx(load, BuildConfig{.fp16 = true}), "identity.plan");
 
-  auto runner = RunnerFromOnnx("ref", load);
+  auto runner = RunnerFromPlan(build);
   runners::ActiveRunner active(*runner);  // activate() now, deactivate() when `active` goes away
   const Tensor input = Tensor::from_vector<float>({1, 1, 2, 2}, std::vector<float>(4, 1.0f));
 

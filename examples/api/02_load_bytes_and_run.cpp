@@ -1,9 +1,11 @@
-// Loads a serialized model from a file's bytes and runs it (Polygraphy's "load and run" example).
+// Loads a saved plan from a file's bytes and runs it (Polygraphy's "load and run" example:
+// EngineFromBytes(BytesFromPath(...)) + TrtRunner).
 #include <cstdio>
 #include <filesystem>
 #include <vector>
 
 #include "compare/loaders.h"
+#include "compare/plan_loaders.h"
 #include "identity_model.h"
 #include "runners/runner.h"
 
@@ -11,11 +13,12 @@ static int run_example() {
   using namespace parity;
   using namespace parity::compare::loaders;
 
-  if (!std::filesystem::exists("identity.onnx")) save_onnx(*make_identity_model(), "identity.onnx");
+  // Example 01 writes identity.plan; this one also runs on its own.
+  if (!std::filesystem::exists("identity.plan"))
+    save_plan(*plan_from_onnx(*make_identity_model(), BuildConfig{.fp16 = true}), "identity.plan");
 
-  // Compose loaders: bytes from a path, then a model from the bytes.
-  ModelLoader load = OnnxFromBytes(BytesFromPath("identity.onnx"));
-  auto runner = RunnerFromOnnx("ref", load);
+  // Compose loaders: bytes from a path, then a plan from the bytes (no planning again).
+  auto runner = RunnerFromPlan(PlanFromBytes(BytesFromPath("identity.plan")));
   runners::ActiveRunner active(*runner);
   const Tensor input = Tensor::from_vector<float>({1, 1, 2, 2}, {0.5f, -1.0f, 2.0f, 3.25f});
   const TensorMap outputs = runner->infer({{"x", input}});

@@ -12,7 +12,10 @@ namespace parity::tools {
 
 namespace {
 
-constexpr const char* kCacheHeader = "parity-calibration-minmax-v1";
+constexpr const char* kCacheHeaderPrefix = "parity-calibration-";
+constexpr const char* kCacheHeaderSuffix = "-v1";
+constexpr int kHistogramBins = 2048;
+constexpr int kQuantizedBins = 128;
 
 void record(std::map<std::string, float>& amaxes, const std::string& name, const Tensor& t) {
   if (t.dtype() != DType::kFloat32 || t.numel() == 0) return;
@@ -24,7 +27,114 @@ void record(std::map<std::string, float>& amaxes, const std::string& name, const
   slot = std::max(slot, amax);
 }
 
+/// Runs every feed of `feeds` through `session`, calling `visit(name, tensor)` for each float32
+/// tensor (the feed's and every node output); returns the batch count.
+template <typename Visit>
+size_t visit_tensors(const runtime::Session& session, compare::FeedSource& feeds, const Visit& visit) {
+  runtime::RunOptions options;
+  options.hook = [&](const std::string& name, const runtime::Value& value) {
+    if (value.is_tensor() && value.tensor().dtype() == DType::kFloat32) visit(name, value.tensor());
+  };
+  size_t batches = 0;
+  for (size_t i = 0;; ++i) {
+    std::optional<TensorMap> feed = feeds.feed(i);
+    if (!feed) break;
+    for (const auto& [name, t] : *feed)
+      if (t.dtype() == DType::kFloat32) visit(name, t);
+    session.run(*feed, options);
+    ++batches;
+  }
+  return batches;
+}
+
+/// KL(P || Q) of two unnormalized histograms over the same bins.
+double kl_divergence(const std::vector<double>& p, const std::vector<double>& q) {
+  double sp = 0, sq = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    sp += p[i];
+    sq += q[i];
+  }
+  if (sp == 0 || sq == 0) return 1e30;
+  double kl = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == 0) continue;
+    const double qi = q[i] == 0 ? 1e-8 : q[i] / sq;  // smoothing: a bin Q lost is costly, not infinite
+    kl += (p[i] / sp) * std::log((p[i] / sp) / qi);
+  }
+  return kl;
+}
+
+/// The bin count (of kHistogramBins) to clip at: the one whose kQuantizedBins-level version of
+/// the clipped histogram diverges least from it.
+int entropy_threshold_bins(const std::vector<double>& hist) {
+  int best_bins = kHistogramBins;
+  double best_kl = 1e30;
+  // Candidates every 16 bins (1/128 of the range): finer steps cost minutes on a large model
+  // for thresholds a fraction of a quantization step apart.
+  for (int bins = kQuantizedBins; bins <= kHistogramBins; bins += 16) {
+    std::vector<double> p(hist.begin(), hist.begin() + bins);
+    for (int i = bins; i < kHistogramBins; ++i) p[bins - 1] += hist[i];  // outliers saturate
+    // Q: the histogram's first `bins` bins (outliers not folded in, so clipping them costs)
+    // merged into kQuantizedBins groups, each group's mass spread evenly over its bins that P
+    // does not leave empty.
+    std::vector<double> q(bins, 0.0);
+    for (int g = 0; g < kQuantizedBins; ++g) {
+      const int begin = g * bins / kQuantizedBins, end = (g + 1) * bins / kQuantizedBins;
+      double mass = 0;
+      int nonzero = 0;
+      for (int i = begin; i < end; ++i) {
+        mass += hist[i];
+        nonzero += p[i] != 0;
+      }
+      for (int i = begin; i < end; ++i)
+        if (p[i] != 0) q[i] = mass / nonzero;
+    }
+    const double kl = kl_divergence(p, q);
+    if (kl < best_kl) {
+      best_kl = kl;
+      best_bins = bins;
+    }
+  }
+  return best_bins;
+}
+
 }  // namespace
+
+CalibrationTable calibrate_entropy(const runtime::Session& session, compare::FeedSource& feeds) {
+  feeds.set_input_metadata(session.input_metadata());
+  std::map<std::string, float> amaxes;
+  const size_t batches = visit_tensors(session, feeds, [&](const std::string& name, const Tensor& t) {
+    record(amaxes, name, t);
+  });
+  PARITY_CHECK(batches > 0, kInvalidArgument, "int8 calibration: the data loader gave no inputs");
+  std::map<std::string, std::vector<double>> histograms;
+  visit_tensors(session, feeds, [&](const std::string& name, const Tensor& t) {
+    const float amax = amaxes[name];
+    if (!(amax > 0)) return;
+    auto& hist = histograms[name];
+    hist.resize(kHistogramBins, 0.0);
+    const float* data = t.data<float>();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (!std::isfinite(data[i])) continue;
+      const int bin = std::min(kHistogramBins - 1, static_cast<int>(std::fabs(data[i]) / amax * kHistogramBins));
+      hist[bin] += 1;
+    }
+  });
+  CalibrationTable table;
+  table.batches = batches;
+  table.algorithm = "entropy";
+  for (const auto& [name, amax] : amaxes) {
+    auto it = histograms.find(name);
+    if (it == histograms.end()) {
+      table.scales[name] = amax / 127.0f;
+      continue;
+    }
+    const int bins = entropy_threshold_bins(it->second);
+    const float threshold = std::min(amax, (static_cast<float>(bins) + 0.5f) * amax / kHistogramBins);
+    table.scales[name] = threshold / 127.0f;
+  }
+  return table;
+}
 
 CalibrationTable calibrate_min_max(const runtime::Session& session, compare::FeedSource& feeds) {
   CalibrationTable table;
@@ -47,7 +157,7 @@ CalibrationTable calibrate_min_max(const runtime::Session& session, compare::Fee
 }
 
 void write_calibration_cache(const std::filesystem::path& path, const CalibrationTable& table) {
-  std::string text = std::string(kCacheHeader) + "\n";
+  std::string text = std::string(kCacheHeaderPrefix) + table.algorithm + kCacheHeaderSuffix + "\n";
   for (const auto& [name, scale] : table.scales) {
     char hex[16];
     std::snprintf(hex, sizeof hex, "%08x", std::bit_cast<uint32_t>(scale));
@@ -60,9 +170,12 @@ CalibrationTable read_calibration_cache(const std::filesystem::path& path) {
   const std::string text = formats::read_binary_file(path.string());
   std::istringstream in(text);
   std::string line;
-  PARITY_CHECK(std::getline(in, line) && line == kCacheHeader, kInvalidArgument, "calibration cache '",
-               path.string(), "' does not start with '", kCacheHeader, "'");
+  const std::string minmax = std::string(kCacheHeaderPrefix) + "minmax" + kCacheHeaderSuffix;
+  const std::string entropy = std::string(kCacheHeaderPrefix) + "entropy" + kCacheHeaderSuffix;
+  PARITY_CHECK(std::getline(in, line) && (line == minmax || line == entropy), kInvalidArgument, "calibration cache '",
+               path.string(), "' does not start with '", minmax, "' or '", entropy, "'");
   CalibrationTable table;
+  table.algorithm = line == entropy ? "entropy" : "minmax";
   for (int number = 2; std::getline(in, line); ++number) {
     if (line.empty()) continue;
     const size_t colon = line.rfind(": ");

@@ -17,11 +17,18 @@ namespace parity::tools {
 struct CalibrationTable {
   std::map<std::string, float> scales;
   size_t batches = 0;
+  std::string algorithm = "minmax";  // or "entropy"; recorded in the cache's first line
 };
 
 /// Runs `session` (an fp32 session over the ONNX model) on every feed of `feeds` and records each
 /// float32 tensor's largest magnitude. Throws kInvalidArgument when `feeds` yields nothing.
 CalibrationTable calibrate_min_max(const runtime::Session& session, compare::FeedSource& feeds);
+
+/// The entropy calibrator (as TensorRT's entropy calibration): a second pass over the feeds
+/// builds a 2048-bin histogram of each tensor's magnitudes, and the clipping threshold is the one
+/// whose 127-level quantization of the histogram loses least information (smallest KL
+/// divergence); outliers beyond it saturate. `feeds` is read twice (by index).
+CalibrationTable calibrate_entropy(const runtime::Session& session, compare::FeedSource& feeds);
 
 /// The calibration cache: a text file, one "name: scale" line per tensor (scale = amax / 127 as
 /// 8 hex digits of its float32 bits, as TensorRT's caches write it) after a header line.

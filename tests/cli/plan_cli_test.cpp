@@ -132,6 +132,12 @@ TEST(PlanCli, TimedTacticsTimingCacheReplayAndDiff) {
   r = run_parity({"inspect", "diff-tactics", "--good", a, "--bad", c});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Could not find potentially bad tactics"), std::string::npos) << r.output;
+  // Only the reference family: every layer's tactic is a reference kernel.
+  r = run_parity({"convert", demo_model(), "-o", c, "--tactic-sources", "reference"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_parity({"inspect", "model", c, "--show", "layers"});
+  EXPECT_EQ(r.output.find("tactic optimized:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tactic reference:"), std::string::npos) << r.output;
   // A tactics file naming a variant a node does not have is one line.
   testing::write_file(tactics, R"({"format": "parity-tactics", "tactics": {"conv1": "optimized:nothing"}})");
   r = run_parity({"convert", demo_model(), "-o", c, "--load-tactics", tactics});

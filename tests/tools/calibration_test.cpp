@@ -29,6 +29,24 @@ TEST(Calibration, MinMaxRangesCoverEveryFeedAndEveryLayer) {
   EXPECT_THROW(tools::calibrate_min_max(session, none), Error);
 }
 
+TEST(Calibration, EntropyClipsARareOutlierThatMinMaxKeeps) {
+  testing::ModelBuilder b;
+  b.input("x", DType::kFloat32, {1, 4096}).output("y", DType::kFloat32, {1, 4096});
+  b.node("Relu", {"x"}, {"y"}, "relu");
+  runtime::Session session = runtime::Session::create(b.model()).value();
+  // Mostly |x| <= 1, with a single value of 100.
+  Tensor x(DType::kFloat32, {1, 4096});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>((i * 7919) % 2001 - 1000) / 1000.0f;
+  x.data<float>()[17] = 100.0f;
+  compare::FeedList feeds({TensorMap{{"x", x}}});
+  const tools::CalibrationTable minmax = tools::calibrate_min_max(session, feeds);
+  const tools::CalibrationTable entropy = tools::calibrate_entropy(session, feeds);
+  EXPECT_EQ(entropy.algorithm, "entropy");
+  EXPECT_FLOAT_EQ(minmax.scales.at("x"), 100.0f / 127);
+  EXPECT_LT(entropy.scales.at("x"), 10.0f / 127);  // the threshold is near the bulk, not the outlier
+  EXPECT_GT(entropy.scales.at("x"), 0.5f / 127);
+}
+
 TEST(Calibration, CacheRoundTripsExactlyAndRefusesMalformedLines) {
   testing::TempDir dir;
   tools::CalibrationTable table;
@@ -36,6 +54,10 @@ TEST(Calibration, CacheRoundTripsExactlyAndRefusesMalformedLines) {
   tools::write_calibration_cache(dir / "cal.cache", table);
   const tools::CalibrationTable read = tools::read_calibration_cache(dir / "cal.cache");
   EXPECT_EQ(read.scales, table.scales);  // bit-exact: the scales are stored as their float bits
+  EXPECT_EQ(read.algorithm, "minmax");
+  table.algorithm = "entropy";
+  tools::write_calibration_cache(dir / "cal.cache", table);
+  EXPECT_EQ(tools::read_calibration_cache(dir / "cal.cache").algorithm, "entropy");
 
   testing::write_file(dir / "bad.cache", "parity-calibration-minmax-v1\nx: 3c23d70a\ny 12\n");
   try {

@@ -2,6 +2,7 @@
 // with an output ending in .plan, build parity's engine: the optimized plan of the ref runtime
 // (runtime/plan/plan_file.h).
 #include <chrono>
+#include <set>
 
 #include <onnx/onnx_pb.h>
 
@@ -59,6 +60,10 @@ class ConvertCommand : public Command {
     parser.add({.flags = {"--calibration-cache"},
                 .help = "int8 calibration cache: read when it exists (no calibration run), else written after calibrating",
                 .metavar = "FILE"});
+    parser.add({.flags = {"--calibration-algo"},
+                .help = "int8 calibrator: minmax (the largest magnitude seen) or entropy (the clipping threshold "
+                        "that loses least information, as TensorRT's entropy calibrator)",
+                .choices = {"minmax", "entropy"}, .default_value = "minmax"});
     parser.add({.flags = {"--layer-precisions"},
                 .help = "Per-layer precision, NAME:PRECISION with PRECISION one of fp32, fp16, bf16, int8",
                 .metavar = "NAME:PRECISION", .arity = options::Arity::kOneOrMore});
@@ -80,6 +85,10 @@ class ConvertCommand : public Command {
                 .help = "Replay the tactics of a --save-tactics file: each node named there gets that tactic or the "
                         "build fails",
                 .metavar = "FILE"});
+    parser.add({.flags = {"--tactic-sources"},
+                .help = "Kernel families a node may use: optimized, reference (default both); a node always keeps "
+                        "its reference kernel",
+                .metavar = "FAMILY", .arity = options::Arity::kOneOrMore});
     data_loader_args_.add_to(parser);
     iteration_args_.add_iterations_to(parser);
   }
@@ -155,6 +164,16 @@ class ConvertCommand : public Command {
     if (!load_cache.empty()) {
       *tactics.cache = runtime::TimingCache::from_json(formats::read_binary_file(load_cache), "timing cache '" + load_cache + "'");
       logger().info("Loaded ", tactics.cache->size(), " kernel times from ", load_cache);
+    }
+    if (args.has("tactic_sources")) {
+      std::set<std::string> allowed;
+      for (const auto& family : args.list("tactic_sources")) {
+        PARITY_CHECK(family == "optimized" || family == "reference", kInvalidArgument, "--tactic-sources: '", family,
+                     "' is not optimized or reference");
+        allowed.insert(family);
+      }
+      for (const char* family : {"optimized", "reference"})
+        if (!allowed.count(family)) tactics.forbidden.push_back(family);
     }
     if (auto path = args.get("load_tactics"))
       tactics.replay = runtime::tactics_from_json(formats::read_binary_file(*path), "tactics file '" + *path + "'");
@@ -242,8 +261,11 @@ class ConvertCommand : public Command {
     }
     runtime::Session fp32 = runtime::Session::create(model.proto(), {}, base_dir).value();
     std::unique_ptr<compare::FeedSource> feeds = compare::make_feed_source(data, iterations.iterations);
-    tools::CalibrationTable table = tools::calibrate_min_max(fp32, *feeds);
-    logger().info("int8: calibrated ", table.scales.size(), " tensor ranges over ", table.batches, " batch(es)");
+    const std::string algorithm = args.get_or("calibration_algo", "minmax");
+    tools::CalibrationTable table =
+        algorithm == "entropy" ? tools::calibrate_entropy(fp32, *feeds) : tools::calibrate_min_max(fp32, *feeds);
+    logger().info("int8: calibrated ", table.scales.size(), " tensor ranges over ", table.batches, " batch(es) (",
+                  algorithm, ")");
     if (!cache.empty()) {
       tools::write_calibration_cache(cache, table);
       logger().info("Saved calibration cache to: ", cache);

@@ -198,6 +198,31 @@ TEST(ReducedPrecision, OptimizedBf16ConvolutionAgreesWithReferenceKernelsOnRound
   EXPECT_LT(max_vs_fp32, 0.1);
 }
 
+TEST(ReducedPrecision, OptimizedBf16MatMulAndGemmAgreeWithReferenceKernelsOnRoundedOperands) {
+  testing::ModelBuilder builder;
+  builder.input("x", DType::kFloat32, {16, 32}).output("y", DType::kFloat32, {16, 8});
+  builder.initializer("W", random_tensor({32, 24}, 31));
+  builder.initializer("G", random_tensor({8, 24}, 32));
+  builder.initializer("c", random_tensor({8}, 33));
+  builder.node("MatMul", {"x", "W"}, {"h"}, "mm");
+  testing::add_int_attr(builder.node("Gemm", {"h", "G", "c"}, {"y"}, "gemm"), "transB", 1);
+  const auto model = builder.model();
+  const Tensor x = random_tensor({16, 32}, 34);
+  runtime::ReducedPrecisionConfig config;
+  config.bf16 = true;
+  Session optimized = build(model, config);
+  Session reference = build(model, config, runtime::KernelTier::kReference);
+  const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
+  const Tensor a = optimized.run({{"x", x}}).at("y");
+  EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks) << "the bf16 product left oneDNN";
+  const Tensor b = reference.run({{"x", x}}).at("y");
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const float u = a.data<float>()[i], v = b.data<float>()[i];
+    EXPECT_EQ(u, round_bf16(u));
+    EXPECT_NEAR(u, v, std::ldexp(std::fabs(v), -7) + 1e-5) << i;
+  }
+}
+
 TEST(ReducedPrecision, LayerPrecisionsAndConstraints) {
   const auto model = conv_model().model();
   runtime::ReducedPrecisionConfig config;

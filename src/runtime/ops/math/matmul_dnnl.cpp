@@ -11,6 +11,9 @@
 // - A product of a few rows against constant weights (M <= small_gemm::kMaxRows) skips oneDNN:
 //   a direct vectorized loop over weights kept as [N, K] (matmul_fast.h) with the same epilogue,
 //   because a primitive's per-call cost is several times such a product's arithmetic.
+// - bf16 layers of a reduced-precision plan (runtime/reduced_precision.h) with constant weights
+//   run oneDNN's bf16 matmul where the CPU has AVX512-BF16: weights packed as bf16, the source
+//   rows converted to bf16 per run, fp32 accumulation and output.
 // - Anything else (other dtypes, zero-size dims, shapes oneDNN rejects) runs the reference
 //   kernels of the node and of its fused tails (ReferenceChain), so results never depend on
 //   what the fast path covers.
@@ -29,6 +32,7 @@
 
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/packed_state.h"
+#include "runtime/reduced_precision.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/math/matmul_fast.h"
@@ -242,6 +246,10 @@ struct MatMulPrimitive {
   bool ok = false;
   dnnl::matmul prim;
   MatMulGeometry geometry;
+  /// bf16 layers: the primitive reads a bf16 copy of the fp32 source rows (`bf16_src`), made by
+  /// `to_bf16` from the source view `geometry.src`.
+  std::optional<memory::desc> bf16_src;
+  dnnl::reorder to_bf16;
   memory packed_weights;  // constant weights in the primitive's layout (empty: the input as is)
   memory::desc scratchpad;
 };
@@ -281,10 +289,23 @@ class WeightPacks {
   std::vector<std::pair<memory::desc, memory>> packs_;
 };
 
+/// Whether `init` is a bf16 layer and oneDNN runs bf16 natively here (AVX512-BF16 or AMX).
+bool native_bf16(const KernelInit& init) {
+  if (compute_precision_of(init) != DType::kBFloat16) return false;
+  static const bool native = [] {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return native;
+}
+
 /// Plan files (runtime/packed_state.h): constant weights packed at plan time, saved with
 /// oneDNN's descriptor of their layout and restored in place, like the convolutions'.
 class PackedWeights : public PackedStateKernel {
  public:
+  /// Whether this layer computes in bf16 on oneDNN (a bf16 layer on a CPU with AVX512-BF16).
+  bool bf16_ = false;
+
   std::optional<PackedState> packed_state() const override {
     std::optional<std::pair<memory::desc, memory>> first = packs_.first();
     if (!first) return std::nullopt;
@@ -314,8 +335,10 @@ class PackedWeights : public PackedStateKernel {
     if (source && source->saved_packed_state()) return restore(*source->saved_packed_state(), init);
     try {
       ds::ThreadScope scope(1);
-      const memory::desc request(weights_plain.dims(), memory::data_type::f32, memory::format_tag::any);
-      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, request, dst), ds::user_scratchpad_attr(),
+      const memory::data_type type = bf16_ ? memory::data_type::bf16 : memory::data_type::f32;
+      const memory::desc request(weights_plain.dims(), type, memory::format_tag::any);
+      const memory::desc source = bf16_ ? memory::desc(src.dims(), type, dense_strides(src.dims())) : src;
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(source, request, dst), ds::user_scratchpad_attr(),
                                             ds::cpu_engine());
       packs_.get(weights_plain, pd.weights_desc(), weights);
     } catch (const dnnl::error&) {
@@ -328,18 +351,27 @@ class PackedWeights : public PackedStateKernel {
 };
 
 /// Creates a single-threaded primitive (chunks run in parallel on parity's threads).
+/// `bf16`: a bf16 layer with constant weights (runtime/reduced_precision.h): bf16 source and
+/// weights, fp32 accumulation and destination.
 MatMulPrimitive make_matmul(const MatMulGeometry& g, const Epilogue& epilogue, const Tensor* constant_weights,
-                            WeightPacks& packs) {
+                            WeightPacks& packs, bool bf16 = false) {
   MatMulPrimitive p;
   ds::ThreadScope scope(1);
+  bf16 = bf16 && constant_weights != nullptr;
   try {
+    const memory::data_type operand_type = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
     const memory::desc weights_request =
-        constant_weights ? memory::desc(g.weights.dims(), memory::data_type::f32, memory::format_tag::any)
-                         : g.weights;
+        constant_weights ? memory::desc(g.weights.dims(), operand_type, memory::format_tag::any) : g.weights;
+    memory::desc src = g.src;
+    if (bf16) {
+      src = memory::desc(g.src.dims(), memory::data_type::bf16, dense_strides(g.src.dims()));
+      p.bf16_src = src;
+      p.to_bf16 = dnnl::reorder(dnnl::reorder::primitive_desc(ds::cpu_engine(), g.src, ds::cpu_engine(), src));
+    }
     dnnl::primitive_attr attr = ds::user_scratchpad_attr();
     if (!epilogue.steps.empty()) attr.set_post_ops(epilogue.build(g.dst));
-    const dnnl::matmul::desc desc = g.bias ? dnnl::matmul::desc(g.src, weights_request, *g.bias, g.dst)
-                                           : dnnl::matmul::desc(g.src, weights_request, g.dst);
+    const dnnl::matmul::desc desc = g.bias ? dnnl::matmul::desc(src, weights_request, *g.bias, g.dst)
+                                           : dnnl::matmul::desc(src, weights_request, g.dst);
     const dnnl::matmul::primitive_desc pd(desc, attr, ds::cpu_engine());
     p.prim = dnnl::matmul(pd);
     p.geometry = g;
@@ -364,8 +396,16 @@ struct ChunkOffsets {
 
 void run_matmul(const MatMulPrimitive& p, const Tensor& a, const Tensor& b, const Tensor* bias,
                 const std::vector<std::pair<int, const Tensor*>>& residuals, Tensor& out, const ChunkOffsets& at) {
+  memory src = wrap_at(p.geometry.src, a, at.src);
+  if (p.bf16_src) {
+    memory converted = ds::thread_buffer(*p.bf16_src, ds::BufferSlot::kSource);
+    dnnl::stream stream(ds::cpu_engine());
+    p.to_bf16.execute(stream, src, converted);
+    stream.wait();
+    src = converted;
+  }
   std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, wrap_at(p.geometry.src, a, at.src)},
+      {DNNL_ARG_SRC, src},
       {DNNL_ARG_WEIGHTS, p.packed_weights ? p.packed_weights : ds::wrap(p.geometry.weights, b)},
       {DNNL_ARG_DST, wrap_at(p.geometry.dst, out, at.dst)}};
   if (p.geometry.bias) args.emplace(DNNL_ARG_BIAS, wrap_at(*p.geometry.bias, *bias, at.bias));
@@ -513,7 +553,7 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
           bias_dims.back() = bias->shape().back();
           g.bias = dense_desc(bias_dims);
         }
-        return make_matmul(g, epilogue_, constant_b_ ? &*constant_b_ : nullptr, packs_);
+        return make_matmul(g, epilogue_, constant_b_ ? &*constant_b_ : nullptr, packs_, bf16_);
       });
     };
     Tensor out = Tensor::uninitialized(DType::kFloat32, out_shape);
@@ -535,6 +575,7 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
     if (constant_b_ && constant_b_->rank() >= 2 && constant_b_->numel() <= small_gemm::kMaxWeights &&
         constant_b_->numel() == constant_b_->dim(-2) * constant_b_->dim(-1))
       small_b_ = small_gemm::as_rows_of_k(*constant_b_, false);
+    bf16_ = constant_b_ && native_bf16(init);
     prepack(init, sa);
   }
 
@@ -627,7 +668,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
         g.weights = memory::desc({k, n}, memory::data_type::f32, trans_b_ ? memory::dims{1, k} : memory::dims{n, 1});
         g.dst = dense_desc({chunk_rows, n});
         if (bias) g.bias = dense_desc({bias_per_row ? chunk_rows : 1, bias_dims[1]});
-        return make_matmul(g, epilogue_, constant_b_ ? &*constant_b_ : nullptr, packs_);
+        return make_matmul(g, epilogue_, constant_b_ ? &*constant_b_ : nullptr, packs_, bf16_);
       });
     };
     Tensor out = Tensor::uninitialized(DType::kFloat32, out_shape);
@@ -661,6 +702,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
     }
     if (constant_b_ && constant_b_->numel() <= small_gemm::kMaxWeights)
       small_b_ = small_gemm::as_rows_of_k(*constant_b_, trans_b_);
+    bf16_ = constant_b_ && native_bf16(init);
     prepack(init);
   }
 
