@@ -797,7 +797,7 @@ LayerwiseReport runner_layerwise(const std::string& model_path, const std::strin
                                  const TensorMap& feed, const LayerwiseOptions& options, const GoldenRun* golden) {
   PARITY_CHECK(!golden || golden->file, kInvalidArgument, "runner_layerwise: a golden run without a file");
   LayerwiseReport report = RunnerLayerwiseRun(model_path, runner, args, feed, options, golden).run();
-  log_report(report, options, golden ? golden->file->path() : std::string());
+  log_report(report, options, golden ? golden->file->path() : std::string(), model_path, "");
   return report;
 }
 
