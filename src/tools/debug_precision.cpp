@@ -1,6 +1,7 @@
 #include "tools/debug_precision.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include <onnx/onnx_pb.h>
@@ -43,6 +44,7 @@ class PrecisionChecker {
   }
 
   bool passes(const std::set<std::string>& fp32_layers) {
+    const auto started = std::chrono::steady_clock::now();
     runtime::SessionOptions options;
     options.reduced_precision.fp16 = search_.reduced == DType::kFloat16;
     options.reduced_precision.bf16 = search_.reduced == DType::kBFloat16;
@@ -52,11 +54,20 @@ class PrecisionChecker {
     bool ok = true;
     for (size_t i = 0; i < feeds_.size() && ok; ++i) ok = outputs_pass(session.run(feeds_[i]), want_[i], search_.atol, search_.rtol);
     ++builds_;
+    PrecisionBuild build;
+    for (const auto& l : order_)
+      if (fp32_layers.count(l)) build.fp32_layers.push_back(l);
+    build.passed = ok;
+    build.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    history_.push_back(std::move(build));
     if (log_) log_("build " + std::to_string(builds_) + ": " + std::to_string(fp32_layers.size()) + " layer(s) in fp32: " +
                    (ok ? "PASSED" : "FAILED"));
     return ok;
   }
   int builds() const { return builds_; }
+  std::vector<PrecisionBuild> take_history() { return std::move(history_); }
+  /// Execution order of the layers (for the history's lists).
+  void set_order(std::vector<std::string> order) { order_ = std::move(order); }
 
  private:
   const onnx::ModelProto& model_;
@@ -66,6 +77,8 @@ class PrecisionChecker {
   const std::function<void(const std::string&)>& log_;
   std::vector<TensorMap> want_;
   int builds_ = 0;
+  std::vector<std::string> order_;
+  std::vector<PrecisionBuild> history_;
 };
 
 }  // namespace
@@ -94,17 +107,18 @@ PrecisionSearchResult search_fp32_layers(const onnx::ModelProto& model, const st
   std::vector<std::string> order = reducible_layers(model, base_dir);
   if (search.direction == PrecisionSearch::Direction::kReverse) std::reverse(order.begin(), order.end());
   PrecisionChecker checker(model, base_dir, feeds, search, log);
+  result.layers = reducible_layers(model, base_dir);
+  checker.set_order(result.layers);
+  auto finish = [&] {
+    result.builds = checker.builds();
+    result.history = checker.take_history();
+    return result;
+  };
   std::set<std::string> pinned;
   result.passes_reduced = checker.passes(pinned);
-  if (result.passes_reduced) {
-    result.builds = checker.builds();
-    return result;
-  }
+  if (result.passes_reduced) return finish();
   result.passes_fp32 = checker.passes(std::set<std::string>(order.begin(), order.end()));
-  if (!result.passes_fp32) {
-    result.builds = checker.builds();
-    return result;
-  }
+  if (!result.passes_fp32) return finish();
   while (!checker.passes(pinned)) {
     std::vector<std::string> free;
     for (const auto& l : order)
@@ -133,10 +147,9 @@ PrecisionSearchResult search_fp32_layers(const onnx::ModelProto& model, const st
     }
     pinned.insert(free[k - 1]);
   }
-  for (const auto& l : reducible_layers(model, base_dir))
+  for (const auto& l : result.layers)
     if (pinned.count(l)) result.fp32_layers.push_back(l);
-  result.builds = checker.builds();
-  return result;
+  return finish();
 }
 
 }  // namespace parity::tools

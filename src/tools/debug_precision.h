@@ -27,11 +27,20 @@ struct PrecisionSearch {
   double atol = 1e-3, rtol = 1e-3;  // an output passes when |got - want| <= atol + rtol * |want| everywhere
 };
 
+/// One plan built and checked during the search.
+struct PrecisionBuild {
+  std::vector<std::string> fp32_layers;  // the layers it kept in fp32, in execution order
+  bool passed = false;
+  double seconds = 0;  // build and check
+};
+
 struct PrecisionSearchResult {
   bool passes_reduced = false;  // the plan passes with no layer pinned
   bool passes_fp32 = false;     // ... and with every layer pinned (else nothing can be found)
   std::vector<std::string> fp32_layers;  // the layers found, in execution order
   int builds = 0;                        // plans built and checked
+  std::vector<std::string> layers;       // the reducible layers, in execution order
+  std::vector<PrecisionBuild> history;   // every build, in order (reports)
 };
 
 /// Whether every float32 output of `got` is within atol + rtol * |want| of `want` (NaN and inf

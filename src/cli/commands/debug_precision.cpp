@@ -8,6 +8,8 @@
 #include "core/text.h"
 #include "options/data_loader_args.h"
 #include "tools/debug_precision.h"
+#include "tools/report/debug_report.h"
+#include "tools/report/report_args.h"
 
 namespace parity::cli {
 namespace {
@@ -34,6 +36,7 @@ class DebugPrecisionCommand final : public Command {
                 .default_value = "1e-3"});
     data_loader_args_.add_to(parser);
     iteration_args_.add_iterations_to(parser);
+    report_args_.add_to(parser);
   }
 
   int run(const options::Args& args) override {
@@ -48,6 +51,7 @@ class DebugPrecisionCommand final : public Command {
     search.rtol = parse_double(args.get_or("rtol", "1e-3"), "--rtol");
     const options::DataLoaderOptions data = data_loader_args_.parse(args);
     const options::IterationOptions iterations = iteration_args_.parse(args);
+    const tools::report::ReportOptions report_options = report_args_.parse(args);
     model::Model model = model_edit::load_input(args);
     const std::string base_dir = std::filesystem::path(args.get_or("model", "")).parent_path().string();
 
@@ -67,6 +71,7 @@ class DebugPrecisionCommand final : public Command {
                   feeds.size(), " feed(s), atol ", search.atol, " rtol ", search.rtol, ")");
     const tools::PrecisionSearchResult result = tools::search_fp32_layers(
         model.proto(), base_dir, feeds, search, [](const std::string& line) { logger().info("  ", line); });
+    if (report_options.path) write_report(*report_options.path, args, type, search, result);
     if (result.passes_reduced) {
       logger().info("PASSED | the ", type, " plan passes with every layer in ", type, " (", result.builds, " build)");
       return kExitPassed;
@@ -88,6 +93,28 @@ class DebugPrecisionCommand final : public Command {
   }
 
  private:
+  static void write_report(const std::string& path, const options::Args& args, const std::string& type,
+                           const tools::PrecisionSearch& search, const tools::PrecisionSearchResult& result) {
+    tools::report::PrecisionSummary summary;
+    summary.model = args.get_or("model", "");
+    summary.reduced_type = type;
+    summary.mode = args.get_or("mode", "bisect");
+    summary.direction = args.get_or("direction", "forward");
+    summary.atol = search.atol;
+    summary.rtol = search.rtol;
+    summary.layers = result.layers;
+    for (const auto& b : result.history) summary.steps.push_back({b.fp32_layers, b.passed, b.seconds});
+    summary.passes_reduced = result.passes_reduced;
+    summary.passes_fp32 = result.passes_fp32;
+    summary.fp32_layers = result.fp32_layers;
+    tools::report::Report page("parity debug precision: " + std::filesystem::path(summary.model).filename().string(),
+                               current_command_line());
+    page.add_section(tools::report::precision_section(summary));
+    page.write(path);
+    logger().info("Wrote report ", path);
+  }
+
+  tools::report::ReportArgs report_args_{"every plan built: layers kept in fp32, verdict, time; the layers that must stay fp32"};
   options::DataLoaderArgs data_loader_args_;
   options::IterationArgs iteration_args_{{.iterations = 1, .iterations_help = "Feeds each candidate plan is checked on"}};
 };

@@ -5,6 +5,7 @@
 // tools/debug/.
 #include <onnx/onnx_pb.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -27,6 +28,8 @@
 #include "tools/debug/replay.h"
 #include "tools/debug/runner_check.h"
 #include "tools/debug/subgraph_cut.h"
+#include "tools/report/debug_report.h"
+#include "tools/report/report_args.h"
 
 namespace parity::cli {
 namespace {
@@ -138,6 +141,7 @@ class DebugReduceCommand : public Command {
     iteration_args_.add_iterations_to(parser);
     model_edit::add_output_options(parser);
     runner_args_.add_runtime_options_to(parser);
+    report_args_.add_to(parser);
 
     parser.set_epilog(
         "Candidates are subsets of the (folded) model's nodes: tensors a candidate consumes but does not\n"
@@ -181,6 +185,7 @@ class DebugReduceCommand : public Command {
     const fs::path out = model_edit::output_path(args, original);
     for (const auto& path : {out.string(), iter_artifact, replay_path}) formats::check_writable_location(path);
     if (auto min_good = args.get("min_good")) formats::check_writable_location(*min_good);
+    const tools::report::ReportOptions report_options = report_args_.parse(args);
 
     // The base model: folded, sorted, run once to record every value and type every tensor.
     const RecordedModel recorded = record_model(original, data, iterations.iterations, !args.flag("no_fold_constants"));
@@ -200,13 +205,17 @@ class DebugReduceCommand : public Command {
 
     size_t check_count = 0, ran = 0;
     const bool show_output = args.flag("show_output");
+    std::vector<tools::report::ReduceStep> steps;  // every check, for --report
     auto fails = [&](const NodeSet& nodes) -> bool {
       ++check_count;
+      const auto started = std::chrono::steady_clock::now();
       const std::string what = std::to_string(nodes.size()) + " of " + std::to_string(cutter.node_count()) + " nodes";
       if (auto known = replay.find(nodes)) {
         logger().info("Check ", check_count, ": ", what, " -> ", *known ? "fails" : "passes", " (from the replay)");
+        steps.push_back({nodes.size(), *known, true, 0, ""});
         return *known;
       }
+      std::string detail;
       std::optional<Cut> cut = cutter.cut(nodes);
       PARITY_ASSERT(cut, "the reducer asked for a candidate without outputs");
       formats::forget_input(iter_artifact);  // the previous check's runners read it
@@ -228,11 +237,15 @@ class DebugReduceCommand : public Command {
         artifacts.sort(ran, failed, outcome.exit_status);
         logger().info("Check ", check_count, ": ", what, " -> ", failed ? "fails" : "passes", " (exit status ",
                       outcome.exit_status, ")");
+        detail = "exit status " + std::to_string(outcome.exit_status);
       } else {
         std::string why;
         failed = runner_check_fails(runner_check, iter_artifact, feeds_for(*cut, values), &why);
         logger().info("Check ", check_count, ": ", what, " -> ", failed ? "fails (" + why + ")" : "passes");
+        detail = why;
       }
+      steps.push_back({nodes.size(), failed, false,
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), detail});
       replay.record(nodes, failed);
       formats::forget_input(replay_path);  // resuming reads the replay it goes on writing
       replay.save(replay_path);
@@ -266,6 +279,23 @@ class DebugReduceCommand : public Command {
         logger().warning("No passing candidate was seen; --min-good ", *min_good, " not written");
       }
     }
+    if (report_options.path) {
+      tools::report::ReduceSummary summary;
+      summary.model = args.get_or("model", "");
+      summary.mode = args.get_or("mode", "bisect");
+      for (const auto& a : check.argv) summary.check += (summary.check.empty() ? "" : " ") + a;
+      for (const auto& r : runner_names) summary.check += (summary.check.empty() ? "" : " vs ") + r;
+      summary.node_count = cutter.node_count();
+      summary.steps = std::move(steps);
+      for (size_t i : result.failing) summary.final_nodes.push_back(cutter.node_label(i));
+      summary.final_indices = result.failing;
+      if (result.passing) summary.passing_nodes = result.passing->size();
+      summary.output = out.string();
+      tools::report::Report page("parity debug reduce: " + fs::path(summary.model).filename().string(), current_command_line());
+      page.add_section(tools::report::reduce_section(summary));
+      page.write(*report_options.path);
+      logger().info("Wrote report ", *report_options.path);
+    }
     return kExitPassed;
   }
 
@@ -278,6 +308,7 @@ class DebugReduceCommand : public Command {
 
   runners::RunnerArgs runner_args_;
   compare::ComparatorCompareArgs compare_args_;
+  tools::report::ReportArgs report_args_{"every check as a step: candidate size, verdict, time; the final subgraph"};
   options::DataLoaderArgs data_loader_args_;
   options::IterationArgs iteration_args_{{.iterations = 1,
                                           .iterations_help = "Feeds to record and check (a candidate fails when any fails)"}};

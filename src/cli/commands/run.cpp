@@ -426,7 +426,7 @@ class RunCommand : public Command {
       saver.emplace(*path, model, runner_only ? runner_names.front() : std::string("ref"), runner_only ? "" : peer, args,
                     options, runner_only);
     std::vector<TensorMap> used;
-    std::vector<LayerwiseReport> reports;
+    std::vector<tools::report::LayerwiseComparison> reports;
     bool passed = true;
     for (size_t i = 0;; ++i) {
       auto feed = feeds->feed(i);
@@ -438,12 +438,12 @@ class RunCommand : public Command {
       if (runner_only) {
         passed &= run_runner_alone(model, runner_names.front(), args, *feed, goldens, i, current, reports);
       } else if (!peer.empty() || goldens.empty()) {
-        reports.push_back(compare_layerwise(model, peer, &args, *feed, current));
-        passed &= reports.back().passed();
+        reports.push_back({compare_layerwise(model, peer, &args, *feed, current), i, ""});
+        passed &= reports.back().report.passed();
         current.on_reference_tensor = nullptr;
       }
       for (const auto& golden : runner_only ? std::vector<RunResultsIndex>{} : goldens) {
-        passed &= compare_with_golden(model, args, *feed, golden, i, current);
+        passed &= compare_with_golden(model, args, *feed, golden, i, current, reports);
         current.on_reference_tensor = nullptr;
       }
       used.push_back(std::move(*feed));
@@ -461,9 +461,9 @@ class RunCommand : public Command {
   // first pass also saves them).
   static bool run_runner_alone(const std::string& model, const std::string& runner, const options::Args& args,
                                const TensorMap& feed, const std::vector<RunResultsIndex>& goldens, size_t iteration,
-                               LayerwiseOptions& options, std::vector<LayerwiseReport>& reports) {
+                               LayerwiseOptions& options, std::vector<tools::report::LayerwiseComparison>& reports) {
     if (goldens.empty()) {
-      reports.push_back(runner_layerwise(model, runner, &args, feed, options));
+      reports.push_back({runner_layerwise(model, runner, &args, feed, options), iteration, ""});
       return true;
     }
     bool passed = true;
@@ -475,8 +475,8 @@ class RunCommand : public Command {
                      "' has ", stored, " iteration(s) but this run feeds more (match --iterations or --load-inputs "
                      "to the stored run)");
         const GoldenRun run{&golden, r, iteration};
-        reports.push_back(runner_layerwise(model, runner, &args, feed, options, &run));
-        passed &= reports.back().passed();
+        reports.push_back({runner_layerwise(model, runner, &args, feed, options, &run), iteration, golden.path()});
+        passed &= reports.back().report.passed();
         options.on_peer_tensor = nullptr;
       }
     }
@@ -485,7 +485,8 @@ class RunCommand : public Command {
 
   // Feed `iteration` against iteration `iteration` of every run stored in `golden`.
   static bool compare_with_golden(const std::string& model, const options::Args& args, const TensorMap& feed,
-                                  const RunResultsIndex& golden, size_t iteration, const LayerwiseOptions& options) {
+                                  const RunResultsIndex& golden, size_t iteration, const LayerwiseOptions& options,
+                                  std::vector<tools::report::LayerwiseComparison>& reports) {
     PARITY_CHECK(!golden.runs().empty(), kInvalidArgument, golden.path(), " holds no runs to compare with");
     LayerwiseOptions current = options;
     bool passed = true;
@@ -494,7 +495,9 @@ class RunCommand : public Command {
       PARITY_CHECK(iteration < stored, kInvalidArgument, golden.path(), ": runner '", golden.runs()[r].runner,
                    "' has ", stored, " iteration(s) but this run feeds more (match --iterations or --load-inputs to "
                    "the stored run)");
-      passed &= compare_layerwise_golden(model, &args, feed, GoldenRun{&golden, r, iteration}, current).passed();
+      reports.push_back({compare_layerwise_golden(model, &args, feed, GoldenRun{&golden, r, iteration}, current), iteration,
+                         golden.path()});
+      passed &= reports.back().report.passed();
       current.on_reference_tensor = nullptr;
     }
     return passed;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_map>
 
 #include "core/dtype.h"
 #include "core/stats.h"
@@ -222,32 +223,79 @@ Json run_section(const RunResults& results, const std::vector<std::pair<size_t, 
   return s;
 }
 
+namespace {
+
+// Where the divergence starts: the node whose inputs agree and whose output does not, with each
+// input's errors (or that it is a model input or weight, the same on both sides) and the output's.
+Json divergence_start_json(const LayerwiseReport& r, size_t at, const compare::SimpleCompareOptions& tolerances) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < r.layers.size(); ++i) index.emplace(r.layers[i].name, i);
+  const LayerResult& out = r.layers[at];
+  auto errors = [&](const LayerResult& l, Json j) {
+    j["max_absdiff"] = l.max_absdiff;
+    j["max_reldiff"] = l.max_reldiff;
+    j["atol"] = tolerances.atol.get(l.name);
+    j["rtol"] = tolerances.rtol.get(l.name);
+    j["passed"] = l.passed;
+    return j;
+  };
+  Json inputs = Json::array();
+  for (const auto& name : out.inputs) {
+    auto it = index.find(name);
+    if (it == index.end() || r.layers[it->second].op_type == "Constant") {
+      inputs.push_back({{"name", name}, {"layer", nullptr}, {"shared", true}});
+      continue;
+    }
+    inputs.push_back(errors(r.layers[it->second], {{"name", name}, {"layer", it->second}, {"shared", false}}));
+  }
+  return {{"layer", at}, {"node", out.node}, {"op_type", out.op_type}, {"inputs", std::move(inputs)},
+          {"output", errors(out, {{"name", out.name}, {"layer", at}})}};
+}
+
+}  // namespace
+
 Json layerwise_section(const std::vector<LayerwiseReport>& iterations, const compare::SimpleCompareOptions& tolerances) {
+  std::vector<LayerwiseComparison> comparisons;
+  for (size_t i = 0; i < iterations.size(); ++i) comparisons.push_back({iterations[i], i, ""});
+  return layerwise_section(comparisons, tolerances);
+}
+
+Json layerwise_section(const std::vector<LayerwiseComparison>& comparisons, const compare::SimpleCompareOptions& tolerances) {
   Json s;
   s["type"] = "layerwise";
-  s["reference"] = iterations.empty() ? "" : iterations.front().reference_name;
-  s["peer"] = iterations.empty() ? "" : iterations.front().peer_name;
+  s["reference"] = comparisons.empty() ? "" : comparisons.front().report.reference_name;
+  s["peer"] = comparisons.empty() ? "" : comparisons.front().report.peer_name;
   s["error_stat"] = compare::error_stat_name(tolerances.check_error_stat.default_value());
   bool passed = true;
   Json& list = s["iterations"] = Json::array();
-  for (size_t i = 0; i < iterations.size(); ++i) {
-    const LayerwiseReport& r = iterations[i];
+  for (const LayerwiseComparison& c : comparisons) {
+    const LayerwiseReport& r = c.report;
     passed &= r.passed();
     Json it;
-    it["iteration"] = i;
+    it["iteration"] = c.iteration;
+    it["reference"] = r.reference_name;
+    it["peer"] = r.peer_name;
+    it["golden_file"] = c.golden_file.empty() ? Json(nullptr) : Json(c.golden_file);
     it["passed"] = r.passed();
     it["first_failure"] = r.first_failure ? Json(*r.first_failure) : Json(nullptr);
+    // Comparisons that did not look for it (one runner against a golden run) get it here.
+    const std::optional<size_t> start = r.divergence_start ? r.divergence_start
+                                        : r.first_failure  ? compare::find_divergence_start(r)
+                                                           : std::nullopt;
+    it["divergence_start"] = start ? divergence_start_json(r, *start, tolerances) : Json(nullptr);
     it["memory"] = {{"peak_rss_bytes", r.peak_rss_bytes},
                     {"total_tensor_bytes", r.total_tensor_bytes},
                     {"largest_tensor_bytes", r.largest_tensor_bytes},
                     {"peak_peer_bytes_held", r.peak_peer_bytes_held},
                     {"peer_runs", r.peer_runs}};
+    if (!c.golden_file.empty()) it["memory"]["golden_file_bytes"] = r.golden_file_bytes;
     Json& layers = it["layers"] = Json::array();
     for (const LayerResult& l : r.layers) {
       Json j;
       j["name"] = l.name;
       j["node"] = l.node;
       j["op_type"] = l.op_type;
+      j["inputs"] = l.inputs;
       j["dtype"] = std::string(dtype_name(l.dtype));
       j["shape"] = shape_json(l.shape);
       j["compared"] = l.compared;
@@ -400,12 +448,42 @@ show(+panel.dataset.initial);
 </script>
 )";
 
+// The node where the divergence starts: its inputs' errors (within tolerance, or shared model
+// inputs and weights) against its output's (beyond tolerance).
+void render_divergence_start(const Json& d, std::string& out) {
+  if (!d.is_object()) {
+    out += "<p class=\"divergence-start\">No failing layer has all of its inputs within tolerance (some inputs were not "
+           "compared): the divergence may start before the first failing layer.</p>\n";
+    return;
+  }
+  out += "<p class=\"divergence-start\">Divergence starts at node <code>" + svg::escape(d["node"].get<std::string>()) +
+         "</code> (" + svg::escape(d["op_type"].get<std::string>()) + ", layer " + std::to_string(d["layer"].get<int64_t>()) +
+         "): its inputs are within tolerance, its output is not.</p>\n";
+  auto row = [](const std::string& role, const Json& t, const std::string& verdict) {
+    return std::vector<std::string>{role, "<code>" + svg::escape(t["name"].get<std::string>()) + "</code>",
+                                    svg::number(num(t["max_absdiff"])), svg::number(num(t["max_reldiff"])),
+                                    svg::number(num(t["atol"])), svg::number(num(t["rtol"])), verdict};
+  };
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& in : d["inputs"]) {
+    if (in["shared"].get<bool>())
+      rows.push_back({"input", "<code>" + svg::escape(in["name"].get<std::string>()) + "</code>", "-", "-", "-", "-",
+                      "model input or weight (the same on both sides)"});
+    else
+      rows.push_back(row("input", in, "within tolerance"));
+  }
+  rows.push_back(row("output", d["output"], "exceeds tolerance"));
+  out += html::table({"", "tensor", "max abs error", "max rel error", "atol", "rtol", ""}, rows, "divergence-start");
+}
+
 void render_layerwise(const Json& s, size_t index, std::string& out) {
   const std::string peer = s["peer"].get<std::string>();
   out += "<h2>Layer-wise comparison: " + svg::escape(s["reference"].get<std::string>()) +
          (peer.empty() ? "" : " vs " + svg::escape(peer)) + " " + html::verdict(s["passed"].get<bool>()) + "</h2>\n";
+  size_t entry = 0;
   for (const auto& it : s["iterations"]) {
-    const std::string id = "s" + std::to_string(index) + "i" + std::to_string(it["iteration"].get<int64_t>());
+    // Unique per comparison: a feed compared with a peer and with golden runs has several.
+    const std::string id = "s" + std::to_string(index) + "i" + std::to_string(entry++);
     const Json& layers = it["layers"];
     std::vector<std::string> labels;
     svg::Series max_abs{"max abs error", {}, "#1f77b4"}, mean_abs{"mean abs error", {}, "#9ecae9"};
@@ -427,22 +505,33 @@ void render_layerwise(const Json& s, size_t index, std::string& out) {
     }
     std::optional<size_t> first;
     if (it["first_failure"].is_number()) first = it["first_failure"].get<size_t>();
+    std::optional<size_t> start;
+    if (it.contains("divergence_start") && it["divergence_start"].is_object())
+      start = it["divergence_start"]["layer"].get<size_t>();
     const int64_t compared = std::count_if(layers.begin(), layers.end(), [](const Json& l) { return l["compared"].get<bool>(); });
-    out += "<h3>Iteration " + std::to_string(it["iteration"].get<int64_t>()) + " " + html::verdict(it["passed"].get<bool>()) +
-           "</h3>\n<p>" + std::to_string(layers.size()) + " tensors in execution order, " + std::to_string(compared) +
+    const std::string it_peer = it.value("peer", peer);
+    std::string against;
+    if (it.contains("golden_file") && it["golden_file"].is_string())
+      against = " against the stored run of " + svg::escape(it_peer) + " in <code>" +
+                svg::escape(it["golden_file"].get<std::string>()) + "</code>";
+    else if (!it_peer.empty() && it_peer != peer)
+      against = " against " + svg::escape(it_peer);
+    out += "<h3>Iteration " + std::to_string(it["iteration"].get<int64_t>()) + against + " " +
+           html::verdict(it["passed"].get<bool>()) + "</h3>\n<p>" + std::to_string(layers.size()) + " tensors in execution order, " + std::to_string(compared) +
            " compared. " +
            (first ? "First divergence beyond tolerance at layer " + std::to_string(*first) + ": <code>" +
                         svg::escape(layers[*first]["name"].get<std::string>()) + "</code> (" +
                         svg::escape(layers[*first]["op_type"].get<std::string>()) + ")."
                   : std::string("No layer diverges beyond tolerance.")) +
            " Click a layer to see its statistics.</p>\n";
-    if (peer.empty()) {
+    if (it_peer.empty()) {
       out += "<p>No peer runner: reference statistics only.</p>\n";
     } else {
-      out += "<figure>" + svg::layer_chart({labels, {max_abs, mean_abs}, atol, first, "absolute error", id + "-abs"}) +
+      out += "<figure>" + svg::layer_chart({labels, {max_abs, mean_abs}, atol, first, start, "absolute error", id + "-abs"}) +
              "<figcaption>Absolute error per layer against atol</figcaption></figure>\n";
-      out += "<figure>" + svg::layer_chart({labels, {max_rel, mean_rel}, rtol, first, "relative error", id + "-rel"}) +
+      out += "<figure>" + svg::layer_chart({labels, {max_rel, mean_rel}, rtol, first, start, "relative error", id + "-rel"}) +
              "<figcaption>Relative error per layer against rtol</figcaption></figure>\n";
+      if (first) render_divergence_start(it["divergence_start"], out);
     }
     out += "<div class=\"detail\" id=\"detail-" + id + "\" data-initial=\"" + std::to_string(first.value_or(worst)) + "\"></div>\n";
     out += html::json_script("layers-" + id, layers);

@@ -32,7 +32,19 @@ struct RunReportOptions {
 Json run_section(const RunResults& results, const std::vector<std::pair<size_t, size_t>>& comparisons,
                  const compare::AccuracyResult* accuracy, bool passed, const RunReportOptions& options);
 
-/// The "layerwise" section: one entry per iteration of `mark all`.
+/// One layer-by-layer comparison of `mark all`: a feed against a peer runner or a stored golden run.
+struct LayerwiseComparison {
+  compare::LayerwiseReport report;
+  size_t iteration = 0;     // the feed's index
+  std::string golden_file;  // the --load-outputs file the peer was read from; empty for a live peer
+};
+
+/// The "layerwise" section: one entry per comparison of `mark all` (per feed, and per stored run
+/// with --load-outputs), each with its first divergence and where the divergence starts: that
+/// node's inputs' errors against its output's (compare::find_divergence_start).
+Json layerwise_section(const std::vector<LayerwiseComparison>& comparisons,
+                       const compare::SimpleCompareOptions& tolerances);
+/// The same, one comparison per iteration in order.
 Json layerwise_section(const std::vector<compare::LayerwiseReport>& iterations,
                        const compare::SimpleCompareOptions& tolerances);
 

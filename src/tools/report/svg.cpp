@@ -14,6 +14,7 @@ constexpr double kWidth = 960;
 constexpr double kLeft = 72, kRight = 16, kTop = 16, kBottom = 44;
 constexpr const char* kAxisColor = "#555";
 constexpr const char* kToleranceColor = "#d62728";
+constexpr const char* kStartColor = "#9467bd";
 constexpr size_t kMaxDots = 300;
 
 std::string fmt(double v) {
@@ -130,10 +131,10 @@ std::string layer_chart(const LayerChart& chart) {
   const double step = n ? (right - kLeft) / static_cast<double>(n) : 1;
   auto x = [&](size_t i) { return kLeft + (static_cast<double>(i) + 0.5) * step; };
 
-  std::string out = svg_open(kWidth, height, "layers");
+  std::string out = svg_open(kWidth, height, chart.kind);
   out += log_ticks(axis, kLeft, right);
   out += line(kLeft, bottom, right, bottom, kAxisColor) + line(kLeft, kTop, kLeft, bottom, kAxisColor);
-  out += text((kLeft + right) / 2, height - 8, "layer (execution order), " + std::to_string(n) + " tensors");
+  out += text((kLeft + right) / 2, height - 8, chart.x_label.empty() ? "layer (execution order), " + std::to_string(n) + " tensors" : chart.x_label);
   out += text(14, (kTop + bottom) / 2, chart.y_label, "middle", " transform=\"rotate(-90 14 " + fmt((kTop + bottom) / 2) + ")\"");
   // Clickable columns under the marks, so a layer is easy to hit even when hundreds share the width.
   for (size_t i = 0; i < n; ++i)
@@ -154,6 +155,18 @@ std::string layer_chart(const LayerChart& chart) {
     out += line(mx, kTop, mx, bottom, kToleranceColor, " class=\"divergence\" stroke-width=\"1.5\" pointer-events=\"none\"");
     out += text(std::min(mx + 4, right - 4), kTop + 12, "first divergence: " + chart.labels[*chart.marked],
                 mx > kWidth * 0.6 ? "end" : "start", " fill=\"" + std::string(kToleranceColor) + "\"");
+  }
+  // Where the divergence starts, when it is not the first failing layer itself: a dotted line.
+  if (chart.start && *chart.start < n && chart.start != chart.marked) {
+    const double sx = x(*chart.start);
+    out += line(sx, kTop, sx, bottom, kStartColor,
+                " class=\"divergence-start\" stroke-width=\"1.5\" stroke-dasharray=\"2 2\" pointer-events=\"none\"");
+    out += text(std::min(sx + 4, right - 4), kTop + 26, "divergence starts: " + chart.labels[*chart.start],
+                sx > kWidth * 0.6 ? "end" : "start", " fill=\"" + std::string(kStartColor) + "\"");
+  } else if (chart.start && *chart.start < n) {
+    out += text(std::min(x(*chart.start) + 4, right - 4), kTop + 26, "(the divergence starts here)",
+                x(*chart.start) > kWidth * 0.6 ? "end" : "start", " class=\"divergence-start\" fill=\"" +
+                std::string(kStartColor) + "\"");
   }
   const double radius = n > 300 ? 1.6 : n > 100 ? 2.2 : 3;
   for (const auto& s : chart.series) {

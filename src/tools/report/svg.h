@@ -24,8 +24,11 @@ struct LayerChart {
   std::vector<Series> series;            // e.g. max and mean error
   std::vector<double> tolerance;         // per layer (a step line); empty = none
   std::optional<size_t> marked;          // the first divergence
+  std::optional<size_t> start;           // where the divergence starts (its inputs agree)
   std::string y_label;
   std::string chart_id;                  // marks carry data-chart=<id> data-layer=<index>
+  std::string x_label;                   // empty: "layer (execution order), N tensors"
+  std::string kind = "layers";           // the <svg>'s data-kind
 };
 std::string layer_chart(const LayerChart& chart);
 

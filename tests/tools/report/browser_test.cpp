@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include <cstdlib>
+#include <random>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runners/registry.h"
+#include "runtime/model_builder.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -262,6 +264,175 @@ TEST(ReportBrowser, LoadOutputsReport) {
   expect_self_contained(tmp / "load.html", page);
   EXPECT_EQ(marks_by_kind(page.dom).at("histogram"), 2) << "identical outputs: one bar of zeros per histogram";
   expect_rendered_screenshot(tmp / "load.png");
+}
+
+// `mark all` against Polygraphy's stored golden run of hello_deepa (ONNX Runtime's tensors) at a
+// tolerance ORT's Gemm cannot meet: every stored layer charted, the divergence start explained.
+TEST(ReportBrowser, MarkAllGoldenReportExplainsWhereTheDivergenceStarts) {
+  REQUIRE_CHROMIUM();
+  const std::string model = (source_dir() / ".cache/npm/openwakeword/models/hello_deepa.onnx").string();
+  ASSERT_TRUE(fs::exists(model)) << "run scripts/setup.sh (openwakeword models)";
+  const std::string golden = (fixtures_dir() / "polygraphy/hello_deepa_markall_outputs.json").string();
+  const std::string inputs = (fixtures_dir() / "polygraphy/hello_deepa_markall_inputs.json").string();
+  TempDir tmp;
+  make_reports({"run", model, "--ref", "--onnx-outputs", "mark", "all", "--load-outputs", golden, "--load-inputs", inputs,
+                "--atol", "1e-9", "--rtol", "1e-9"},
+               tmp / "golden.html", tmp / "golden.json", 1);
+  const Json j = read_json(tmp / "golden.json");
+  ASSERT_EQ(j["sections"][0]["type"], "layerwise");
+  const Json& it = j["sections"][0]["iterations"][0];
+  EXPECT_EQ(it["golden_file"], golden);
+  EXPECT_EQ(it["peer"], "onnxrt-runner-N0-11/23/26-06:01:35");
+  ASSERT_EQ(it["layers"].size(), 29u);
+  ASSERT_EQ(it["first_failure"], 1) << "the run's log names layer 1, /layer1/Gemm_output_0";
+  EXPECT_EQ(it["layers"][1]["name"], "/layer1/Gemm_output_0");
+  // The start: a failing layer whose compared inputs all pass.
+  const Json& d = it["divergence_start"];
+  ASSERT_TRUE(d.is_object()) << it.dump();
+  const Json& start = it["layers"][d["layer"].get<size_t>()];
+  EXPECT_FALSE(start["passed"].get<bool>());
+  EXPECT_EQ(d["node"], start["node"]);
+  EXPECT_EQ(d["inputs"].size(), start["inputs"].size());
+  for (const auto& in : d["inputs"]) {
+    if (in["shared"].get<bool>()) continue;
+    EXPECT_TRUE(in["passed"].get<bool>()) << in.dump();
+    EXPECT_TRUE(it["layers"][in["layer"].get<size_t>()]["compared"].get<bool>());
+  }
+  EXPECT_GT(d["output"]["max_absdiff"].get<double>(), 1e-9);
+  int compared = 0;
+  for (const auto& l : it["layers"]) compared += l["compared"].get<bool>();
+  EXPECT_EQ(compared, 25) << "the 4 constants are not in Polygraphy's file";
+
+  const Page page = open_page(tmp / "golden.html", tmp / "golden.png");
+  expect_self_contained(tmp / "golden.html", page);
+  EXPECT_EQ(marks_by_kind(page.dom).at("layers"), 4 * compared);
+  EXPECT_NE(page.dom.find("class=\"divergence\""), std::string::npos);
+  EXPECT_NE(page.dom.find("class=\"divergence-start\""), std::string::npos);
+  EXPECT_NE(page.dom.find("Divergence starts at node <code>" + d["node"].get<std::string>() + "</code>"), std::string::npos);
+  // One row per input of the start node and one for its output.
+  const size_t table = page.dom.find("<table class=\"divergence-start\">");
+  ASSERT_NE(table, std::string::npos);
+  const std::string rows = page.dom.substr(table, page.dom.find("</table>", table) - table);
+  size_t n = 0;
+  for (size_t at = rows.find("<tr>"); at != std::string::npos; at = rows.find("<tr>", at + 1)) ++n;
+  EXPECT_EQ(n, 1 + d["inputs"].size() + 1) << rows;
+  EXPECT_NE(page.dom.find("stored run of onnxrt-runner-N0"), std::string::npos);
+  expect_rendered_screenshot(tmp / "golden.png");
+}
+
+// Rows of the table with class `css_class` in the DOM (Chromium adds <tbody>; the header is one).
+size_t table_rows(const std::string& dom, const std::string& css_class) {
+  const size_t table = dom.find("<table class=\"" + css_class + "\">");
+  if (table == std::string::npos) return 0;
+  const std::string rows = dom.substr(table, dom.find("</table>", table) - table);
+  size_t n = 0;
+  for (size_t at = rows.find("<tr>"); at != std::string::npos; at = rows.find("<tr>", at + 1)) ++n;
+  return n;
+}
+
+// `debug reduce` on PP-OCRv4 det at 64x64, with the test extension's runner computing one Conv
+// wrong: every check is a step (a mark on the chart, a row in the table), the final subgraph is
+// that Conv alone.
+TEST(ReportBrowser, DebugReduceReportShowsEveryCheckAndTheFinalSubgraph) {
+  REQUIRE_CHROMIUM();
+  const std::string model = (source_dir() / ".cache/npm/ocr-models/assets/ch_PP-OCRv4_det_infer.onnx").string();
+  ASSERT_TRUE(fs::exists(model)) << "run scripts/setup.sh";
+  const std::string extension = std::string(PARITY_TEST_EXTENSION_DIR) + "/good/libparity_test_extension.so";
+  TempDir tmp;
+  make_reports({"--extension", extension, "debug", "reduce", model, "-o", (tmp / "reduced.onnx").string(), "--iter-artifact",
+                (tmp / "iter.onnx").string(), "--save-debug-replay", (tmp / "replay.json").string(), "--input-shapes",
+                "x:[1,3,64,64]", "--atol", "0", "--rtol", "1e-3", "--ref", "--plugin-ref", "--plugin-ref-wrong",
+                "p2o.Conv.20", "--min-good", (tmp / "good.onnx").string()},
+               tmp / "reduce.html", tmp / "reduce.json");
+  const Json j = read_json(tmp / "reduce.json");
+  const Json& s = j["sections"][0];
+  ASSERT_EQ(s["type"], "debug_reduce");
+  EXPECT_EQ(s["mode"], "bisect");
+  EXPECT_EQ(s["check"], "ref vs plugin-ref");
+  const size_t node_count = s["node_count"].get<size_t>();
+  ASSERT_GT(node_count, 100u);
+  const Json& steps = s["steps"];
+  ASSERT_GT(steps.size(), 2u);
+  // The first check is the whole model, and it fails; every check names its size and time.
+  EXPECT_EQ(steps[0]["nodes"], node_count);
+  EXPECT_EQ(steps[0]["verdict"], "fails");
+  size_t fails = 0;
+  for (const auto& st : steps) {
+    EXPECT_GE(st["seconds"].get<double>(), 0.0);
+    EXPECT_FALSE(st["from_replay"].get<bool>());
+    EXPECT_LE(st["nodes"].get<size_t>(), node_count);
+    fails += st["verdict"] == "fails";
+  }
+  EXPECT_GT(fails, 1u);
+  EXPECT_LT(fails, steps.size()) << "some candidate passes on the way";
+  const Json& r = s["result"];
+  ASSERT_EQ(r["nodes"].size(), 1u);
+  EXPECT_NE(r["nodes"][0]["label"].get<std::string>().find("p2o.Conv.20"), std::string::npos) << r.dump();
+  EXPECT_EQ(r["checks"], steps.size());
+  EXPECT_EQ(r["checks_run"], steps.size());
+  EXPECT_TRUE(r["passing_nodes"].is_number());
+
+  const Page page = open_page(tmp / "reduce.html", tmp / "reduce.png");
+  expect_self_contained(tmp / "reduce.html", page);
+  EXPECT_EQ(marks_by_kind(page.dom).at("steps"), static_cast<int>(steps.size()));
+  EXPECT_EQ(table_rows(page.dom, "steps"), steps.size() + 1);
+  EXPECT_EQ(table_rows(page.dom, "reduced-nodes"), 2u);
+  EXPECT_NE(page.dom.find("p2o.Conv.20"), std::string::npos);
+  expect_rendered_screenshot(tmp / "reduce.png");
+}
+
+// `debug precision` on a model where exactly one layer overflows float16: the plans built, and
+// that layer marked fp32 among the layers.
+TEST(ReportBrowser, DebugPrecisionReportShowsThePlansAndTheFp32Layers) {
+  REQUIRE_CHROMIUM();
+  TempDir tmp;
+  ModelBuilder b;
+  b.input("x", DType::kFloat32, {2, 8}).output("y1", DType::kFloat32, {2, 8}).output("y2", DType::kFloat32, {2, 4});
+  Tensor w(DType::kFloat32, {8, 4});
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : w.values<float>()) v = dist(gen);
+  b.initializer("W", w);
+  b.initializer("big", Tensor::from_vector<float>({1}, {1e6f}));  // beyond float16's 65504 for inputs above 0.066
+  b.initializer("one", Tensor::from_vector<float>({1}, {1.0f}));
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Mul", {"r", "big"}, {"y1"}, "amplify");
+  b.node("MatMul", {"r", "W"}, {"m"}, "mm");
+  b.node("Sigmoid", {"m"}, {"s"}, "squash");
+  b.node("Add", {"s", "one"}, {"y2"}, "shift");
+  const std::string model = (tmp / "overflow.onnx").string();
+  {
+    std::ofstream out(model, std::ios::binary);
+    ASSERT_TRUE(b.model().SerializeToOstream(&out));
+  }
+  make_reports({"debug", "precision", model, "--fp16", "--atol", "1e-2", "--rtol", "1e-2"}, tmp / "precision.html",
+               tmp / "precision.json");
+  const Json j = read_json(tmp / "precision.json");
+  const Json& s = j["sections"][0];
+  ASSERT_EQ(s["type"], "debug_precision");
+  EXPECT_EQ(s["reduced_type"], "fp16");
+  EXPECT_EQ(s["layers"], Json::array({"relu", "amplify", "mm", "squash", "shift"}));
+  EXPECT_FALSE(s["passes_reduced"].get<bool>());
+  EXPECT_TRUE(s["passes_fp32"].get<bool>());
+  EXPECT_EQ(s["fp32_layers"], Json::array({"amplify"}));
+  const Json& steps = s["steps"];
+  ASSERT_GE(steps.size(), 3u);
+  // No layer in fp32 fails, all of them pass, and the last plan (only the answer in fp32) passes.
+  EXPECT_EQ(steps[0]["fp32_layers"].size(), 0u);
+  EXPECT_EQ(steps[0]["verdict"], "fails");
+  EXPECT_EQ(steps[1]["fp32_layers"].size(), 5u);
+  EXPECT_EQ(steps[1]["verdict"], "passes");
+  EXPECT_EQ(steps.back()["fp32_layers"], Json::array({"amplify"}));
+  EXPECT_EQ(steps.back()["verdict"], "passes");
+
+  const Page page = open_page(tmp / "precision.html", tmp / "precision.png");
+  expect_self_contained(tmp / "precision.html", page);
+  EXPECT_EQ(marks_by_kind(page.dom).at("steps"), static_cast<int>(steps.size()));
+  EXPECT_EQ(table_rows(page.dom, "steps"), steps.size() + 1);
+  EXPECT_EQ(table_rows(page.dom, "precision-layers"), 6u);
+  EXPECT_NE(page.dom.find("<code>amplify</code></td><td><b>fp32</b>"), std::string::npos);
+  EXPECT_NE(page.dom.find("1 of 5 layers must stay fp32"), std::string::npos);
+  expect_rendered_screenshot(tmp / "precision.png");
 }
 
 TEST(ReportBrowser, BenchReportDistributionsPerRunnerAndThreads) {

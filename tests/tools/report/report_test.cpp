@@ -137,6 +137,50 @@ TEST(ReportLayerwise, PerLayerTolerancesAndFirstDivergence) {
   EXPECT_NE(html.find("data-initial=\"1\""), std::string::npos);
 }
 
+// A golden comparison where the first failing layer is not where the divergence starts (one of its
+// inputs was not compared): the start is found, explained by its inputs' errors, and marked.
+TEST(ReportLayerwise, GoldenComparisonExplainsWhereTheDivergenceStarts) {
+  compare::LayerwiseReport r;
+  r.reference_name = "ref";
+  r.peer_name = "onnxrt-runner-N0";
+  r.layers.resize(4);
+  r.layers[0] = {.name = "a", .node = "n_a", .op_type = "Conv", .inputs = {"x", "w"}, .compared = true, .max_absdiff = 1e-7};
+  r.layers[1] = {.name = "u", .node = "n_u", .op_type = "Shape", .inputs = {"a"}, .compared = false, .note = "not a float"};
+  r.layers[2] = {.name = "b", .node = "n_b", .op_type = "Reshape", .inputs = {"a", "u"}, .compared = true, .passed = false,
+                 .max_absdiff = 1e-2};
+  r.layers[3] = {.name = "c", .node = "n_c", .op_type = "Gemm", .inputs = {"a", "w2"}, .compared = true, .passed = false,
+                 .max_absdiff = 0.5, .max_reldiff = 0.25};
+  r.first_failure = 2;
+  r.golden_file_bytes = 1234;
+  const Json s = tools::report::layerwise_section({tools::report::LayerwiseComparison{r, 3, "/tmp/golden.json"}},
+                                                  compare::SimpleCompareOptions{});
+  const Json& it = s["iterations"][0];
+  EXPECT_EQ(it["iteration"], 3);
+  EXPECT_EQ(it["golden_file"], "/tmp/golden.json");
+  EXPECT_EQ(it["peer"], "onnxrt-runner-N0");
+  EXPECT_EQ(it["memory"]["golden_file_bytes"], 1234);
+  // divergence_start was not set by the comparison: the section finds it.
+  const Json& d = it["divergence_start"];
+  ASSERT_TRUE(d.is_object()) << it.dump();
+  EXPECT_EQ(d["layer"], 3);
+  EXPECT_EQ(d["node"], "n_c");
+  ASSERT_EQ(d["inputs"].size(), 2u);
+  EXPECT_EQ(d["inputs"][0]["name"], "a");
+  EXPECT_EQ(d["inputs"][0]["layer"], 0);
+  EXPECT_DOUBLE_EQ(d["inputs"][0]["max_absdiff"].get<double>(), 1e-7);
+  EXPECT_TRUE(d["inputs"][1]["shared"].get<bool>()) << "w2 is a weight, the same on both sides";
+  EXPECT_DOUBLE_EQ(d["output"]["max_absdiff"].get<double>(), 0.5);
+  EXPECT_FALSE(d["output"]["passed"].get<bool>());
+  tools::report::Report report("t", "parity run m.onnx --onnx-outputs mark all --load-outputs golden.json");
+  report.add_section(s);
+  const std::string html = report.html();
+  EXPECT_NE(html.find("first divergence: b (Reshape)"), std::string::npos);
+  EXPECT_NE(html.find("divergence starts: c (Gemm)"), std::string::npos);
+  EXPECT_NE(html.find("Divergence starts at node <code>n_c</code>"), std::string::npos);
+  EXPECT_NE(html.find("against the stored run of onnxrt-runner-N0 in <code>/tmp/golden.json</code>"), std::string::npos);
+  EXPECT_NE(html.find("model input or weight"), std::string::npos);
+}
+
 TEST(ReportPage, SelfContainedWithStrictPolicy) {
   tools::report::Report report("</title><script>alert(1)</script>", "parity run x.onnx");
   report.add_section(tools::report::conformance_section(
