@@ -143,6 +143,11 @@ TEST(DebugReduceCommand, BadInputIsOneLine) {
                   (tmp / "i.onnx").string(), "--load-debug-replay", (tmp / "replay.json").string(), "--check", "false"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "was written while reducing another model")) << r.output;
+  // A report name that is neither .html nor .json fails before any check runs.
+  r = run_parity({"debug", "reduce", det_model(), "-o", out, "--report", (tmp / "r.pdf").string(), "--check", "false"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "the file name must end in .html")) << r.output;
+  EXPECT_FALSE(contains(r.output, "Check 1")) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
