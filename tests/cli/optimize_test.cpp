@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "core/formats/npz.h"
@@ -66,8 +67,8 @@ TEST(Optimize, PpOcrRecWithDynamicBatchAndWidth) {
   const fs::path ws = dir / "rec.workspace";
   const CommandResult r =
       run_parity({"optimize", kRec.string(), "--samples", (dir / "samples").string(), "--workspace", ws.string(),
-                  "--target-formats", "onnx", "onnx-sanitized", "onnx-fp16", "plan-fp32", "plan-fp16", "--runners", "ref",
-                  "ort", "--max-batch-size", "2", "--sample-count", "2", "--window-ms", "15", "--max-trials", "3"});
+                  "--target-formats", "onnx", "onnx-sanitized", "onnx-fp16", "plan-fp32", "plan-fp16", "plan-bf16",
+                  "plan-int8", "--runners", "ref", "ort", "--max-batch-size", "2", "--sample-count", "2", "--window-ms", "15", "--max-trials", "3"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "[navigator] onnx on ort: correctness OK")) << r.output;
 
@@ -77,7 +78,8 @@ TEST(Optimize, PpOcrRecWithDynamicBatchAndWidth) {
                            "model_output/conversion/0.npz", "model_output/correctness/1.npz", "model_output/profiling/0.npz",
                            "onnx/model.onnx", "onnx/config.yaml", "onnx/reproduce_correctness.sh",
                            "onnx-sanitized/model.onnx", "onnx-fp16/model.onnx", "plan-fp32/model.plan",
-                           "plan-fp32/reproduce_export.sh"})
+                           "plan-fp32/reproduce_export.sh", "plan-fp16/model.plan", "plan-bf16/model.plan",
+                           "plan-int8/model.plan", "plan-int8/calibration.cache"})
     EXPECT_TRUE(fs::is_regular_file(ws / path)) << path;
   EXPECT_FALSE(fs::exists(ws / "model_input" / "conversion" / "2.npz"));
   // Samples are single items (batch axis squeezed); conversion spans the width's min and max.
@@ -93,19 +95,23 @@ TEST(Optimize, PpOcrRecWithDynamicBatchAndWidth) {
   EXPECT_EQ(status.profiles[1].min, 80);
   EXPECT_EQ(status.profiles[1].max, 160);
   EXPECT_EQ(status.inputs.at(0).shape, (std::vector<int64_t>{-1, 3, 48, -1}));
-  EXPECT_EQ(status.find_format("plan-fp16")->export_step.state, nav::StepState::kSkipped);
-  EXPECT_EQ(status.find_format("plan-fp16")->export_step.reason, "fp16 plans are not supported by this build");
   EXPECT_FALSE(status.find_format("plan-fp32")->find_runtime("ort"));  // plans run on ref only
-  for (const char* format : {"onnx", "onnx-sanitized", "onnx-fp16", "plan-fp32"}) {
+  // Measured error bounds per format (the random samples are seeded): exact copies, float16, bfloat16
+  // (8 mantissa bits) and int8 calibrated on the two conversion samples.
+  const std::map<std::string, double> max_atol{{"onnx", 1e-3},      {"onnx-sanitized", 1e-3}, {"onnx-fp16", 0.05},
+                                               {"plan-fp32", 1e-3}, {"plan-fp16", 0.05},      {"plan-bf16", 0.25},
+                                               {"plan-int8", 0.5}};
+  for (const auto& [format_name, bound] : max_atol) {
+    const char* format = format_name.c_str();
     for (const char* runtime : {"ref", "ort"}) {
-      if (std::string(format) == "plan-fp32" && std::string(runtime) == "ort") continue;
+      if (format_name.starts_with("plan-") && std::string(runtime) == "ort") continue;
       SCOPED_TRACE(std::string(format) + " on " + runtime);
       EXPECT_EQ(step_of(status, format, runtime, "conversion").state, nav::StepState::kOk);
       const auto& correctness = step_of(status, format, runtime, "correctness");
       ASSERT_EQ(correctness.state, nav::StepState::kOk) << correctness.reason;
       ASSERT_EQ(correctness.tolerances.size(), 1u);
       EXPECT_EQ(correctness.tolerances[0].output, "softmax_11.tmp_0");
-      EXPECT_LT(correctness.tolerances[0].atol, std::string(format) == "onnx-fp16" ? 0.05 : 1e-3);
+      EXPECT_LT(correctness.tolerances[0].atol, bound);
       const auto& performance = step_of(status, format, runtime, "performance");
       ASSERT_EQ(performance.state, nav::StepState::kOk) << performance.reason;
       ASSERT_GE(performance.performance.size(), 1u);
@@ -118,7 +124,14 @@ TEST(Optimize, PpOcrRecWithDynamicBatchAndWidth) {
   // fp16 computation differs measurably from the fp32 source; the plain copy on ref does not.
   EXPECT_GT(step_of(status, "onnx-fp16", "ref", "correctness").tolerances[0].atol, 0);
   EXPECT_EQ(step_of(status, "onnx", "ref", "correctness").tolerances[0].atol, 0);
-  EXPECT_TRUE(contains(read_file(ws / "navigator.log"), "plan-fp16: export SKIPPED"));
+  // Reduced-precision plans differ measurably from the fp32 source; each config.yaml names its precision.
+  for (const char* format : {"plan-fp16", "plan-bf16", "plan-int8"}) {
+    EXPECT_GT(step_of(status, format, "ref", "correctness").tolerances[0].atol, 0) << format;
+    const std::string config = read_file(ws / format / "config.yaml");
+    EXPECT_TRUE(contains(config, "precision: " + std::string(format).substr(5))) << config;
+  }
+  EXPECT_TRUE(contains(read_file(ws / "plan-int8" / "reproduce_export.sh"),
+                       "parity convert onnx/model.onnx --int8 --calibration-cache plan-int8/calibration.cache"));
 }
 
 TEST(Optimize, TorchScriptFixtureFromRandomData) {
@@ -236,9 +249,20 @@ TEST(Package, SaveLoadVerifyProfileAndTritonFromTheCommandLine) {
   TempDir dir;
   const fs::path ws = dir / "ws";
   ASSERT_EQ(run_parity({"optimize", kDemo.string(), "--workspace", ws.string(), "--target-formats", "onnx", "plan-fp32",
-                        "--runners", "ref", "--sample-count", "2", "--window-ms", "10", "--max-trials", "3"})
+                        "plan-fp16", "plan-bf16", "plan-int8", "--runners", "ref", "--sample-count", "2", "--window-ms",
+                        "10", "--max-trials", "3"})
                 .exit_code,
             0);
+  {
+    const nav::WorkspaceStatus status = nav::read_status(ws);
+    for (const char* format : {"plan-fp16", "plan-bf16", "plan-int8"}) {
+      const auto& correctness = step_of(status, format, "ref", "correctness");
+      EXPECT_EQ(correctness.state, nav::StepState::kOk) << format << ": " << correctness.reason;
+      ASSERT_EQ(correctness.tolerances.size(), 1u) << format;
+      EXPECT_GT(correctness.tolerances[0].atol, 0) << format;
+      EXPECT_LT(correctness.tolerances[0].atol, 0.05) << format;
+    }
+  }
   const fs::path nav_file = dir / "demo.nav";
   const CommandResult verified = run_parity({"package", "verify", ws.string(), "--format", "onnx", "--runtime", "ref"});
   ASSERT_EQ(verified.exit_code, 0) << verified.output;
@@ -259,6 +283,8 @@ TEST(Package, SaveLoadVerifyProfileAndTritonFromTheCommandLine) {
                                                "--retest-conversions", "--run-profiling"});
   ASSERT_EQ(reexported.exit_code, 0) << reexported.output;
   EXPECT_TRUE(contains(reexported.output, "[navigator] plan-fp32: export OK")) << reexported.output;
+  EXPECT_TRUE(contains(reexported.output, "[navigator] plan-int8: export OK")) << reexported.output;
+  EXPECT_TRUE(fs::is_regular_file(dir / "fresh2" / "plan-int8" / "calibration.cache"));
   EXPECT_TRUE(contains(reexported.output, "[navigator] plan-fp32 on ref: performance OK")) << reexported.output;
   EXPECT_FALSE(contains(reexported.output, "[navigator] onnx: export")) << "the package's own onnx was replaced";
   // A reproduce script re-runs its step through `parity package retest`.
@@ -266,6 +292,14 @@ TEST(Package, SaveLoadVerifyProfileAndTritonFromTheCommandLine) {
                                              (ws / "plan-fp32" / "reproduce_correctness.sh").string() + "'");
   EXPECT_EQ(reproduced.exit_code, 0) << reproduced.output;
   EXPECT_TRUE(contains(reproduced.output, "plan-fp32 on ref: correctness OK")) << reproduced.output;
+  // The int8 plan is rebuilt by `parity convert` from the calibration cache kept in its folder.
+  fs::remove(ws / "plan-int8" / "model.plan");
+  const CommandResult rebuilt = run_shell("PATH='" + fs::path(PARITY_BINARY).parent_path().string() + "':$PATH sh '" +
+                                          (ws / "plan-int8" / "reproduce_export.sh").string() + "'");
+  EXPECT_EQ(rebuilt.exit_code, 0) << rebuilt.output;
+  EXPECT_TRUE(contains(rebuilt.output, "tensor ranges from calibration cache")) << rebuilt.output;
+  EXPECT_TRUE(contains(rebuilt.output, " int8")) << rebuilt.output;
+  EXPECT_TRUE(fs::is_regular_file(ws / "plan-int8" / "model.plan"));
 
   const CommandResult status = run_parity({"package", "status", nav_file.string(), "--report", (dir / "r.json").string()});
   ASSERT_EQ(status.exit_code, 0) << status.output;

@@ -1,7 +1,6 @@
 // `parity convert`: change a model's precision (float32 -> float16), opset, or weight storage; or,
 // with an output ending in .plan, build parity's engine: the optimized plan of the ref runtime
 // (runtime/plan/plan_file.h).
-#include <chrono>
 #include <set>
 
 #include <onnx/onnx_pb.h>
@@ -11,7 +10,7 @@
 #include "core/formats/file_io.h"
 #include "options/data_loader_args.h"
 #include "runtime/subgraph.h"
-#include "tools/calibration.h"
+#include "tools/plan_build.h"
 #include "cli/commands/model_edit_common.h"
 #include "core/logger.h"
 #include "model/transforms/extract.h"
@@ -142,16 +141,17 @@ class ConvertCommand : public Command {
     model::Model model = model_edit::load_input(args);
     fix_input_shapes(model.proto(), data.input_shapes);
     const std::filesystem::path base_dir = std::filesystem::path(model_path).parent_path();
-    if (precision.int8) precision.int8_scales = calibration_scales(args, model, base_dir, data, iterations);
-    runtime::SessionOptions session_options;
-    session_options.reduced_precision = precision;
-    session_options.tactics = parse_tactic_options(args);
-    const auto start = std::chrono::steady_clock::now();
-    runtime::Session session = runtime::Session::create(model.proto(), session_options, base_dir).value();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    log_precisions(session);
-    save_tactic_files(args, session);
-    runtime::plan::save_plan(session, out, std::filesystem::path(model_path).filename().string(), seconds);
+    tools::PlanBuildOptions build;
+    build.precision = precision;
+    build.tactics = parse_tactic_options(args);
+    build.calibration_cache = args.get_or("calibration_cache", "");
+    build.calibration_algorithm = args.get_or("calibration_algo", "minmax");
+    build.calibration_feeds = [&] { return compare::make_feed_source(data, iterations.iterations); };
+    const tools::BuiltPlan built = tools::build_and_save_plan(model, base_dir, std::move(build), out,
+                                                              std::filesystem::path(model_path).filename().string());
+    const double seconds = built.build_seconds;
+    logger().info("Layers: ", tools::layer_precision_summary(built.session));
+    save_tactic_files(args, built.session);
     logger().info("Saved plan to: ", out.string(), " (built in ", seconds, " s)");
     return kExitPassed;
   }
@@ -245,41 +245,6 @@ class ConvertCommand : public Command {
       shape->clear_dim();
       for (int64_t d : s.shape) shape->add_dim()->set_dim_value(d);
     }
-  }
-
-  /// int8 scales: from the calibration cache when it exists, else by running the fp32 model over
-  /// the data loader's feeds (and writing the cache when one is named).
-  static std::map<std::string, float> calibration_scales(const options::Args& args, const model::Model& model,
-                                                         const std::filesystem::path& base_dir,
-                                                         const options::DataLoaderOptions& data,
-                                                         const options::IterationOptions& iterations) {
-    const std::string cache = args.get_or("calibration_cache", "");
-    if (!cache.empty() && std::filesystem::exists(cache)) {
-      tools::CalibrationTable table = tools::read_calibration_cache(cache);
-      logger().info("int8: ", table.scales.size(), " tensor ranges from calibration cache ", cache);
-      return table.scales;
-    }
-    runtime::Session fp32 = runtime::Session::create(model.proto(), {}, base_dir).value();
-    std::unique_ptr<compare::FeedSource> feeds = compare::make_feed_source(data, iterations.iterations);
-    const std::string algorithm = args.get_or("calibration_algo", "minmax");
-    tools::CalibrationTable table =
-        algorithm == "entropy" ? tools::calibrate_entropy(fp32, *feeds) : tools::calibrate_min_max(fp32, *feeds);
-    logger().info("int8: calibrated ", table.scales.size(), " tensor ranges over ", table.batches, " batch(es) (",
-                  algorithm, ")");
-    if (!cache.empty()) {
-      tools::write_calibration_cache(cache, table);
-      logger().info("Saved calibration cache to: ", cache);
-    }
-    return table.scales;
-  }
-
-  static void log_precisions(const runtime::Session& session) {
-    std::map<std::string, int> counts;
-    for (const auto& node : session.plan().nodes_)
-      if (!node.folded) ++counts[runtime::precision_name(node.precision)];
-    std::string text;
-    for (const auto& [name, count] : counts) text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + name;
-    logger().info("Layers: ", text);
   }
 
   options::DataLoaderArgs data_loader_args_;

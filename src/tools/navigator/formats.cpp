@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 
 #include "core/formats/file_io.h"
@@ -12,9 +11,9 @@
 #include "model/model.h"
 #include "model/transforms/extract.h"
 #include "model/transforms/fp16.h"
-#include "runtime/plan/plan_file.h"
-#include "runtime/session.h"
 #include "tools/fold.h"
+#include "tools/navigator/samples.h"
+#include "tools/plan_build.h"
 
 namespace parity::tools::navigator {
 
@@ -106,6 +105,37 @@ fs::path onnx_format_model(const fs::path& workspace) {
   return path;
 }
 
+runtime::ReducedPrecisionConfig plan_precision_config(const std::string& precision) {
+  runtime::ReducedPrecisionConfig config;
+  config.fp16 = precision == "fp16";
+  config.bf16 = precision == "bf16";
+  config.int8 = precision == "int8";
+  return config;
+}
+
+// The plan through the same build as `parity convert -o X.plan --<precision>`; int8 is calibrated
+// on the conversion samples (batch axis put back, one item per feed) and the cache kept in the
+// format's folder, so reproduce_export.sh rebuilds the same plan from it.
+void export_plan(const FormatInfo& format, const fs::path& workspace, const fs::path& onnx, const WorkspaceStatus& status) {
+  const fs::path folder = workspace / format.name;
+  PlanBuildOptions options;
+  options.precision = plan_precision_config(format.precision);
+  if (options.precision.int8) {
+    options.calibration_cache = folder / kCalibrationCacheFile;
+    fs::remove(options.calibration_cache);  // a new export calibrates again on the workspace's samples
+    options.calibration_feeds = [&]() -> std::unique_ptr<compare::FeedSource> {
+      const SampleSets samples = load_sample_sets(workspace / "model_input");
+      std::vector<TensorMap> feeds;
+      for (const auto& sample : samples.of("conversion"))
+        feeds.push_back(feed_from_sample(sample, status.config.batch_dim, 1));
+      PARITY_CHECK(!feeds.empty(), kNotFound, "int8 calibration needs the conversion samples (model_input/conversion/*.npz)");
+      return std::make_unique<compare::FeedList>(std::move(feeds));
+    };
+  }
+  build_and_save_plan(model::load_model(onnx).value(), onnx.parent_path(), std::move(options), folder / format.file,
+                      onnx.filename().string());
+}
+
 }  // namespace
 
 const std::vector<FormatInfo>& all_formats() {
@@ -131,7 +161,7 @@ const FormatInfo& format_info(const std::string& name) {
 }
 
 std::string plan_precision_unsupported(const std::string& precision) {
-  if (precision == "fp32") return "";
+  if (precision == "fp32" || precision == "fp16" || precision == "bf16" || precision == "int8") return "";
   return precision + " plans are not supported by this build";
 }
 
@@ -198,10 +228,7 @@ void export_format(const FormatInfo& format, const fs::path& workspace, const fs
     model::transforms::convert_to_fp16(*graph);
     save_onnx(graph->to_model(), out);
   } else if (format.kind == FormatKind::kPlan) {
-    const auto start = std::chrono::steady_clock::now();
-    runtime::Session session = runtime::Session::create(onnx).value();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    runtime::plan::save_plan(session, out, "model.onnx", seconds);
+    export_plan(format, workspace, onnx, status);
   } else {
     fail(ErrorCode::kInternal, "no export for format ", format.name);
   }
@@ -218,7 +245,9 @@ std::string export_command(const FormatInfo& format, const fs::path& source) {
   if (format.name == "onnx-sanitized")
     return "parity surgeon sanitize onnx/model.onnx --fold-constants --cleanup --toposort -o onnx-sanitized/model.onnx";
   if (format.name == "onnx-fp16") return "parity convert onnx/model.onnx --fp-to-fp16 -o onnx-fp16/model.onnx";
-  return "parity convert onnx/model.onnx -o " + format.name + "/model.plan";
+  std::string flags = format.precision == "fp32" ? "" : " --" + format.precision;
+  if (format.precision == "int8") flags += " --calibration-cache " + format.name + "/" + kCalibrationCacheFile;
+  return "parity convert onnx/model.onnx" + flags + " -o " + format.name + "/model.plan";
 }
 
 }  // namespace parity::tools::navigator

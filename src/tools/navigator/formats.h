@@ -19,13 +19,16 @@ struct FormatInfo {
   std::string precision;  // plans: "fp32", "fp16", "bf16", "int8"
 };
 
+/// The int8 plan's calibration cache, in its format folder (tools/calibration.h's format).
+inline constexpr const char* kCalibrationCacheFile = "calibration.cache";
+
 /// Every format, in the order the navigator produces them.
 const std::vector<FormatInfo>& all_formats();
 /// Throws kInvalidArgument listing the formats for an unknown name.
 const FormatInfo& format_info(const std::string& name);
 
-/// The one switch point for plan precisions: "" when this build can build plans of `precision`,
-/// otherwise why not (such formats are recorded as SKIPPED with this reason).
+/// The one switch point for plan precisions: "" when this build can build plans of `precision`
+/// (fp32, fp16, bf16, int8), otherwise why not (such formats are recorded as SKIPPED with this reason).
 std::string plan_precision_unsupported(const std::string& precision);
 
 /// Formats made by default for a source kind ("onnx" or "torchscript").

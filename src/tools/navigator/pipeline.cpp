@@ -256,6 +256,7 @@ std::string format_config_yaml(const WorkspaceStatus& status, const std::string&
   PARITY_CHECK(f, kNotFound, "no format ", format, " in the workspace");
   YAML::Node node;
   node["format"] = format;
+  if (const std::string& precision = format_info(format).precision; !precision.empty()) node["precision"] = precision;
   node["model_path"] = fs::path(f->model_path).filename().string();
   node["source"] = status.config.source;
   node["batch_dim"] = status.config.batch_dim ? YAML::Node(*status.config.batch_dim) : YAML::Node(YAML::NodeType::Null);

@@ -94,6 +94,8 @@ TEST(NavigatorCorrectness, MeasuresToleranceWithAZeroReferenceGuard) {
   const auto judged = nav::compare_outputs({source}, {format}, 0.1, std::nullopt);
   EXPECT_EQ(judged.state, nav::StepState::kFail);
   EXPECT_NE(judged.reason.find("output 'y' differs by 0.5"), std::string::npos) << judged.reason;
+  // The failure carries the measured maxima over the whole output, not just the first miss.
+  EXPECT_NE(judged.reason.find("measured atol 0.5 rtol"), std::string::npos) << judged.reason;
   EXPECT_TRUE(nav::compare_outputs({source}, {format}, 0.5, 0.0).ok());
 }
 
@@ -161,7 +163,7 @@ TEST(NavigatorStatus, YamlRoundTripKeepsEveryField) {
   status.formats.push_back(format);
   nav::FormatStatus plan{"plan-fp16", "plan-fp16/model.plan", {}, {}};
   plan.export_step.state = nav::StepState::kSkipped;
-  plan.export_step.reason = nav::plan_precision_unsupported("fp16");
+  plan.export_step.reason = "fp16 plans are not supported by this build";
   status.formats.push_back(plan);
 
   const auto text = nav::status_to_yaml(status);
@@ -237,6 +239,17 @@ TEST(NavigatorPackage, EntriesThatEscapeTheTargetAreRefusedBeforeAnythingIsWritt
   EXPECT_THROW(nav::unpack_package(dir / "ok.nav", dir / "target_in_use"), Error);
   nav::unpack_package(dir / "ok.nav", dir / "fresh");
   EXPECT_TRUE(fs::is_regular_file(dir / "fresh" / "model_input" / "a.txt"));
+}
+
+TEST(NavigatorFormats, EveryPlanPrecisionIsBuiltAndReproducedThroughConvert) {
+  for (const char* precision : {"fp32", "fp16", "bf16", "int8"}) EXPECT_EQ(nav::plan_precision_unsupported(precision), "");
+  EXPECT_EQ(nav::plan_precision_unsupported("fp8"), "fp8 plans are not supported by this build");
+  const fs::path source = "/models/m.onnx";
+  EXPECT_EQ(nav::export_command(nav::format_info("plan-fp32"), source), "parity convert onnx/model.onnx -o plan-fp32/model.plan");
+  EXPECT_EQ(nav::export_command(nav::format_info("plan-bf16"), source),
+            "parity convert onnx/model.onnx --bf16 -o plan-bf16/model.plan");
+  EXPECT_EQ(nav::export_command(nav::format_info("plan-int8"), source),
+            "parity convert onnx/model.onnx --int8 --calibration-cache plan-int8/calibration.cache -o plan-int8/model.plan");
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+#include "tools/plan_build.h"
+
+#include <chrono>
+
+#include "core/logger.h"
+#include "core/status.h"
+#include "runtime/plan/plan_file.h"
+#include "runtime/subgraph.h"
+#include "tools/calibration.h"
+
+namespace parity::tools {
+
+std::map<std::string, float> calibration_scales(const model::Model& model, const std::filesystem::path& base_dir,
+                                                const PlanBuildOptions& options) {
+  const auto& cache = options.calibration_cache;
+  if (!cache.empty() && std::filesystem::exists(cache)) {
+    CalibrationTable table = read_calibration_cache(cache);
+    logger().info("int8: ", table.scales.size(), " tensor ranges from calibration cache ", cache.string());
+    return table.scales;
+  }
+  PARITY_CHECK(static_cast<bool>(options.calibration_feeds), kInvalidArgument,
+               "an int8 plan needs calibration data or a calibration cache");
+  runtime::Session fp32 = runtime::Session::create(model.proto(), {}, base_dir).value();
+  std::unique_ptr<compare::FeedSource> feeds = options.calibration_feeds();
+  const std::string& algorithm = options.calibration_algorithm;
+  CalibrationTable table = algorithm == "entropy" ? calibrate_entropy(fp32, *feeds) : calibrate_min_max(fp32, *feeds);
+  logger().info("int8: calibrated ", table.scales.size(), " tensor ranges over ", table.batches, " batch(es) (",
+                algorithm, ")");
+  if (!cache.empty()) {
+    write_calibration_cache(cache, table);
+    logger().info("Saved calibration cache to: ", cache.string());
+  }
+  return table.scales;
+}
+
+BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& base_dir, PlanBuildOptions options) {
+  if (options.precision.int8) options.precision.int8_scales = calibration_scales(model, base_dir, options);
+  runtime::SessionOptions session_options;
+  session_options.reduced_precision = options.precision;
+  session_options.tactics = options.tactics;
+  const auto start = std::chrono::steady_clock::now();
+  runtime::Session session = runtime::Session::create(model.proto(), session_options, base_dir).value();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return BuiltPlan{std::move(session), seconds};
+}
+
+BuiltPlan build_and_save_plan(const model::Model& model, const std::filesystem::path& base_dir, PlanBuildOptions options,
+                              const std::filesystem::path& out, const std::string& source_model) {
+  BuiltPlan built = build_plan(model, base_dir, std::move(options));
+  runtime::plan::save_plan(built.session, out, source_model, built.build_seconds);
+  return built;
+}
+
+std::string layer_precision_summary(const runtime::Session& session) {
+  std::map<std::string, int> counts;
+  for (const auto& node : session.plan().nodes_)
+    if (!node.folded) ++counts[runtime::precision_name(node.precision)];
+  std::string text;
+  for (const auto& [name, count] : counts) text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + name;
+  return text;
+}
+
+}  // namespace parity::tools
