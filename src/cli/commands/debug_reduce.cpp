@@ -117,8 +117,9 @@ class DebugReduceCommand : public Command {
                 .help = "Where each candidate is written for the check (Polygraphy's name by default)",
                 .metavar = "PATH", .default_value = "polygraphy_debug.onnx"});
     parser.add({.flags = {"--iter-inputs"},
-                .help = "Where each candidate's inputs are written when the check mentions {inputs}",
-                .metavar = "PATH", .default_value = "polygraphy_debug_inputs.json"});
+                .help = "Where each candidate's inputs are written when the check mentions {inputs} (default: "
+                        "polygraphy_debug_inputs.json beside --iter-artifact)",
+                .metavar = "PATH"});
     parser.add({.flags = {"--fail-code"}, .help = "Only these exit statuses mean the candidate fails",
                 .metavar = "N", .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--ignore-fail-code"}, .help = "Exit statuses that do not mean a failure",
@@ -178,7 +179,9 @@ class DebugReduceCommand : public Command {
     const RunnerCheck runner_check{runner_names, &args, compare_args_.parse(args)};
     const ArtifactSorter artifacts(args.list("artifacts"), args.get_or("artifacts_dir", "polygraphy_artifacts"));
     const std::string iter_artifact = args.get_or("iter_artifact", "polygraphy_debug.onnx");
-    const std::string iter_inputs = args.get_or("iter_inputs", "polygraphy_debug_inputs.json");
+    // Beside the candidate by default, so reductions with their own --iter-artifact never share it.
+    const std::string iter_inputs =
+        args.get_or("iter_inputs", (fs::path(iter_artifact).parent_path() / "polygraphy_debug_inputs.json").string());
     const std::string replay_path = args.get_or("save_debug_replay", "polygraphy_debug_replay.json");
 
     model::Model original = model_edit::load_input(args);
