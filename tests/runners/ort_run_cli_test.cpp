@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "core/formats/polygraphy_json.h"
 #include "runners/registry.h"
 #include "support/require.h"
 #include "support/test_support.h"
@@ -37,10 +38,30 @@ TEST(OrtRunCli, OrtAndOpenCvAgree) {
 TEST(OrtRunCli, OpenCvNamesWhatItCannotImport) {
   PARITY_REQUIRE_RUNNER("opencv");
   // The bundled model's Conv leaves kernel_shape to be inferred from the weights; OpenCV 4.6 needs it.
+  // OpenCV runs in a subprocess by default, so the refusal is the runner's FAILED verdict.
   const auto r = run_parity({"run", demo_model(), "--opencv"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("[E] OpenCV DNN cannot import"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("FAILED: OpenCV DNN cannot import"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("first unsupported node is node #0 'conv1', op Conv"), std::string::npos) << r.output;
+}
+
+TEST(OrtRunCli, OpenCvFailingBesideOrtStillSavesOrtsOutputs) {
+  PARITY_REQUIRE_RUNNER("ort");
+  PARITY_REQUIRE_RUNNER("opencv");
+  // OpenCV's subprocess (its default) turns its refusal into a verdict: ORT's run is still saved.
+  TempDir dir;
+  const std::string saved = (dir / "outputs.json").string();
+  const auto r = run_parity({"run", demo_model(), "--ort", "--opencv", "--save-outputs", saved});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const RunResults results = read_run_results(saved);
+  ASSERT_EQ(results.size(), 1u) << r.output;
+  EXPECT_EQ(results.runs[0].first.rfind("ort-runner", 0), 0u) << results.runs[0].first;
+  // In parity's own process the refusal ends the command before anything is saved.
+  const std::string in_process = (dir / "in_process.json").string();
+  EXPECT_EQ(run_parity({"run", demo_model(), "--ort", "--opencv", "--no-subprocess", "--save-outputs", in_process})
+                .exit_code,
+            1);
+  EXPECT_FALSE(std::filesystem::exists(in_process));
 }
 
 TEST(OrtRunCli, MissingLibraryFailsOnlyWhenAskedFor) {
