@@ -44,7 +44,7 @@ PerOutput<double> per_output_double(const options::Args& args, const std::string
 ErrorStat parse_error_stat(const std::string& text) {
   auto stat = error_stat_from_name(text);
   PARITY_CHECK(stat, kInvalidArgument, "invalid --check-error-stat '", text,
-               "'; valid: elemwise, max, mean, median, quantile");
+               "'; valid: elemwise, max, mean, median, quantile, l0, l1, l2, linf, cosine");
   return *stat;
 }
 
@@ -80,7 +80,11 @@ void ComparatorCompareArgs::add_to(options::ArgParser& parser) const {
   parser.add({.flags = {"--atol", "--abs-tol"}, .dest = "atol", .help = "Absolute tolerance, [name:]value (default 1e-5)",
               .metavar = "TOL", .arity = Arity::kOneOrMore});
   parser.add({.flags = {"--check-error-stat"},
-              .help = "Error statistic to check, [name:]stat: elemwise (default), max, mean, median, quantile",
+              .help = "Error statistic to check, [name:]stat: elemwise (default), max, mean, median, quantile "
+                      "(Polygraphy's: fail when the stat of |d| > atol AND of |d|/|ref| > rtol), or trtexec's "
+                      "norms of d = out - ref: l1, l2, linf (fail when norm(d) > atol AND norm(d)/norm(ref) > "
+                      "rtol), cosine (fail when 1 - cos(out, ref) > atol), l0 (fail when the fraction of "
+                      "elements with |d| > atol + rtol*|ref| exceeds 1 - --error-quantile)",
               .metavar = "STAT", .arity = Arity::kOneOrMore});
   parser.add({.flags = {"--error-quantile"}, .help = "Quantile for the quantile stat, [name:]q (default 0.99)",
               .metavar = "Q", .arity = Arity::kOneOrMore});

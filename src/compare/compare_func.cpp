@@ -286,6 +286,53 @@ bool stat_failed(Stat s, double tol) {
 
 }  // namespace
 
+namespace {
+
+// Ratio of a norm of the difference to the same norm of the reference; 0/0 is 0, x/0 is inf.
+double relative_norm(double diff, double ref) {
+  if (std::isnan(diff) || std::isnan(ref)) return std::numeric_limits<double>::quiet_NaN();
+  if (ref == 0) return diff == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return diff / ref;
+}
+
+// Fills the trtexec-style statistics (l0/l1/l2/linf and cosine distance) in float64. `absdiff`
+// holds |out0 - out1| (already honouring --infinities-compare-equal).
+void compute_norm_statistics(const Tensor& out0, const Tensor& out1, const double* absdiff, double atol, double rtol,
+                             ErrorStatistics& s) {
+  const int64_t n = out0.numel();
+  double l1 = 0, l2 = 0, linf = 0, ref_l1 = 0, ref_l2 = 0, ref_linf = 0;
+  double dot = 0, norm0 = 0;
+  int64_t outside = 0;
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const double x0 = out0.value_as_double(i), x1 = out1.value_as_double(i), d = absdiff[i];
+    const double ref = std::abs(x1);
+    if (std::isnan(d)) nan = true;
+    if (std::isnan(d) || d > atol + rtol * ref) ++outside;
+    l1 += d;
+    l2 += d * d;
+    linf = std::max(linf, d);
+    ref_l1 += ref;
+    ref_l2 += ref * ref;
+    ref_linf = std::max(ref_linf, ref);
+    dot += x0 * x1;
+    norm0 += x0 * x0;
+  }
+  const double nan_v = std::numeric_limits<double>::quiet_NaN();
+  s.l0_fraction = n == 0 ? 0.0 : static_cast<double>(outside) / static_cast<double>(n);
+  s.l1 = nan ? nan_v : l1;
+  s.l2 = nan ? nan_v : std::sqrt(l2);
+  s.linf = nan ? nan_v : linf;
+  s.l1_rel = relative_norm(s.l1, ref_l1);
+  s.l2_rel = relative_norm(s.l2, std::sqrt(ref_l2));
+  s.linf_rel = relative_norm(s.linf, ref_linf);
+  if (norm0 == 0 && ref_l2 == 0) s.cosine_distance = 0;
+  else if (norm0 == 0 || ref_l2 == 0) s.cosine_distance = 1;
+  else s.cosine_distance = 1.0 - dot / (std::sqrt(norm0) * std::sqrt(ref_l2));
+}
+
+}  // namespace
+
 ErrorStatistics compute_error_statistics(const Tensor& out0, const Tensor& out1, double atol,
                                          double rtol, bool infinities_compare_equal) {
   PARITY_ASSERT(out0.numel() == out1.numel(), "compared outputs differ in size");
@@ -353,6 +400,7 @@ ErrorStatistics compute_error_statistics(const Tensor& out0, const Tensor& out1,
     const bool rel_bad = std::isnan(prel[i]) || (rel_f32 ? static_cast<float>(prel[i]) > rtol_f : prel[i] > rtol);
     s.elementwise_mismatch = abs_bad && rel_bad;
   }
+  compute_norm_statistics(out0, out1, pabs, atol, rtol, s);
   return s;
 }
 
@@ -377,6 +425,12 @@ bool simple_check_failed(const ErrorStatistics& s, ErrorStat stat, double atol, 
     }
     case ErrorStat::kElemwise:
       return s.elementwise_mismatch;
+    case ErrorStat::kL0:
+      return std::isnan(s.l0_fraction) || s.l0_fraction > 1.0 - quantile;
+    case ErrorStat::kL1: return stat_failed({s.l1, false}, atol) && stat_failed({s.l1_rel, false}, rtol);
+    case ErrorStat::kL2: return stat_failed({s.l2, false}, atol) && stat_failed({s.l2_rel, false}, rtol);
+    case ErrorStat::kLinf: return stat_failed({s.linf, false}, atol) && stat_failed({s.linf_rel, false}, rtol);
+    case ErrorStat::kCosine: return stat_failed({s.cosine_distance, false}, atol);
   }
   return true;
 }
@@ -388,12 +442,18 @@ const char* error_stat_name(ErrorStat stat) {
     case ErrorStat::kMean: return "mean";
     case ErrorStat::kMedian: return "median";
     case ErrorStat::kQuantile: return "quantile";
+    case ErrorStat::kL0: return "l0";
+    case ErrorStat::kL1: return "l1";
+    case ErrorStat::kL2: return "l2";
+    case ErrorStat::kLinf: return "linf";
+    case ErrorStat::kCosine: return "cosine";
   }
   return "?";
 }
 
 std::optional<ErrorStat> error_stat_from_name(const std::string& name) {
-  for (ErrorStat s : {ErrorStat::kElemwise, ErrorStat::kMax, ErrorStat::kMean, ErrorStat::kMedian, ErrorStat::kQuantile})
+  for (ErrorStat s : {ErrorStat::kElemwise, ErrorStat::kMax, ErrorStat::kMean, ErrorStat::kMedian, ErrorStat::kQuantile,
+                      ErrorStat::kL0, ErrorStat::kL1, ErrorStat::kL2, ErrorStat::kLinf, ErrorStat::kCosine})
     if (name == error_stat_name(s)) return s;
   return std::nullopt;
 }
@@ -520,6 +580,25 @@ void log_once(Severity severity, const std::string& message) {
   report(severity, message);
 }
 
+// The "Minimum Required Tolerance" line for the trtexec-style statistics; empty for Polygraphy's.
+std::string norm_requirement(ErrorStat stat, const ErrorStatistics& s, double quantile) {
+  auto pair = [&](double abs, double rel) {
+    return str_cat("Minimum Required Tolerance: ", error_stat_name(stat), " norm of the difference | [abs=",
+                   format_g(abs), "] OR [rel=", format_g(rel), "]");
+  };
+  switch (stat) {
+    case ErrorStat::kL1: return pair(s.l1, s.l1_rel);
+    case ErrorStat::kL2: return pair(s.l2, s.l2_rel);
+    case ErrorStat::kLinf: return pair(s.linf, s.linf_rel);
+    case ErrorStat::kCosine:
+      return str_cat("Minimum Required Tolerance: cosine distance (1 - cos) | [abs=", format_g(s.cosine_distance), "]");
+    case ErrorStat::kL0:
+      return str_cat("Fraction of elements outside atol + rtol*|ref|: ", format_g(s.l0_fraction),
+                     " (allowed: 1 - error_quantile = ", format_g(1.0 - quantile), ")");
+    default: return "";
+  }
+}
+
 std::pair<double, double> joint_range(const Tensor& a, const Tensor& b) {
   return {std::min(numpy_stats::min(a), numpy_stats::min(b)), std::max(numpy_stats::max(a), numpy_stats::max(b))};
 }
@@ -565,10 +644,12 @@ CompareFunc simple(SimpleCompareOptions options) {
             default: return max;
           }
         };
-        std::string msg = str_cat("Minimum Required Tolerance: ", error_stat_name(stat), " error | [abs=",
-                                  format_g(req(s.mean_absdiff, s.median_absdiff, s.max_absdiff, result.quantile_absdiff)),
-                                  "] OR [rel=",
-                                  format_g(req(s.mean_reldiff, s.median_reldiff, s.max_reldiff, result.quantile_reldiff)), "]");
+        std::string msg = norm_requirement(stat, s, q);
+        if (msg.empty())
+          msg = str_cat("Minimum Required Tolerance: ", error_stat_name(stat), " error | [abs=",
+                        format_g(req(s.mean_absdiff, s.median_absdiff, s.max_absdiff, result.quantile_absdiff)),
+                        "] OR [rel=",
+                        format_g(req(s.mean_reldiff, s.median_reldiff, s.max_reldiff, result.quantile_reldiff)), "]");
         if (stat == ErrorStat::kElemwise) msg += " (requirements may be lower if both abs/rel tolerances are set)";
         if (stat == ErrorStat::kQuantile) msg += " (quantile=" + format_g(q, 4) + ")";
         report(Severity::kInfo, msg);

@@ -16,10 +16,14 @@
 
 namespace parity::compare {
 
-/// Which error statistic CompareFunc::simple checks against the tolerances.
-enum class ErrorStat { kElemwise, kMax, kMean, kMedian, kQuantile };
+/// Which error statistic CompareFunc::simple checks against the tolerances. The first five are
+/// Polygraphy's; the norm statistics are trtexec's (d = out0 - out1, ref = out1):
+///   l1 / l2 / linf: fail when norm(d) > atol AND norm(d) / norm(ref) > rtol;
+///   l0: fraction of elements with |d| > atol + rtol*|ref|; fails when it exceeds 1 - error_quantile;
+///   cosine: fails when the cosine distance 1 - cos(out0, out1) > atol (rtol unused).
+enum class ErrorStat { kElemwise, kMax, kMean, kMedian, kQuantile, kL0, kL1, kL2, kLinf, kCosine };
 const char* error_stat_name(ErrorStat stat);
-/// Parses "elemwise", "max", "mean", "median", "quantile".
+/// Parses "elemwise", "max", "mean", "median", "quantile", "l0", "l1", "l2", "linf", "cosine".
 std::optional<ErrorStat> error_stat_from_name(const std::string& name);
 
 /// Outcome of comparing one output in one iteration, with the statistics gathered.
@@ -104,6 +108,10 @@ struct ErrorStatistics {
   double mean_absdiff = 0, mean_reldiff = 0;
   double median_absdiff = 0, median_reldiff = 0;
   bool elementwise_mismatch = false;  // any element exceeding both tolerances (or NaN)
+  // trtexec-style norms of d = out0 - out1 (float64), absolute and relative to the same norm of out1.
+  double l0_fraction = 0;  // fraction of elements with |d| > atol + rtol*|out1| (NaN counts as outside)
+  double l1 = 0, l1_rel = 0, l2 = 0, l2_rel = 0, linf = 0, linf_rel = 0;
+  double cosine_distance = 0;  // 1 - cos(out0, out1); 0 when both are all zero, 1 when only one is
 };
 ErrorStatistics compute_error_statistics(const Tensor& out0, const Tensor& out1, double atol,
                                          double rtol, bool infinities_compare_equal);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include <onnx/onnx_pb.h>
 
@@ -21,13 +22,13 @@ bool has_extension(const fs::path& p, const std::string& ext) {
   std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return std::tolower(c); });
   return e == ext;
 }
-// The input_K.pb files of an ONNX test-data folder, in K order.
-std::vector<fs::path> onnx_input_files(const fs::path& dir) {
+// The <prefix>K.pb files (input_K.pb or output_K.pb) of an ONNX test-data folder, in K order.
+std::vector<fs::path> onnx_data_files(const fs::path& dir, const std::string& prefix) {
   std::vector<std::pair<long, fs::path>> numbered;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (!entry.is_regular_file() || name.rfind("input_", 0) != 0 || !has_extension(entry.path(), ".pb")) continue;
-    const std::string digits = name.substr(6, name.size() - 6 - 3);
+    if (!entry.is_regular_file() || name.rfind(prefix, 0) != 0 || !has_extension(entry.path(), ".pb")) continue;
+    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 3);
     if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
     numbered.emplace_back(std::stol(digits), entry.path());
   }
@@ -37,45 +38,54 @@ std::vector<fs::path> onnx_input_files(const fs::path& dir) {
   return files;
 }
 
-// One iteration from an ONNX test-data folder: each input_K.pb is a TensorProto named after the
-// input it feeds (as onnx's numpy_helper writes them).
-TensorMap read_onnx_input_files(const std::vector<fs::path>& files) {
-  TensorMap feed;
+// One iteration from an ONNX test-data folder: each <prefix>K.pb is a TensorProto named after the
+// input it feeds or the output it holds (as onnx's numpy_helper writes them).
+TensorMap read_onnx_data_files(const std::vector<fs::path>& files, const std::string& prefix) {
+  TensorMap tensors;
   for (const auto& file : files) {
     const std::string bytes = formats::read_binary_file(file.string());
     onnx::TensorProto proto;
     PARITY_CHECK(proto.ParseFromString(bytes), kInvalidModel, file.string(), " is not a serialized TensorProto");
-    PARITY_CHECK(!proto.name().empty(), kInvalidModel, file.string(),
-                 " holds a tensor without a name; parity matches input_K.pb files to inputs by name");
-    feed.set(proto.name(), model::tensor_from_proto(proto, file.parent_path()));
+    PARITY_CHECK(!proto.name().empty(), kInvalidModel, file.string(), " holds a tensor without a name; parity matches ",
+                 prefix, "K.pb files to model tensors by name");
+    tensors.set(proto.name(), model::tensor_from_proto(proto, file.parent_path()));
   }
-  return feed;
+  return tensors;
 }
 
 }  // namespace
+
+std::optional<std::vector<TensorMap>> load_onnx_test_data(const std::string& path, OnnxTestData which) {
+  const std::string prefix = which == OnnxTestData::kInputs ? "input_" : "output_";
+  // input_K.pb / output_K.pb files, or test_data_set_N folders of them (one iteration each).
+  if (auto files = onnx_data_files(path, prefix); !files.empty())
+    return std::vector<TensorMap>{read_onnx_data_files(files, prefix)};
+  std::vector<fs::path> sets;
+  for (const auto& entry : fs::directory_iterator(path)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name.rfind("test_data_set_", 0) == 0 && name.size() > 14 &&
+        name.find_first_not_of("0123456789", 14) == std::string::npos)
+      sets.push_back(entry.path());
+  }
+  if (sets.empty()) return std::nullopt;
+  std::sort(sets.begin(), sets.end(), [](const fs::path& a, const fs::path& b) {
+    return std::stol(a.filename().string().substr(14)) < std::stol(b.filename().string().substr(14));
+  });
+  std::vector<TensorMap> iterations;
+  for (const auto& set : sets) {
+    auto files = onnx_data_files(set, prefix);
+    PARITY_CHECK(!files.empty(), kNotFound, "ONNX test data set '", set.string(), "' holds no ", prefix, "K.pb files");
+    iterations.push_back(read_onnx_data_files(files, prefix));
+  }
+  logger().info("Loaded ", iterations.size(), " iteration(s) from the ONNX test data sets in ", path);
+  return iterations;
+}
 
 std::vector<TensorMap> load_feeds(const std::string& path) {
   std::error_code ec;
   PARITY_CHECK(fs::exists(path, ec), kNotFound, "input data '", path, "' does not exist");
   if (fs::is_directory(path, ec)) {
-    // ONNX test data: input_K.pb files, or test_data_set_N folders of them (one iteration each).
-    if (auto files = onnx_input_files(path); !files.empty()) return {read_onnx_input_files(files)};
-    std::vector<fs::path> sets;
-    for (const auto& entry : fs::directory_iterator(path)) {
-      const std::string name = entry.path().filename().string();
-      if (entry.is_directory() && name.rfind("test_data_set_", 0) == 0 && name.size() > 14 &&
-          name.find_first_not_of("0123456789", 14) == std::string::npos)
-        sets.push_back(entry.path());
-    }
-    if (!sets.empty()) {
-      std::sort(sets.begin(), sets.end(), [](const fs::path& a, const fs::path& b) {
-        return std::stol(a.filename().string().substr(14)) < std::stol(b.filename().string().substr(14));
-      });
-      std::vector<TensorMap> feeds;
-      for (const auto& set : sets) feeds.push_back(read_onnx_input_files(onnx_input_files(set)));
-      logger().info("Loaded ", feeds.size(), " iteration(s) from the ONNX test data sets in ", path);
-      return feeds;
-    }
+    if (auto feeds = load_onnx_test_data(path, OnnxTestData::kInputs)) return *feeds;
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(path))
       if (entry.is_regular_file() && has_extension(entry.path(), ".npz")) files.push_back(entry.path());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,13 @@
 #include "options/data_loader_args.h"
 
 namespace parity::compare {
+
+/// Which files of an ONNX test-data folder to read.
+enum class OnnxTestData { kInputs, kOutputs };
+/// Reads the folder `path` as ONNX test data: input_K.pb (or output_K.pb) TensorProtos named after
+/// their tensors, or test_data_set_N folders of them (one iteration each, in N order). nullopt when
+/// the folder holds neither; throws kInvalidModel / kNotFound naming the file for bad data.
+std::optional<std::vector<TensorMap>> load_onnx_test_data(const std::string& path, OnnxTestData which);
 
 /// Loads the iterations stored at `path`: an ONNX test-data folder (input_K.pb files named after
 /// their inputs, or test_data_set_N folders of them, one iteration each), an inputs JSON list

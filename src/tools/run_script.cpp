@@ -255,7 +255,7 @@ class ProgramWriter {
     per_output(indent, var, "error_quantile", "error_quantile", "double", double_literal("--error-quantile"));
     per_output(indent, var, "check_error_stat", "check_error_stat", "compare::ErrorStat", [](const std::string& v) {
       PARITY_CHECK(compare::error_stat_from_name(v), kInvalidArgument, "invalid --check-error-stat '", v,
-                   "'; valid: elemwise, max, mean, median, quantile");
+                   "'; valid: elemwise, max, mean, median, quantile, l0, l1, l2, linf, cosine");
       std::string e = v;
       e[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(e[0])));
       return "compare::ErrorStat::k" + e;

@@ -59,5 +59,28 @@ TEST(Convert, BadOpsetAndOverwriteAreUserErrors) {
   EXPECT_NE(r.output.find("pass --force"), std::string::npos) << r.output;
 }
 
+// --verify: an opset change keeps the outputs exactly; float16 needs the looser tolerances it asks for.
+TEST(Convert, VerifyRunsTheResultAgainstTheOriginal) {
+  const std::string demo = (testing::source_dir() / "models" / "demo.onnx").string();
+  testing::TempDir tmp;
+  auto has = [](const testing::CommandResult& r, const std::string& text) {
+    return r.output.find(text) != std::string::npos;
+  };
+  const auto opset = testing::run_parity({"convert", demo, "--opset", "17", "-o", (tmp / "a.onnx").string(), "--verify", "3"});
+  ASSERT_EQ(opset.exit_code, 0) << opset.output;
+  EXPECT_TRUE(has(opset, "Verify | 1 output(s) equal to the original's on 3 seeded input(s) (max abs err 0)")) << opset.output;
+  // demo's float16 probabilities differ by ~3e-4 from float32's.
+  const auto strict = testing::run_parity({"convert", demo, "--fp-to-fp16", "-o", (tmp / "b.onnx").string(), "--verify"});
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_TRUE(has(strict, "Verify | the converted model differs from the original: output 'probs'")) << strict.output;
+  const auto loose = testing::run_parity({"convert", demo, "--fp-to-fp16", "-o", (tmp / "c.onnx").string(), "--verify",
+                                          "--verify-atol", "1e-2", "--verify-rtol", "1e-2"});
+  EXPECT_EQ(loose.exit_code, 0) << loose.output;
+  const auto plan = testing::run_parity({"convert", demo, "-o", (tmp / "d.plan").string(), "--verify"});
+  EXPECT_EQ(plan.exit_code, 1) << plan.output;
+  EXPECT_TRUE(has(plan, "--verify checks converted ONNX models")) << plan.output;
+  EXPECT_FALSE(std::filesystem::exists(tmp / "d.plan"));
+}
+
 }  // namespace
 }  // namespace parity

@@ -406,5 +406,52 @@ TEST(RunCommand, PPOCRv4DetectionEndToEnd) {
   EXPECT_FALSE(contains(layers, "ort runs (windows): 1\n")) << "expected several windows\n" << layers.output;
 }
 
+TEST(RunCommand, TrtexecErrorStatisticsOnTheDemoModel) {
+  PARITY_REQUIRE_RUNNER("ort");
+  const std::string demo = (source_dir() / "models" / "demo.onnx").string();
+  // ref and ORT agree to float32 rounding: every norm is far below these tolerances.
+  for (const std::string stat : {"l1", "l2", "linf"}) {
+    auto r = run_parity({"run", demo, "--ref", "--ort", "--check-error-stat", stat, "--atol", "1e-4"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r, "Checking " + stat + " error")) << r.output;
+    EXPECT_TRUE(contains(r, "Minimum Required Tolerance: " + stat + " norm of the difference")) << r.output;
+  }
+  auto cosine = run_parity({"run", demo, "--ref", "--ort", "--check-error-stat", "cosine", "--atol", "1e-6"});
+  EXPECT_EQ(cosine.exit_code, 0) << cosine.output;
+  EXPECT_TRUE(contains(cosine, "cosine distance (1 - cos)")) << cosine.output;
+  auto l0 = run_parity({"run", demo, "--ref", "--ort", "--check-error-stat", "l0", "--atol", "1e-4"});
+  EXPECT_EQ(l0.exit_code, 0) << l0.output;
+  EXPECT_TRUE(contains(l0, "Fraction of elements outside atol + rtol*|ref|: 0 ")) << l0.output;
+  // Zero tolerances: the differing float32 roundings fail the norms (both forms exceed 0).
+  auto strict = run_parity({"run", demo, "--ref", "--ort", "--check-error-stat", "l2", "--atol", "0", "--rtol", "0"});
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  auto bad = run_parity({"run", demo, "--ref", "--check-error-stat", "l3"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_TRUE(contains(bad, "invalid --check-error-stat 'l3'; valid: elemwise, max, mean, median, quantile, l0, l1, "
+                            "l2, linf, cosine")) << bad.output;
+}
+
+TEST(RunCommand, LoadOutputsReadsOnnxTestDataFolders) {
+  const auto test_dir = onnx_testdata_dir() / "node" / "test_add";
+  PARITY_REQUIRE_FILE(test_dir / "model.onnx");
+  const std::string model = (test_dir / "model.onnx").string();
+  // A folder of test_data_set_N folders, and one set folder (output_K.pb files) directly.
+  for (const auto& data : {test_dir, test_dir / "test_data_set_0"}) {
+    auto r = run_parity({"run", model, "--ref", "--load-inputs", data.string(), "--load-outputs", data.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r, "vs. onnx-test-data")) << r.output;
+    EXPECT_TRUE(contains(r, "PASSED | Output: 'sum'")) << r.output;
+  }
+  // Expected outputs of another test fail the comparison.
+  const auto other = onnx_testdata_dir() / "node" / "test_sub";
+  auto wrong = run_parity({"run", model, "--ref", "--load-inputs", test_dir.string(), "--load-outputs", other.string()});
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  // A folder without test data is one clear error.
+  TempDir tmp;
+  auto empty = run_parity({"run", model, "--ref", "--load-inputs", test_dir.string(), "--load-outputs", tmp.path().string()});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_TRUE(contains(empty, "holds neither output_K.pb files nor test_data_set_N folders")) << empty.output;
+}
+
 }  // namespace
 }  // namespace parity::testing

@@ -129,5 +129,24 @@ TEST(SurgeonSanitize, VerifyRunsTheResultAgainstTheOriginal) {
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
 }
 
+// insert --verify: an equivalent node keeps the outputs; a different op is caught.
+TEST(SurgeonInsert, VerifyRunsTheResultAgainstTheOriginal) {
+  const std::string demo = (testing::source_dir() / "models" / "demo.onnx").string();
+  testing::TempDir tmp;
+  const auto same = testing::run_parity({"surgeon", "insert", demo, "--inputs", "conv2", "--outputs", "relu2", "--op",
+                                         "Relu", "-o", (tmp / "same.onnx").string(), "--verify", "2"});
+  ASSERT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_TRUE(contains(same.output, "Verify | 1 output(s) equal to the original's on 2 seeded input(s)")) << same.output;
+  const auto other = testing::run_parity({"surgeon", "insert", demo, "--inputs", "conv2", "--outputs", "relu2", "--op",
+                                          "Sigmoid", "-o", (tmp / "other.onnx").string(), "--verify"});
+  EXPECT_EQ(other.exit_code, 1) << other.output;
+  EXPECT_TRUE(contains(other.output, "Verify | the edited model differs from the original: output 'probs', iteration 0"))
+      << other.output;
+  const auto bad = testing::run_parity({"surgeon", "insert", demo, "--inputs", "conv2", "--outputs", "relu2", "--op",
+                                        "Relu", "-o", (tmp / "bad.onnx").string(), "--verify", "1", "--verify-atol", "-1"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "--verify-atol must not be negative")) << bad.output;
+}
+
 }  // namespace
 }  // namespace parity

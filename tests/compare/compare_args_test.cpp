@@ -48,7 +48,8 @@ TEST(ComparatorCompareArgs, BadValuesNameTheOption) {
     parse({"--check-error-stat", "worst"});
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "invalid --check-error-stat 'worst'; valid: elemwise, max, mean, median, quantile");
+    EXPECT_EQ(std::string(e.what()),
+              "invalid --check-error-stat 'worst'; valid: elemwise, max, mean, median, quantile, l0, l1, l2, linf, cosine");
   }
   EXPECT_THROW(parse({"--atol", "y:abc"}), Error);
   EXPECT_THROW(parse({"--index-tolerance", "1.5"}), Error);

@@ -58,6 +58,67 @@ TEST(SimpleCompareTest, HandComputedFloatErrors) {
   EXPECT_TRUE(only(compare_funcs::simple(per_out)(r0, r1)).passed);
 }
 
+TEST(SimpleCompareTest, TrtexecNormStatisticsByHand) {
+  // out0 = [1, 2, 2], ref = out1 = [1, 0, 4]: d = [0, 2, -2], |ref| = [1, 0, 4].
+  // l1 = 4, l1/|ref|_1 = 4/5; l2 = sqrt(8), l2/|ref|_2 = sqrt(8/17); linf = 2, linf/|ref|_inf = 2/4;
+  // cos = (1 + 0 + 8) / (3 * sqrt(17)); with atol = rtol = 0.5 the per-element limits are
+  // [1, 0.5, 2.5], so only element 1 is outside: l0 = 1/3.
+  const Tensor a = Tensor::from_vector<double>({3}, {1, 2, 2});
+  const Tensor b = Tensor::from_vector<double>({3}, {1, 0, 4});
+  const ErrorStatistics s = compute_error_statistics(a, b, 0.5, 0.5, false);
+  EXPECT_DOUBLE_EQ(s.l1, 4.0);
+  EXPECT_DOUBLE_EQ(s.l1_rel, 0.8);
+  EXPECT_DOUBLE_EQ(s.l2, std::sqrt(8.0));
+  EXPECT_DOUBLE_EQ(s.l2_rel, std::sqrt(8.0) / std::sqrt(17.0));
+  EXPECT_DOUBLE_EQ(s.linf, 2.0);
+  EXPECT_DOUBLE_EQ(s.linf_rel, 0.5);
+  EXPECT_NEAR(s.cosine_distance, 1.0 - 9.0 / (3.0 * std::sqrt(17.0)), 1e-15);
+  EXPECT_DOUBLE_EQ(s.l0_fraction, 1.0 / 3.0);
+
+  auto failed = [&](ErrorStat stat, double atol, double rtol, double q = 0.99) {
+    return simple_check_failed(s, stat, atol, rtol, q, nullptr, nullptr);
+  };
+  // Norms fail only when both the absolute and the relative norm exceed their tolerance.
+  EXPECT_TRUE(failed(ErrorStat::kL1, 3.9, 0.79));
+  EXPECT_FALSE(failed(ErrorStat::kL1, 4.0, 0.79));
+  EXPECT_FALSE(failed(ErrorStat::kL1, 3.9, 0.8));
+  EXPECT_TRUE(failed(ErrorStat::kL2, 2.8, 0.68));
+  EXPECT_FALSE(failed(ErrorStat::kL2, 2.9, 0.68));
+  EXPECT_FALSE(failed(ErrorStat::kL2, 2.8, 0.69));
+  EXPECT_TRUE(failed(ErrorStat::kLinf, 1.9, 0.49));
+  EXPECT_FALSE(failed(ErrorStat::kLinf, 1.9, 0.5));
+  // Cosine distance 0.2724 against atol alone.
+  EXPECT_TRUE(failed(ErrorStat::kCosine, 0.27, 1e9));
+  EXPECT_FALSE(failed(ErrorStat::kCosine, 0.28, 0));
+  // l0: 1/3 of the elements outside; allowed 1 - error_quantile.
+  EXPECT_TRUE(failed(ErrorStat::kL0, 0.5, 0.5, 0.99));
+  EXPECT_FALSE(failed(ErrorStat::kL0, 0.5, 0.5, 0.6));
+
+  // Identical outputs (and all-zero ones) pass every statistic at zero tolerance.
+  const ErrorStatistics same = compute_error_statistics(b, b, 0, 0, false);
+  const ErrorStatistics zeros = compute_error_statistics(Tensor::from_vector<float>({2}, {0, 0}),
+                                                         Tensor::from_vector<float>({2}, {0, 0}), 0, 0, false);
+  for (ErrorStat stat : {ErrorStat::kL0, ErrorStat::kL1, ErrorStat::kL2, ErrorStat::kLinf, ErrorStat::kCosine}) {
+    EXPECT_FALSE(simple_check_failed(same, stat, 0, 0, 1.0, nullptr, nullptr)) << error_stat_name(stat);
+    EXPECT_FALSE(simple_check_failed(zeros, stat, 0, 0, 1.0, nullptr, nullptr)) << error_stat_name(stat);
+    EXPECT_EQ(error_stat_from_name(error_stat_name(stat)), stat);
+  }
+  // A NaN fails every statistic.
+  const ErrorStatistics nan = compute_error_statistics(Tensor::from_vector<float>({2}, {std::nanf(""), 1}),
+                                                       Tensor::from_vector<float>({2}, {1, 1}), 1e9, 1e9, false);
+  for (ErrorStat stat : {ErrorStat::kL0, ErrorStat::kL1, ErrorStat::kL2, ErrorStat::kLinf, ErrorStat::kCosine})
+    EXPECT_TRUE(simple_check_failed(nan, stat, 1e9, 1e9, 0.99, nullptr, nullptr)) << error_stat_name(stat);
+
+  // Through simple(): the log names the statistic and its required tolerance.
+  SimpleCompareOptions opt;
+  opt.check_error_stat = ErrorStat::kL2;
+  opt.atol = 2.9;
+  EXPECT_TRUE(only(compare_funcs::simple(opt)(iteration("a", {{"y", a}}), iteration("b", {{"y", b}}))).passed);
+  opt.atol = 2.8;
+  opt.rtol = 0.68;
+  EXPECT_FALSE(only(compare_funcs::simple(opt)(iteration("a", {{"y", a}}), iteration("b", {{"y", b}}))).passed);
+}
+
 TEST(SimpleCompareTest, IntegersPromoteAndDivideLikeNumpy) {
   // int8 vs int16 compare as int32: abs = [2, 2, 0]; rel = [2, inf, 0] (division by |0|).
   ErrorStatistics s = compute_error_statistics(Tensor::from_vector<int8_t>({3}, {3, -2, 7}),

@@ -1,6 +1,7 @@
 // `parity convert`: change a model's precision (float32 -> float16), opset, or weight storage; or,
 // with an output ending in .plan, build parity's engine: the optimized plan of the ref runtime
 // (runtime/plan/plan_file.h).
+#include <optional>
 #include <set>
 
 #include <onnx/onnx_pb.h>
@@ -88,6 +89,7 @@ class ConvertCommand : public Command {
                 .help = "Kernel families a node may use: optimized, reference (default both); a node always keeps "
                         "its reference kernel",
                 .metavar = "FAMILY", .arity = options::Arity::kOneOrMore});
+    model_edit::add_verify_options(parser, "converted");
     data_loader_args_.add_to(parser);
     iteration_args_.add_iterations_to(parser);
   }
@@ -98,6 +100,8 @@ class ConvertCommand : public Command {
       PARITY_CHECK(!args.flag(flag), kInvalidArgument, "--", flag,
                    " builds a reduced-precision plan (-o X.plan); to convert an ONNX model to float16 use --fp-to-fp16");
     model::Model model = model_edit::load_input(args);
+    // Kept only for --verify: a big model's copy is not free.
+    const std::optional<model::Model> original = args.has("verify") ? std::optional<model::Model>(model) : std::nullopt;
     const auto out = model_edit::output_path(args, model);
     if (args.has("onnx_outputs") || args.has("onnx_exclude_outputs")) {
       auto graph = model::transforms::graph_with_inferred_types(model);
@@ -122,7 +126,7 @@ class ConvertCommand : public Command {
       model = graph->to_model();
     }
     model_edit::save_output(model, out, args);
-    return kExitPassed;
+    return original ? model_edit::verify_rewritten(*original, model, args, "converted") : kExitPassed;
   }
 
  private:
@@ -132,6 +136,8 @@ class ConvertCommand : public Command {
     for (const char* dest : {"opset", "fp_to_fp16"})
       PARITY_CHECK(!args.has(dest), kInvalidArgument, "--", std::string(dest) == "opset" ? "opset" : "fp-to-fp16",
                    " converts ONNX models; it does not apply to a plan output (.plan)");
+    PARITY_CHECK(!args.has("verify"), kInvalidArgument,
+                 "--verify checks converted ONNX models; for a plan use `parity run X.plan --ref --ort`");
     const std::string model_path = args.get_or("model", "");
     const std::filesystem::path out = args.get_or("output", "");
     const options::DataLoaderOptions data = data_loader_args_.parse(args);

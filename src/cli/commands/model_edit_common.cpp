@@ -5,8 +5,10 @@
 #include <fstream>
 #include <set>
 
+#include "cli/command.h"
 #include "core/formats/file_io.h"
 #include "core/logger.h"
+#include "core/text.h"
 #include "model/external_data.h"
 #include "model/save_args.h"
 #include "model/transforms/opset.h"
@@ -14,6 +16,7 @@
 #include "model/transforms/proto_walk.h"
 #include "model/transforms/weights.h"
 #include "tools/runtime_types.h"
+#include "tools/verify.h"
 
 namespace parity::cli::model_edit {
 
@@ -106,6 +109,39 @@ void mark_outputs_typed(model::Graph& graph, const std::vector<std::string>& out
       v->dtype = meta->dtype;
       v->shape = meta->shape;
     }
+}
+
+void add_verify_options(options::ArgParser& parser, const std::string& what) {
+  parser.add({.flags = {"--verify"},
+              .help = "Run the " + what + " model against the original on N seeded inputs (default 1) with parity's "
+                      "runtime and fail when an output differs beyond --verify-atol + --verify-rtol * |original|",
+              .metavar = "N", .arity = options::Arity::kAny});
+  parser.add({.flags = {"--verify-atol"}, .help = "Absolute tolerance of --verify (default 1e-5)", .metavar = "TOL"});
+  parser.add({.flags = {"--verify-rtol"}, .help = "Relative tolerance of --verify (default 1e-5)", .metavar = "TOL"});
+}
+
+int verify_rewritten(const model::Model& original, const model::Model& rewritten, const options::Args& args,
+                     const std::string& what) {
+  if (!args.has("verify")) return kExitPassed;
+  const auto counts = args.list("verify");
+  PARITY_CHECK(counts.size() <= 1, kInvalidArgument, "--verify takes at most one count");
+  const int64_t n = counts.empty() ? 1 : parse_int(counts[0], "--verify");
+  PARITY_CHECK(n >= 1, kInvalidArgument, "--verify needs 1 or more iterations, got ", n);
+  auto tolerance = [&](const std::string& dest, const std::string& flag) {
+    const auto text = args.get(dest);
+    const double tol = text ? parse_double(*text, flag) : 1e-5;
+    PARITY_CHECK(tol >= 0, kInvalidArgument, flag, " must not be negative, got ", tol);
+    return tol;
+  };
+  const double atol = tolerance("verify_atol", "--verify-atol"), rtol = tolerance("verify_rtol", "--verify-rtol");
+  const tools::VerifyResult result = tools::verify_same_outputs(original, rewritten, n, atol, rtol);
+  if (result.mismatch) {
+    logger().error("Verify | the ", what, " model differs from the original: ", *result.mismatch);
+    return kExitFailed;
+  }
+  logger().info("Verify | ", result.outputs_compared, " output(s) equal to the original's on ", n,
+                " seeded input(s) (max abs err ", result.max_absdiff, ")");
+  return kExitPassed;
 }
 
 }  // namespace parity::cli::model_edit

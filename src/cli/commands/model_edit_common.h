@@ -35,4 +35,13 @@ void save_output(const model::Model& model, const std::filesystem::path& path, c
 void mark_outputs_typed(model::Graph& graph, const std::vector<std::string>& outputs,
                         const std::vector<std::string>& exclude);
 
+/// Adds --verify [N], --verify-atol and --verify-rtol; `what` names the rewritten model in the help
+/// ("sanitized").
+void add_verify_options(options::ArgParser& parser, const std::string& what);
+/// With --verify: runs `rewritten` against `original` on N seeded inputs (tools/verify.h) and logs
+/// the verdict. kExitPassed when --verify is absent or every shared output agrees, else kExitFailed;
+/// bad counts or tolerances are kInvalidArgument.
+int verify_rewritten(const model::Model& original, const model::Model& rewritten, const options::Args& args,
+                     const std::string& what);
+
 }  // namespace parity::cli::model_edit

@@ -51,6 +51,28 @@ void check_names_exist(const std::vector<std::string>& given, const std::vector<
                  kind, " named '", name, "'; ", kind, "s: ", existing.empty() ? "(none)" : join_names(existing));
 }
 
+// A --load-outputs path: an ONNX test-data folder (output_K.pb files, or test_data_set_N folders
+// of them) becomes one run named "onnx-test-data"; anything else is a RunResults JSON.
+RunResults read_saved_outputs(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    auto iterations = load_onnx_test_data(path, OnnxTestData::kOutputs);
+    PARITY_CHECK(iterations, kInvalidArgument, "--load-outputs: folder '", path,
+                 "' holds neither output_K.pb files nor test_data_set_N folders");
+    std::vector<IterationResult> results;
+    for (auto& outputs : *iterations) {
+      IterationResult r;
+      r.runner_name = "onnx-test-data";
+      r.outputs = std::move(outputs);
+      results.push_back(std::move(r));
+    }
+    RunResults loaded;
+    loaded.add("onnx-test-data", std::move(results));
+    return loaded;
+  }
+  return read_run_results(path);
+}
+
 // ---- the command ------------------------------------------------------------------------------
 
 class RunCommand : public Command {
@@ -100,7 +122,8 @@ class RunCommand : public Command {
     parser.add({.flags = {"--save-outputs", "--save-results"}, .dest = "save_outputs",
                 .help = "Save the runners' outputs (Polygraphy RunResults JSON)", .metavar = "PATH"});
     parser.add({.flags = {"--load-outputs", "--load-results"}, .dest = "load_outputs",
-                .help = "RunResults JSON files (e.g. from Polygraphy on another machine) to compare as well",
+                .help = "RunResults JSON files (e.g. from Polygraphy on another machine) or ONNX test-data "
+                        "folders (output_K.pb files, or test_data_set_N folders of them) to compare as well",
                 .metavar = "PATH", .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--postprocess", "--postprocess-func"}, .dest = "postprocess",
                 .help = "Post-process outputs before comparing: [name:]top-K[,axis=A]", .metavar = "FUNC",
@@ -191,7 +214,7 @@ class RunCommand : public Command {
     }
     for (const auto& path : load_outputs) {
       logger().info("Loading inference results from ", path);
-      RunResults loaded = read_run_results(path);
+      RunResults loaded = read_saved_outputs(path);
       for (auto& run : loaded.runs) results.runs.push_back(std::move(run));
     }
     if (auto path = args.get("save_outputs")) {
@@ -418,6 +441,9 @@ class RunCommand : public Command {
     // Golden runs (--load-outputs) are indexed, not read: their tensors are read one at a time.
     std::vector<RunResultsIndex> goldens;
     for (const auto& path : args.list("load_outputs")) {
+      std::error_code ec;
+      PARITY_CHECK(!std::filesystem::is_directory(path, ec), kInvalidArgument, "--load-outputs '", path,
+                   "': with --onnx-outputs mark all, stored outputs must be a RunResults JSON, not a folder");
       logger().info("Indexing stored layer outputs in ", path);
       goldens.emplace_back(path);
     }

@@ -25,6 +25,7 @@ class SurgeonInsertCommand : public Command {
     parser.add({.flags = {"--name"}, .help = "Name of the new node", .metavar = "NAME"});
     parser.add({.flags = {"--attrs"}, .help = "Attributes as key=value: 1, 0.5, [1,2], text", .metavar = "K=V",
                 .arity = options::Arity::kOneOrMore});
+    model_edit::add_verify_options(parser, "edited");
     model_edit::add_output_options(parser);
   }
 
@@ -43,8 +44,9 @@ class SurgeonInsertCommand : public Command {
     model::transforms::insert_node(*graph, options);
     logger().info("Inserted ", options.op, "; nodes: ", before, " -> ", graph->node_count(false));
     // A custom-domain op cannot pass libonnx's checker (no schema to check against).
-    model_edit::save_output(graph->to_model(), out, args, /*check=*/options.domain.empty() || options.domain == "ai.onnx");
-    return kExitPassed;
+    const model::Model edited = graph->to_model();
+    model_edit::save_output(edited, out, args, /*check=*/options.domain.empty() || options.domain == "ai.onnx");
+    return model_edit::verify_rewritten(model, edited, args, "edited");
   }
 };
 

@@ -11,7 +11,6 @@
 #include "model/transforms/tensor_spec.h"
 #include "options/byte_size.h"
 #include "tools/fold.h"
-#include "tools/verify.h"
 #include "tools/runtime_types.h"
 
 namespace parity::cli {
@@ -91,10 +90,7 @@ class SurgeonSanitizeCommand : public Command {
                 .help = "Remove nodes that feed no graph output (graph inputs stay, as in Polygraphy)",
                 .arity = options::Arity::kFlag});
     parser.add({.flags = {"--toposort"}, .help = "Sort nodes topologically", .arity = options::Arity::kFlag});
-    parser.add({.flags = {"--verify"},
-                .help = "Run the sanitized model against the original on N seeded inputs (default 1) with parity's "
-                        "runtime and fail when an output differs beyond 1e-5 (abs + rel)",
-                .metavar = "N", .arity = options::Arity::kAny});
+    model_edit::add_verify_options(parser, "sanitized");
     model_edit::add_output_options(parser);
   }
 
@@ -136,27 +132,10 @@ class SurgeonSanitizeCommand : public Command {
     logger().info("Nodes: ", before, " -> ", graph->node_count(false));
     const model::Model sanitized = graph->to_model();
     model_edit::save_output(sanitized, out, args);
-    if (args.has("verify")) return verify(model, sanitized, args);
-    return kExitPassed;
+    return model_edit::verify_rewritten(model, sanitized, args, "sanitized");
   }
 
  private:
-  // --verify [N]: the saved model against the original.
-  static int verify(const model::Model& original, const model::Model& sanitized, const options::Args& args) {
-    const auto counts = args.list("verify");
-    PARITY_CHECK(counts.size() <= 1, kInvalidArgument, "--verify takes at most one count");
-    const int64_t n = counts.empty() ? 1 : parse_int(counts[0], "--verify");
-    PARITY_CHECK(n >= 1, kInvalidArgument, "--verify needs 1 or more iterations, got ", n);
-    const tools::VerifyResult result = tools::verify_same_outputs(original, sanitized, n);
-    if (result.mismatch) {
-      logger().error("Verify | the sanitized model differs from the original: ", *result.mismatch);
-      return kExitFailed;
-    }
-    logger().info("Verify | ", result.outputs_compared, " output(s) equal to the original's on ", n,
-                  " seeded input(s) (max abs err ", result.max_absdiff, ")");
-    return kExitPassed;
-  }
-
   static std::string dashed(std::string dest) {
     std::replace(dest.begin(), dest.end(), '_', '-');
     return dest;
