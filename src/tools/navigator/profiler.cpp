@@ -119,10 +119,12 @@ StepResult profile(const TimedInference& infer, const ProfilerConfig& config) {
   for (int64_t batch_size : config.batch_sizes) {
     BatchPerformance row = measure_batch(infer, batch_size, config);
     if (!result.performance.empty()) {
-      const BatchPerformance& previous = result.performance.back();
-      if (row.throughput < previous.throughput * (1 + config.throughput_cutoff)) {
+      // Copies, not references: the push_back below may move the vector's elements.
+      const double previous_throughput = result.performance.back().throughput;
+      const int64_t previous_batch_size = result.performance.back().batch_size;
+      if (row.throughput < previous_throughput * (1 + config.throughput_cutoff)) {
         result.performance.push_back(row);
-        result.saturated_at = previous.batch_size;
+        result.saturated_at = previous_batch_size;
         break;
       }
     }

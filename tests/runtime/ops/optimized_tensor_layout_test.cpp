@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "op_tester.h"
@@ -19,8 +20,16 @@ using testing::OpTester;
 
 Tensor random_tensor(const Shape& shape, uint32_t seed) { return testing::random_uniform(shape, seed, -3, 3); }
 
-/// `t` cast to `dtype` (values are small, so every type holds them).
-Tensor as(const Tensor& t, DType dtype) { return t.cast(dtype); }
+/// `t` cast to `dtype`: the values are small, and made non-negative for uint8 (a negative float
+/// converted to an unsigned type is undefined behaviour, which UBSan reports).
+Tensor as(const Tensor& t, DType dtype) {
+  if (dtype != DType::kUInt8) return t.cast(dtype);
+  Tensor magnitudes(DType::kFloat32, t.shape());
+  const auto source = t.values<float>();
+  auto target = magnitudes.values<float>();
+  for (size_t i = 0; i < target.size(); ++i) target[i] = std::fabs(source[i]);
+  return magnitudes.cast(dtype);
+}
 
 void compare_transpose(const Tensor& x, const std::optional<std::vector<int64_t>>& perm) {
   OpTester t = testing::one_output_node("Transpose", 13);

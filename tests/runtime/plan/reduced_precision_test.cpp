@@ -236,7 +236,8 @@ TEST(ReducedPrecision, LayerPrecisionsAndConstraints) {
   EXPECT_EQ(by_name.at("reshape"), DType::kFloat32);  // data movement keeps its input's values
   // none: the per-layer request is ignored.
   config.constraints = runtime::PrecisionConstraints::kNone;
-  for (const auto& node : build(model, config).plan().nodes_)
+  const Session unconstrained = build(model, config);  // named: a temporary would die before the loop
+  for (const auto& node : unconstrained.plan().nodes_)
     if (node.kernel_spec.name == "c2") EXPECT_EQ(node.precision, DType::kFloat16);
   // A data-movement layer cannot run in fp16: prefer falls back, obey refuses with one line.
   config.layer_precisions = {{"reshape", DType::kFloat16}};
