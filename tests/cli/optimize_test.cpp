@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <zip.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -243,6 +245,42 @@ TEST(Optimize, BadInputIsOneLineAndNothingIsOverwritten) {
   EXPECT_TRUE(contains(unknown.output, "unknown format 'tensorrt'")) << unknown.output;
   const CommandResult missing = run_parity({"optimize", (dir / "nope.onnx").string()});
   EXPECT_EQ(missing.exit_code, 1);
+}
+
+// `optimize --report` writes the package report at the end of the run, the same as `package status
+// --report` of the workspace; a bad report name fails before any work.
+TEST(Optimize, ReportAtTheEndOfTheRun) {
+  TempDir dir;
+  const fs::path ws = dir / "ws";
+  const CommandResult bad = run_parity({"optimize", kDemo.string(), "--workspace", ws.string(), "--report",
+                                        (dir / "r.txt").string()});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_FALSE(fs::exists(ws)) << "nothing done before the report name is checked";
+  for (const char* name : {"r.html", "r.json"}) {  // the JSON last: the run the workspace keeps
+    const CommandResult r = run_parity({"optimize", kDemo.string(), "--workspace", ws.string(), "--override-workspace",
+                                        "--target-formats", "onnx", "plan-fp16", "--runners", "ref", "--sample-count", "2",
+                                        "--window-ms", "10", "--max-trials", "3", "--report", (dir / name).string()});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "Wrote report: " + (dir / name).string())) << r.output;
+  }
+  ASSERT_EQ(run_parity({"package", "status", ws.string(), "--report", (dir / "status.json").string()}).exit_code, 0);
+  const auto sections = [](const std::string& text) {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    return j["sections"];
+  };
+  const nlohmann::json from_optimize = sections(read_file(dir / "r.json"));
+  ASSERT_EQ(from_optimize.size(), 1u);
+  EXPECT_EQ(from_optimize[0]["type"], "package");
+  ASSERT_EQ(from_optimize[0]["formats"].size(), 2u);
+  EXPECT_EQ(from_optimize[0]["formats"][1]["format"], "plan-fp16");
+  EXPECT_EQ(from_optimize[0]["formats"][1]["runtimes"][0]["correctness"]["status"], "OK");
+  EXPECT_TRUE(from_optimize[0]["formats"][1]["runtimes"][0]["performance"].contains("performance"));
+  // The same cells and statuses as the workspace's own report (the figures are the same run's).
+  EXPECT_EQ(from_optimize, sections(read_file(dir / "status.json")));
+  const std::string page = read_file(dir / "r.html");
+  EXPECT_TRUE(contains(page, "Content-Security-Policy"));
+  EXPECT_TRUE(contains(page, "<table class=\"package-matrix\">"));
+  EXPECT_TRUE(contains(page, "data-kind=\"latency\""));
 }
 
 TEST(Package, SaveLoadVerifyProfileAndTritonFromTheCommandLine) {

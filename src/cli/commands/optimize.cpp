@@ -15,6 +15,8 @@
 #include "tools/navigator/formats.h"
 #include "tools/navigator/package.h"
 #include "tools/navigator/pipeline.h"
+#include "tools/report/package_report.h"
+#include "tools/report/report_args.h"
 
 namespace parity::cli {
 namespace {
@@ -81,9 +83,11 @@ class OptimizeCommand : public Command {
     parser.add({.flags = {"--throughput-cutoff"}, .help = "Relative throughput gain below which a larger batch saturates",
                 .metavar = "F", .default_value = "0.05"});
     runners::RunnerArgs().add_runtime_options_to(parser);  // --ort-threads, --torch-threads, ...
+    report_args_.add_to(parser);
   }
 
   int run(const options::Args& args) override {
+    const tools::report::ReportOptions report_options = report_args_.parse(args);
     nav::OptimizeRequest request;
     request.source = args.get_or("source", "");
     const auto data = data_loader_args_.parse(args);
@@ -103,6 +107,12 @@ class OptimizeCommand : public Command {
 
     const nav::WorkspaceStatus status = nav::optimize(request);
     package_cli::print_status_table(status);
+    if (report_options.path) {
+      tools::report::Report report("parity optimize", current_command_line());
+      report.add_section(tools::report::package_section(status));
+      report.write(*report_options.path);
+      logger().info("Wrote report: ", *report_options.path);
+    }
     const nav::PackageDescriptor package(request.workspace);
     if (package.any_passed()) return kExitPassed;
     logger().error("no format passed its conversion and correctness tests on any runtime");
@@ -145,6 +155,7 @@ class OptimizeCommand : public Command {
   }
 
   options::DataLoaderArgs data_loader_args_;
+  tools::report::ReportArgs report_args_{"formats, steps, measured tolerances, latency and throughput per batch size"};
 };
 
 PARITY_REGISTER_COMMAND(OptimizeCommand);

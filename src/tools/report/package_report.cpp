@@ -1,5 +1,9 @@
 #include "tools/report/package_report.h"
 
+#include <algorithm>
+#include <limits>
+#include <set>
+
 #include "tools/report/svg.h"
 
 namespace parity::tools::report {
@@ -28,6 +32,40 @@ std::string state_cell(const Json& step) {
   std::string cell = status == "OK" ? html::verdict(true) : status == "FAIL" ? html::verdict(false) : svg::escape(status);
   if (step.contains("reason")) cell += " <small>" + svg::escape(step["reason"].get<std::string>()) + "</small>";
   return cell;
+}
+
+// One chart of `field` per batch size: a line per format x runtime that was profiled, a mark per
+// measured batch size.
+std::string per_batch_chart(const Json& s, const std::string& field, const std::string& y_label, const std::string& kind,
+                            const std::string& chart_id) {
+  static const std::vector<std::string> kColors{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+  std::set<int64_t> batch_sizes;
+  for (const auto& f : s["formats"])
+    for (const auto& r : f["runtimes"])
+      if (r["performance"].contains("performance"))
+        for (const auto& p : r["performance"]["performance"]) batch_sizes.insert(p["batch_size"].get<int64_t>());
+  if (batch_sizes.empty()) return "";
+  const std::vector<int64_t> sizes(batch_sizes.begin(), batch_sizes.end());
+  svg::LayerChart chart;
+  for (int64_t b : sizes) chart.labels.push_back("batch " + std::to_string(b));
+  for (const auto& f : s["formats"])
+    for (const auto& r : f["runtimes"]) {
+      if (!r["performance"].contains("performance")) continue;
+      svg::Series series{f["format"].get<std::string>() + " on " + r["runtime"].get<std::string>(),
+                         std::vector<double>(sizes.size(), std::numeric_limits<double>::quiet_NaN()),
+                         kColors[chart.series.size() % kColors.size()]};
+      for (const auto& p : r["performance"]["performance"]) {
+        const auto at = std::lower_bound(sizes.begin(), sizes.end(), p["batch_size"].get<int64_t>()) - sizes.begin();
+        series.values[static_cast<size_t>(at)] = p[field].get<double>();
+      }
+      chart.series.push_back(std::move(series));
+    }
+  chart.y_label = y_label;
+  chart.x_label = "batch size";
+  chart.kind = kind;
+  chart.chart_id = chart_id;
+  return "<figure>" + svg::layer_chart(chart) + "</figure>\n";
 }
 
 void render_package(const Json& s, size_t, std::string& out) {
@@ -69,13 +107,15 @@ void render_package(const Json& s, size_t, std::string& out) {
                                  svg::number(p["throughput"].get<double>()), p["stable"].get<bool>() ? "yes" : "no"});
     }
   }
-  out += html::table({"format", "runtime", "conversion", "correctness", "performance", "verified"}, cells);
+  out += html::table({"format", "runtime", "conversion", "correctness", "performance", "verified"}, cells, "package-matrix");
   out += "<h2>Measured tolerances</h2>\n<p>atol = max |source - format|, rtol = max |source - format| / |format| "
          "(elements where the format's value is 0 count in atol only).</p>\n";
   out += html::table({"format", "runtime", "output", "atol", "rtol"}, tolerances);
   out += "<h2>Performance</h2>\n";
+  out += per_batch_chart(s, "p50_ms", "p50 latency (ms)", "latency", "package-latency");
+  out += per_batch_chart(s, "throughput", "throughput (/s)", "throughput", "package-throughput");
   out += html::table({"format", "runtime", "batch", "p50 (ms)", "p90 (ms)", "p95 (ms)", "p99 (ms)", "throughput (/s)", "stable"},
-                     performance);
+                     performance, "package-performance");
 }
 
 const bool kRegistered = [] {

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <array>
 #include <cstdlib>
+#include <set>
 #include <random>
 #include <fstream>
 #include <map>
@@ -477,6 +479,104 @@ TEST(ReportBrowser, ConformanceReportPerOperatorFamily) {
   expect_self_contained(tmp / "conf.html", page);
   EXPECT_EQ(marks_by_kind(page.dom).at("stacked"), bars);
   expect_rendered_screenshot(tmp / "conf.png");
+}
+
+// The rows of the table with class `css_class`, each as its cells' HTML (the header row left out).
+std::vector<std::vector<std::string>> table_cells(const std::string& dom, const std::string& css_class) {
+  std::vector<std::vector<std::string>> rows;
+  const size_t table = dom.find("<table class=\"" + css_class + "\">");
+  if (table == std::string::npos) return rows;
+  const std::string text = dom.substr(table, dom.find("</table>", table) - table);
+  for (size_t at = text.find("<tr>"); at != std::string::npos; at = text.find("<tr>", at + 1)) {
+    const size_t end = text.find("</tr>", at);
+    std::vector<std::string> cells;
+    for (size_t c = text.find("<td", at); c != std::string::npos && c < end; c = text.find("<td", c + 1)) {
+      const size_t open = text.find('>', c) + 1;
+      cells.push_back(text.substr(open, text.find("</td>", open) - open));
+    }
+    if (!cells.empty()) rows.push_back(cells);
+  }
+  return rows;
+}
+
+// A step's status as the matrix shows it.
+std::string status_text(const Json& step) {
+  const std::string status = step["status"];
+  return status == "OK" ? "PASSED" : status == "FAIL" ? "FAILED" : status;
+}
+
+// `package status` of a workspace `optimize` made from a small model with a dynamic batch axis:
+// the format x runtime matrix as in the JSON, a latency and a throughput mark per profiled batch size.
+TEST(ReportBrowser, PackageReportMatrixAndLatencyThroughputPerBatchSize) {
+  REQUIRE_CHROMIUM();
+  TempDir tmp;
+  ModelBuilder b;
+  b.input("x", DType::kFloat32, {-1, 8}).output("y", DType::kFloat32, {-1, 4});
+  Tensor w(DType::kFloat32, {8, 4});
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& v : w.values<float>()) v = dist(gen);
+  b.initializer("W", w);
+  b.node("MatMul", {"x", "W"}, {"m"}, "mm");
+  b.node("Relu", {"m"}, {"y"}, "relu");
+  const std::string model = (tmp / "dynamic.onnx").string();
+  {
+    std::ofstream out(model, std::ios::binary);
+    ASSERT_TRUE(b.model().SerializeToOstream(&out));
+  }
+  const fs::path ws = tmp / "ws";
+  const CommandResult optimized =
+      run_parity({"optimize", model, "--workspace", ws.string(), "--target-formats", "onnx", "plan-fp32", "plan-fp16",
+                  "--runners", "ref", "--sample-count", "2", "--max-batch-size", "4", "--window-ms", "10", "--max-trials", "3"});
+  ASSERT_EQ(optimized.exit_code, 0) << optimized.output;
+  make_reports({"package", "status", ws.string()}, tmp / "package.html", tmp / "package.json");
+  const Json j = read_json(tmp / "package.json");
+  const Json& s = j["sections"][0];
+  ASSERT_EQ(s["type"], "package");
+  ASSERT_EQ(s["formats"].size(), 3u);
+  std::vector<std::vector<std::string>> expected_cells;
+  size_t points = 0, bars = 0;
+  std::set<int64_t> batch_sizes;
+  for (const auto& f : s["formats"]) {
+    std::array<int, 3> categories{};
+    for (const auto& r : f["runtimes"]) {
+      expected_cells.push_back({f["format"], r["runtime"], status_text(r["conversion"]), status_text(r["correctness"]),
+                                status_text(r["performance"]), r["verified"].get<bool>() ? "yes" : "no"});
+      EXPECT_EQ(r["correctness"]["status"], "OK") << f["format"] << " " << r.dump();
+      const bool passed = r["conversion"]["status"] == "OK" && r["correctness"]["status"] == "OK";
+      const bool failed = r["conversion"]["status"] == "FAIL" || r["correctness"]["status"] == "FAIL";
+      ++categories[passed ? 0 : failed ? 1 : 2];
+      ASSERT_TRUE(r["performance"].contains("performance")) << r.dump();
+      for (const auto& p : r["performance"]["performance"]) {
+        ++points;
+        batch_sizes.insert(p["batch_size"].get<int64_t>());
+        EXPECT_GT(p["throughput"].get<double>(), 0);
+      }
+    }
+    for (int c : categories) bars += c > 0;
+  }
+  EXPECT_EQ(expected_cells.size(), 3u) << "one runtime per format";
+  EXPECT_GE(batch_sizes.size(), 2u) << "the batch axis is dynamic";
+  EXPECT_GE(points, 3u * 2u);
+
+  const Page page = open_page(tmp / "package.html", tmp / "package.png");
+  expect_self_contained(tmp / "package.html", page);
+  // The matrix: a row per format x runtime, the statuses as in the JSON (cells' text, badges unwrapped).
+  const auto rows = table_cells(page.dom, "package-matrix");
+  ASSERT_EQ(rows.size(), expected_cells.size()) << page.dom.substr(page.dom.find("package-matrix"), 800);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), 6u);
+    for (size_t c = 0; c < 6; ++c) {
+      const std::string text = std::regex_replace(rows[i][c], std::regex("<[^>]*>"), "");
+      EXPECT_EQ(text.substr(0, expected_cells[i][c].size()), expected_cells[i][c]) << "row " << i << " cell " << c;
+    }
+  }
+  EXPECT_EQ(table_cells(page.dom, "package-performance").size(), points);
+  const auto marks = marks_by_kind(page.dom);
+  EXPECT_EQ(marks.at("stacked"), static_cast<int>(bars));
+  EXPECT_EQ(marks.at("latency"), static_cast<int>(points));
+  EXPECT_EQ(marks.at("throughput"), static_cast<int>(points));
+  expect_rendered_screenshot(tmp / "package.png");
 }
 
 }  // namespace
