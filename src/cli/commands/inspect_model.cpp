@@ -69,6 +69,12 @@ class InspectModelCommand : public Command {
     std::string report = json ? model::summarize_model_json(*graph, options)
                               : "==== ONNX Model ====\n" + model::summarize_model_text(*graph, options);
     if (show_cost) report = with_cost(report, model::count_cost(model.proto()), json);
+    return emit(report, args, json);
+  }
+
+ private:
+  // Prints the report (JSON to stdout as is, text through the logger) and writes it where asked.
+  static int emit(const std::string& report, const options::Args& args, bool json) {
     if (json) {
       std::fputs((report + "\n").c_str(), stdout);
       std::fflush(stdout);
@@ -79,7 +85,6 @@ class InspectModelCommand : public Command {
     return kExitPassed;
   }
 
- private:
   // A plan file (parity convert -o X.plan): the engine view, read without building kernels.
   static int inspect_plan(const std::string& path, const options::Args& args, bool json) {
     bool layers = false, attrs = false;
@@ -93,14 +98,7 @@ class InspectModelCommand : public Command {
     }
     const runtime::plan::PlanSummary summary = runtime::plan::summarize_plan(path);
     const std::string report = json ? tools::plan_report_json(summary, layers, attrs) : tools::plan_report_text(summary, layers, attrs);
-    if (json) {
-      std::fputs((report + "\n").c_str(), stdout);
-      std::fflush(stdout);
-    } else {
-      logger().info(report);
-    }
-    write_report(report, args);
-    return kExitPassed;
+    return emit(report, args, json);
   }
 
   // The summary with the cost table appended (text) or under "cost" (JSON).
