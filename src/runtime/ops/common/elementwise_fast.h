@@ -38,6 +38,8 @@ enum class EwOp : uint8_t {
   kTanh,
   kExp,
   kErf,
+  kGelu,      // 0.5 x (1 + erf(x / sqrt 2)), erf by a vectorizable approximation (abs error < 2e-7)
+  kGeluTanh,  // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), the fast Tanh's formula
 };
 
 inline bool is_binary(EwOp op) { return op <= EwOp::kDiv; }
@@ -62,6 +64,26 @@ struct EwLoops {
   /// y[c, i] = x[c, i] * scale[c] + shift[c] for c < channels, i < inner (BatchNormalization).
   void (*scale_shift)(const float* x, const float* scale, const float* shift, float* y, int64_t channels,
                       int64_t inner);
+
+  // Building blocks of the optimized normalization and attention kernels. The reductions keep 16
+  // partial sums (so they vectorize), which orders the additions differently from the reference
+  // kernels' single running sum: results agree within rounding, not bit for bit.
+
+  /// Sum of x[i].
+  float (*sum)(const float* x, int64_t n);
+  /// Sum of (x[i] - shift)^2.
+  float (*sum_squares)(const float* x, float shift, int64_t n);
+  /// Largest x[i] (-inf when n is 0; NaN is ignored).
+  float (*max)(const float* x, int64_t n);
+  /// y[i] = exp(x[i] - shift) with the fast exp; returns the sum of the y[i] (y may alias x).
+  float (*exp_shifted)(const float* x, float shift, float* y, int64_t n);
+  /// y[i] += a * x[i].
+  void (*axpy)(float a, const float* x, float* y, int64_t n);
+  /// y[c] += sum over r < rows of x[r] * m[r * cols + c] (a row vector times a matrix; the
+  /// attention kernel's scores against a transposed key block and its weighted sum of values).
+  void (*vector_matrix_acc)(const float* x, const float* m, int64_t rows, int64_t cols, float* y);
+  /// y[i] = x[i] * a * scale[i] (RMSNormalization's row).
+  void (*scaled_product)(const float* x, float a, const float* scale, float* y, int64_t n);
 };
 
 /// The best loop set this CPU supports (AVX2 when available, else baseline).

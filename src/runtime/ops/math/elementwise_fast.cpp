@@ -2,10 +2,10 @@
 //       onnx__Div.html, onnx__Pow.html, onnx__Relu.html, onnx__LeakyRelu.html, onnx__Sigmoid.html,
 //       onnx__HardSigmoid.html, onnx__HardSwish.html, onnx__Clip.html, onnx__Tanh.html,
 //       onnx__Exp.html, onnx__Erf.html, onnx__Neg.html, onnx__Abs.html, onnx__Sqrt.html,
-//       onnx__Reciprocal.html
+//       onnx__Reciprocal.html, onnx__Gelu.html
 // Optimized fp32 elementwise kernels: Add/Sub/Mul/Div with broadcasting, activations (Relu,
 // LeakyRelu, Clip, HardSigmoid, HardSwish, Sigmoid, Tanh) and unary math (Neg, Abs, Sqrt,
-// Reciprocal, Exp, Erf, Pow with a constant exponent of 2 or 0.5).
+// Reciprocal, Exp, Erf, Pow with a constant exponent of 2 or 0.5) and Gelu (both forms).
 //
 // One kernel class runs a head node followed by the elementwise nodes fused into it as tails
 // (Add -> Clip -> Div ...): each block of the output is produced by the head and then updated in
@@ -99,6 +99,11 @@ std::optional<Step> parse_node(const KernelInit& init) {
   if (op == "Tanh") return unary(EwOp::kTanh);
   if (op == "Exp") return unary(EwOp::kExp);
   if (op == "Erf") return unary(EwOp::kErf);
+  if (op == "Gelu") {
+    const std::string mode = init.attr_string("approximate", "none");
+    if (mode != "none" && mode != "tanh") return std::nullopt;  // the reference kernel reports it
+    return unary(mode == "tanh" ? EwOp::kGeluTanh : EwOp::kGelu);
+  }
   if (op == "Neg") return unary(EwOp::kNeg);
   if (op == "Abs") return unary(EwOp::kAbs);
   if (op == "Sqrt") return unary(EwOp::kSqrt);
@@ -519,6 +524,7 @@ PARITY_REGISTER_OPTIMIZED_KERNEL("", "Clip", (6, 11, 12, 13), ElementwiseKernel)
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "Tanh", (6, 13), ElementwiseKernel);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "Exp", (6, 13), ElementwiseKernel);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "Erf", (9, 13), ElementwiseKernel);
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "Gelu", 20, ElementwiseKernel);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "Neg", (6, 13), ElementwiseKernel);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "Abs", (6, 13), ElementwiseKernel);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "Sqrt", (6, 13), ElementwiseKernel);
