@@ -12,6 +12,7 @@ mkdir -p "$CACHE"
 BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache
   libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev nlohmann-json3-dev libfmt-dev libre2-dev libyaml-cpp-dev libjpeg-dev libpng-dev
+  libtiff-dev libwebp-dev libopenjp2-7-dev libstb-dev  # ImageDecoder: TIFF, WebP, JPEG 2000, BMP/PNM (stb_image)
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
   libdnnl-dev
