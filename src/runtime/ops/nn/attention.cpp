@@ -6,7 +6,12 @@
 // (nonpad_kv_seqlen, opset 24), softcap and the optional QK output.
 //
 // The reference kernel computes one score row at a time in the accumulation type (float, or
-// double for the fp64 oracle) and rounds once into the output dtype.
+// double for the fp64 oracle) and rounds once into the output dtype — except for bfloat16
+// inputs, where it rounds to bfloat16 after every step the spec's reference implementation takes
+// on bfloat16 arrays (Q and K each times sqrt(scale), QK^T, softcap's divide/tanh/multiply, the
+// bias, softmax's subtract/exp/running sum/divide, and the final product; the dot products
+// accumulate in float). A one-ulp bfloat16 difference is 0.4% relative, so a single final rounding
+// does not reproduce the spec's results.
 //
 // LinearAttention (opset 27): the
 // recurrent state form (linear, gated, delta and gated-delta update rules).
@@ -18,6 +23,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -218,24 +224,39 @@ class AttentionKernel : public Kernel {
 
     const A scale = has_scale_ ? static_cast<A>(scale_) : A(1) / std::sqrt(static_cast<A>(d.q.head_size));
     const A neg_inf = -std::numeric_limits<A>::infinity();
+    // bfloat16: round each step as the spec's reference does (see the top of the file).
+    const bool stepwise = std::is_same_v<A, float> && out_dtype == DType::kBFloat16;
+    auto r = [stepwise](A v) -> A { return stepwise ? static_cast<A>(static_cast<float>(BFloat16(static_cast<float>(v)))) : v; };
+    // Stepwise, Q and K are each multiplied by sqrt(scale) before their product.
+    const double scale_d = has_scale_ ? static_cast<double>(scale_) : 1.0 / std::sqrt(static_cast<double>(d.q.head_size));
+    const A root_scale = r(static_cast<A>(std::sqrt(scale_d)));
+    std::vector<A> scaled_keys;
+    if (stepwise) {
+      scaled_keys.resize(keys.size());
+      for (size_t n = 0; n < keys.size(); ++n) scaled_keys[n] = r(keys[n] * root_scale);
+    }
+    const A softcap = r(static_cast<A>(softcap_));
     ctx.parallel_for(d.q.batch * d.q.heads, [&](int64_t begin, int64_t end) {
       std::vector<A> scores(static_cast<size_t>(d.total)), biased(static_cast<size_t>(d.total));
+      std::vector<A> query(static_cast<size_t>(d.q.head_size));
       for (int64_t bh = begin; bh < end; ++bh) {
         const int64_t b = bh / d.q.heads, h = bh % d.q.heads, kh = h / d.group;
-        const A* kbase = keys.data() + (b * d.k.heads + kh) * d.total * d.k.head_size;
+        const A* kbase = (stepwise ? scaled_keys.data() : keys.data()) + (b * d.k.heads + kh) * d.total * d.k.head_size;
         const A* vbase = values.data() + (b * d.k.heads + kh) * d.total * d.v.head_size;
         for (int64_t i = 0; i < d.q.seq; ++i) {
+          for (int64_t e = 0; e < d.q.head_size; ++e)
+            query[e] = stepwise ? r(qv[d.q.offset(b, h, i, e)] * root_scale) : qv[d.q.offset(b, h, i, e)];
           A row_max = neg_inf;
           for (int64_t j = 0; j < d.total; ++j) {
             A dot = 0;
-            for (int64_t e = 0; e < d.q.head_size; ++e) dot += qv[d.q.offset(b, h, i, e)] * kbase[j * d.k.head_size + e];
-            A s = dot * scale;
-            if (softcap_ > 0.0f) s = static_cast<A>(softcap_) * std::tanh(s / static_cast<A>(softcap_));
+            for (int64_t e = 0; e < d.q.head_size; ++e) dot += query[e] * kbase[j * d.k.head_size + e];
+            A s = stepwise ? r(dot) : dot * scale;
+            if (softcap_ > 0.0f) s = r(r(std::tanh(r(s / softcap))) * softcap);
             scores[j] = s;
             A bias = mask ? mask->at(b, h, i, j) : A(0);
             if (structurally_masked(i, j, b, d, nonpad, has_past)) bias = neg_inf;
             if (!nonpad.empty() && j >= nonpad[b]) bias = neg_inf;
-            biased[j] = s + bias;
+            biased[j] = r(s + bias);
             if (biased[j] > row_max) row_max = biased[j];
           }
           A* qk_row = want_qk ? qk_out.data() + ((b * d.q.heads + h) * d.q.seq + i) * d.total : nullptr;
@@ -244,10 +265,10 @@ class AttentionKernel : public Kernel {
           // Softmax; a row with every key masked attends to nothing (zeros, not NaN).
           A sum = 0;
           for (int64_t j = 0; j < d.total; ++j) {
-            scores[j] = row_max == neg_inf ? A(0) : std::exp(biased[j] - row_max);
-            sum += scores[j];
+            scores[j] = row_max == neg_inf ? A(0) : r(std::exp(r(biased[j] - row_max)));
+            sum = r(sum + scores[j]);
           }
-          for (int64_t j = 0; j < d.total; ++j) scores[j] = sum > A(0) ? scores[j] / sum : A(0);
+          for (int64_t j = 0; j < d.total; ++j) scores[j] = sum > A(0) ? r(scores[j] / sum) : A(0);
           if (qk_row && qk_output_mode_ == 3) std::copy(scores.begin(), scores.end(), qk_row);
           for (int64_t e = 0; e < d.v.head_size; ++e) {
             A acc = 0;
