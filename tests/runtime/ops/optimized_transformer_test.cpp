@@ -107,6 +107,18 @@ TEST(OptimizedAttention, GroupedQueryHeadsCausalWithKvCache) {
     }
 }
 
+TEST(OptimizedAttention, HeadSizesWithUnrolledLoops) {
+  // Head sizes 32, 64 and 128 and full key blocks of 64 take the fixed-width loops.
+  for (int64_t head : {32, 64, 128})
+    for (bool causal : {false, true}) {
+      AttentionCase c;
+      c.q_heads = 4, c.kv_heads = 2, c.q_seq = 6, c.kv_seq = 100, c.past = 60, c.head = head, c.v_head = head;
+      c.causal = causal, c.present = true;
+      SCOPED_TRACE(std::to_string(head) + (causal ? " causal" : ""));
+      attention(c).compare_tiers();
+    }
+}
+
 TEST(OptimizedAttention, BooleanAndAdditiveMasksEveryBroadcast) {
   for (auto mask : {AttentionCase::Mask::kBool, AttentionCase::Mask::kAdditive})
     for (const Shape& shape : {Shape{5, 77}, Shape{77}, Shape{2, 1, 5, 77}, Shape{1, 4, 5, 77}, Shape{2, 4, 1, 77},

@@ -266,7 +266,9 @@ class AttentionFast final : public Kernel {
         else scores[jj] += d.mask.additive[row.mask_row + j];
       }
     }
-    if (is_causal_ || left_window_ >= 0 || right_window_ >= 0)
+    // Causal masking alone touches only the blocks that reach past the row's frontier.
+    const bool windowed = left_window_ >= 0 || right_window_ >= 0;
+    if (windowed || (is_causal_ && j0 + bk - 1 > frontier(row.i, d)))
       for (int64_t jj = 0; jj < bk; ++jj)
         if (structurally_masked(row.i, j0 + jj, d)) scores[jj] = kNegInf;
     const float block_max = loops.max(scores, bk);
