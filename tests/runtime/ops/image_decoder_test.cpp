@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -242,6 +243,15 @@ TEST(ImageDecoder, TruncatedOrCorruptImagesAreOneClearError) {
     const std::string message = decode_error(c.encoded);
     EXPECT_NE(message.find(std::string("cannot decode the ") + c.format + " image"), std::string::npos) << message;
   }
+}
+
+TEST(ImageDecoder, ForgedHugeDimensionsAreRefusedBeforeDecoding) {
+  Bytes bmp = encode_bmp(random_image(4, 4, 7));
+  const int32_t huge = 100000;
+  std::memcpy(bmp.data() + 18, &huge, 4);  // BITMAPINFOHEADER width and height
+  std::memcpy(bmp.data() + 22, &huge, 4);
+  const std::string message = decode_error(bmp);
+  EXPECT_NE(message.find("100000 x 100000 pixels, more than parity decodes"), std::string::npos) << message;
 }
 
 TEST(ImageDecoder, UnsupportedVariantsAreNamed) {

@@ -42,6 +42,16 @@ bool starts_with(const uint8_t* data, size_t size, std::initializer_list<uint8_t
   return size >= magic.size() && std::equal(magic.begin(), magic.end(), data);
 }
 
+/// Decoded images are limited to this many pixels (768 MiB as RGB): a forged header must not
+/// make the kernel allocate without bound.
+constexpr uint64_t kMaxPixels = uint64_t{1} << 28;
+
+void check_pixel_count(uint64_t width, uint64_t height, const char* format, const KernelContext& ctx) {
+  if (width == 0 || height == 0) ctx.fail("cannot decode the ", format, " image: it has no pixels");
+  if (width > kMaxPixels || height > kMaxPixels || width * height > kMaxPixels)
+    ctx.fail("the ", format, " image is ", width, " x ", height, " pixels, more than parity decodes (", kMaxPixels, ")");
+}
+
 // libjpeg reports fatal errors through error_exit, which must not return: jump back out.
 struct JpegError {
   jpeg_error_mgr manager;
@@ -69,6 +79,11 @@ Rgb decode_jpeg(const uint8_t* data, size_t size, const KernelContext& ctx) {
   jpeg_create_decompress(&info);
   jpeg_mem_src(&info, data, static_cast<unsigned long>(size));
   jpeg_read_header(&info, TRUE);
+  if (uint64_t{info.image_width} * info.image_height > kMaxPixels) {
+    const uint64_t width = info.image_width, height = info.image_height;
+    jpeg_destroy_decompress(&info);
+    check_pixel_count(width, height, "JPEG", ctx);
+  }
   info.out_color_space = JCS_RGB;
   jpeg_start_decompress(&info);
   image.height = info.output_height;
@@ -87,6 +102,10 @@ Rgb decode_png(const uint8_t* data, size_t size, const KernelContext& ctx) {
   png_image png{};
   png.version = PNG_IMAGE_VERSION;
   if (!png_image_begin_read_from_memory(&png, data, size)) ctx.fail("cannot decode the PNG image: ", png.message);
+  if (uint64_t{png.width} * png.height > kMaxPixels) {
+    png_image_free(&png);
+    check_pixel_count(png.width, png.height, "PNG", ctx);
+  }
   png.format = PNG_FORMAT_RGB;
   Rgb image;
   image.height = png.height;
@@ -159,6 +178,9 @@ Rgb decode_with_stb(const uint8_t* data, size_t size, const char* format, const 
   if (format == std::string("PNM")) check_complete_pnm(data, size, ctx);
   else check_complete_bmp(data, size, ctx);
   int width = 0, height = 0, channels = 0;
+  if (!stbi_info_from_memory(data, static_cast<int>(size), &width, &height, &channels))
+    ctx.fail("cannot decode the ", format, " image: ", stbi_failure_reason());
+  check_pixel_count(width, height, format, ctx);
   stbi_uc* pixels = stbi_load_from_memory(data, static_cast<int>(size), &width, &height, &channels, 3);
   if (!pixels) ctx.fail("cannot decode the ", format, " image: ", stbi_failure_reason());
   Rgb image;
@@ -171,6 +193,8 @@ Rgb decode_with_stb(const uint8_t* data, size_t size, const char* format, const 
 
 Rgb decode_webp(const uint8_t* data, size_t size, const KernelContext& ctx) {
   int width = 0, height = 0;
+  if (!WebPGetInfo(data, size, &width, &height)) ctx.fail("cannot decode the WebP image (not a valid WebP header)");
+  check_pixel_count(width, height, "WebP", ctx);
   uint8_t* pixels = WebPDecodeRGB(data, size, &width, &height);
   if (!pixels) ctx.fail("cannot decode the WebP image (libwebp rejected it)");
   Rgb image;
@@ -181,11 +205,13 @@ Rgb decode_webp(const uint8_t* data, size_t size, const KernelContext& ctx) {
   return image;
 }
 
-// libtiff reads through client callbacks over the encoded bytes.
+// libtiff reads through client callbacks over the encoded bytes; its messages go to `error`
+// (per handle, so nothing is printed and no global handler changes).
 struct TiffSource {
   const uint8_t* data;
   toff_t size;
   toff_t position = 0;
+  std::string error = "not a TIFF image";
 };
 
 tmsize_t tiff_read(thandle_t handle, void* buffer, tmsize_t n) {
@@ -205,25 +231,26 @@ toff_t tiff_seek(thandle_t handle, toff_t offset, int whence) {
 int tiff_close(thandle_t) { return 0; }
 toff_t tiff_size(thandle_t handle) { return static_cast<TiffSource*>(handle)->size; }
 
-// libtiff reports through handlers that print to stderr by default; keep the last message.
-thread_local std::string tiff_last_error;
-void tiff_error(const char* module, const char* format, va_list args) {
+int tiff_error(TIFF*, void* user_data, const char*, const char* format, va_list args) {
   char message[512];
   std::vsnprintf(message, sizeof(message), format, args);
-  tiff_last_error = message;
+  static_cast<TiffSource*>(user_data)->error = message;
+  return 1;  // handled: libtiff's global handler (stderr) is not called
 }
+int tiff_warning(TIFF*, void*, const char*, const char*, va_list) { return 1; }
 
 // The first image of a TIFF file. 8-bit RGB(A) and gray images whose samples are interleaved
 // are read scanline by scanline in the file's row order (as PIL does); every other layout
 // (palette, 16-bit, planar, tiled, YCbCr, CMYK ...) goes through libtiff's RGBA interface.
 Rgb decode_tiff(const uint8_t* data, size_t size, const KernelContext& ctx) {
-  TIFFSetErrorHandler(tiff_error);
-  TIFFSetWarningHandler(nullptr);
-  tiff_last_error = "not a TIFF image";
   TiffSource source{data, static_cast<toff_t>(size)};
-  TIFF* tiff = TIFFClientOpen("image", "rm", &source, tiff_read, tiff_write, tiff_seek, tiff_close, tiff_size, nullptr,
-                              nullptr);
-  if (!tiff) ctx.fail("cannot decode the TIFF image: ", tiff_last_error);
+  TIFFOpenOptions* options = TIFFOpenOptionsAlloc();
+  TIFFOpenOptionsSetErrorHandlerExtR(options, tiff_error, &source);
+  TIFFOpenOptionsSetWarningHandlerExtR(options, tiff_warning, &source);
+  TIFF* tiff = TIFFClientOpenExt("image", "rm", &source, tiff_read, tiff_write, tiff_seek, tiff_close, tiff_size,
+                                 nullptr, nullptr, options);
+  TIFFOpenOptionsFree(options);
+  if (!tiff) ctx.fail("cannot decode the TIFF image: ", source.error);
   struct Closer {
     TIFF* t;
     ~Closer() { TIFFClose(t); }
@@ -236,7 +263,7 @@ Rgb decode_tiff(const uint8_t* data, size_t size, const KernelContext& ctx) {
   TIFFGetFieldDefaulted(tiff, TIFFTAG_SAMPLESPERPIXEL, &samples);
   TIFFGetFieldDefaulted(tiff, TIFFTAG_PLANARCONFIG, &planar);
   TIFFGetField(tiff, TIFFTAG_PHOTOMETRIC, &photometric);
-  if (width == 0 || height == 0) ctx.fail("cannot decode the TIFF image: it has no pixels");
+  check_pixel_count(width, height, "TIFF", ctx);
   Rgb image;
   image.height = height;
   image.width = width;
@@ -248,7 +275,7 @@ Rgb decode_tiff(const uint8_t* data, size_t size, const KernelContext& ctx) {
     if (line.size() < static_cast<size_t>(width) * samples) ctx.fail("cannot decode the TIFF image: short scanlines");
     const int channels = photometric == PHOTOMETRIC_RGB ? samples : 1;
     for (uint32_t row = 0; row < height; ++row) {
-      if (TIFFReadScanline(tiff, line.data(), row, 0) < 0) ctx.fail("cannot decode the TIFF image: ", tiff_last_error);
+      if (TIFFReadScanline(tiff, line.data(), row, 0) < 0) ctx.fail("cannot decode the TIFF image: ", source.error);
       if (photometric == PHOTOMETRIC_RGB) {
         to_rgb(line.data(), width, channels, image.pixels.data() + static_cast<size_t>(row) * width * 3);
       } else {
@@ -260,7 +287,7 @@ Rgb decode_tiff(const uint8_t* data, size_t size, const KernelContext& ctx) {
   }
   std::vector<uint32_t> rgba(static_cast<size_t>(height) * width);
   if (!TIFFReadRGBAImageOriented(tiff, width, height, rgba.data(), ORIENTATION_TOPLEFT, 0))
-    ctx.fail("cannot decode the TIFF image: ", tiff_last_error);
+    ctx.fail("cannot decode the TIFF image: ", source.error);
   for (size_t i = 0; i < rgba.size(); ++i) {
     image.pixels[3 * i] = static_cast<uint8_t>(TIFFGetR(rgba[i]));
     image.pixels[3 * i + 1] = static_cast<uint8_t>(TIFFGetG(rgba[i]));
@@ -311,20 +338,24 @@ Rgb decode_jpeg2000(const uint8_t* data, size_t size, bool codestream, const Ker
   opj_codec_t* codec = opj_create_decompress(codestream ? OPJ_CODEC_J2K : OPJ_CODEC_JP2);
   opj_dparameters_t parameters;
   opj_set_default_decoder_parameters(&parameters);
-  opj_image_t* decoded = nullptr;
-  // Strict mode: a truncated codestream is an error (as in PIL), not a partly decoded image.
-  const bool ok = opj_setup_decoder(codec, &parameters) && opj_decoder_set_strict_mode(codec, OPJ_TRUE) &&
-                  opj_read_header(stream, codec, &decoded) &&
-                  opj_decode(codec, stream, decoded) && opj_end_decompress(codec, stream);
-  opj_stream_destroy(stream);
-  opj_destroy_codec(codec);
-  struct Freer {
-    opj_image_t* i;
-    ~Freer() {
-      if (i) opj_image_destroy(i);
+  struct Cleanup {
+    opj_stream_t* stream;
+    opj_codec_t* codec;
+    opj_image_t* image = nullptr;
+    ~Cleanup() {
+      if (image) opj_image_destroy(image);
+      opj_destroy_codec(codec);
+      opj_stream_destroy(stream);
     }
-  } freer{decoded};
-  if (!ok || !decoded || decoded->numcomps == 0) ctx.fail("cannot decode the JPEG 2000 image (OpenJPEG rejected it)");
+  } cleanup{stream, codec};
+  // Strict mode: a truncated codestream is an error (as in PIL), not a partly decoded image.
+  if (!opj_setup_decoder(codec, &parameters) || !opj_decoder_set_strict_mode(codec, OPJ_TRUE) ||
+      !opj_read_header(stream, codec, &cleanup.image) || !cleanup.image || cleanup.image->numcomps == 0)
+    ctx.fail("cannot decode the JPEG 2000 image (OpenJPEG rejected its header)");
+  check_pixel_count(cleanup.image->x1 - cleanup.image->x0, cleanup.image->y1 - cleanup.image->y0, "JPEG 2000", ctx);
+  if (!opj_decode(codec, stream, cleanup.image) || !opj_end_decompress(codec, stream))
+    ctx.fail("cannot decode the JPEG 2000 image (OpenJPEG rejected it)");
+  const opj_image_t* decoded = cleanup.image;
   const opj_image_comp_t* comps = decoded->comps;
   const OPJ_UINT32 width = comps[0].w, height = comps[0].h;
   const int color = decoded->numcomps >= 3 ? 3 : 1;

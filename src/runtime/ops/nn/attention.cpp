@@ -226,7 +226,7 @@ class AttentionKernel : public Kernel {
     const A neg_inf = -std::numeric_limits<A>::infinity();
     // bfloat16: round each step as the spec's reference does (see the top of the file).
     const bool stepwise = std::is_same_v<A, float> && out_dtype == DType::kBFloat16;
-    auto r = [stepwise](A v) -> A { return stepwise ? static_cast<A>(static_cast<float>(BFloat16(static_cast<float>(v)))) : v; };
+    auto r = [&](A v) -> A { return stepwise ? static_cast<A>(static_cast<float>(BFloat16(static_cast<float>(v)))) : v; };
     // Stepwise, Q and K are each multiplied by sqrt(scale) before their product.
     const double scale_d = has_scale_ ? static_cast<double>(scale_) : 1.0 / std::sqrt(static_cast<double>(d.q.head_size));
     const A root_scale = r(static_cast<A>(std::sqrt(scale_d)));
