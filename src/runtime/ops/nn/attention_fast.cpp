@@ -9,15 +9,16 @@
 // (vectorized row-times-matrix), softcap, the mask bias (boolean or additive, broadcast, read in
 // place), causal / sliding-window masking; the running maximum, running sum and output
 // accumulator are rescaled when the maximum grows (exp(old - new)), and the block's
-// probabilities are added in. Keys past the causal frontier of the whole query block are skipped.
+// probabilities are added in. Keys past the causal frontier of the whole query block, and keys
+// past a batch's nonpad_kv_seqlen, are skipped.
 // The result is divided by the running sum at the end (0 for a row whose keys are all masked, as
 // in the reference). The past/present key-value cache is read in place, the present outputs are
 // written by copying.
 //
 // Results agree with the reference within float rounding (different summation order, the fast
 // exp), not bit for bit. Declined at plan time: the fp64 oracle, the qk_matmul_output output,
-// declared non-float32 inputs. Run on the reference kernel: other dtypes, nonpad_kv_seqlen, empty
-// tensors and every malformed shape (the reference kernel reports those).
+// declared non-float32 inputs. Run on the reference kernel: other dtypes, empty tensors and every
+// malformed shape (the reference kernel reports those).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -110,11 +111,11 @@ class AttentionFast final : public Kernel {
     bool has_past = false;
     MaskView mask;
     bool has_mask = false;
+    std::vector<int64_t> nonpad;  // nonpad_kv_seqlen: valid keys per batch (padded static caches)
   };
 
   /// The run's shapes, or nullopt for anything the fast path leaves to the reference kernel.
   std::optional<Dims> resolve(const KernelContext& ctx) const {
-    if (ctx.has_input(6)) return std::nullopt;  // padded caches (nonpad_kv_seqlen)
     for (size_t i : {0, 1, 2, 4, 5})
       if (ctx.has_input(i) && ctx.input(i).dtype() != DType::kFloat32) return std::nullopt;
     const Tensor& q = ctx.input(0);
@@ -143,6 +144,11 @@ class AttentionFast final : public Kernel {
       d.past = pk[2];
     }
     d.total = d.past + d.k.seq;
+    if (ctx.has_input(6)) {
+      const Tensor& nonpad = ctx.input(6);
+      if (nonpad.dtype() != DType::kInt64 || nonpad.numel() != d.q.batch) return std::nullopt;
+      d.nonpad.assign(nonpad.data<int64_t>(), nonpad.data<int64_t>() + nonpad.numel());
+    }
     if (ctx.has_input(3)) {
       const Tensor& m = ctx.input(3);
       if (m.rank() < 1 || m.rank() > 4) return std::nullopt;
@@ -158,12 +164,17 @@ class AttentionFast final : public Kernel {
     return d;
   }
 
-  /// The last key query i may see under causal masking (bottom-right aligned after a past cache).
-  int64_t frontier(int64_t i, const Dims& d) const { return d.has_past ? i + d.past : i; }
+  /// The last key query i of batch b may see under causal masking (bottom-right aligned: after
+  /// the past cache, or after nonpad_kv_seqlen[b] - q_seq cached tokens).
+  int64_t frontier(int64_t i, int64_t b, const Dims& d) const {
+    if (d.has_past) return i + d.past;
+    if (!d.nonpad.empty()) return i + d.nonpad[b] - d.q.seq;
+    return i;
+  }
 
-  /// True when causal or window masking removes key j for query i.
-  bool structurally_masked(int64_t i, int64_t j, const Dims& d) const {
-    const int64_t f = frontier(i, d);
+  /// True when causal or window masking removes key j for query i of batch b.
+  bool structurally_masked(int64_t i, int64_t j, int64_t b, const Dims& d) const {
+    const int64_t f = frontier(i, b, d);
     if (is_causal_ && j > f) return true;
     if (left_window_ >= 0 && j < f - left_window_) return true;
     if (right_window_ >= 0 && !is_causal_ && j > f + right_window_) return true;
@@ -172,7 +183,7 @@ class AttentionFast final : public Kernel {
 
   /// Running state of one query row.
   struct Row {
-    int64_t h = 0, i = 0;
+    int64_t b = 0, h = 0, i = 0;
     const float* q = nullptr;
     int64_t mask_row = 0;
     float max = kNegInf, sum = 0.0f;
@@ -219,11 +230,13 @@ class AttentionFast final : public Kernel {
         for (int64_t g = 0; g < d.group; ++g)
           for (int64_t i = i0; i < i1; ++i) {
             const int64_t h = kh * d.group + g;
-            rows[n_rows++] = Row{h, i, qd + d.q.offset(b, h, i), d.has_mask ? d.mask.row(b, h, i) : 0};
+            rows[n_rows++] = Row{b, h, i, qd + d.q.offset(b, h, i), d.has_mask ? d.mask.row(b, h, i) : 0};
           }
         std::fill(acc.begin(), acc.begin() + n_rows * dv, 0.0f);
-        // Keys after the causal frontier of the block's last query are masked for every row.
-        const int64_t key_end = is_causal_ ? std::min(d.total, frontier(i1 - 1, d) + 1) : d.total;
+        // Keys after the causal frontier of the block's last query, or past the batch's valid
+        // keys, are masked for every row.
+        int64_t key_end = is_causal_ ? std::min(d.total, frontier(i1 - 1, b, d) + 1) : d.total;
+        if (!d.nonpad.empty()) key_end = std::min(key_end, d.nonpad[b]);
         for (int64_t j0 = 0; j0 < key_end; j0 += kBlockKeys) {
           const int64_t bk = std::min(kBlockKeys, key_end - j0);
           for (int64_t jj = 0; jj < bk; ++jj) {
@@ -268,9 +281,9 @@ class AttentionFast final : public Kernel {
     }
     // Causal masking alone touches only the blocks that reach past the row's frontier.
     const bool windowed = left_window_ >= 0 || right_window_ >= 0;
-    if (windowed || (is_causal_ && j0 + bk - 1 > frontier(row.i, d)))
+    if (windowed || (is_causal_ && j0 + bk - 1 > frontier(row.i, row.b, d)))
       for (int64_t jj = 0; jj < bk; ++jj)
-        if (structurally_masked(row.i, j0 + jj, d)) scores[jj] = kNegInf;
+        if (structurally_masked(row.i, j0 + jj, row.b, d)) scores[jj] = kNegInf;
     const float block_max = loops.max(scores, bk);
     const float new_max = std::max(row.max, block_max);
     if (new_max == kNegInf) return;  // every key so far is masked
