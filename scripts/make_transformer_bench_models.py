@@ -8,6 +8,8 @@
   past_key/past_value [1, 2, P, 32] (T and P dynamic).
 - groupnorm_block.onnx: Conv -> GroupNormalization-21 (32 groups) -> Gelu -> Conv, as in a
   diffusion UNet's resnet block. Input x [1, 64, 32, 32].
+- rms_norm.onnx, gelu.onnx, gelu_tanh.onnx: one node each on x [1, 512, 2048], so that the
+  model's latency is the kernel's.
 
 Usage: /usr/bin/python3 scripts/make_transformer_bench_models.py OUTPUT_DIR
 """
@@ -92,6 +94,18 @@ def groupnorm_block(rng):
                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], inits)
 
 
+def single_node(rng, op, **attributes):
+    shape = [1, 512, 2048]
+    inputs = ["x"]
+    inits = []
+    if op == "RMSNormalization":
+        inits.append(numpy_helper.from_array((1 + 0.1 * rng.standard_normal(shape[-1])).astype(np.float32), "scale"))
+        inputs.append("scale")
+    node = helper.make_node(op, inputs, ["y"], name=op.lower(), **attributes)
+    return helper.make_graph([node], op.lower(), [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                             [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)], inits)
+
+
 def save(graph, path):
     # Built with libonnx 1.12's helpers, which predate opset 23: the checker is not run.
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)], producer_name="parity-bench")
@@ -105,6 +119,9 @@ def main():
     rng = np.random.RandomState(0)
     save(llama_block(rng), os.path.join(out, "llama_block.onnx"))
     save(groupnorm_block(rng), os.path.join(out, "groupnorm_block.onnx"))
+    save(single_node(rng, "RMSNormalization", epsilon=1e-6), os.path.join(out, "rms_norm.onnx"))
+    save(single_node(rng, "Gelu"), os.path.join(out, "gelu.onnx"))
+    save(single_node(rng, "Gelu", approximate="tanh"), os.path.join(out, "gelu_tanh.onnx"))
 
 
 if __name__ == "__main__":
