@@ -122,7 +122,8 @@ TEST(OptimizedAttention, HeadSizesWithUnrolledLoops) {
 TEST(OptimizedAttention, BooleanAndAdditiveMasksEveryBroadcast) {
   for (auto mask : {AttentionCase::Mask::kBool, AttentionCase::Mask::kAdditive})
     for (const Shape& shape : {Shape{5, 77}, Shape{77}, Shape{2, 1, 5, 77}, Shape{1, 4, 5, 77}, Shape{2, 4, 1, 77},
-                               Shape{5, 60} /* shorter than the keys: the rest is masked */}) {
+                               Shape{5, 60} /* shorter than the keys: the rest is masked */,
+                               Shape{1, 1, 5, 90} /* longer than the keys */}) {
       AttentionCase c;
       c.batch = 2, c.q_heads = 4, c.kv_heads = 2, c.q_seq = 5, c.kv_seq = 70, c.past = 7, c.head = 12, c.v_head = 9;
       c.mask = mask, c.mask_shape = shape;
