@@ -119,6 +119,28 @@ TEST(OptimizedAttention, HeadSizesWithUnrolledLoops) {
     }
 }
 
+TEST(OptimizedAttention, DecodingOneTokenSplitsTheKeysOverThreads) {
+  // One task per key/value head, fewer than the test context's 3 threads: the 600 keys are split
+  // into ranges whose partial results are merged (including ranges that are entirely masked).
+  for (int64_t kv_heads : {1, 2})
+    for (bool causal : {false, true})
+      for (auto mask : {AttentionCase::Mask::kNone, AttentionCase::Mask::kAdditive}) {
+        AttentionCase c;
+        c.q_heads = 4, c.kv_heads = kv_heads, c.q_seq = 1, c.kv_seq = 1, c.past = 599, c.head = 64, c.v_head = 64;
+        c.causal = causal, c.mask = mask, c.present = true;
+        SCOPED_TRACE(std::to_string(kv_heads) + std::to_string(causal) + std::to_string(static_cast<int>(mask)));
+        attention(c).compare_tiers();
+      }
+  // A boolean mask hiding the first 400 keys: the first ranges hold no visible key.
+  OpTester t("Attention", 23);
+  std::vector<bool> visible(600);
+  for (int j = 0; j < 600; ++j) visible[j] = j >= 400;
+  Tensor mask(DType::kBool, {1, 600});
+  for (int j = 0; j < 600; ++j) mask.data<bool>()[j] = visible[j];
+  t.input(random_tensor({1, 2, 1, 16}, 1)).input(random_tensor({1, 1, 600, 16}, 2)).input(random_tensor({1, 1, 600, 16}, 3));
+  t.input(mask).output_shape_only(DType::kUndefined, {}).tolerance(2e-6, 2e-5).compare_tiers();
+}
+
 TEST(OptimizedAttention, BooleanAndAdditiveMasksEveryBroadcast) {
   for (auto mask : {AttentionCase::Mask::kBool, AttentionCase::Mask::kAdditive})
     for (const Shape& shape : {Shape{5, 77}, Shape{77}, Shape{2, 1, 5, 77}, Shape{1, 4, 5, 77}, Shape{2, 4, 1, 77},

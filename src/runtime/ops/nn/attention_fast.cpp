@@ -10,10 +10,10 @@
 // place), causal / sliding-window masking; the running maximum, running sum and output
 // accumulator are rescaled when the maximum grows (exp(old - new)), and the block's
 // probabilities are added in. Keys past the causal frontier of the whole query block, and keys
-// past a batch's nonpad_kv_seqlen, are skipped.
-// The result is divided by the running sum at the end (0 for a row whose keys are all masked, as
-// in the reference). The past/present key-value cache is read in place, the present outputs are
-// written by copying.
+// past a batch's nonpad_kv_seqlen, are skipped. The result is divided by the running sum at the end (0 for a row whose keys are all masked, as
+// in the reference). With fewer tasks than threads (decoding one token), each task's keys are
+// split over the threads and the partial results merged (the same rescaling). The past/present
+// key-value cache is read in place, the present outputs are written by copying.
 //
 // Results agree with the reference within float rounding (different summation order, the fast
 // exp), not bit for bit. Declined at plan time: the fp64 oracle, the qk_matmul_output output,
@@ -212,50 +212,104 @@ class AttentionFast final : public Kernel {
     const int64_t tokens_per_task = std::clamp<int64_t>(kRowsPerTask / d.group, 1, d.q.seq);
     const int64_t token_blocks = (d.q.seq + tokens_per_task - 1) / tokens_per_task;
     const int64_t tasks = d.q.batch * d.k.heads * token_blocks;
+    const int64_t max_rows = d.group * tokens_per_task;
     const fast::EwLoops& loops = fast::loops();
 
-    ctx.parallel_for(tasks, [&](int64_t begin, int64_t end) {
+    // A task's rows (every query head of its key/value head, for its query tokens) and the keys
+    // they can see: those after the causal frontier of the block's last query, or past the
+    // batch's valid keys, are masked for every row.
+    struct Task {
+      int64_t b = 0, kh = 0, rows = 0, key_end = 0;
+    };
+    auto task_rows = [&](int64_t task, std::vector<Row>& rows) {
+      Task t;
+      t.b = task / (d.k.heads * token_blocks);
+      t.kh = (task / token_blocks) % d.k.heads;
+      const int64_t i0 = (task % token_blocks) * tokens_per_task;
+      const int64_t i1 = std::min(i0 + tokens_per_task, d.q.seq);
+      for (int64_t g = 0; g < d.group; ++g)
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t h = t.kh * d.group + g;
+          rows[t.rows++] = Row{t.b, h, i, qd + d.q.offset(t.b, h, i), d.has_mask ? d.mask.row(t.b, h, i) : 0};
+        }
+      t.key_end = is_causal_ ? std::min(d.total, frontier(i1 - 1, t.b, d) + 1) : d.total;
+      if (!d.nonpad.empty()) t.key_end = std::min(t.key_end, d.nonpad[t.b]);
+      return t;
+    };
+
+    // Fewer tasks than threads (one decoded token, few key/value heads): each task's keys are
+    // split into ranges of whole blocks, each folded into its own partial maximum, sum and
+    // accumulator per row, merged at the end.
+    const int64_t key_blocks = (d.total + kBlockKeys - 1) / kBlockKeys;
+    // (At least two blocks per range: a merge costs about one block.)
+    const int64_t splits = std::max<int64_t>(1, std::min<int64_t>(ctx.num_threads() / tasks, key_blocks / 2));
+    const int64_t slot = dv + 2;  // a row's partial: accumulator, maximum, sum
+    std::vector<float> partials(splits > 1 ? static_cast<size_t>(tasks * splits * max_rows * slot) : 0);
+
+    ctx.parallel_for(tasks * splits, [&](int64_t begin, int64_t end) {
       std::vector<float> keys_t(static_cast<size_t>(dk * kBlockKeys));   // [dk, block]
       std::vector<float> values(static_cast<size_t>(kBlockKeys * dv));   // [block, dv]
       std::vector<float> scores(static_cast<size_t>(kBlockKeys));
-      const int64_t max_rows = d.group * tokens_per_task;
       std::vector<Row> rows(static_cast<size_t>(max_rows));
       std::vector<float> acc(static_cast<size_t>(max_rows * dv));
-      for (int64_t task = begin; task < end; ++task) {
-        const int64_t b = task / (d.k.heads * token_blocks);
-        const int64_t kh = (task / token_blocks) % d.k.heads;
-        const int64_t i0 = (task % token_blocks) * tokens_per_task;
-        const int64_t i1 = std::min(i0 + tokens_per_task, d.q.seq);
-        int64_t n_rows = 0;
-        for (int64_t g = 0; g < d.group; ++g)
-          for (int64_t i = i0; i < i1; ++i) {
-            const int64_t h = kh * d.group + g;
-            rows[n_rows++] = Row{b, h, i, qd + d.q.offset(b, h, i), d.has_mask ? d.mask.row(b, h, i) : 0};
-          }
-        std::fill(acc.begin(), acc.begin() + n_rows * dv, 0.0f);
-        // Keys after the causal frontier of the block's last query, or past the batch's valid
-        // keys, are masked for every row.
-        int64_t key_end = is_causal_ ? std::min(d.total, frontier(i1 - 1, b, d) + 1) : d.total;
-        if (!d.nonpad.empty()) key_end = std::min(key_end, d.nonpad[b]);
-        for (int64_t j0 = 0; j0 < key_end; j0 += kBlockKeys) {
-          const int64_t bk = std::min(kBlockKeys, key_end - j0);
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t task = item / splits, split = item % splits;
+        const Task t = task_rows(task, rows);
+        std::fill(acc.begin(), acc.begin() + t.rows * dv, 0.0f);
+        const int64_t blocks = t.key_end > 0 ? (t.key_end + kBlockKeys - 1) / kBlockKeys : 0;
+        const int64_t first = blocks * split / splits, last = blocks * (split + 1) / splits;
+        for (int64_t j0 = first * kBlockKeys; j0 < std::min(last * kBlockKeys, t.key_end); j0 += kBlockKeys) {
+          const int64_t bk = std::min(kBlockKeys, t.key_end - j0);
           for (int64_t jj = 0; jj < bk; ++jj) {
-            const float* kr = key_row(b, kh, j0 + jj);
+            const float* kr = key_row(t.b, t.kh, j0 + jj);
             for (int64_t e = 0; e < dk; ++e) keys_t[e * bk + jj] = kr[e];
-            std::memcpy(values.data() + jj * dv, value_row(b, kh, j0 + jj), sizeof(float) * dv);
+            std::memcpy(values.data() + jj * dv, value_row(t.b, t.kh, j0 + jj), sizeof(float) * dv);
           }
-          for (int64_t r = 0; r < n_rows; ++r)
+          for (int64_t r = 0; r < t.rows; ++r)
             add_block(loops, d, rows[r], j0, bk, scale, keys_t.data(), values.data(), scores.data(),
                       acc.data() + r * dv);
         }
-        for (int64_t r = 0; r < n_rows; ++r) {
-          float* out = yd + y_layout.offset(b, rows[r].h, rows[r].i);
+        for (int64_t r = 0; r < t.rows; ++r) {
           const float* a = acc.data() + r * dv;
+          if (splits > 1) {
+            float* p = partials.data() + ((task * splits + split) * max_rows + r) * slot;
+            std::copy(a, a + dv, p);
+            p[dv] = rows[r].max;
+            p[dv + 1] = rows[r].sum;
+            continue;
+          }
+          float* out = yd + y_layout.offset(t.b, rows[r].h, rows[r].i);
           const float sum = rows[r].sum;
           for (int64_t e = 0; e < dv; ++e) out[e] = sum > 0.0f ? a[e] / sum : 0.0f;
         }
       }
     });
+    if (splits > 1) {
+      ctx.parallel_for(tasks, [&](int64_t begin, int64_t end) {
+        std::vector<Row> rows(static_cast<size_t>(max_rows));
+        for (int64_t task = begin; task < end; ++task) {
+          const Task t = task_rows(task, rows);
+          for (int64_t r = 0; r < t.rows; ++r) {
+            const float* first = partials.data() + (task * splits * max_rows + r) * slot;
+            auto part = [&](int64_t split) { return first + split * max_rows * slot; };
+            float peak = kNegInf;
+            for (int64_t sp = 0; sp < splits; ++sp) peak = std::max(peak, part(sp)[dv]);
+            float* out = yd + y_layout.offset(t.b, rows[r].h, rows[r].i);
+            std::fill(out, out + dv, 0.0f);
+            if (peak == kNegInf) continue;  // every key masked
+            float sum = 0.0f;
+            for (int64_t sp = 0; sp < splits; ++sp) {
+              const float* p = part(sp);
+              if (p[dv] == kNegInf) continue;
+              const float weight = std::exp(p[dv] - peak);
+              sum += p[dv + 1] * weight;
+              loops.axpy(weight, p, out, dv);
+            }
+            for (int64_t e = 0; e < dv; ++e) out[e] = sum > 0.0f ? out[e] / sum : 0.0f;
+          }
+        }
+      });
+    }
     write_present(ctx, 1, d, d.k, dk, key_row);
     write_present(ctx, 2, d, d.v, dv, value_row);
   }
