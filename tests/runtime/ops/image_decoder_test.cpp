@@ -252,6 +252,9 @@ TEST(ImageDecoder, ForgedHugeDimensionsAreRefusedBeforeDecoding) {
   std::memcpy(bmp.data() + 22, &huge, 4);
   const std::string message = decode_error(bmp);
   EXPECT_NE(message.find("100000 x 100000 pixels, more than parity decodes"), std::string::npos) << message;
+  const std::string pnm = "P6\n9999999999 9999999999\n255\n\x01\x02\x03";
+  const std::string pnm_message = decode_error(Bytes(pnm.begin(), pnm.end()));
+  EXPECT_NE(pnm_message.find("more than parity decodes"), std::string::npos) << pnm_message;
 }
 
 TEST(ImageDecoder, UnsupportedVariantsAreNamed) {

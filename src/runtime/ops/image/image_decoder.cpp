@@ -160,6 +160,7 @@ void check_complete_pnm(const uint8_t* data, size_t size, const KernelContext& c
   if (!header) ctx.fail("cannot decode the PNM image: malformed header");
   if (header->maxval != 255)
     ctx.fail("cannot decode the PNM image: maxval ", header->maxval, " (parity decodes 8-bit PGM/PPM, maxval 255)");
+  check_pixel_count(header->width, header->height, "PNM", ctx);  // also keeps `needed` from overflowing
   const uint64_t channels = data[1] == '6' ? 3 : 1;
   const uint64_t needed = header->width * header->height * channels;
   if (size - header->data_offset < needed)
