@@ -257,6 +257,27 @@ TEST(ImageDecoder, ForgedHugeDimensionsAreRefusedBeforeDecoding) {
   EXPECT_NE(pnm_message.find("more than parity decodes"), std::string::npos) << pnm_message;
 }
 
+TEST(ImageDecoder, CorruptedBytesDecodeOrFailCleanly) {
+  // Seeded byte flips and cuts in every format: each run either decodes or throws parity's error.
+  const Image image = random_image(24, 20, 8);
+  const Bytes sources[] = {encode_bmp(image), encode_tiff(image, 3, false, COMPRESSION_LZW), encode_tiff(image, 3, true),
+                           encode_webp_lossless(image), encode_jpeg2000(image, 3, false), encode_jpeg2000(image, 3, true),
+                           encode_pnm(image, false)};
+  std::mt19937 rng(9);
+  for (const Bytes& source : sources)
+    for (int trial = 0; trial < 60; ++trial) {
+      Bytes corrupt = source;
+      for (int flips = 1 + static_cast<int>(rng() % 8); flips > 0; --flips)
+        corrupt[8 + rng() % (corrupt.size() - 8)] = static_cast<uint8_t>(rng());
+      if (trial % 3 == 0) corrupt.resize(8 + rng() % (corrupt.size() - 8));
+      try {
+        decoder(corrupt, "RGB").output_shape_only(DType::kUInt8, {}).run_outputs();
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ErrorCode::kRuntime) << e.what();
+      }
+    }
+}
+
 TEST(ImageDecoder, UnsupportedVariantsAreNamed) {
   const std::string ascii = "P3\n1 1\n255\n1 2 3\n";
   EXPECT_NE(decode_error(Bytes(ascii.begin(), ascii.end())).find("ASCII or 1-bit PNM (P3)"), std::string::npos);
