@@ -18,6 +18,7 @@
 #include "runtime/channels_last.h"
 #include "runtime/packed_state.h"
 #include "runtime/positional_fusion.h"
+#include "runtime/reduced_storage.h"
 #include "runtime/subgraph.h"
 
 namespace parity::runtime {
@@ -338,7 +339,8 @@ std::unique_ptr<KernelInit> make_reduced_precision_init(const KernelInit& base, 
 class ReducedPrecisionKernel : public Kernel,
                                public PositionalFusableKernel,
                                public ChannelsLastKernel,
-                               public PackedStateKernel {
+                               public PackedStateKernel,
+                               public ReducedStorageKernel {
  public:
   ReducedPrecisionKernel(std::unique_ptr<Kernel> inner, NodeSpec head, DType precision, std::map<size_t, float> scales)
       : inner_(std::move(inner)), head_(std::move(head)), precision_(precision), scales_(std::move(scales)) {}
@@ -417,6 +419,15 @@ class ReducedPrecisionKernel : public Kernel,
     auto* p = dynamic_cast<const PackedStateKernel*>(inner_.get());
     return p ? p->packed_state() : std::nullopt;
   }
+  bool reads_reduced_input(size_t input) const override {
+    auto* r = dynamic_cast<const ReducedStorageKernel*>(inner_.get());
+    return precision_ == DType::kBFloat16 && r && r->reads_reduced_input(input);
+  }
+  bool can_write_reduced() const override {
+    auto* r = dynamic_cast<const ReducedStorageKernel*>(inner_.get());
+    return precision_ == DType::kBFloat16 && r && r->can_write_reduced();
+  }
+  void write_reduced() override { dynamic_cast<ReducedStorageKernel&>(*inner_).write_reduced(); }
 
  private:
   std::unique_ptr<Kernel> inner_;
@@ -477,6 +488,32 @@ void finalize_reduced_precision(Subgraph& g) {
       for (int s : node.outputs)
         if (s >= 0) rounded_as[s] = p;
   }
+}
+
+int store_reduced_between_native_layers(Subgraph& g) {
+  std::vector<std::vector<std::pair<const PlannedNode*, size_t>>> readers(g.slot_names_.size());
+  for (const auto& node : g.nodes_)
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i] >= 0) readers[node.inputs[i]].emplace_back(&node, i);
+  std::set<int> outputs(g.output_slots_.begin(), g.output_slots_.end());
+  int stored = 0;
+  for (auto& node : g.nodes_) {
+    auto* writer = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
+    if (node.folded || !writer || !writer->can_write_reduced() || node.outputs.empty()) continue;
+    const int slot = node.outputs[0];
+    if (slot < 0 || outputs.count(slot) || (slot < static_cast<int>(g.keep_alive_.size()) && g.keep_alive_[slot]) ||
+        readers[slot].empty())
+      continue;
+    bool native_readers = true;
+    for (const auto& [reader, input] : readers[slot]) {
+      const auto* r = dynamic_cast<const ReducedStorageKernel*>(reader->kernel.get());
+      native_readers = native_readers && r && r->reads_reduced_input(input);
+    }
+    if (!native_readers) continue;
+    writer->write_reduced();
+    ++stored;
+  }
+  return stored;
 }
 
 }  // namespace parity::runtime
