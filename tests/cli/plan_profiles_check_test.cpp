@@ -48,6 +48,11 @@ TEST(PlanProfilesCli, RecPlanWithTwoProfilesInspectRunAndRefuseOutside) {
   r = run_parity({"run", plan, "--ref", "--profile-index", "0", "--input-shapes", "x:[1,3,48,400]"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "input 'x' has shape [1,3,48,400], outside the selected profile 0")) << r.output;
+  // bench --profile times a plan node by node too (no ONNX graph to describe the nodes with).
+  r = run_parity({"bench", plan, "--runners", "ref", "--input-shapes", "x:[1,3,48,400]", "--iterations", "2",
+                  "--min-time", "0", "--warm-up", "1", "--profile"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "ref per operator type")) << r.output;
   // Outside every profile: one line naming the input, the shape and the profiles.
   r = run_parity({"run", plan, "--ref", "--input-shapes", "x:[1,3,48,800]"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
