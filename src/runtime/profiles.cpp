@@ -131,6 +131,8 @@ void validate_profiles(std::vector<OptimizationProfile>& profiles, const TensorM
       const TensorMeta* meta = inputs.find(input);
       PARITY_CHECK(meta != nullptr, kInvalidArgument, profile.name, ": the model has no input '", input,
                    "'; its inputs are: ", join_names(inputs.names()));
+      PARITY_CHECK(meta->dtype != DType::kUndefined, kInvalidArgument, profile.name, ": input '", input,
+                   "' is not a tensor of a known type; a profile gives tensor shapes");
       PARITY_CHECK(range.min.size() == range.opt.size() && range.min.size() == range.max.size(), kInvalidArgument,
                    profile.name, ": input '", input, "': min, opt and max have different ranks");
       PARITY_CHECK(meta->shape.unknown_rank || meta->shape.dims.size() == range.min.size(), kInvalidArgument,
