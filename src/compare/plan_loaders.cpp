@@ -25,6 +25,7 @@ Plan plan_from_onnx(const onnx::ModelProto& model, const BuildConfig& config, co
   options.reduced_precision.layer_precisions = config.layer_precisions;
   options.reduced_precision.constraints = config.precision_constraints;
   options.reduced_precision.int8_scales = config.int8_scales;
+  options.profiles = config.profiles;
   return std::make_shared<const runtime::Session>(runtime::Session::create(model, options, base_dir).value());
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "compare/loaders.h"
 #include "runtime/session.h"
@@ -32,6 +33,9 @@ struct BuildConfig {
   std::map<std::string, DType> layer_precisions;  // node name -> kFloat32/kFloat16/kBFloat16/kInt8
   runtime::PrecisionConstraints precision_constraints = runtime::PrecisionConstraints::kPrefer;
   std::map<std::string, float> int8_scales;  // tensor name -> scale
+  /// Optimization profiles (runtime/profiles.h: runtime::parse_profiles makes them from text);
+  /// empty: the model's input shapes. A runner picks one with RefRunner::set_profile_index.
+  std::vector<runtime::OptimizationProfile> profiles;
 };
 
 /// Plans the model (rewrites, fusion, a kernel per node, packed weights). `base_dir` resolves

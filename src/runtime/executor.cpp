@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <new>
+#include <utility>
 
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
@@ -69,6 +70,15 @@ class ExecContext : public KernelContext {
   throw Error(e.code(), node.label + ": " + msg);
 }
 
+/// Bytes a value's tensors hold (views sharing storage count in full: an upper bound).
+int64_t value_bytes(const Value& v) {
+  if (v.is_tensor()) return static_cast<int64_t>(v.tensor().size_bytes());
+  int64_t bytes = 0;
+  if (v.is_sequence())
+    for (const auto& t : v.sequence_items()) bytes += static_cast<int64_t>(t.size_bytes());
+  return bytes;
+}
+
 }  // namespace
 
 std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> inputs, const std::vector<Value>* outer,
@@ -88,6 +98,9 @@ std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> input
   const bool hook = is_main && state.hook && *state.hook;
   const std::vector<bool>* keep = is_main ? state.keep_slots : nullptr;
   std::vector<NodeTiming>* profile = is_main ? state.profile : nullptr;
+  int64_t* peak = is_main ? state.peak_activation_bytes : nullptr;
+  int64_t live_bytes = 0;
+  std::vector<int64_t> counted_bytes(peak ? graph.slot_names_.size() : 0, 0);  // per slot produced by a node
   for (const PlannedNode& node : graph.nodes_) {
     ExecContext ctx(node, frame, state);
     const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
@@ -107,8 +120,19 @@ std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> input
     if (hook)
       for (int s : node.outputs)
         if (s >= 0 && !frame[s].is_empty()) (*state.hook)(graph.slot_names_[s], frame[s]);
+    if (peak && !node.folded) {
+      for (int s : node.outputs)
+        if (s >= 0) {
+          counted_bytes[s] = value_bytes(frame[s]);
+          live_bytes += counted_bytes[s];
+        }
+      *peak = std::max(*peak, live_bytes);
+    }
     for (int s : node.release)
-      if (!keep || !(*keep)[s]) frame[s] = Value();
+      if (!keep || !(*keep)[s]) {
+        if (peak) live_bytes -= std::exchange(counted_bytes[s], 0);
+        frame[s] = Value();
+      }
     if (is_main && state.stop_slot >= 0 &&
         std::find(node.outputs.begin(), node.outputs.end(), state.stop_slot) != node.outputs.end())
       break;

@@ -15,9 +15,11 @@
 
 #include "core/float16.h"
 #include "core/text.h"
+#include "runtime/buffer_pool.h"
 #include "runtime/channels_last.h"
 #include "runtime/packed_state.h"
 #include "runtime/positional_fusion.h"
+#include "runtime/reduced_storage.h"
 #include "runtime/subgraph.h"
 
 namespace parity::runtime {
@@ -45,29 +47,32 @@ std::optional<DType> parse_precision(const std::string& text) {
 
 namespace {
 
-void round_to_bfloat16(float* data, int64_t n) {
-  auto* bits = reinterpret_cast<uint32_t*>(data);
+// The rounding loops read `src` and write `dst` (the same buffer when rounding in place), so a
+// layer's rounded copy of an input costs one pass, not a copy and a pass.
+void round_to_bfloat16(const float* src, float* dst, int64_t n) {
+  const auto* in = reinterpret_cast<const uint32_t*>(src);
+  auto* out = reinterpret_cast<uint32_t*>(dst);
   for (int64_t i = 0; i < n; ++i) {  // branch-free so that it vectorizes
-    const uint32_t f = bits[i];
+    const uint32_t f = in[i];
     const bool nan = (f & 0x7fffffffu) > 0x7f800000u;
     const uint32_t rounded = (f + 0x7fffu + ((f >> 16) & 1u)) & 0xffff0000u;
-    bits[i] = nan ? ((f | 0x00400000u) & 0xffff0000u) : rounded;
+    out[i] = nan ? ((f | 0x00400000u) & 0xffff0000u) : rounded;
   }
 }
 
-void round_to_float16_scalar(float* data, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) data[i] = detail::half_bits_to_float(detail::float_to_half_bits(data[i]));
+void round_to_float16_scalar(const float* src, float* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = detail::half_bits_to_float(detail::float_to_half_bits(src[i]));
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2,f16c"))) void round_to_float16_f16c(float* data, int64_t n) {
+__attribute__((target("avx2,f16c"))) void round_to_float16_f16c(const float* src, float* dst, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256 x = _mm256_loadu_ps(data + i);
+    const __m256 x = _mm256_loadu_ps(src + i);
     const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm256_storeu_ps(data + i, _mm256_cvtph_ps(h));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
   }
-  round_to_float16_scalar(data + i, n - i);
+  round_to_float16_scalar(src + i, dst + i, n - i);
 }
 
 bool cpu_has_f16c() {
@@ -84,19 +89,27 @@ bool cpu_has_f16c() {
 
 }  // namespace
 
-void round_floats_to(DType type, float* data, int64_t n) {
+namespace {
+
+void round_floats_into(DType type, const float* src, float* dst, int64_t n) {
   if (type == DType::kBFloat16) {
-    round_to_bfloat16(data, n);
+    round_to_bfloat16(src, dst, n);
   } else if (type == DType::kFloat16) {
 #if defined(__x86_64__)
     if (cpu_has_f16c()) {
-      round_to_float16_f16c(data, n);
+      round_to_float16_f16c(src, dst, n);
       return;
     }
 #endif
-    round_to_float16_scalar(data, n);
+    round_to_float16_scalar(src, dst, n);
+  } else if (src != dst) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
   }
 }
+
+}  // namespace
+
+void round_floats_to(DType type, float* data, int64_t n) { round_floats_into(type, data, data, n); }
 
 namespace {
 
@@ -338,7 +351,8 @@ std::unique_ptr<KernelInit> make_reduced_precision_init(const KernelInit& base, 
 class ReducedPrecisionKernel : public Kernel,
                                public PositionalFusableKernel,
                                public ChannelsLastKernel,
-                               public PackedStateKernel {
+                               public PackedStateKernel,
+                               public ReducedStorageKernel {
  public:
   ReducedPrecisionKernel(std::unique_ptr<Kernel> inner, NodeSpec head, DType precision, std::map<size_t, float> scales)
       : inner_(std::move(inner)), head_(std::move(head)), precision_(precision), scales_(std::move(scales)) {}
@@ -366,13 +380,17 @@ class ReducedPrecisionKernel : public Kernel,
       if (!ctx.has_input(i)) continue;
       const Value& v = ctx.input_value(i);
       if (!v.is_tensor() || v.tensor().dtype() != DType::kFloat32) continue;
-      Tensor t = v.tensor().clone();
+      // The rounded copy comes from the buffer pool: a fresh multi-megabyte buffer per layer and
+      // run cost more in page faults than the rounding itself.
+      const Tensor& in = v.tensor();
+      Tensor t = pooled_uninitialized_tensor(DType::kFloat32, in.shape());
       if (precision_ == DType::kInt8) {
         auto s = scales_.find(i);
         if (s == scales_.end()) continue;  // an int8 operand without a range (a constant handled above)
+        std::memcpy(t.raw_data(), in.raw_data(), in.size_bytes());
         fake_quantize_int8(t.data<float>(), t.numel(), s->second);
       } else {
-        round_floats_to(precision_, t.data<float>(), t.numel());
+        round_floats_into(precision_, in.data<float>(), t.data<float>(), t.numel());
       }
       copies[i] = Value(std::move(t));
       replaced[i] = &copies[i];
@@ -385,11 +403,15 @@ class ReducedPrecisionKernel : public Kernel,
       Value& out = ctx.output_value(o);
       if (!out.is_tensor() || out.tensor().dtype() != DType::kFloat32) continue;
       // A kernel may hand out an input's buffer (an identity case): round a copy, not the input.
-      for (size_t i = 0; i < n; ++i)
-        if (ctx.has_input(i) && ctx.input_value(i).is_tensor() && overlaps(out.tensor(), ctx.input_value(i).tensor())) {
-          out = Value(out.tensor().clone());
-          break;
-        }
+      bool shared = false;
+      for (size_t i = 0; i < n && !shared; ++i)
+        shared = ctx.has_input(i) && ctx.input_value(i).is_tensor() && overlaps(out.tensor(), ctx.input_value(i).tensor());
+      if (shared) {
+        Tensor copy = pooled_uninitialized_tensor(DType::kFloat32, out.tensor().shape());
+        round_floats_into(precision_, out.tensor().data<float>(), copy.data<float>(), copy.numel());
+        out = Value(std::move(copy));
+        continue;
+      }
       Tensor& t = out.tensor();
       round_floats_to(precision_, t.data<float>(), t.numel());
     }
@@ -417,6 +439,15 @@ class ReducedPrecisionKernel : public Kernel,
     auto* p = dynamic_cast<const PackedStateKernel*>(inner_.get());
     return p ? p->packed_state() : std::nullopt;
   }
+  bool reads_reduced_input(size_t input) const override {
+    auto* r = dynamic_cast<const ReducedStorageKernel*>(inner_.get());
+    return precision_ == DType::kBFloat16 && r && r->reads_reduced_input(input);
+  }
+  bool can_write_reduced() const override {
+    auto* r = dynamic_cast<const ReducedStorageKernel*>(inner_.get());
+    return precision_ == DType::kBFloat16 && r && r->can_write_reduced();
+  }
+  void write_reduced() override { dynamic_cast<ReducedStorageKernel&>(*inner_).write_reduced(); }
 
  private:
   std::unique_ptr<Kernel> inner_;
@@ -477,6 +508,32 @@ void finalize_reduced_precision(Subgraph& g) {
       for (int s : node.outputs)
         if (s >= 0) rounded_as[s] = p;
   }
+}
+
+int store_reduced_between_native_layers(Subgraph& g) {
+  std::vector<std::vector<std::pair<const PlannedNode*, size_t>>> readers(g.slot_names_.size());
+  for (const auto& node : g.nodes_)
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i] >= 0) readers[node.inputs[i]].emplace_back(&node, i);
+  std::set<int> outputs(g.output_slots_.begin(), g.output_slots_.end());
+  int stored = 0;
+  for (auto& node : g.nodes_) {
+    auto* writer = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
+    if (node.folded || !writer || !writer->can_write_reduced() || node.outputs.empty()) continue;
+    const int slot = node.outputs[0];
+    if (slot < 0 || outputs.count(slot) || (slot < static_cast<int>(g.keep_alive_.size()) && g.keep_alive_[slot]) ||
+        readers[slot].empty())
+      continue;
+    bool native_readers = true;
+    for (const auto& [reader, input] : readers[slot]) {
+      const auto* r = dynamic_cast<const ReducedStorageKernel*>(reader->kernel.get());
+      native_readers = native_readers && r && r->reads_reduced_input(input);
+    }
+    if (!native_readers) continue;
+    writer->write_reduced();
+    ++stored;
+  }
+  return stored;
 }
 
 }  // namespace parity::runtime

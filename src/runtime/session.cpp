@@ -7,11 +7,15 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
+#include <cstdint>
 #include <unordered_map>
 
 #include "core/formats/file_io.h"
+#include "core/logger.h"
 #include "model/proto_convert.h"
 #include "runtime/plan/plan_file.h"
+#include "runtime/reduced_storage.h"
 #include "runtime/subgraph.h"
 #include "runtime/thread_pool.h"
 
@@ -29,11 +33,14 @@ struct Session::Impl {
   mutable std::once_flag unfused_once;
   mutable std::shared_ptr<Subgraph> unfused_plan;
   std::unique_ptr<ThreadPool> pool;
+  /// Values stored as bf16 between native bf16 layers (runtime/reduced_storage.h); observers never
+  /// see them (they run the unfused plan).
+  int reduced_storage_values = 0;
 
   const Subgraph& observable_plan() const {
     // A plan without fusions may still hand values over channels-last, which observers must
     // not see.
-    if (!plan->fused_nodes_ && !plan->channels_last_values_) return *plan;
+    if (!plan->fused_nodes_ && !plan->channels_last_values_ && !reduced_storage_values) return *plan;
     PARITY_CHECK(model, kUnsupported,
                  "a plan file runs as it was built (fused), so only its outputs can be observed; run the ONNX "
                  "model for hooks and intermediate outputs");
@@ -130,6 +137,94 @@ std::string value_kind_name(const Value& v) {
   }
 }
 
+
+// --- optimization profiles ---
+
+/// The graph inputs a caller feeds (those without an initializer), as declared.
+TensorMetadata fed_inputs(const onnx::ModelProto& model) {
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  TensorMetadata meta;
+  for (const auto& in : model.graph().input()) {
+    if (initializers.count(in.name())) continue;
+    const TensorMeta m = model::meta_from_value_info(in);
+    meta.add(m.name, m.dtype, m.shape);
+  }
+  return meta;
+}
+
+onnx::ValueInfoProto* find_graph_input(onnx::ModelProto& model, const std::string& name) {
+  for (auto& in : *model.mutable_graph()->mutable_input())
+    if (in.name() == name) return &in;
+  return nullptr;
+}
+
+/// Sets the profiled inputs' dimensions: a dimension with one size in every profile (min == max)
+/// becomes that number, any other stays or becomes dynamic (the model's symbol, else INPUT_dimK).
+void apply_profile_dims(onnx::ModelProto& model, const std::vector<OptimizationProfile>& profiles) {
+  std::map<std::string, std::vector<std::pair<int64_t, int64_t>>> bounds;  // input -> per dim (lowest, highest)
+  for (const auto& profile : profiles)
+    for (const auto& [input, range] : profile.inputs) {
+      auto& dims = bounds[input];
+      if (dims.empty()) dims.assign(range.min.size(), {INT64_MAX, INT64_MIN});
+      for (size_t d = 0; d < dims.size(); ++d)
+        dims[d] = {std::min(dims[d].first, range.min[d]), std::max(dims[d].second, range.max[d])};
+    }
+  for (const auto& [input, dims] : bounds) {
+    auto* shape = find_graph_input(model, input)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    std::vector<std::string> symbols(dims.size());
+    for (int d = 0; d < shape->dim_size() && d < static_cast<int>(dims.size()); ++d) symbols[d] = shape->dim(d).dim_param();
+    shape->clear_dim();
+    for (size_t d = 0; d < dims.size(); ++d) {
+      auto* dim = shape->add_dim();
+      if (dims[d].first == dims[d].second) dim->set_dim_value(dims[d].first);
+      else dim->set_dim_param(symbols[d].empty() ? input + "_dim" + std::to_string(d) : symbols[d]);
+    }
+  }
+}
+
+/// The model with the profile's inputs fixed to their opt or max shapes.
+onnx::ModelProto at_profile_shapes(const onnx::ModelProto& model, const OptimizationProfile& profile, Shape ShapeRange::*which) {
+  onnx::ModelProto fixed = model;
+  for (const auto& [input, range] : profile.inputs) {
+    auto* shape = find_graph_input(fixed, input)->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : range.*which) shape->add_dim()->set_dim_value(d);
+  }
+  return fixed;
+}
+
+/// Runs the session once per profile on zeros of the profile's max shapes and records the peak of
+/// live activations (-1 when an input's shape is not fixed by the profile or the run fails).
+void measure_profile_memory(const Session& session, std::vector<OptimizationProfile>& profiles) {
+  const TensorMetadata inputs = session.input_metadata();
+  for (size_t p = 0; p < profiles.size(); ++p) {
+    OptimizationProfile& profile = profiles[p];
+    TensorMap feed;
+    bool complete = true;
+    for (const auto& meta : inputs) {
+      const ShapeRange* range = profile.find(meta.name);
+      if (!range && !meta.shape.is_static()) complete = false;
+      if (!complete || meta.dtype == DType::kUndefined || meta.dtype == DType::kString) {
+        complete = false;
+        break;
+      }
+      Tensor zeros(meta.dtype, range ? range->max : meta.shape.to_static());
+      feed.set(meta.name, std::move(zeros));
+    }
+    if (!complete) continue;
+    RunOptions options;
+    options.profile_index = static_cast<int>(p);
+    int64_t peak = 0;
+    options.peak_activation_bytes = &peak;
+    try {
+      session.run(feed, options);
+      profile.activation_bytes = peak;
+    } catch (const Error& e) {
+      logger().warning(profile.name, ": activation memory at the max shapes unknown (", e.what(), ")");
+    }
+  }
+}
 }  // namespace
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -172,6 +267,12 @@ Result<Session> Session::create(const onnx::ModelProto& model_in, const SessionO
     for (const auto& o : model.opset_import()) env.opsets[normalize_domain(o.domain())] = static_cast<int>(o.version());
     if (!env.opsets.count("")) env.opsets[""] = model.ir_version() >= 3 ? 1 : 1;
     for (const auto& fn : model.functions()) env.functions[normalize_domain(fn.domain()) + "::" + fn.name()] = &fn;
+    if (!impl->options.profiles.empty()) {
+      validate_profiles(impl->options.profiles, fed_inputs(*impl->model));
+      apply_profile_dims(*impl->model, impl->options.profiles);
+      for (const auto& profile : impl->options.profiles)
+        env.timing_types.push_back(collect_value_types(at_profile_shapes(model, profile, &ShapeRange::opt)));
+    }
     impl->value_types = collect_value_types(model);
     env.value_types = impl->value_types;
     for (const auto& [name, type] : *impl->value_types) {
@@ -180,9 +281,12 @@ Result<Session> Session::create(const onnx::ModelProto& model_in, const SessionO
     }
 
     impl->plan = plan_graph(model.graph(), env, nullptr);
+    if (env.reduced && env.fuse) impl->reduced_storage_values = store_reduced_between_native_layers(*impl->plan);
     for (int s : impl->plan->input_slots_) impl->is_initializer_input.push_back(impl->plan->is_initializer_[s]);
     impl->pool = std::make_unique<ThreadPool>(options.threads);
-    return Session(std::move(impl));
+    Session session(std::move(impl));
+    if (!session.impl_->options.profiles.empty()) measure_profile_memory(session, session.impl_->options.profiles);
+    return session;
   });
 }
 
@@ -194,6 +298,7 @@ Session Session::from_plan(std::shared_ptr<Subgraph> plan, const SessionOptions&
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->plan = std::move(plan);
+  if (options.fuse) impl->reduced_storage_values = store_reduced_between_native_layers(*impl->plan);
   impl->env.precision = options.precision;
   impl->env.opsets = std::move(opsets);
   impl->value_types = std::make_shared<std::map<std::string, onnx::TypeProto>>();
@@ -273,6 +378,9 @@ NamedValues Session::run_values(const NamedValues& feed, const RunOptions& run_o
                  plan.input_names_[i], "' is missing from the feed; the model's inputs are: ",
                  join_names(input_metadata().names()));
 
+  const int profile = select_run_profile(feed, run_options.profile_index);
+  if (run_options.selected_profile) *run_options.selected_profile = profile;
+
   // Requested outputs stay alive to the end of the run.
   std::vector<int> out_slots;
   std::vector<std::string> out_names = run_options.outputs.empty() ? plan.output_names_ : run_options.outputs;
@@ -291,6 +399,7 @@ NamedValues Session::run_values(const NamedValues& feed, const RunOptions& run_o
   state.hook = run_options.hook ? &run_options.hook : nullptr;
   state.keep_slots = &keep;
   state.profile = run_options.profile;
+  state.peak_activation_bytes = run_options.peak_activation_bytes;
   if (!run_options.stop_after.empty()) {
     state.stop_slot = plan.slot(run_options.stop_after);
     PARITY_CHECK(state.stop_slot >= 0, kNotFound, "cannot stop after '", run_options.stop_after,
@@ -311,6 +420,15 @@ NamedValues Session::run_values(const NamedValues& feed, const RunOptions& run_o
     results.emplace_back(out_names[k], std::move(v));
   }
   return results;
+}
+
+int Session::select_run_profile(const NamedValues& feed, int requested) const {
+  const auto& profiles = impl_->options.profiles;
+  if (profiles.empty()) return -1;
+  std::vector<std::pair<std::string, Shape>> shapes;
+  for (const auto& [name, value] : feed)
+    if (value.is_tensor()) shapes.emplace_back(name, value.tensor().shape());
+  return select_profile(profiles, shapes, requested);
 }
 
 TensorMap Session::run(const TensorMap& feed, const RunOptions& options) const {

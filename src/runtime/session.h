@@ -15,6 +15,7 @@
 #include "core/status.h"
 #include "core/tensor_map.h"
 #include "runtime/kernel.h"
+#include "runtime/profiles.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/tactics.h"
 #include "runtime/value.h"
@@ -49,6 +50,11 @@ struct SessionOptions {
   ReducedPrecisionConfig reduced_precision;
   /// Tactic choice: timing, replay, forbidden families (runtime/tactics.h).
   TacticOptions tactics;
+  /// Optimization profiles (runtime/profiles.h): the input shapes the session serves. A dimension
+  /// whose min and max differ becomes dynamic, tactics are timed at each profile's opt shapes
+  /// (the sum over profiles decides), each profile's activation memory is measured at its max
+  /// shapes, and a run outside every profile is refused. Empty: the model's declared shapes.
+  std::vector<OptimizationProfile> profiles;
 };
 
 /// A named runtime value (tensor, sequence or optional) for feeds and results.
@@ -79,6 +85,13 @@ struct RunOptions {
   /// hook call) and returns no values: a hook that only needs the values up to that point (a
   /// layer-by-layer comparison window) does not pay for the rest of the graph.
   std::string stop_after;
+  /// With optimization profiles: the profile the run must fit (-1: the first that its input shapes
+  /// fit). Ignored without profiles.
+  int profile_index = -1;
+  /// When set, receives the profile the run used (-1 without profiles).
+  int* selected_profile = nullptr;
+  /// When set, receives the peak bytes of main-graph values alive at once during the run.
+  int64_t* peak_activation_bytes = nullptr;
 };
 
 class Session {
@@ -129,6 +142,8 @@ class Session {
  private:
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
+  /// The optimization profile the feed's shapes select (-1 without profiles); throws when none fits.
+  int select_run_profile(const NamedValues& feed, int requested) const;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -53,6 +53,9 @@ struct PlanEnv {
   /// How tactics are chosen (timed, replayed, forbidden); null: the optimized variant where it
   /// accepts the node.
   std::shared_ptr<const TacticOptions> tactics;
+  /// Value types with the inputs at each optimization profile's opt shapes: tactics are timed at
+  /// these shapes (summed over profiles). Empty: at the declared static shapes.
+  std::vector<std::shared_ptr<const std::map<std::string, onnx::TypeProto>>> timing_types;
 };
 
 /// A node a fusable kernel absorbed (fuse_tails), kept so a saved plan can replay the fusion on
@@ -135,6 +138,8 @@ struct RunState {
   std::vector<NodeTiming>* profile = nullptr;
   /// Main-graph slot after whose producer the run ends (-1: run every node).
   int stop_slot = -1;
+  /// When set, raised to the peak bytes of main-graph node outputs alive at once.
+  int64_t* peak_activation_bytes = nullptr;
 };
 
 /// Runs a planned graph. `inputs` are positional (graph inputs); `outer` is the frame of the

@@ -92,7 +92,7 @@ std::string tactic_node_key(const NodeSpec& spec) {
   return spec.op_type;
 }
 
-std::string timing_key(const KernelInit& init, const std::string& tactic) {
+std::string timing_key(const KernelInit& init, const std::string& tactic, const InputShapes& shapes) {
   const NodeSpec& spec = init.spec();
   std::string attrs;
   for (const auto& [name, attr] : spec.attributes) {
@@ -110,7 +110,7 @@ std::string timing_key(const KernelInit& init, const std::string& tactic) {
     if (i) key += ",";
     if (!init.has_input(i)) continue;
     key += dtype_name(init.input_dtype(i));
-    const std::optional<Shape> shape = init.input_static_shape(i);
+    const std::optional<Shape> shape = shapes ? shapes(i) : init.input_static_shape(i);
     key += shape ? shape_to_string(*shape) : "?";
     if (init.constant_input(i)) key += "c";
   }
@@ -154,7 +154,7 @@ class TimingContext : public KernelContext {
 
 }  // namespace
 
-std::optional<double> time_kernel(const Kernel& kernel, const KernelInit& init) {
+std::optional<double> time_kernel(const Kernel& kernel, const KernelInit& init, const InputShapes& shapes) {
   std::vector<Value> inputs(init.num_inputs());
   std::mt19937 gen(1);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -164,7 +164,7 @@ std::optional<double> time_kernel(const Kernel& kernel, const KernelInit& init) 
       inputs[i] = Value(*c);
       continue;
     }
-    const std::optional<Shape> shape = init.input_static_shape(i);
+    const std::optional<Shape> shape = shapes ? shapes(i) : init.input_static_shape(i);
     // Only float data can be made up: indices, shapes and masks need real values.
     if (!shape || init.input_dtype(i) != DType::kFloat32) return std::nullopt;
     Tensor t(DType::kFloat32, *shape);

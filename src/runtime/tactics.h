@@ -5,6 +5,7 @@
 // recorded tactic per node; a timing cache keeps measured times across builds.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -58,14 +59,17 @@ struct TacticOptions {
 /// The name a tactics file knows a node by: its name, else "output:" + its first output.
 std::string tactic_node_key(const NodeSpec& spec);
 
+/// The shape input i is timed at (an optimization profile's opt shapes); nullopt when unknown.
+using InputShapes = std::function<std::optional<Shape>(size_t)>;
+
 /// The cache key of a node as `init` describes it (op, opset, attributes, input dtypes, shapes
-/// and constness, precision) and a tactic.
-std::string timing_key(const KernelInit& init, const std::string& tactic);
+/// and constness, precision) and a tactic. `shapes` (when set) replaces the static input shapes.
+std::string timing_key(const KernelInit& init, const std::string& tactic, const InputShapes& shapes = {});
 
 /// Seconds one run of `kernel` takes (the best of a few, after a warm-up) on seeded inputs of the
-/// node's static shapes; nullopt when an input's shape or type is unknown, or the kernel fails
-/// on such inputs.
-std::optional<double> time_kernel(const Kernel& kernel, const KernelInit& init);
+/// node's static shapes (or `shapes`, when set); nullopt when an input's shape or type is unknown,
+/// or the kernel fails on such inputs.
+std::optional<double> time_kernel(const Kernel& kernel, const KernelInit& init, const InputShapes& shapes = {});
 
 /// Tactics files (Polygraphy's tactic replay, as JSON): {"format": "parity-tactics", "tactics":
 /// {node key: tactic}}.

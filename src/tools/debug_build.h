@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/tensor_map.h"
+#include "runtime/session.h"
 
 namespace onnx {
 class ModelProto;
@@ -21,6 +22,9 @@ struct DebugBuildOptions {
   int builds = 5;                    // --until
   double atol = 1e-5, rtol = 1e-5;   // the check against the fp32 ONNX model
   std::filesystem::path artifacts;   // good/ and bad/ are made here
+  /// When set, decides whether a build is good instead of comparing its outputs with the reference
+  /// kernels' (`--check CMD`: tools/debug/plan_check.h).
+  std::function<bool(const runtime::Session& plan)> judge;
 };
 
 struct DebugBuildResult {

@@ -25,6 +25,9 @@ struct PrecisionSearch {
   Direction direction = Direction::kForward;
   DType reduced = DType::kFloat16;  // kFloat16 or kBFloat16
   double atol = 1e-3, rtol = 1e-3;  // an output passes when |got - want| <= atol + rtol * |want| everywhere
+  /// When set, decides whether a built plan passes instead of comparing its outputs with the fp32
+  /// model's (`--check CMD`: tools/debug/plan_check.h).
+  std::function<bool(const runtime::Session& plan)> judge;
 };
 
 /// One plan built and checked during the search.

@@ -38,6 +38,7 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
   runtime::SessionOptions session_options;
   session_options.reduced_precision = options.precision;
   session_options.tactics = options.tactics;
+  session_options.profiles = options.profiles;
   const auto start = std::chrono::steady_clock::now();
   runtime::Session session = runtime::Session::create(model.proto(), session_options, base_dir).value();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -18,6 +18,8 @@ namespace parity::tools {
 struct PlanBuildOptions {
   runtime::ReducedPrecisionConfig precision;  // int8_scales are filled by build_plan when int8 is on
   runtime::TacticOptions tactics;
+  /// Optimization profiles (runtime/profiles.h); empty: the model's input shapes.
+  std::vector<runtime::OptimizationProfile> profiles;
   /// int8: read when the file exists (no calibration run), else written after calibrating ("": none).
   std::filesystem::path calibration_cache;
   std::string calibration_algorithm = "minmax";  // or "entropy"

@@ -37,7 +37,9 @@ std::string plan_report_text(const runtime::plan::PlanSummary& p, bool layers, b
                      mib(p.activation_bytes));
   out += "Scratch: sized per run by oneDNN from the input shapes (not planned)\n";
   out += fmt::format("\n---- {} Profile(s) ----\n", p.profiles.size());
-  for (const auto& profile : p.profiles) out += profile + "\n";
+  for (const auto& profile : p.profiles)
+    out += profile.text + (profile.activation_bytes >= 0 ? "; activations at max " + mib(profile.activation_bytes) : "") +
+           "\n";
   out += fmt::format("\n---- {} Layer(s) ----\n", p.layers.size());
   out += fmt::format("{} nodes fused into their producers, {} Constant nodes folded into weights, {} values handed "
                      "over channels-last\n",
@@ -73,7 +75,10 @@ std::string plan_report_json(const runtime::plan::PlanSummary& p, bool layers, b
   j["machine"] = {{"cpu_features", p.cpu_features}, {"dnnl", p.dnnl_isa}};
   j["inputs"] = tensors(p.inputs);
   j["outputs"] = tensors(p.outputs);
-  j["profiles"] = p.profiles;
+  j["profiles"] = Json::array();
+  for (const auto& profile : p.profiles)
+    j["profiles"].push_back({{"profile", profile.text},
+                             {"activation_bytes", profile.activation_bytes < 0 ? Json(nullptr) : Json(profile.activation_bytes)}});
   j["memory"] = {{"weights_bytes", p.weights_bytes},
                  {"packed_weights_bytes", p.packed_weights_bytes},
                  {"activation_bytes", p.activation_bytes < 0 ? Json(nullptr) : Json(p.activation_bytes)},

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "core/formats/npz.h"
+#include "runtime/plan/plan_file.h"
 #include "support/require.h"
 #include "support/test_support.h"
 #include "tools/navigator/status.h"
@@ -98,6 +99,10 @@ TEST(Optimize, PpOcrRecWithDynamicBatchAndWidth) {
   EXPECT_EQ(status.profiles[1].max, 160);
   EXPECT_EQ(status.inputs.at(0).shape, (std::vector<int64_t>{-1, 3, 48, -1}));
   EXPECT_FALSE(status.find_format("plan-fp32")->find_runtime("ort"));  // plans run on ref only
+  // The plans serve the samples' axis ranges as an optimization profile.
+  const auto plan = runtime::plan::summarize_plan(ws / "plan-fp32" / "model.plan");
+  ASSERT_EQ(plan.profiles.size(), 1u);
+  EXPECT_EQ(plan.profiles[0].text.rfind("profile 0: x [1,3,48,80]..[2,3,48,160]", 0), 0u) << plan.profiles[0].text;
   // Measured error bounds per format (the random samples are seeded): exact copies, float16, bfloat16
   // (8 mantissa bits) and int8 calibrated on the two conversion samples.
   const std::map<std::string, double> max_atol{{"onnx", 1e-3},      {"onnx-sanitized", 1e-3}, {"onnx-fp16", 0.05},

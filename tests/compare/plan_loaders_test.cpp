@@ -7,6 +7,7 @@
 #include <cstring>
 #include <random>
 
+#include "runners/ref/ref_runner.h"
 #include "support/test_support.h"
 
 namespace parity {
@@ -44,6 +45,31 @@ TEST(PlanLoaders, BuildSaveLoadBytesAndRunMatchesTheOnnxModel) {
     }
   }
   EXPECT_EQ(BytesFromPlan([built] { return built; })().size(), std::filesystem::file_size(path));
+}
+
+TEST(PlanLoaders, ProfilesBuiltThroughTheApiAndSelectedOnTheRunner) {
+  const std::string model =
+      (testing::source_dir() / ".cache/npm/ocr-models/assets/ch_PP-OCRv4_rec_infer.onnx").string();
+  testing::TempDir tmp;
+  const std::string path = (tmp / "rec.plan").string();
+  BuildConfig config;
+  config.profiles = runtime::parse_profiles(
+      {"x:[1,3,48,32],[1,3,48,64],[1,3,48,96]", "x:[1,3,48,96],[1,3,48,128],[1,3,48,160]"}, "profiles");
+  SavePlan(PlanFromOnnx(OnnxFromPath(model), config), path)();
+  auto runner = RunnerFromPlan(PlanFromPath(path));
+  runners::ActiveRunner active(*runner);
+  auto& ref = dynamic_cast<runners::RefRunner&>(*runner);
+  ASSERT_EQ(ref.session().options().profiles.size(), 2u);
+  TensorMap feed;
+  feed.set("x", Tensor(DType::kFloat32, {1, 3, 48, 128}));
+  EXPECT_EQ(runner->infer(feed).size(), 1u);  // the second profile fits
+  ref.set_profile_index(0);
+  try {
+    runner->infer(feed);
+    ADD_FAILURE() << "a shape outside the selected profile ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("outside the selected profile 0"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PlanLoaders, DamagedBytesAreRefused) {

@@ -89,6 +89,19 @@ class ConvertCommand : public Command {
                 .help = "Kernel families a node may use: optimized, reference (default both); a node always keeps "
                         "its reference kernel",
                 .metavar = "FAMILY", .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--profile"},
+                .help = "Optimization profile: INPUT:[MIN],[OPT],[MAX] per dynamic input (e.g. x:[1,3,48,64],[1,3,48,320],"
+                        "[1,3,48,1024]); tactics are timed at OPT, memory planned for MAX, and runs outside every "
+                        "profile are refused. An input named again starts the next profile",
+                .metavar = "INPUT:[MIN],[OPT],[MAX]", .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--trt-min-shapes"},
+                .help = "Polygraphy's spelling of profiles: the min shapes (INPUT:[d0,...]); the k-th shape of an "
+                        "input in --trt-min/opt/max-shapes belongs to profile k",
+                .metavar = "INPUT:[SHAPE]", .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--trt-opt-shapes"}, .help = "The opt shapes (see --trt-min-shapes)", .metavar = "INPUT:[SHAPE]",
+                .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--trt-max-shapes"}, .help = "The max shapes (see --trt-min-shapes)", .metavar = "INPUT:[SHAPE]",
+                .arity = options::Arity::kOneOrMore});
     model_edit::add_verify_options(parser, "converted");
     data_loader_args_.add_to(parser);
     iteration_args_.add_iterations_to(parser);
@@ -150,6 +163,7 @@ class ConvertCommand : public Command {
     tools::PlanBuildOptions build;
     build.precision = precision;
     build.tactics = parse_tactic_options(args);
+    build.profiles = parse_profile_options(args, data.input_shapes);
     build.calibration_cache = args.get_or("calibration_cache", "");
     build.calibration_algorithm = args.get_or("calibration_algo", "minmax");
     build.calibration_feeds = [&] { return compare::make_feed_source(data, iterations.iterations); };
@@ -160,6 +174,22 @@ class ConvertCommand : public Command {
     save_tactic_files(args, built.session);
     logger().info("Saved plan to: ", out.string(), " (built in ", seconds, " s)");
     return kExitPassed;
+  }
+
+  static std::vector<runtime::OptimizationProfile> parse_profile_options(
+      const options::Args& args, const std::vector<options::InputShape>& fixed) {
+    const bool trt = args.has("trt_min_shapes") || args.has("trt_opt_shapes") || args.has("trt_max_shapes");
+    PARITY_CHECK(!(trt && args.has("profile")), kInvalidArgument,
+                 "--profile and --trt-min/opt/max-shapes both give profiles: use one spelling");
+    std::vector<runtime::OptimizationProfile> profiles =
+        trt ? runtime::profiles_from_min_opt_max(args.list("trt_min_shapes"), args.list("trt_opt_shapes"),
+                                                 args.list("trt_max_shapes"))
+            : runtime::parse_profiles(args.list("profile"), "--profile");
+    for (const auto& profile : profiles)
+      for (const auto& shape : fixed)
+        PARITY_CHECK(!profile.find(shape.input), kInvalidArgument, "input '", shape.input,
+                     "' has both --input-shapes and a profile: give its range in the profile only");
+    return profiles;
   }
 
   static runtime::TacticOptions parse_tactic_options(const options::Args& args) {

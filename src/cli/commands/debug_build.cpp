@@ -8,6 +8,7 @@
 #include "core/text.h"
 #include "options/data_loader_args.h"
 #include "runtime/session.h"
+#include "tools/debug/plan_check.h"
 #include "tools/debug_build.h"
 
 namespace parity::cli {
@@ -26,12 +27,13 @@ class DebugBuildCommand final : public Command {
     parser.add({.flags = {"--artifacts-dir", "--dir"}, .dest = "artifacts_dir",
                 .help = "Where good/ and bad/ tactics files are written", .metavar = "DIR", .default_value = "polygraphy_artifacts"});
     parser.add({.flags = {"--check-ref"},
-                .help = "Check each build against the ONNX model on the reference kernels (the only check so far; "
-                        "the default)",
+                .help = "Check each build against the ONNX model on the reference kernels (the default without "
+                        "--check)",
                 .arity = options::Arity::kFlag});
     parser.add({.flags = {"--atol"}, .help = "Absolute tolerance of the check", .metavar = "TOL", .default_value = "1e-5"});
     parser.add({.flags = {"--rtol"}, .help = "Relative tolerance of the check", .metavar = "TOL", .default_value = "1e-5"});
     data_loader_args_.add_to(parser);
+    tools::debug::add_plan_check_options(parser, "polygraphy_debug.plan");
   }
 
   int run(const options::Args& args) override {
@@ -41,6 +43,12 @@ class DebugBuildCommand final : public Command {
     options.atol = parse_double(args.get_or("atol", "1e-5"), "--atol");
     options.rtol = parse_double(args.get_or("rtol", "1e-5"), "--rtol");
     options.artifacts = args.get_or("artifacts_dir", "polygraphy_artifacts");
+    if (auto check = tools::debug::parse_plan_check(args)) {
+      PARITY_CHECK(!args.flag("check_ref"), kInvalidArgument, "give either --check CMD... or --check-ref, not both");
+      options.judge = tools::debug::plan_check_judge(*check, args.get_or("iter_artifact", ""), args.get_or("model", ""),
+                                                     args.flag("show_output"),
+                                                     [](const std::string& line) { logger().info("    ", line); });
+    }
     const options::DataLoaderOptions data = data_loader_args_.parse(args);
     model::Model model = model_edit::load_input(args);
     const std::string base_dir = std::filesystem::path(args.get_or("model", "")).parent_path().string();

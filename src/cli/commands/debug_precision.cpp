@@ -7,6 +7,7 @@
 #include "core/logger.h"
 #include "core/text.h"
 #include "options/data_loader_args.h"
+#include "tools/debug/plan_check.h"
 #include "tools/debug_precision.h"
 #include "tools/report/debug_report.h"
 #include "tools/report/report_args.h"
@@ -37,6 +38,7 @@ class DebugPrecisionCommand final : public Command {
     data_loader_args_.add_to(parser);
     iteration_args_.add_iterations_to(parser);
     report_args_.add_to(parser);
+    tools::debug::add_plan_check_options(parser, "polygraphy_debug.plan");
   }
 
   int run(const options::Args& args) override {
@@ -52,6 +54,10 @@ class DebugPrecisionCommand final : public Command {
     const options::DataLoaderOptions data = data_loader_args_.parse(args);
     const options::IterationOptions iterations = iteration_args_.parse(args);
     const tools::report::ReportOptions report_options = report_args_.parse(args);
+    if (auto check = tools::debug::parse_plan_check(args))
+      search.judge = tools::debug::plan_check_judge(*check, args.get_or("iter_artifact", ""), args.get_or("model", ""),
+                                                    args.flag("show_output"),
+                                                    [](const std::string& line) { logger().info("    ", line); });
     model::Model model = model_edit::load_input(args);
     const std::string base_dir = std::filesystem::path(args.get_or("model", "")).parent_path().string();
 
@@ -67,8 +73,12 @@ class DebugPrecisionCommand final : public Command {
       }
     }
     const std::string type = search.reduced == DType::kBFloat16 ? "bf16" : "fp16";
-    logger().info("Searching the layers of ", args.get_or("model", ""), " that must run in fp32 (", type, " plan, ",
-                  feeds.size(), " feed(s), atol ", search.atol, " rtol ", search.rtol, ")");
+    if (search.judge)
+      logger().info("Searching the layers of ", args.get_or("model", ""), " that must run in fp32 (", type,
+                    " plan, judged by --check)");
+    else
+      logger().info("Searching the layers of ", args.get_or("model", ""), " that must run in fp32 (", type, " plan, ",
+                    feeds.size(), " feed(s), atol ", search.atol, " rtol ", search.rtol, ")");
     const tools::PrecisionSearchResult result = tools::search_fp32_layers(
         model.proto(), base_dir, feeds, search, [](const std::string& line) { logger().info("  ", line); });
     if (report_options.path) write_report(*report_options.path, args, type, search, result);

@@ -32,7 +32,12 @@ void RefRunner::deactivate_impl() { session_.reset(); }
 
 TensorMetadata RefRunner::input_metadata_impl() { return session().input_metadata(); }
 
-TensorMap RefRunner::infer_impl(const TensorMap& feed) { return session().run(feed, run_options_); }
+TensorMap RefRunner::infer_impl(const TensorMap& feed) {
+  if (profile_index_ < 0) return session().run(feed, run_options_);
+  runtime::RunOptions options = run_options_;
+  options.profile_index = profile_index_;
+  return session().run(feed, options);
+}
 
 namespace {
 
@@ -74,6 +79,10 @@ RunnerRegistrar register_ref({
                               "kernel) or reference (the readable oracle kernels only; fp64 always uses them)",
                       .metavar = "TIER",
                       .choices = {"optimized", "reference"}});
+          parser.add({.flags = {"--profile-index"},
+                      .help = "ref runner, plans with several optimization profiles: the profile every run uses "
+                              "(default: the first that the input shapes fit)",
+                      .metavar = "N"});
           parser.add({.flags = {"--no-fusion"},
                       .help = "ref runner: do not fuse activations into the optimized kernel producing their input",
                       .arity = options::Arity::kFlag});
@@ -82,7 +91,14 @@ RunnerRegistrar register_ref({
     .version = [](const options::Args*) { return std::string("parity-ref"); },
     .create =
         [](const RunnerConfig& config) -> std::unique_ptr<Runner> {
-          return std::make_unique<RefRunner>(config.model_path, options_from_args(config.args));
+          auto runner = std::make_unique<RefRunner>(config.model_path, options_from_args(config.args));
+          if (config.args)
+            if (auto index = config.args->get_int("profile_index")) {
+              PARITY_CHECK(*index >= 0 && *index < 1024, kInvalidArgument, "--profile-index must be 0 or more, got ",
+                           *index);
+              runner->set_profile_index(static_cast<int>(*index));
+            }
+          return runner;
         },
 });
 

@@ -21,6 +21,8 @@ class RefRunner : public Runner {
   const runtime::Session& session() const;
   /// Run options used by infer() (e.g. a per-layer hook, extra outputs).
   void set_run_options(runtime::RunOptions options) { run_options_ = std::move(options); }
+  /// The optimization profile every run must use (-1: the first its input shapes fit).
+  void set_profile_index(int index) { profile_index_ = index; }
 
  protected:
   void activate_impl() override;
@@ -32,6 +34,7 @@ class RefRunner : public Runner {
   std::string model_path_;
   runtime::SessionOptions options_;
   runtime::RunOptions run_options_;
+  int profile_index_ = -1;
   std::function<std::shared_ptr<const runtime::Session>()> load_;  // empty: plan model_path_
   std::shared_ptr<const runtime::Session> session_;
 };

@@ -154,6 +154,18 @@ class PlanWriter {
     for (const auto& [domain, version] : session_.opsets()) (*plan.mutable_opsets())[domain] = version;
     plan.set_kernels(static_cast<int>(session_.options().kernels));
     plan.set_fuse(session_.options().fuse);
+    for (const auto& profile : session_.options().profiles) {
+      PlanProfile& saved = *plan.add_profiles();
+      saved.set_name(profile.name);
+      saved.set_activation_bytes(profile.activation_bytes);
+      for (const auto& [input, range] : profile.inputs) {
+        PlanShapeRange& r = *saved.add_inputs();
+        r.set_input(input);
+        for (int64_t d : range.min) r.add_min(d);
+        for (int64_t d : range.opt) r.add_opt(d);
+        for (int64_t d : range.max) r.add_max(d);
+      }
+    }
     PlanGraph& graph = *plan.mutable_graph();
     for (const auto& name : g_.slot_names_) graph.add_slot_names(name);
     for (const auto& m : g_.input_meta_) write_meta(m, graph.add_inputs());
@@ -698,11 +710,34 @@ class PlanLoader {
   PlanEnv env_;
 };
 
+/// The plan's optimization profiles; a malformed range is refused like any other corrupt field.
+std::vector<OptimizationProfile> read_profiles(const Plan& plan, const std::string& what) {
+  std::vector<OptimizationProfile> profiles;
+  for (const auto& saved : plan.profiles()) {
+    OptimizationProfile profile;
+    profile.name = saved.name();
+    profile.activation_bytes = saved.activation_bytes();
+    for (const auto& r : saved.inputs()) {
+      ShapeRange range{Shape(r.min().begin(), r.min().end()), Shape(r.opt().begin(), r.opt().end()),
+                       Shape(r.max().begin(), r.max().end())};
+      bool ordered = range.min.size() == range.opt.size() && range.min.size() == range.max.size();
+      for (size_t d = 0; ordered && d < range.min.size(); ++d)
+        ordered = range.min[d] <= range.opt[d] && range.opt[d] <= range.max[d];
+      PARITY_CHECK(ordered, kInvalidModel, what, " is corrupt: profile '", saved.name(), "' input '", r.input(),
+                   "' has an invalid shape range; rebuild it with parity convert MODEL -o PLAN");
+      profile.inputs.emplace_back(r.input(), std::move(range));
+    }
+    profiles.push_back(std::move(profile));
+  }
+  return profiles;
+}
+
 Session session_from(std::shared_ptr<PlanBytes> bytes, const std::string& what, const SessionOptions& options) {
   const ParsedPlan parsed = parse_plan(std::move(bytes), what);
   SessionOptions session_options = options;
   session_options.kernels = static_cast<KernelTier>(parsed.plan.kernels());
   session_options.fuse = parsed.plan.fuse();
+  session_options.profiles = read_profiles(parsed.plan, what);
   std::map<std::string, int> opsets(parsed.plan.opsets().begin(), parsed.plan.opsets().end());
   return Session::from_plan(PlanLoader(parsed, what).load(), session_options, std::move(opsets));
 }
@@ -792,9 +827,15 @@ PlanSummary summarize_plan(const fs::path& path) {
     const TensorMeta m = read_meta(o);
     s.outputs.push_back({m.name, std::string(dtype_name(m.dtype)), shape_text(m.shape)});
   }
-  std::string profile = "profile 0:";
-  for (const auto& in : s.inputs) profile += " " + in.name + " " + in.shape;
-  s.profiles.push_back(profile);
+  for (const OptimizationProfile& profile : read_profiles(parsed.plan, "plan '" + path.string() + "'")) {
+    PlanSummary::Profile p{profile.to_string(), profile.activation_bytes};
+    s.profiles.push_back(std::move(p));
+  }
+  if (s.profiles.empty()) {
+    std::string profile = "profile 0:";
+    for (const auto& in : s.inputs) profile += " " + in.name + " " + in.shape;
+    s.profiles.push_back({profile, -1});
+  }
   for (const auto& c : pg.constants())
     s.weights_bytes += c.tensor().string_proto().empty() ? static_cast<int64_t>(c.tensor().size_bytes())
                                                          : static_cast<int64_t>(c.tensor().string_proto().size());

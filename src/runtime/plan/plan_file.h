@@ -85,7 +85,11 @@ struct PlanSummary {
   double build_seconds = 0;
   uint64_t file_bytes = 0;
   std::vector<Tensor> inputs, outputs;
-  std::vector<std::string> profiles;  // one per shape range the plan serves
+  struct Profile {
+    std::string text;              // "profile 0: x [1,3,48,64]..[1,3,48,1024] (opt [1,3,48,320])"
+    int64_t activation_bytes = -1;  // peak live activations at its max shapes (-1: not planned)
+  };
+  std::vector<Profile> profiles;  // one per shape range the plan serves
   int64_t weights_bytes = 0;          // constants held by the plan
   int64_t packed_weights_bytes = 0;   // weights kernels packed at build time (restored, not repacked)
   int64_t activation_bytes = -1;      // peak of live activations with static shapes (-1: dynamic)

@@ -16,6 +16,7 @@
 #include "model/cost.h"
 #include "runners/ref/ref_runner.h"
 #include "runners/registry.h"
+#include "runtime/plan/plan_file.h"
 
 namespace parity::tools::bench {
 
@@ -166,7 +167,10 @@ ParsedLabel parse_label(const std::string& label) {
 // the timed runs used: fused activations count toward the node they are fused into.
 void profile_ref(runners::RefRunner& ref, const TensorMap& feed, const std::string& model, const Settings& settings,
                         Row& row) {
-  const auto proto = compare::loaders::onnx_from_path(model);
+  // A plan file has no ONNX graph to describe nodes with and runs fused only (no hook): its nodes
+  // are listed by their labels, without details or output shapes.
+  const bool plan = runtime::plan::is_plan_file(model);
+  const auto proto = plan ? std::make_shared<onnx::ModelProto>() : compare::loaders::onnx_from_path(model);
   const auto& graph = proto->graph();
   std::map<std::string, int> by_name, by_output;
   for (int n = 0; n < graph.node_size(); ++n) {
@@ -183,7 +187,7 @@ void profile_ref(runners::RefRunner& ref, const TensorMap& feed, const std::stri
     if (value.is_tensor()) shape_of[name] = shape_dims(value.tensor().shape());
   };
   ref.set_run_options(shapes);
-  ref.infer(feed, false);
+  if (!plan) ref.infer(feed, false);
 
   std::vector<runtime::NodeTiming> timings;
   runtime::RunOptions options;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <onnx/onnx_pb.h>
+
 #include "core/formats/file_io.h"
 #include "core/status.h"
 #include "model/graph.h"
@@ -113,6 +115,37 @@ runtime::ReducedPrecisionConfig plan_precision_config(const std::string& precisi
   return config;
 }
 
+// The workspace's axis ranges as one optimization profile (runtime/profiles.h) over the inputs whose
+// every dimension is known: fixed in the model or ranged by the samples (Model Navigator's TensorRT
+// profiles). Empty when no input has a ranged axis.
+std::vector<runtime::OptimizationProfile> plan_profiles(const onnx::ModelProto& model,
+                                                        const std::vector<AxisProfile>& axes) {
+  runtime::OptimizationProfile profile;
+  for (const auto& input : model.graph().input()) {
+    if (!input.type().has_tensor_type() || !input.type().tensor_type().has_shape()) continue;
+    runtime::ShapeRange range;
+    bool complete = true, ranged = false;
+    const auto& dims = input.type().tensor_type().shape().dim();
+    for (int d = 0; d < dims.size() && complete; ++d) {
+      if (dims[d].has_dim_value()) {
+        for (Shape* s : {&range.min, &range.opt, &range.max}) s->push_back(dims[d].dim_value());
+        continue;
+      }
+      auto axis = std::find_if(axes.begin(), axes.end(),
+                               [&](const AxisProfile& a) { return a.input == input.name() && a.axis == d; });
+      complete = axis != axes.end();
+      if (!complete) break;
+      range.min.push_back(axis->min);
+      range.opt.push_back(std::clamp(axis->opt, axis->min, axis->max));
+      range.max.push_back(axis->max);
+      ranged = true;
+    }
+    if (complete && ranged) profile.inputs.emplace_back(input.name(), std::move(range));
+  }
+  if (profile.inputs.empty()) return {};
+  return {std::move(profile)};
+}
+
 // The plan through the same build as `parity convert -o X.plan --<precision>`; int8 is calibrated
 // on the conversion samples (batch axis put back, one item per feed) and the cache kept in the
 // format's folder, so reproduce_export.sh rebuilds the same plan from it.
@@ -132,8 +165,9 @@ void export_plan(const FormatInfo& format, const fs::path& workspace, const fs::
       return std::make_unique<compare::FeedList>(std::move(feeds));
     };
   }
-  build_and_save_plan(model::load_model(onnx).value(), onnx.parent_path(), std::move(options), folder / format.file,
-                      onnx.filename().string());
+  model::Model model = model::load_model(onnx).value();
+  options.profiles = plan_profiles(model.proto(), status.profiles);
+  build_and_save_plan(model, onnx.parent_path(), std::move(options), folder / format.file, onnx.filename().string());
 }
 
 }  // namespace

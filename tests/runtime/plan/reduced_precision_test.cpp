@@ -198,6 +198,25 @@ TEST(ReducedPrecision, OptimizedBf16ConvolutionAgreesWithReferenceKernelsOnRound
   EXPECT_LT(max_vs_fp32, 0.1);
 }
 
+TEST(ReducedPrecision, Bf16ValuesStoredBetweenNativeConvolutionsAreInvisibleToObservers) {
+  // c1 (+ fused Relu) feeds only c2: a native bf16 pair hands a1 over as a bf16 tensor
+  // (runtime/reduced_storage.h). Asking for a1 runs the unfused plan, where it is fp32.
+  const auto model = conv_model().model();
+  const Tensor x = random_tensor({1, 8, 10, 10}, 9);
+  runtime::ReducedPrecisionConfig config;
+  config.bf16 = true;
+  Session session = build(model, config);
+  const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
+  const Tensor y = session.run({{"x", x}}).at("y");
+  EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks) << "a bf16 source left oneDNN";
+  EXPECT_EQ(y.dtype(), DType::kFloat32);
+  runtime::RunOptions observe;
+  observe.outputs = {"a1", "y"};
+  const TensorMap seen = session.run({{"x", x}}, observe);
+  ASSERT_EQ(seen.at("a1").dtype(), DType::kFloat32);
+  for (float v : seen.at("a1").values<float>()) ASSERT_EQ(v, round_bf16(v));
+}
+
 TEST(ReducedPrecision, OptimizedBf16MatMulAndGemmAgreeWithReferenceKernelsOnRoundedOperands) {
   testing::ModelBuilder builder;
   builder.input("x", DType::kFloat32, {16, 32}).output("y", DType::kFloat32, {16, 8});

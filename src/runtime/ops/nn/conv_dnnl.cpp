@@ -29,6 +29,7 @@
 #include "runtime/channels_last.h"
 #include "runtime/packed_state.h"
 #include "runtime/reduced_precision.h"
+#include "runtime/reduced_storage.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/conv_core.h"
@@ -146,7 +147,11 @@ struct DnnlGeometry {
   memory::dims strides, dilations, pad_l, pad_r;
 };
 
-class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastKernel, public PackedStateKernel {
+class DnnlConvKernel : public Kernel,
+                       public FusableKernel,
+                       public ChannelsLastKernel,
+                       public PackedStateKernel,
+                       public ReducedStorageKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init, bool transposed) {
     auto reference = init.create_reference_kernel();  // also validates the attributes
@@ -208,13 +213,23 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
     cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
   }
 
+  // bf16 storage (runtime/reduced_storage.h): a native bf16 convolution reads a bf16 source as is
+  // and may write its output as bf16.
+  bool reads_reduced_input(size_t input) const override { return input == 0 && native_reduced(); }
+  bool can_write_reduced() const override { return native_reduced(); }
+  void write_reduced() override {
+    output_reduced_ = true;
+    cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
+  }
+
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const ConvProblem p = problem(x.shape(), ctx);  // fails like the reference on bad shapes
     const Shape out_shape = p.output_shape();
     // Fused tails append their inputs after the head's own: index 2 is the bias only if the node had one.
     const Tensor* bias = num_head_inputs_ > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    bool fast = x.dtype() == DType::kFloat32 && shape_numel(out_shape) > 0 && x.numel() > 0 &&
+    const bool source_ok = x.dtype() == DType::kFloat32 || (x.dtype() == DType::kBFloat16 && native_reduced());
+    bool fast = source_ok && shape_numel(out_shape) > 0 && x.numel() > 0 &&
                 (!bias || (bias->dtype() == DType::kFloat32 && bias->numel() == p.out_channels)) &&
                 tails_.fast_path_ok(ctx, out_shape);
     std::shared_ptr<const ConvPlan> plan;
@@ -223,7 +238,8 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
       std::vector<int64_t> key = x.shape();
       key.push_back(chunks);
       key.push_back(bias != nullptr);
-      plan = cache_->get(key, [&] { return make_plan(p, bias != nullptr, chunks); });
+      key.push_back(static_cast<int64_t>(x.dtype()));
+      plan = cache_->get(key, [&] { return make_plan(p, bias != nullptr, chunks, x.dtype()); });
       fast = plan->supported;
     }
     if (!fast) {
@@ -254,7 +270,10 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
   /// permuted back into that order.
   void run_reference(KernelContext& ctx) const {
     std::map<size_t, Value> replaced;
-    if (input_channels_last_) replaced[0] = Value(permute_channels(ctx.input(0), false));
+    // A bf16-stored source (runtime/reduced_storage.h) widens exactly to fp32 for the reference.
+    const Tensor x = ctx.input(0).dtype() == DType::kBFloat16 ? ctx.input(0).cast(DType::kFloat32) : ctx.input(0);
+    if (input_channels_last_) replaced[0] = Value(permute_channels(x, false));
+    else if (x.dtype() != ctx.input(0).dtype()) replaced[0] = Value(x);
     if (residual_channels_last_ && ctx.has_input(*tails_.residual_input()))
       replaced[*tails_.residual_input()] = Value(permute_channels(ctx.input(*tails_.residual_input()), false));
     chain_.compute(ctx, replaced);
@@ -262,7 +281,11 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
       Tensor nchw = ctx.output_value(0).tensor();
       ctx.set_output(0, Value(permute_channels(nchw, true)));
     }
+    if (output_reduced_ && ctx.output_value(0).tensor().dtype() == DType::kFloat32)
+      ctx.set_output(0, Value(ctx.output_value(0).tensor().cast(DType::kBFloat16)));
   }
+
+  bool native_reduced() const { return compute_type_ == memory::data_type::bf16 && !transposed_; }
 
   int64_t out_channels() const { return transposed_ ? weights_.dim(1) * group_ : weights_.dim(0); }
 
@@ -315,7 +338,8 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
     const bool plain = transposed_ || layout == ActivationLayout::kPlain ||
                        (layout == ActivationLayout::kPointwisePlain && is_pointwise(p));
     const memory::desc src = activation_desc(x_shape, plain, compute_type_);
-    const memory::desc dst = activation_desc(y_shape, plain);
+    const memory::desc dst =
+        activation_desc(y_shape, plain, output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32);
     const memory::desc w_plain = onnx_weights_desc(weights_.shape(), group_, transposed_);
     const memory::desc weights(w_plain.dims(), compute_type_, memory::format_tag::any);
     const memory::desc bias = has_bias ? plain_desc({p.out_channels}) : memory::desc();
@@ -426,7 +450,9 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
     return dnnl_support::row_chunk_count(ctx, p.geom.out[0], 1, macs, kMinParallelWork);
   }
 
-  ConvPlan make_plan(const ConvProblem& p, bool has_bias, int64_t chunks) const {
+  ConvPlan make_plan(const ConvProblem& p, bool has_bias, int64_t chunks, DType x_dtype) const {
+    const memory::data_type x_type = x_dtype == DType::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
+    const memory::data_type y_type = output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32;
     ConvPlan plan;
     std::optional<DnnlGeometry> full = dnnl_geometry(p);
     if (!full) return plan;
@@ -473,8 +499,8 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
         chunk.scratchpad = pd.scratchpad_desc();
         const memory::desc w_desc = pd.weights_desc();
         chunk.weights = prepacked_ && w_desc == prepacked_desc_ ? prepacked_ : packed_weights(w_desc);
-        chunk.x_view = memory::desc(dnnl_support::to_dims(xc), memory::data_type::f32, x_strides);
-        chunk.y_view = memory::desc(dnnl_support::to_dims(yc), memory::data_type::f32, y_strides);
+        chunk.x_view = memory::desc(dnnl_support::to_dims(xc), x_type, x_strides);
+        chunk.y_view = memory::desc(dnnl_support::to_dims(yc), y_type, y_strides);
         chunk.addend_view = memory::desc(dnnl_support::to_dims(yc), memory::data_type::f32, addend_strides);
         chunk.x_offset = i0 * x_strides[2];
         chunk.y_offset = o0 * y_strides[2];
@@ -501,23 +527,25 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
   }
 
   void run(const ConvPlan& plan, const Tensor& x, const Tensor* bias, const Shape& out_shape, KernelContext& ctx) const {
-    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+    Tensor& y = ctx.allocate_output_uninitialized(0, output_reduced_ ? DType::kBFloat16 : DType::kFloat32, out_shape);
     const Tensor* addend = tails_.residual(ctx);
-    float* x_data = const_cast<float*>(x.data<float>());
-    float* y_data = y.data<float>();
+    // Element offsets into the source and the output, in their own element sizes (fp32 or bf16).
+    auto* x_bytes = static_cast<std::byte*>(const_cast<void*>(x.raw_data()));
+    auto* y_bytes = static_cast<std::byte*>(y.raw_data());
+    const size_t x_size = dtype_size(x.dtype()), y_size = dtype_size(y.dtype());
     float* addend_data = addend ? const_cast<float*>(addend->data<float>()) : nullptr;
     std::optional<memory> bias_memory;
     if (bias) bias_memory = wrap(plain_desc({bias->numel()}), *bias);
     auto run_chunk = [&](const ConvChunk& chunk) {
       dnnl_support::ThreadScope scope(1);
       dnnl::stream stream(cpu_engine());
-      memory src(chunk.x_view, cpu_engine(), x_data + chunk.x_offset);
+      memory src(chunk.x_view, cpu_engine(), x_bytes + chunk.x_offset * x_size);
       if (chunk.reorder_src) {
         memory converted = dnnl_support::thread_buffer(chunk.src_desc, dnnl_support::BufferSlot::kSource);
         chunk.src_in.run(stream, src, converted);
         src = converted;
       }
-      memory y_view(chunk.y_view, cpu_engine(), y_data + chunk.y_offset);
+      memory y_view(chunk.y_view, cpu_engine(), y_bytes + chunk.y_offset * y_size);
       memory dst = chunk.reorder_dst ? dnnl_support::thread_buffer(chunk.dst_desc, dnnl_support::BufferSlot::kDestination)
                                      : y_view;
       if (addend_data) {  // the sum post-op accumulates onto dst
@@ -544,6 +572,7 @@ class DnnlConvKernel : public Kernel, public FusableKernel, public ChannelsLastK
 
   bool transposed_;
   memory::data_type compute_type_ = memory::data_type::f32;  // of the source and the weights
+  bool output_reduced_ = false;  // output 0 written as bf16 (runtime/reduced_storage.h)
   ops::ReferenceChain chain_;  // the reference kernels of the node and its fused tails
   Tensor weights_;
   size_t num_head_inputs_;
