@@ -36,5 +36,8 @@ LintReport lint_model(const model::Model& model);
 /// Loads and lints; a file that cannot be loaded becomes one "onnx_loader" exception entry.
 /// External data is looked up in external_data_dir (empty: the model's folder).
 LintReport lint_model_file(const std::filesystem::path& path, const std::filesystem::path& external_data_dir = {});
+/// Same with every load option (--ignore-external-data: tensors whose weights are missing are not
+/// reported).
+LintReport lint_model_file(const std::filesystem::path& path, const model::LoadOptions& options);
 
 }  // namespace parity::tools

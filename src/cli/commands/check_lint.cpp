@@ -4,6 +4,7 @@
 
 #include "core/formats/file_io.h"
 #include "cli/command.h"
+#include "cli/commands/model_edit_common.h"
 #include "core/logger.h"
 #include "tools/model_lint.h"
 
@@ -22,12 +23,13 @@ class CheckLintCommand : public Command {
     parser.add({.flags = {"-o", "--output"}, .help = "Path to save the JSON report", .metavar = "PATH"});
     parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
                 .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
+    model_edit::add_ignore_external_data_option(parser);
   }
 
   int run(const options::Args& args) override {
     const std::string path = *args.get("model");
     logger().info("Linting model: ", path);
-    const tools::LintReport report = tools::lint_model_file(path, args.get_or("external_data_dir", ""));
+    const tools::LintReport report = tools::lint_model_file(path, model_edit::load_options(args));
     for (const auto& e : report.entries) {
       std::string scope;
       if (!e.nodes.empty()) {

@@ -36,6 +36,21 @@ void add_model_argument(options::ArgParser& parser) {
   parser.add({.flags = {}, .dest = "model", .help = "Path to the ONNX model", .metavar = "MODEL", .required = true});
   parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
               .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
+  add_ignore_external_data_option(parser);
+}
+
+void add_ignore_external_data_option(options::ArgParser& parser) {
+  parser.add({.flags = {"--ignore-external-data"},
+              .help = "Load only the model's structure, without its external data (weights that are not available): "
+                      "enough to inspect or cut the graph; anything that needs the weights' values fails",
+              .arity = options::Arity::kFlag});
+}
+
+model::LoadOptions load_options(const options::Args& args) {
+  PARITY_CHECK(!(args.flag("ignore_external_data") && args.has("external_data_dir")), kInvalidArgument,
+               "--ignore-external-data and --external-data-dir contradict each other; give one");
+  return {.external_data_dir = args.get_or("external_data_dir", ""),
+          .ignore_external_data = args.flag("ignore_external_data")};
 }
 
 void add_output_options(options::ArgParser& parser) {
@@ -49,7 +64,7 @@ void add_output_options(options::ArgParser& parser) {
 model::Model load_input(const options::Args& args) {
   const std::string path = args.get_or("model", "");
   logger().info("Loading model: ", path);
-  return model::load_model(path, args.get_or("external_data_dir", "")).value();
+  return model::load_model(path, load_options(args)).value();
 }
 
 model::SaveOptions save_options(const options::Args& args) { return model::ModelSaveArgs().parse(args); }
@@ -92,7 +107,8 @@ void save_output(const model::Model& model, const fs::path& path, const options:
     }
   }
   logger().info("Saved model to ", path.string());
-  if (check) model::transforms::check_saved_model(path);
+  // Without its weights the checker would only report the missing weight files.
+  if (check && !model.external_data_ignored()) model::transforms::check_saved_model(path);
 }
 
 void mark_outputs_typed(model::Graph& graph, const std::vector<std::string>& outputs,

@@ -14,8 +14,12 @@
 
 namespace parity::cli::model_edit {
 
-/// Adds the positional MODEL argument.
+/// Adds the positional MODEL argument with --external-data-dir and --ignore-external-data.
 void add_model_argument(options::ArgParser& parser);
+/// Adds --ignore-external-data (Polygraphy's: load the structure without external weights).
+void add_ignore_external_data_option(options::ArgParser& parser);
+/// --external-data-dir / --ignore-external-data as load options (both at once is kInvalidArgument).
+model::LoadOptions load_options(const options::Args& args);
 /// Adds -o/--output, --force and the external-data save options.
 void add_output_options(options::ArgParser& parser);
 /// Loads the model named by the MODEL argument (errors carry the path).

@@ -1,0 +1,146 @@
+// Issue 21's remaining Polygraphy habits: --ignore-external-data, unbounded data-dependent shapes,
+// attributes in the model's order, lint with loaded inputs, and the plugin and template tools.
+// Models come from scripts/make_polygraphy_cli_fixtures.py (tests/data/polygraphy_cli).
+#include <gtest/gtest.h>
+
+#include <onnx/onnx_pb.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/graph.h"
+#include "model/model.h"
+#include "support/test_support.h"
+
+namespace parity::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path fixture(const std::string& name) { return source_dir() / "tests" / "data" / "polygraphy_cli" / name; }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::shared_ptr<model::Graph> load_graph(const fs::path& path) {
+  return model::Graph::from_model(model::load_model(path).value());
+}
+
+const model::Node* find_node(const model::Graph& g, const std::string& name) {
+  for (const auto& n : g.nodes)
+    if (n->name == name) return n.get();
+  return nullptr;
+}
+
+TEST(PolygraphyInspect, AttributesInTheModelsOrder) {
+  // The file stores transB, beta, alpha: not alphabetical, and Polygraphy prints them as stored.
+  const CommandResult r = run_parity({"inspect", "model", fixture("attr_order.onnx").string(), "--show", "attrs"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "gemm.transB = 1\n        gemm.beta = 0.5\n        gemm.alpha = 2\n")) << r.output;
+  const CommandResult j =
+      run_parity({"inspect", "model", fixture("attr_order.onnx").string(), "--show", "attrs", "--format", "json"});
+  ASSERT_EQ(j.exit_code, 0) << j.output;
+  // stdout (the JSON) and stderr (the closing log line) arrive together.
+  const size_t begin = j.output.find('{'), end = j.output.rfind('}');
+  const auto report = nlohmann::ordered_json::parse(j.output.substr(begin, end - begin + 1));
+  std::vector<std::string> keys;
+  for (const auto& [k, _] : report["graph"]["nodes"][0]["attributes"].items()) keys.push_back(k);
+  EXPECT_EQ(keys, (std::vector<std::string>{"transB", "beta", "alpha"}));
+}
+
+TEST(PolygraphyExternalData, IgnoreExternalDataLoadsTheStructureOnly) {
+  TempDir dir;
+  fs::create_directories(dir / "out");
+  fs::copy_file(fixture("external_weights.onnx"), dir / "m.onnx");  // without its weight file
+  const std::string model = (dir / "m.onnx").string();
+  const CommandResult refused = run_parity({"inspect", "model", model});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_TRUE(contains(refused.output, "does not exist")) << refused.output;
+
+  const CommandResult shown = run_parity({"inspect", "model", model, "--ignore-external-data", "--show", "weights"});
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_TRUE(contains(shown.output, "Initializer | W [dtype=float32, shape=[3, 2]] | Values: not loaded")) << shown.output;
+
+  const CommandResult lint = run_parity({"check", "lint", model, "--ignore-external-data"});
+  EXPECT_EQ(lint.exit_code, 0) << lint.output;
+  EXPECT_EQ(run_parity({"inspect", "model", model, "--ignore-external-data", "--ext", dir.path().string()}).exit_code, 1);
+
+  // A surgeon tool cuts the graph; the weights stay references to the same file, so the result runs
+  // once that file is beside it.
+  const fs::path cut = dir / "out" / "cut.onnx";
+  const CommandResult extracted =
+      run_parity({"surgeon", "extract", model, "--ignore-external-data", "-o", cut.string()});
+  ASSERT_EQ(extracted.exit_code, 0) << extracted.output;
+  EXPECT_TRUE(contains(extracted.output, "saved as references")) << extracted.output;
+  EXPECT_EQ(run_parity({"run", cut.string(), "--ref"}).exit_code, 1) << "the weights are still missing";
+  fs::copy_file(fixture("external_weights.onnx.data"), dir / "out" / "external_weights.onnx.data");
+  const CommandResult ran = run_parity({"run", cut.string(), "--ref"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
+}
+
+TEST(PolygraphyUnboundedDds, ListedByInspectModel) {
+  const CommandResult r = run_parity({"inspect", "model", fixture("unbounded_dds.onnx").string(), "--list-unbounded-dds"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Range's and Tile's run-time sizes; not the constant limit, nor the one that comes out of a Min.
+  EXPECT_TRUE(contains(r.output, "Found tensors with unbounded DDS: ['limit', 'reps']")) << r.output;
+}
+
+TEST(PolygraphyUnboundedDds, SanitizeInsertsMinNodesWithTheBounds) {
+  TempDir dir;
+  const fs::path out = dir / "bounded.onnx";
+  const CommandResult r = run_parity({"surgeon", "sanitize", fixture("unbounded_dds.onnx").string(), "-o", out.string(),
+                                      "--set-unbounded-dds-upper-bound", "1000", "reps:7", "--verify"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Set tensor upper bounds: {'limit': 1000, 'reps': 7}")) << r.output;
+  const auto g = load_graph(out);
+  for (const auto& [tensor, bound] : std::vector<std::pair<std::string, int64_t>>{{"limit", 1000}, {"reps", 7}}) {
+    const model::Node* min = find_node(*g, tensor + "_min");
+    ASSERT_NE(min, nullptr) << tensor;
+    EXPECT_EQ(min->op_type, "Min");
+    EXPECT_EQ(min->inputs[0]->name, tensor + "_copy");
+    EXPECT_EQ(min->outputs[0]->name, tensor);
+    ASSERT_TRUE(min->inputs[1]->is_constant());
+    const Tensor& value = min->inputs[1]->values();
+    EXPECT_EQ(value.dtype(), DType::kInt64);
+    EXPECT_EQ(value.data<int64_t>()[0], bound);
+  }
+  // Bounded now: nothing left to list.
+  const CommandResult listed = run_parity({"inspect", "model", out.string(), "--list-unbounded-dds"});
+  EXPECT_TRUE(contains(listed.output, "Found tensors with unbounded DDS: []")) << listed.output;
+
+  // A bound smaller than the data cuts the Range short: limit = max(x) = 9 becomes 3.
+  const fs::path small = dir / "small.onnx";
+  ASSERT_EQ(run_parity({"surgeon", "sanitize", fixture("unbounded_dds.onnx").string(), "-o", small.string(),
+                        "--set-unbounded-dds-upper-bound", "limit:3"})
+                .exit_code,
+            0);
+  for (const auto& [path, rows] : std::vector<std::pair<fs::path, std::string>>{{small, "3"}, {fixture("unbounded_dds.onnx"), "9"}}) {
+    const CommandResult ran = run_parity({"run", path.string(), "--ref", "--val-range", "x:[9,9]", "counts:[2,2]"});
+    ASSERT_EQ(ran.exit_code, 0) << ran.output;
+    EXPECT_TRUE(contains(ran.output, "{y [dtype=float32, shape=(1, 2, " + rows + ", 1)]")) << ran.output;
+  }
+}
+
+TEST(PolygraphyUnboundedDds, NamedBoundsAreCheckedAgainstTheGraph) {
+  TempDir dir;
+  const std::string model = fixture("unbounded_dds.onnx").string();
+  const CommandResult typo = run_parity({"surgeon", "sanitize", model, "-o", (dir / "a.onnx").string(),
+                                         "--set-unbounded-dds-upper-bound", "limt:3"});
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_TRUE(contains(typo.output, "did you mean 'limit'")) << typo.output;
+  EXPECT_FALSE(fs::exists(dir / "a.onnx"));
+  const CommandResult bounded = run_parity({"surgeon", "sanitize", model, "-o", (dir / "b.onnx").string(),
+                                            "--set-unbounded-dds-upper-bound", "fixed:3"});
+  EXPECT_EQ(bounded.exit_code, 0) << bounded.output;
+  EXPECT_TRUE(contains(bounded.output, "'fixed' has no unbounded data-dependent shape")) << bounded.output;
+  const CommandResult graph_input = run_parity({"surgeon", "sanitize", model, "-o", (dir / "c.onnx").string(),
+                                                "--set-unbounded-dds-upper-bound", "x:3"});
+  EXPECT_EQ(graph_input.exit_code, 1);
+  EXPECT_TRUE(contains(graph_input.output, "graph input")) << graph_input.output;
+  EXPECT_EQ(run_parity({"surgeon", "sanitize", model, "-o", (dir / "d.onnx").string(),
+                        "--set-unbounded-dds-upper-bound", "1", "2"})
+                .exit_code,
+            1);
+}
+
+}  // namespace
+}  // namespace parity::testing
