@@ -197,8 +197,33 @@ def unbounded_dds():
 
 def save_with_external_weights(model, name):
     """Every initializer in NAME.data beside the model."""
+    data = os.path.join(OUT, name + ".data")
+    if os.path.exists(data):
+        os.remove(data)  # onnx appends to an existing side file
     onnx.save(model, os.path.join(OUT, name), save_as_external_data=True, all_tensors_to_one_file=True,
               location=name + ".data", size_threshold=0)
+
+
+def plugin_subgraphs():
+    """Four Mul -> Add -> LeakyRelu chains for `plugin` patterns: the first two match a pattern that
+    asks alpha < 0.5; the third has alpha 0.9; the fourth's Add output is also read by a Neg outside
+    the chain, so replacing it would break the graph."""
+    nodes = []
+    prev = "x"
+    for k, alpha in enumerate([0.1, 0.2, 0.9, 0.1]):
+        nodes += [helper.make_node("Mul", [prev, "scale"], [f"m{k}"], name=f"mul{k}"),
+                  helper.make_node("Add", [f"m{k}", "bias"], [f"a{k}"], name=f"add{k}"),
+                  helper.make_node("LeakyRelu", [f"a{k}"], [f"y{k}"], name=f"act{k}", alpha=alpha)]
+        prev = f"y{k}"
+    nodes.append(helper.make_node("Neg", ["a3"], ["z"], name="neg"))
+    graph = helper.make_graph(
+        nodes, "plugin_subgraphs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y3", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(np.array([0.5, -1, 2, 1.5], dtype=np.float32), "scale"),
+         numpy_helper.from_array(np.array([0.1, 0.2, -0.3, 0], dtype=np.float32), "bias")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
 def main():
@@ -212,6 +237,7 @@ def main():
     save(ir9_lint_errors(), "ir9_lint_errors.onnx", 9)
     save(attr_order(), "attr_order.onnx", 8)
     save(unbounded_dds(), "unbounded_dds.onnx", 8)
+    save(plugin_subgraphs(), "plugin_subgraphs.onnx", 8)
     save_with_external_weights(attr_order(), "external_weights.onnx")
 
 

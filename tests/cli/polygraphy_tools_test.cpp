@@ -142,5 +142,103 @@ TEST(PolygraphyUnboundedDds, NamedBoundsAreCheckedAgainstTheGraph) {
             1);
 }
 
+
+// A plugin folder as parity reads it: one folder per plugin with its pattern.yaml.
+void write_plugins(const fs::path& dir) {
+  fs::create_directories(dir / "ScaleBiasLeakyRelu");
+  fs::create_directories(dir / "Unused");
+  write_file(dir / "ScaleBiasLeakyRelu" / "pattern.yaml", R"(op: ScaleBiasLeakyRelu
+domain: parity.plugins
+inputs: [x, scale, bias]
+outputs: [y]
+nodes:
+  - {name: mul, op: Mul, inputs: [x, scale], outputs: [m]}
+  - {name: add, op: Add, inputs: [m, bias], outputs: [a]}
+  - {name: act, op: LeakyRelu, inputs: [a], outputs: [y], attrs: {alpha: {lt: 0.5}}}
+attributes:
+  alpha: $act.alpha
+  fused: 1
+)");
+  write_file(dir / "Unused" / "pattern.yaml", "op: Nothing\ninputs: [x]\noutputs: [y]\n"
+                                              "nodes:\n  - {op: Softmax, inputs: [x], outputs: [y]}\n");
+}
+
+TEST(PolygraphyPlugin, ListCountsTheMatchesOfEveryPlugin) {
+  TempDir dir;
+  write_plugins(dir / "plugins");
+  const CommandResult r = run_parity({"plugin", "list", fixture("plugin_subgraphs.onnx").string(), "--plugin-dir",
+                                      (dir / "plugins").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Chains 0 and 1 match; chain 2's alpha is 0.9; chain 3's Add output is read outside the chain.
+  EXPECT_TRUE(contains(r.output, "{'ScaleBiasLeakyRelu': 2, 'Unused': 0}")) << r.output;
+  EXPECT_TRUE(contains(r.output, "ScaleBiasLeakyRelu: nodes mul1, add1, act1 | inputs y0, scale, bias -> outputs y1"))
+      << r.output;
+  EXPECT_FALSE(fs::exists(dir / "config.yaml"));
+  const CommandResult excluded = run_parity({"plugin", "list", fixture("plugin_subgraphs.onnx").string(),
+                                             "--plugin-dir", (dir / "plugins").string(), "--exclude", "Unused"});
+  EXPECT_TRUE(contains(excluded.output, "{'ScaleBiasLeakyRelu': 2}")) << excluded.output;
+}
+
+TEST(PolygraphyPlugin, MatchWritesAConfigThatReplaceApplies) {
+  TempDir dir;
+  write_plugins(dir / "plugins");
+  fs::copy_file(fixture("plugin_subgraphs.onnx"), dir / "model.onnx");
+  const std::string model = (dir / "model.onnx").string();
+  const CommandResult matched = run_parity({"plugin", "match", model, "--plugin-dir", (dir / "plugins").string()});
+  ASSERT_EQ(matched.exit_code, 0) << matched.output;
+  const std::string config = read_file(dir / "config.yaml");  // default: beside the model, as Polygraphy
+  EXPECT_TRUE(contains(config, "name: ScaleBiasLeakyRelu\nop: ScaleBiasLeakyRelu\ndomain: parity.plugins\ninstances:\n"
+                               "  - inputs: [x, scale, bias]\n    outputs: [y0]\n    attributes:\n      alpha: 0.1\n"
+                               "      fused: 1\n"))
+      << config;
+
+  const CommandResult replaced = run_parity({"plugin", "replace", model, "--plugin-dir", (dir / "plugins").string()});
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.output;
+  const auto g = load_graph(dir / "replaced.onnx");
+  ASSERT_EQ(g->nodes.size(), 9u);  // 2 plugin nodes + chains 2 and 3 + Neg
+  const model::Node* first = find_node(*g, "ScaleBiasLeakyRelu_0");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->op_type, "ScaleBiasLeakyRelu");
+  EXPECT_EQ(first->domain, "parity.plugins");
+  EXPECT_EQ(first->inputs[0]->name, "x");
+  EXPECT_EQ(first->outputs[0]->name, "y0");
+  EXPECT_FLOAT_EQ(first->attrs.at("alpha").f, 0.1f);
+  EXPECT_EQ(first->attrs.at("fused").i, 1);
+  EXPECT_EQ(find_node(*g, "ScaleBiasLeakyRelu_1")->inputs[0]->name, "y0");
+  EXPECT_EQ(g->opset("parity.plugins"), 1);
+  EXPECT_NE(find_node(*g, "act2"), nullptr);
+
+  // The user edits the config: only the second instance stays.
+  const size_t second = config.find("  - inputs: [y0");
+  ASSERT_NE(second, std::string::npos);
+  write_file(dir / "edited.yaml", config.substr(0, config.find("  - inputs: [x")) + config.substr(second));
+  const CommandResult one = run_parity({"plugin", "replace", model, "--config", (dir / "edited.yaml").string(), "-o",
+                                        (dir / "one.onnx").string()});
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_TRUE(contains(one.output, "replaced 1 instance(s) of ScaleBiasLeakyRelu")) << one.output;
+  EXPECT_NE(find_node(*load_graph(dir / "one.onnx"), "mul0"), nullptr);
+}
+
+TEST(PolygraphyPlugin, BadPatternsAndConfigsAreOneClearError) {
+  TempDir dir;
+  fs::create_directories(dir / "plugins" / "Broken");
+  write_file(dir / "plugins" / "Broken" / "pattern.yaml",
+             "op: X\ninputs: [x]\noutputs: [y]\nnodes:\n  - {op: Relu, inputs: [q], outputs: [y]}\n");
+  const std::string model = fixture("plugin_subgraphs.onnx").string();
+  const CommandResult broken = run_parity({"plugin", "list", model, "--plugin-dir", (dir / "plugins").string()});
+  EXPECT_EQ(broken.exit_code, 1);
+  EXPECT_TRUE(contains(broken.output, "pattern.yaml: pattern 'Broken': node 'Relu_0' reads 'q'")) << broken.output;
+  EXPECT_EQ(run_parity({"plugin", "list", model, "--plugin-dir", (dir / "nowhere").string()}).exit_code, 1);
+  // A config whose instance would leave a tensor without its producer: a3 is read by the Neg outside.
+  write_file(dir / "bad.yaml", "name: P\nop: P\ninstances:\n  - inputs: [y2, scale, bias]\n    outputs: [y3]\n");
+  const CommandResult refused = run_parity({"plugin", "replace", model, "--config", (dir / "bad.yaml").string(), "-o",
+                                            (dir / "r.onnx").string()});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_TRUE(contains(refused.output, "plugin 'P' instance 0: tensor 'a3' is computed inside the subgraph but node "
+                                       "'neg' (Neg) outside it reads it"))
+      << refused.output;
+  EXPECT_FALSE(fs::exists(dir / "r.onnx"));
+}
+
 }  // namespace
 }  // namespace parity::testing

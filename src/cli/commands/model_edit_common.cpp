@@ -160,4 +160,35 @@ int verify_rewritten(const model::Model& original, const model::Model& rewritten
   return kExitPassed;
 }
 
+void add_plugin_selection_options(options::ArgParser& parser) {
+  parser.group("Plugins");
+  parser.add({.flags = {"--plugin-dir"},
+              .help = "Folder of plugins: one folder per plugin holding its pattern.yaml (format: docs/polygraphy-differences.md, Plugin patterns)",
+              .metavar = "DIR", .required = true});
+  parser.add({.flags = {"--include"}, .help = "Only these plugins", .metavar = "NAME",
+              .arity = options::Arity::kOneOrMore});
+  parser.add({.flags = {"--exclude"}, .help = "Leave these plugins out", .metavar = "NAME",
+              .arity = options::Arity::kOneOrMore});
+}
+
+std::vector<tools::PluginSubstitutions> match_selected_plugins(const model::Model& model, const options::Args& args) {
+  PARITY_CHECK(!(args.has("include") && args.has("exclude")), kInvalidArgument,
+               "--include and --exclude cannot be used together");
+  const auto plugins =
+      tools::load_plugins(args.get_or("plugin_dir", ""), args.list("include"), args.list("exclude"));
+  const auto graph = model::Graph::from_model(model);
+  std::map<std::string, size_t> counts;
+  for (const auto& p : plugins) {
+    logger().info("checking ", p.name, " in model");
+    counts[p.name] = 0;
+  }
+  const auto substitutions = tools::match_plugins(*graph, plugins);
+  for (const auto& s : substitutions) counts[s.name] = s.instances.size();
+  std::string summary;
+  for (const auto& [name, n] : counts) summary += (summary.empty() ? "'" : ", '") + name + "': " + std::to_string(n);
+  logger().info("the following plugins matched:");
+  logger().info("{", summary, "}");
+  return substitutions;
+}
+
 }  // namespace parity::cli::model_edit

@@ -11,6 +11,7 @@
 #include "options/args.h"
 #include "model/graph.h"
 #include "model/model.h"
+#include "tools/plugin_patterns.h"
 
 namespace parity::cli::model_edit {
 
@@ -47,5 +48,11 @@ void add_verify_options(options::ArgParser& parser, const std::string& what);
 /// bad counts or tolerances are kInvalidArgument.
 int verify_rewritten(const model::Model& original, const model::Model& rewritten, const options::Args& args,
                      const std::string& what);
+
+/// Adds --plugin-dir (required) and --include / --exclude (plugin list and match).
+void add_plugin_selection_options(options::ArgParser& parser);
+/// Loads the selected plugins' patterns and matches them in the model, logging the counts per
+/// plugin as Polygraphy does.
+std::vector<tools::PluginSubstitutions> match_selected_plugins(const model::Model& model, const options::Args& args);
 
 }  // namespace parity::cli::model_edit
