@@ -240,5 +240,45 @@ TEST(PolygraphyPlugin, BadPatternsAndConfigsAreOneClearError) {
   EXPECT_FALSE(fs::exists(dir / "r.onnx"));
 }
 
+
+TEST(PolygraphyLint, LoadInputDataRunsTheModelOnIt) {
+  TempDir dir;
+  const std::string relu = fixture("ir9_relu.onnx").string();
+  ASSERT_EQ(run_parity({"run", relu, "--ref", "--save-inputs", (dir / "relu_in.json").string()}).exit_code, 0);
+  ASSERT_EQ(run_parity({"run", fixture("unbounded_dds.onnx").string(), "--ref", "--save-inputs",
+                        (dir / "dds_in.json").string()})
+                .exit_code,
+            0);
+  const CommandResult good =
+      run_parity({"check", "lint", relu, "--load-input-data", (dir / "relu_in.json").string(), "-o",
+                  (dir / "good.json").string()});
+  EXPECT_EQ(good.exit_code, 0) << good.output;
+  EXPECT_TRUE(contains(read_file(dir / "good.json"), "The model runs on the loaded input data"));
+
+  // Another model's inputs: 'x' has the wrong shape for Add with W ([1, 1, 4, 4] + [2, 2]), and
+  // 't' and 'counts' are no inputs of this model.
+  const CommandResult wrong = run_parity({"check", "lint", relu, "--load-inputs", (dir / "dds_in.json").string(), "-o",
+                                          (dir / "wrong.json").string()});
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  const json report = json::parse(read_file(dir / "wrong.json"));
+  bool runtime_error = false, extra_warned = false;
+  for (const auto& e : report["lint_entries"]) {
+    if (e["source"] != "parity_runtime") continue;
+    runtime_error = runtime_error || e["level"] == "exception";
+    extra_warned = extra_warned || (e["level"] == "warning" && contains(e["message"].get<std::string>(), "'counts'"));
+  }
+  EXPECT_TRUE(runtime_error) << report.dump(2);
+  EXPECT_TRUE(extra_warned) << report.dump(2);
+
+  // Inputs that lack the model's input.
+  ASSERT_EQ(run_parity({"run", fixture("attr_order.onnx").string(), "--ref", "--save-inputs",
+                        (dir / "a_in.json").string()})
+                .exit_code,
+            0);
+  const CommandResult missing = run_parity({"check", "lint", relu, "--load-input-data", (dir / "a_in.json").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(contains(missing.output, "graph input 'x' is not in the loaded input data (it has: a)")) << missing.output;
+}
+
 }  // namespace
 }  // namespace parity::testing
