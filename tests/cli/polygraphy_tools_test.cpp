@@ -280,5 +280,35 @@ TEST(PolygraphyLint, LoadInputDataRunsTheModelOnIt) {
   EXPECT_TRUE(contains(missing.output, "graph input 'x' is not in the loaded input data (it has: a)")) << missing.output;
 }
 
+
+// The programs are built and run against the installed parity by install.templates
+// (tests/install/template_test.sh); here, what the command writes and refuses.
+TEST(PolygraphyTemplate, WritesAProgramAndItsCMakeSnippet) {
+  TempDir dir;
+  const CommandResult graph = run_parity({"template", "onnx-graph", fixture("attr_order.onnx").string(), "-o",
+                                          (dir / "edit.cpp").string()});
+  ASSERT_EQ(graph.exit_code, 0) << graph.output;
+  const std::string edit = read_file(dir / "edit.cpp");
+  EXPECT_TRUE(contains(edit, "void edit_graph(parity::model::Graph& graph)")) << edit;
+  EXPECT_TRUE(contains(edit, "//     a [dtype=float32, shape=(1, 2)]")) << edit;
+  EXPECT_TRUE(contains(edit, fixture("attr_order.onnx").string())) << edit;
+  EXPECT_TRUE(contains(read_file(dir / "edit.cmake"), "add_executable(edit ${CMAKE_CURRENT_LIST_DIR}/edit.cpp)"));
+
+  const CommandResult loader = run_parity({"template", "data-loader", fixture("unbounded_dds.onnx").string(), "-o",
+                                           (dir / "loader.cpp").string(), "--iterations", "2"});
+  ASSERT_EQ(loader.exit_code, 0) << loader.output;
+  const std::string text = read_file(dir / "loader.cpp");
+  EXPECT_TRUE(contains(text, "iteration < 2;")) << text;
+  for (const char* input : {"feed.set(\"x\"", "feed.set(\"t\"", "feed.set(\"counts\""})
+    EXPECT_TRUE(contains(text, input)) << input;
+  EXPECT_TRUE(contains(text, "parity::Tensor t0(parity::DType::kFloat32, {1, 1, 4, 4});")) << text;
+
+  const CommandResult missing =
+      run_parity({"template", "onnx-graph", (dir / "nope.onnx").string(), "-o", (dir / "x.cpp").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_FALSE(fs::exists(dir / "x.cpp"));
+  EXPECT_EQ(run_parity({"template", "data-loader", "-o", (dir / "y.cpp").string(), "--iterations", "0"}).exit_code, 1);
+}
+
 }  // namespace
 }  // namespace parity::testing
