@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/formats/polygraphy_json.h"
 #include "model/graph.h"
 #include "model/model.h"
 #include "support/test_support.h"
@@ -23,6 +24,12 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 std::shared_ptr<model::Graph> load_graph(const fs::path& path) {
   return model::Graph::from_model(model::load_model(path).value());
+}
+
+bool has_name(const json& list, const std::string& name) {
+  for (const auto& n : list)
+    if (n == name) return true;
+  return false;
 }
 
 const model::Node* find_node(const model::Graph& g, const std::string& name) {
@@ -269,6 +276,23 @@ TEST(PolygraphyLint, LoadInputDataRunsTheModelOnIt) {
   }
   EXPECT_TRUE(runtime_error) << report.dump(2);
   EXPECT_TRUE(extra_warned) << report.dump(2);
+
+  // Data the model cannot run on: Tile's repeats come out negative; the failing node is named.
+  const auto filled = [](Shape shape, float value) {
+    Tensor t(DType::kFloat32, shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = value;
+    return t;
+  };
+  write_inputs_json((dir / "negative.json").string(),
+                    {TensorMap{{"x", filled({1, 1, 4, 4}, 3)}, {"t", filled({2}, 1)}, {"counts", filled({1}, -2)}}});
+  const CommandResult failing = run_parity({"check", "lint", fixture("unbounded_dds.onnx").string(),
+                                            "--load-input-data", (dir / "negative.json").string(), "-o",
+                                            (dir / "failing.json").string()});
+  EXPECT_EQ(failing.exit_code, 1) << failing.output;
+  const json failed = json::parse(read_file(dir / "failing.json"));
+  EXPECT_TRUE(has_name(failed["summary"]["failing"], "tile")) << failed.dump(2);
+  EXPECT_TRUE(contains(failing.output, "Nodes: tile | Tile node 'tile': repeats (-2,) has a negative entry"))
+      << failing.output;
 
   // Inputs that lack the model's input.
   ASSERT_EQ(run_parity({"run", fixture("attr_order.onnx").string(), "--ref", "--save-inputs",
