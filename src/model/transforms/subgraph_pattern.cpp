@@ -265,6 +265,65 @@ std::vector<PatternMatch> find_pattern_matches(const Graph& graph, const Subgrap
   return matches;
 }
 
+namespace {
+
+std::unordered_set<const Value*> value_set(const std::vector<ValuePtr>& values) {
+  std::unordered_set<const Value*> out;
+  for (const auto& v : values) out.insert(v.get());
+  return out;
+}
+
+// The nodes that compute `outputs` back to `inputs`. Reaching a graph input that is not among
+// `inputs` is an error (the region would not be closed); constants are fine.
+std::unordered_set<const Node*> region_between(const Graph& graph, const std::vector<ValuePtr>& inputs,
+                                               const std::vector<ValuePtr>& outputs,
+                                               const std::vector<std::string>& input_names,
+                                               const std::vector<std::string>& output_names) {
+  const auto stop = value_set(inputs);
+  const auto producers = graph.producers();
+  std::unordered_set<const Node*> region;
+  std::unordered_set<const Value*> seen;
+  std::vector<const Value*> pending;
+  for (const auto& v : outputs) pending.push_back(v.get());
+  while (!pending.empty()) {
+    const Value* v = pending.back();
+    pending.pop_back();
+    if (stop.count(v) || !seen.insert(v).second) continue;
+    const auto p = producers.find(v);
+    if (p == producers.end()) {
+      PARITY_CHECK(v->is_constant(), kInvalidArgument, "the subgraph producing ", join_names(output_names),
+                   " reads graph input '", v->name, "', which is not among its inputs ", join_names(input_names));
+      continue;
+    }
+    if (!region.insert(p->second).second) continue;
+    for (const auto& in : p->second->inputs)
+      if (in) pending.push_back(in.get());
+  }
+  PARITY_CHECK(!region.empty(), kInvalidArgument, "no node lies between ", join_names(input_names), " and ",
+               join_names(output_names));
+  return region;
+}
+
+// Tensors computed inside the region, other than its outputs, must not be seen outside it.
+void check_region_closed(const Graph& graph, const std::unordered_set<const Node*>& region,
+                         const std::vector<ValuePtr>& outputs) {
+  const auto kept = value_set(outputs);
+  const auto graph_outputs = value_set(graph.outputs);
+  const auto consumers = graph.consumers();
+  for (const Node* n : region)
+    for (const auto& o : n->outputs) {
+      if (!o || kept.count(o.get())) continue;
+      PARITY_CHECK(!graph_outputs.count(o.get()), kInvalidArgument, "tensor '", o->name,
+                   "' is computed inside the subgraph and is a graph output; list it among the outputs");
+      if (auto c = consumers.find(o.get()); c != consumers.end())
+        for (const Node* user : c->second)
+          PARITY_CHECK(region.count(user), kInvalidArgument, "tensor '", o->name, "' is computed inside the subgraph ",
+                       "but node ", user->label(), " outside it reads it; list it among the outputs");
+    }
+}
+
+}  // namespace
+
 size_t replace_subgraph(Graph& graph, const std::vector<std::string>& inputs, const std::vector<std::string>& outputs,
                         const std::string& op_type, const std::string& domain, const AttributeMap& attributes,
                         const std::string& node_name) {
@@ -272,56 +331,12 @@ size_t replace_subgraph(Graph& graph, const std::vector<std::string>& inputs, co
   std::vector<ValuePtr> in_values, out_values;
   for (const auto& name : inputs) in_values.push_back(graph.tensor(name));
   for (const auto& name : outputs) out_values.push_back(graph.tensor(name));
-  const std::unordered_set<const Value*> stop(
-      [&] {
-        std::unordered_set<const Value*> s;
-        for (const auto& v : in_values) s.insert(v.get());
-        return s;
-      }());
-  const auto producers = graph.producers();
-  std::unordered_set<const Node*> region;
-  std::vector<const Value*> pending;
-  for (const auto& v : out_values) pending.push_back(v.get());
-  std::unordered_set<const Value*> seen;
-  while (!pending.empty()) {
-    const Value* v = pending.back();
-    pending.pop_back();
-    if (stop.count(v) || !seen.insert(v).second) continue;
-    const auto p = producers.find(v);
-    if (p == producers.end()) {
-      PARITY_CHECK(v->is_constant(), kInvalidArgument, "the subgraph producing ", join_names(outputs),
-                   " reads graph input '", v->name, "', which is not among its inputs ", join_names(inputs));
-      continue;
-    }
-    if (!region.insert(p->second).second) continue;
-    for (const auto& in : p->second->inputs)
-      if (in) pending.push_back(in.get());
-  }
-  PARITY_CHECK(!region.empty(), kInvalidArgument, "no node lies between ", join_names(inputs), " and ",
-               join_names(outputs));
-  const auto consumers = graph.consumers();
-  const std::unordered_set<const Value*> kept_outputs = [&] {
-    std::unordered_set<const Value*> s;
-    for (const auto& v : out_values) s.insert(v.get());
-    return s;
-  }();
-  for (const Node* n : region)
-    for (const auto& o : n->outputs) {
-      if (!o || kept_outputs.count(o.get())) continue;
-      const bool graph_output =
-          std::any_of(graph.outputs.begin(), graph.outputs.end(), [&](const ValuePtr& g) { return g == o; });
-      PARITY_CHECK(!graph_output, kInvalidArgument, "tensor '", o->name, "' is computed inside the subgraph and is a ",
-                   "graph output; list it among the outputs");
-      if (auto c = consumers.find(o.get()); c != consumers.end())
-        for (const Node* user : c->second)
-          PARITY_CHECK(region.count(user), kInvalidArgument, "tensor '", o->name, "' is computed inside the subgraph ",
-                       "but node ", user->label(), " outside it reads it; list it among the outputs");
-    }
+  const auto region = region_between(graph, in_values, out_values, inputs, outputs);
+  check_region_closed(graph, region, out_values);
 
   auto node = std::make_shared<Node>(op_type, in_values, out_values, node_name);
   node->domain = domain;
   node->attrs = attributes;
-  const size_t removed = region.size();
   std::erase_if(graph.nodes, [&](const NodePtr& n) { return region.count(n.get()) > 0; });
   graph.nodes.push_back(node);
   const std::string plain = plain_domain(domain);
@@ -331,7 +346,7 @@ size_t replace_subgraph(Graph& graph, const std::vector<std::string>& inputs, co
     graph.model.opset_imports.emplace_back(plain, 1);
   graph.cleanup(/*remove_unused_inputs=*/false, /*recurse=*/false);
   graph.toposort();
-  return removed;
+  return region.size();
 }
 
 }  // namespace parity::model::transforms
