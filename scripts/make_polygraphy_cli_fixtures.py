@@ -143,6 +143,89 @@ def incompatible_shapes():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def attr_order():
+    """A Gemm whose attributes are stored transB, beta, alpha (helper.make_node would sort them):
+    inspect model must print them in the file's order, as Polygraphy does."""
+    node = helper.make_node("Gemm", ["a", "W", "C"], ["y"], name="gemm")
+    node.attribute.extend([helper.make_attribute("transB", 1), helper.make_attribute("beta", 0.5),
+                           helper.make_attribute("alpha", 2.0)])
+    graph = helper.make_graph(
+        [node], "attr_order",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+        [numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(3, 2), "W"),
+         numpy_helper.from_array(np.ones(3, dtype=np.float32), "C")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def unbounded_dds():
+    """Data-dependent sizes: Range's limit 'limit' and Tile's repeats 'reps' are computed at run
+    time (unbounded); a Range with a constant limit and one whose limit comes out of a Min are not.
+    y = Conv(Reshape(Range(0, max(x), 1))) mirrors the shape of Polygraphy's own test model."""
+    inits = [
+        numpy_helper.from_array(np.array(0, dtype=np.int64), "zero"),
+        numpy_helper.from_array(np.array(1, dtype=np.int64), "one"),
+        numpy_helper.from_array(np.array(4, dtype=np.int64), "four"),
+        numpy_helper.from_array(np.array([1, 1, -1, 1], dtype=np.int64), "shape4d"),
+        numpy_helper.from_array(np.full((2, 1, 1, 1), 0.5, dtype=np.float32), "W"),
+    ]
+    nodes = [
+        helper.make_node("ReduceMax", ["x"], ["xmax"], name="reduce", keepdims=0),
+        helper.make_node("Cast", ["xmax"], ["limit"], name="cast_limit", to=TensorProto.INT64),
+        helper.make_node("Range", ["zero", "limit", "one"], ["r"], name="range"),
+        helper.make_node("Cast", ["r"], ["rf"], name="cast_r", to=TensorProto.FLOAT),
+        helper.make_node("Reshape", ["rf", "shape4d"], ["r4"], name="reshape"),
+        helper.make_node("Conv", ["r4", "W"], ["y"], name="conv"),
+        helper.make_node("Cast", ["counts"], ["reps"], name="cast_reps", to=TensorProto.INT64),
+        helper.make_node("Tile", ["t", "reps"], ["tiled"], name="tile"),
+        helper.make_node("Range", ["zero", "four", "one"], ["fixed"], name="range_const"),
+        helper.make_node("Min", ["limit", "four"], ["small"], name="min_limit"),
+        helper.make_node("Range", ["zero", "small", "one"], ["bounded"], name="range_bounded"),
+    ]
+    graph = helper.make_graph(
+        nodes, "unbounded_dds",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4]),
+         helper.make_tensor_value_info("t", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("counts", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("tiled", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("fixed", TensorProto.INT64, None),
+         helper.make_tensor_value_info("bounded", TensorProto.INT64, None)],
+        inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def save_with_external_weights(model, name):
+    """Every initializer in NAME.data beside the model."""
+    data = os.path.join(OUT, name + ".data")
+    if os.path.exists(data):
+        os.remove(data)  # onnx appends to an existing side file
+    onnx.save(model, os.path.join(OUT, name), save_as_external_data=True, all_tensors_to_one_file=True,
+              location=name + ".data", size_threshold=0)
+
+
+def plugin_subgraphs():
+    """Four Mul -> Add -> LeakyRelu chains for `plugin` patterns: the first two match a pattern that
+    asks alpha < 0.5; the third has alpha 0.9; the fourth's Add output is also read by a Neg outside
+    the chain, so replacing it would break the graph."""
+    nodes = []
+    prev = "x"
+    for k, alpha in enumerate([0.1, 0.2, 0.9, 0.1]):
+        nodes += [helper.make_node("Mul", [prev, "scale"], [f"m{k}"], name=f"mul{k}"),
+                  helper.make_node("Add", [f"m{k}", "bias"], [f"a{k}"], name=f"add{k}"),
+                  helper.make_node("LeakyRelu", [f"a{k}"], [f"y{k}"], name=f"act{k}", alpha=alpha)]
+        prev = f"y{k}"
+    nodes.append(helper.make_node("Neg", ["a3"], ["z"], name="neg"))
+    graph = helper.make_graph(
+        nodes, "plugin_subgraphs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y3", TensorProto.FLOAT, [1, 4]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(np.array([0.5, -1, 2, 1.5], dtype=np.float32), "scale"),
+         numpy_helper.from_array(np.array([0.1, 0.2, -0.3, 0], dtype=np.float32), "bias")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     save(ir9_relu(), "ir9_relu.onnx", 9)
@@ -152,6 +235,10 @@ def main():
     save(inspect_cases(), "inspect_cases.onnx", 8)
     save(weight_patterns(), "weight_patterns.onnx", 8)
     save(ir9_lint_errors(), "ir9_lint_errors.onnx", 9)
+    save(attr_order(), "attr_order.onnx", 8)
+    save(unbounded_dds(), "unbounded_dds.onnx", 8)
+    save(plugin_subgraphs(), "plugin_subgraphs.onnx", 8)
+    save_with_external_weights(attr_order(), "external_weights.onnx")
 
 
 if __name__ == "__main__":

@@ -115,6 +115,20 @@ std::string Node::label() const {
   return "'" + name + "' (" + op_type + ")";
 }
 
+std::vector<std::string> Node::attribute_order() const {
+  std::vector<std::string> order;
+  std::set<std::string> listed;
+  if (source_)
+    for (const auto& a : source_->attribute())
+      if ((attrs.count(a.name()) || subgraphs.count(a.name())) && listed.insert(a.name()).second)
+        order.push_back(a.name());
+  for (const auto& [n, _] : attrs)
+    if (listed.insert(n).second) order.push_back(n);
+  for (const auto& [n, _] : subgraphs)
+    if (listed.insert(n).second) order.push_back(n);
+  return order;
+}
+
 // --- Graph basics ------------------------------------------------------------------------------
 
 Graph::Graph() = default;
@@ -584,17 +598,7 @@ struct GraphIo {
     for (const auto& v : node.inputs) np->add_input(v ? v->name : std::string());
     for (const auto& v : node.outputs) np->add_output(v ? v->name : std::string());
 
-    std::vector<std::string> order;
-    std::set<std::string> listed;
-    for (const auto* a : source_attrs)
-      if ((node.attrs.count(a->name()) || node.subgraphs.count(a->name())) && listed.insert(a->name()).second)
-        order.push_back(a->name());
-    for (const auto& [n, _] : node.attrs)
-      if (listed.insert(n).second) order.push_back(n);
-    for (const auto& [n, _] : node.subgraphs)
-      if (listed.insert(n).second) order.push_back(n);
-
-    for (const auto& attr_name : order) {
+    for (const auto& attr_name : node.attribute_order()) {
       const onnx::AttributeProto* source = nullptr;
       for (const auto* a : source_attrs)
         if (a->name() == attr_name) source = a;
@@ -666,6 +670,7 @@ struct GraphIo {
 std::shared_ptr<Graph> Graph::from_model(const model::Model& model) {
   const onnx::ModelProto& mp = model.proto();
   auto g = GraphIo::read_graph(mp.graph(), nullptr, model.base_dir());
+  g->external_data_ignored = model.external_data_ignored();
   g->model.ir_version = mp.ir_version();
   for (const auto& op : mp.opset_import()) g->model.opset_imports.emplace_back(op.domain(), op.version());
   g->model.producer_name = mp.producer_name();
@@ -721,7 +726,9 @@ model::Model Graph::to_model() const {
     }
   }
   GraphIo::write_graph(*this, mp->mutable_graph(), {});
-  return model::Model(std::move(mp), base_dir);
+  model::Model out(std::move(mp), base_dir);
+  out.set_external_data_ignored(external_data_ignored);
+  return out;
 }
 
 }  // namespace parity::model

@@ -117,6 +117,9 @@ class Node {
 
   /// "name (Op)" or "<Op #index>"-like label for messages.
   std::string label() const;
+  /// Names of attrs and subgraphs in the order the model lists them; attributes added since
+  /// loading follow, by name.
+  std::vector<std::string> attribute_order() const;
 
  private:
   friend struct GraphIo;
@@ -163,6 +166,8 @@ class Graph {
   ModelInfo model;
   /// Folder external data is relative to.
   std::filesystem::path base_dir;
+  /// The model was loaded without its external data (Model::external_data_ignored); kept on export.
+  bool external_data_ignored = false;
 
   /// Builds the IR from a model. Throws kInvalidModel on structurally broken models.
   static std::shared_ptr<Graph> from_model(const model::Model& model);

@@ -37,12 +37,16 @@ Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 Model::Model(const Model& other)
-    : proto_(std::make_unique<onnx::ModelProto>(*other.proto_)), base_dir_(other.base_dir_), path_(other.path_) {}
+    : proto_(std::make_unique<onnx::ModelProto>(*other.proto_)),
+      base_dir_(other.base_dir_),
+      path_(other.path_),
+      external_data_ignored_(other.external_data_ignored_) {}
 Model& Model::operator=(const Model& other) {
   if (this != &other) {
     proto_ = std::make_unique<onnx::ModelProto>(*other.proto_);
     base_dir_ = other.base_dir_;
     path_ = other.path_;
+    external_data_ignored_ = other.external_data_ignored_;
   }
   return *this;
 }
@@ -90,7 +94,8 @@ void for_each_tensor(onnx::ModelProto& model, const std::function<void(onnx::Ten
       for (auto& attr : *node.mutable_attribute()) for_each_tensor_in_attribute(attr, fn);
 }
 
-Model parse_model(const void* data, size_t size, const fs::path& base_dir, const std::string& label) {
+Model parse_model(const void* data, size_t size, const fs::path& base_dir, const std::string& label,
+                  bool check_external_data = true) {
   PARITY_CHECK(size > 0, kInvalidModel, "'", label, "' is empty, not an ONNX model");
   PARITY_CHECK(size <= kProtobufLimit, kInvalidModel, "'", label, "' is ", size,
                " bytes; protobuf cannot parse messages of 2 GiB or more (store the weights as external data)");
@@ -109,9 +114,10 @@ Model parse_model(const void* data, size_t size, const fs::path& base_dir, const
                "' is not an ONNX model (no ", proto->has_graph() ? "IR version" : "graph", " in the data)");
   Model model(std::move(proto), base_dir);
   // Check external data up front so a broken reference is reported at load, not mid-run.
-  for_each_tensor(model.proto(), [&](onnx::TensorProto& t) {
-    if (has_external_data(t) && !is_weightless(t)) validate_external_tensor(t, base_dir);
-  });
+  if (check_external_data)
+    for_each_tensor(model.proto(), [&](onnx::TensorProto& t) {
+      if (has_external_data(t) && !is_weightless(t)) validate_external_tensor(t, base_dir);
+    });
   for (const auto& w : newer_than_library_warnings(model.proto())) logger().warning(label, ": ", w);
   return model;
 }
@@ -127,6 +133,11 @@ bool Model::has_external_data() const {
 Result<Model> load_model(const fs::path& path) { return load_model(path, fs::path()); }
 
 Result<Model> load_model(const fs::path& path, const fs::path& external_data_dir) {
+  return load_model(path, LoadOptions{.external_data_dir = external_data_dir});
+}
+
+Result<Model> load_model(const fs::path& path, const LoadOptions& options) {
+  const fs::path& external_data_dir = options.external_data_dir;
   return capture_result<Model>([&] {
     std::error_code ec;
     PARITY_CHECK(fs::exists(path, ec), kNotFound, "model file '", path.string(), "' does not exist");
@@ -139,7 +150,8 @@ Result<Model> load_model(const fs::path& path, const fs::path& external_data_dir
                  "external data folder '", external_data_dir.string(), "' does not exist");
     fs::path base = external_data_dir.empty() ? path.parent_path() : external_data_dir;
     if (base.empty()) base = ".";
-    Model model = parse_model(file->data(), file->size_bytes(), base, path.string());
+    Model model = parse_model(file->data(), file->size_bytes(), base, path.string(), !options.ignore_external_data);
+    model.set_external_data_ignored(options.ignore_external_data);
     model.set_path(path);
     return model;
   });
@@ -283,7 +295,7 @@ void save_impl(const Model& model, const fs::path& path, const SaveOptions& opti
   // Refuse before reading anything when inlining external tensors would pass the protobuf limit.
   uint64_t inlined = 0;
   for_each_tensor(out, [&](onnx::TensorProto& t) {
-    if (has_external_data(t) && !goes_external(t) && !is_weightless(t)) inlined += static_cast<uint64_t>(tensor_bytes(t));
+    if (has_external_data(t) && !goes_external(t) && !is_weightless(t) && !model.external_data_ignored()) inlined += static_cast<uint64_t>(tensor_bytes(t));
   });
   PARITY_CHECK(out.ByteSizeLong() + inlined <= kProtobufLimit, kInvalidArgument, "the model would be ",
                out.ByteSizeLong() + inlined,
@@ -296,10 +308,18 @@ void save_impl(const Model& model, const fs::path& path, const SaveOptions& opti
   std::ofstream* shared_stream = nullptr;
   int64_t shared_offset = 0;
   std::set<std::string> used_names;
+  bool kept_reference_logged = false;
 
   for_each_tensor(out, [&](onnx::TensorProto& t) {
     if (is_weightless(t)) return;  // stripped: no bytes to move, written as it is
     const bool external_now = has_external_data(t);
+    if (external_now && model.external_data_ignored()) {
+      // Loaded without its weights: the reference is all there is; keep it (Polygraphy does the same).
+      if (!kept_reference_logged) logger().warning("the model was loaded with --ignore-external-data: its external "
+                                                   "tensors are saved as references to the original weight files");
+      kept_reference_logged = true;
+      return;
+    }
     if (!goes_external(t)) {
       if (external_now) {
         Tensor values = tensor_from_proto(t, model.base_dir());

@@ -44,11 +44,16 @@ class Model {
   int64_t opset(const std::string& domain = "") const;
   /// True when some tensor (initializer or attribute, in any subgraph) is stored externally.
   bool has_external_data() const;
+  /// True when the model was loaded with LoadOptions::ignore_external_data: its external tensors
+  /// were not checked, may be missing, and are saved as the same references.
+  bool external_data_ignored() const { return external_data_ignored_; }
+  void set_external_data_ignored(bool ignored) { external_data_ignored_ = ignored; }
 
  private:
   std::unique_ptr<onnx::ModelProto> proto_;
   std::filesystem::path base_dir_;
   std::filesystem::path path_;
+  bool external_data_ignored_ = false;
 };
 
 /// Loads a model file. External-data references are checked (location inside the model's folder,
@@ -58,6 +63,14 @@ Result<Model> load_model(const std::filesystem::path& path);
 /// Same, with external data looked up in external_data_dir instead of the model's folder
 /// (Polygraphy's --external-data-dir); an empty external_data_dir means the model's folder.
 Result<Model> load_model(const std::filesystem::path& path, const std::filesystem::path& external_data_dir);
+struct LoadOptions {
+  /// Where external data is looked up; empty means the model's folder.
+  std::filesystem::path external_data_dir;
+  /// Polygraphy's --ignore-external-data: load only the structure. External references are neither
+  /// checked nor read; reading such a tensor's values fails, and saving keeps the references.
+  bool ignore_external_data = false;
+};
+Result<Model> load_model(const std::filesystem::path& path, const LoadOptions& options);
 /// Parses a serialized model; external data is resolved against base_dir.
 Result<Model> load_model_from_bytes(std::string_view bytes, const std::filesystem::path& base_dir = {},
                                     const std::string& source_label = "<bytes>");

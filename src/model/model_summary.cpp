@@ -142,7 +142,10 @@ std::string node_text(const model::Node& node, size_t index, const SummaryOption
   }
   if (o.attrs) {
     if (!node.attrs.empty()) s += indent("---- Attributes ----", 1) + "\n";
-    for (const auto& [name, attr] : node.attrs) {
+    for (const auto& name : node.attribute_order()) {
+      const auto found = node.attrs.find(name);
+      if (found == node.attrs.end()) continue;  // a subgraph kept only in node.subgraphs
+      const Attribute& attr = found->second;
       const std::string prefix = node.name.empty() ? std::string() : node.name + ".";
       // A graph value starts on the next line: no blank after '='.
       std::string text = prefix + name + " = " + attr_value_text(attr, node, o, 2);
@@ -152,9 +155,11 @@ std::string node_text(const model::Node& node, size_t index, const SummaryOption
     if (!node.doc_string.empty()) s += indent("Docstring: " + node.doc_string, 1) + "\n";
   } else if (!node.subgraphs.empty()) {
     // Subgraphs are part of the structure: show them with the layers even without attributes.
-    for (const auto& [name, sub] : node.subgraphs) {
+    for (const auto& name : node.attribute_order()) {
+      const auto sub = node.subgraphs.find(name);
+      if (sub == node.subgraphs.end()) continue;
       const std::string prefix = node.name.empty() ? std::string() : node.name + ".";
-      s += indent(prefix + name + " =\n" + graph_text(*sub, o, 2), 1) + "\n";
+      s += indent(prefix + name + " =\n" + graph_text(*sub->second, o, 2), 1) + "\n";
     }
   }
   return s;
@@ -174,6 +179,11 @@ std::string graph_text(const model::Graph& g, const SummaryOptions& o, int level
   if (o.weights) {
     for (const auto& v : g.initializers) {
       if (!v || !v->is_constant()) continue;
+      if (o.external_values_missing && v->is_external()) {
+        s += "Initializer | " + v->name + " [dtype=" + dtype_label(v->dtype) + ", shape=" +
+             dims_list(v->shape.to_static()) + "] | Values: not loaded (--ignore-external-data)\n\n";
+        continue;
+      }
       s += "Initializer | " + v->name + " [dtype=" + dtype_label(v->dtype) + ", shape=" + dims_list(v->values().shape()) +
            "] | Values:\n" + indent(format_numpy(v->values()), 1) + "\n\n";
     }
@@ -276,7 +286,8 @@ ordered_json graph_json(const model::Graph& g, const SummaryOptions& o) {
     ordered_json e = value_json(*v);
     e["bytes"] = v->constant_bytes();
     if (v->is_external()) e["external"] = true;
-    if (o.weights) e["values"] = format_values(v->values(), o.max_values);
+    if (o.weights && !(o.external_values_missing && v->is_external()))
+      e["values"] = format_values(v->values(), o.max_values);
     inits.push_back(e);
   }
   j["initializers"] = inits;
@@ -293,7 +304,8 @@ ordered_json graph_json(const model::Graph& g, const SummaryOptions& o) {
     }
     if (o.attrs) {
       ordered_json attrs = ordered_json::object();
-      for (const auto& [name, a] : n->attrs) attrs[name] = attr_json(a, *n, o);
+      for (const auto& name : n->attribute_order())
+        if (const auto found = n->attrs.find(name); found != n->attrs.end()) attrs[name] = attr_json(found->second, *n, o);
       nj["attributes"] = attrs;
     }
     if (!n->subgraphs.empty()) {

@@ -21,6 +21,9 @@ struct SummaryOptions {
   bool weights = false;  // initializer values
   /// Elements shown per tensor when printing values.
   int64_t max_values = 16;
+  /// The model was loaded without its external data (--ignore-external-data): external weights show
+  /// their type and shape, not their values.
+  bool external_values_missing = false;
 };
 
 /// Weights of a graph and its subgraphs: initializers and the values of Constant nodes.

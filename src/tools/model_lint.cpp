@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "model/shape_inference.h"
 #include "runtime/kernel.h"
+#include "runtime/session.h"
 
 namespace parity::tools {
 
@@ -73,7 +74,8 @@ void label_nodes(const model::Graph& g, std::unordered_map<const model::Node*, s
 
 class Linter {
  public:
-  Linter(const Model& model, LintReport& report) : model_(model), report_(report) {}
+  Linter(const Model& model, LintReport& report, const TensorMap* inputs)
+      : model_(model), report_(report), inputs_(inputs) {}
 
   void run() {
     const auto& graph_proto = model_.proto().graph();
@@ -93,6 +95,7 @@ class Linter {
     check_unused();
     check_kernels(*graph_);
     check_nondeterminism(*graph_);
+    if (inputs_) check_inference(*inputs_);
     summarize();
   }
 
@@ -104,6 +107,8 @@ class Linter {
   void check_with_libonnx() {
     for (const auto& f : model::check_model_proto(model_.proto(), model_.base_dir())) {
       if (f.node < 0 && f.message.rfind("IR version ", 0) == 0) continue;  // said by newer_ already
+      // --ignore-external-data: the weight files are known to be missing; that is not the model's fault.
+      if (model_.external_data_ignored() && f.message.rfind("Data of TensorProto (", 0) == 0) continue;
       std::vector<std::string> nodes;
       if (f.node >= 0 && static_cast<size_t>(f.node) < graph_->nodes.size())
         nodes.push_back(label(graph_->nodes[static_cast<size_t>(f.node)].get()));
@@ -286,6 +291,46 @@ class Linter {
     }
   }
 
+  // --load-input-data: the model run by parity's runtime on the loaded feed (Polygraphy runs ONNX
+  // Runtime on its data loader's first feed).
+  void check_inference(const TensorMap& feed) {
+    std::vector<std::string> expected;
+    for (const auto& v : graph_->inputs)
+      if (v && v->is_variable()) expected.push_back(v->name);
+    bool missing = false;
+    for (const auto& name : expected)
+      if (!feed.contains(name)) {
+        report_.add(kError, "parity_runtime",
+                    str_cat("graph input '", name, "' is not in the loaded input data (it has: ",
+                            join_names(feed.names()), ")"));
+        missing = true;
+      }
+    TensorMap used;
+    for (const auto& name : feed.names()) {
+      if (std::find(expected.begin(), expected.end(), name) == expected.end()) {
+        report_.add(kWarning, "parity_runtime",
+                    str_cat("the loaded input data has '", name, "', which is not a graph input; it is not used"));
+        continue;
+      }
+      used.set(name, feed.at(name));
+    }
+    if (missing) return;
+    try {
+      const auto session = runtime::Session::create(model_.proto(), {}, model_.base_dir()).value();
+      session.run(used);
+      report_.add("info", "parity_runtime", "The model runs on the loaded input data");
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      std::vector<std::string> nodes;
+      for (const auto& n : graph_->nodes)
+        if (!n->name.empty() && message.find("'" + n->name + "'") != std::string::npos) {
+          nodes.push_back(label(n.get()));
+          break;
+        }
+      report_.add(kError, "parity_runtime", message, std::move(nodes));
+    }
+  }
+
   void summarize() {
     std::set<std::string> failing;
     for (const auto& e : report_.entries)
@@ -311,14 +356,15 @@ class Linter {
   std::shared_ptr<model::Graph> graph_;
   std::unordered_map<const model::Node*, std::string> labels_;
   std::vector<std::string> newer_;
+  const TensorMap* inputs_ = nullptr;
 };
 
 }  // namespace
 
-LintReport lint_model(const Model& model) {
+LintReport lint_model(const Model& model, const TensorMap* inputs) {
   LintReport report;
   try {
-    Linter(model, report).run();
+    Linter(model, report, inputs).run();
   } catch (const Error& e) {
     // A model too broken to analyse further (e.g. its IR cannot be built): one error entry.
     report.add(kError, "parity", e.what());
@@ -327,13 +373,17 @@ LintReport lint_model(const Model& model) {
 }
 
 LintReport lint_model_file(const fs::path& path, const fs::path& external_data_dir) {
-  auto model = load_model(path, external_data_dir);
+  return lint_model_file(path, model::LoadOptions{.external_data_dir = external_data_dir});
+}
+
+LintReport lint_model_file(const fs::path& path, const model::LoadOptions& options, const TensorMap* inputs) {
+  auto model = load_model(path, options);
   if (!model.is_ok()) {
     LintReport report;
     report.add(kError, "onnx_loader", model.error().what());
     return report;
   }
-  return lint_model(model.value());
+  return lint_model(model.value(), inputs);
 }
 
 }  // namespace parity::tools

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/tensor_map.h"
 #include "model/model.h"
 
 namespace parity::tools {
@@ -31,10 +32,17 @@ struct LintReport {
   std::string to_json() const;
 };
 
-/// Lints a loaded model. Never throws for problems in the model: they become entries.
-LintReport lint_model(const model::Model& model);
+/// Lints a loaded model. Never throws for problems in the model: they become entries. With inputs
+/// (Polygraphy's --load-input-data), the model is also run by parity's runtime on them: a graph
+/// input missing from them, or a failing run, is an error ("parity_runtime", naming the node the
+/// runtime names); data for tensors that are no graph inputs is a warning.
+LintReport lint_model(const model::Model& model, const TensorMap* inputs = nullptr);
 /// Loads and lints; a file that cannot be loaded becomes one "onnx_loader" exception entry.
 /// External data is looked up in external_data_dir (empty: the model's folder).
 LintReport lint_model_file(const std::filesystem::path& path, const std::filesystem::path& external_data_dir = {});
+/// Same with every load option (--ignore-external-data: tensors whose weights are missing are not
+/// reported).
+LintReport lint_model_file(const std::filesystem::path& path, const model::LoadOptions& options,
+                           const TensorMap* inputs = nullptr);
 
 }  // namespace parity::tools

@@ -23,6 +23,10 @@ struct RunScript {
 RunScript generate_run_script(const options::Args& args, const std::vector<std::string>& runner_names,
                               const std::string& command_line, const std::string& target);
 
+/// The CMake snippet that builds TARGET.cpp (beside it) against an installed parity; `generator`
+/// names the command in its header comment.
+std::string program_cmake_snippet(const std::string& target, const std::string& generator);
+
 /// Writes FILE.cpp and, beside it, the snippet as FILE.cmake (FILE without its extension).
 /// Returns the snippet's path.
 std::string write_run_script(const std::string& path, const RunScript& script);

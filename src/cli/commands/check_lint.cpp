@@ -3,7 +3,9 @@
 #include <fstream>
 
 #include "core/formats/file_io.h"
+#include "core/formats/polygraphy_json.h"
 #include "cli/command.h"
+#include "cli/commands/model_edit_common.h"
 #include "core/logger.h"
 #include "tools/model_lint.h"
 
@@ -22,12 +24,24 @@ class CheckLintCommand : public Command {
     parser.add({.flags = {"-o", "--output"}, .help = "Path to save the JSON report", .metavar = "PATH"});
     parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
                 .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
+    model_edit::add_ignore_external_data_option(parser);
+    parser.add({.flags = {"--load-input-data", "--load-inputs"}, .dest = "load_inputs",
+                .help = "Also run the model with parity's runtime on the first feed of these inputs files "
+                        "(Polygraphy JSON): a missing input or a failing node is an error",
+                .metavar = "PATH", .arity = options::Arity::kOneOrMore});
   }
 
   int run(const options::Args& args) override {
     const std::string path = *args.get("model");
     logger().info("Linting model: ", path);
-    const tools::LintReport report = tools::lint_model_file(path, args.get_or("external_data_dir", ""));
+    std::optional<TensorMap> feed;
+    if (args.has("load_inputs")) {
+      const auto feeds = read_inputs_json(args.list("load_inputs"));
+      PARITY_CHECK(!feeds.empty(), kInvalidArgument, "--load-input-data: the files hold no feed");
+      feed = feeds.front();
+    }
+    const tools::LintReport report =
+        tools::lint_model_file(path, model_edit::load_options(args), feed ? &*feed : nullptr);
     for (const auto& e : report.entries) {
       std::string scope;
       if (!e.nodes.empty()) {

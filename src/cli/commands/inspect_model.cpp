@@ -9,6 +9,7 @@
 
 #include "core/formats/file_io.h"
 #include "cli/command.h"
+#include "cli/commands/model_edit_common.h"
 #include "tools/plan_report.h"
 #include "core/logger.h"
 #include "model/cost.h"
@@ -16,6 +17,8 @@
 #include "model/model.h"
 #include "model/model_summary.h"
 #include "model/shape_inference.h"
+#include "model/transforms/extract.h"
+#include "model/transforms/unbounded_dds.h"
 
 namespace parity::cli {
 namespace {
@@ -35,6 +38,12 @@ class InspectModelCommand : public Command {
                 .choices = {"layers", "attrs", "weights", "cost"}});
     parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
                 .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
+    model_edit::add_ignore_external_data_option(parser);
+    parser.add({.flags = {"--list-unbounded-dds"},
+                .help = "List the tensors that give a data-dependent shape without an upper bound (a Range, Pad, "
+                        "Resize, Tile or Expand size computed at run time); shape inference runs first. Bound them "
+                        "with surgeon sanitize --set-unbounded-dds-upper-bound",
+                .arity = options::Arity::kFlag});
     parser.add({.flags = {"--format"}, .help = "Output format", .choices = {"text", "json"}, .default_value = "text"});
     parser.add({.flags = {"-o", "--output"}, .help = "Also write the report to this file", .metavar = "PATH"});
     parser.add({.flags = {"--shape-inference"},
@@ -49,7 +58,7 @@ class InspectModelCommand : public Command {
     if (json) logger().verbose("Loading model: ", path);
     else logger().info("Loading model: ", path);
     if (runtime::plan::is_plan_file(path)) return inspect_plan(path, args, json);
-    model::Model model = model::load_model(path, args.get_or("external_data_dir", "")).value();
+    model::Model model = model::load_model(path, model_edit::load_options(args)).value();
     if (args.flag("shape_inference")) {
       onnx::ModelProto inferred(model.proto());
       model::infer_shapes(inferred, /*data_prop=*/true);
@@ -59,6 +68,7 @@ class InspectModelCommand : public Command {
     graph->toposort();  // refuses cyclic graphs with the nodes of the cycle
 
     model::SummaryOptions options;
+    options.external_values_missing = model.external_data_ignored();
     bool show_cost = false;
     for (const auto& what : args.list("show")) {
       if (what == "layers") options.layers = true;
@@ -69,6 +79,7 @@ class InspectModelCommand : public Command {
     std::string report = json ? model::summarize_model_json(*graph, options)
                               : "==== ONNX Model ====\n" + model::summarize_model_text(*graph, options);
     if (show_cost) report = with_cost(report, model::count_cost(model.proto()), json);
+    if (args.flag("list_unbounded_dds")) report = with_unbounded_dds(report, model, json);
     return emit(report, args, json);
   }
 
@@ -113,6 +124,21 @@ class InspectModelCommand : public Command {
                  {"activation_bytes", cost.activation_bytes},
                  {"nodes_with_unknown_shapes", cost.nodes_with_unknown_shapes}, {"nodes", std::move(nodes)}};
     return j.dump(2);
+  }
+
+  // Polygraphy's line "Found tensors with unbounded DDS: [...]" (text) or "unbounded_dds" (JSON).
+  static std::string with_unbounded_dds(const std::string& report, const model::Model& model, bool json) {
+    const auto graph = model::transforms::graph_with_inferred_types(model);
+    std::vector<std::string> names;
+    for (const auto& t : model::transforms::find_unbounded_dds(*graph)) names.push_back(t->name);
+    if (json) {
+      nlohmann::ordered_json j = nlohmann::ordered_json::parse(report);
+      j["unbounded_dds"] = names;
+      return j.dump(2);
+    }
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "'" : ", '") + n + "'";
+    return report + "\n\nFound tensors with unbounded DDS: [" + list + "]";
   }
 
   static void write_report(const std::string& report, const options::Args& args) {

@@ -36,6 +36,21 @@ void add_model_argument(options::ArgParser& parser) {
   parser.add({.flags = {}, .dest = "model", .help = "Path to the ONNX model", .metavar = "MODEL", .required = true});
   parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
               .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
+  add_ignore_external_data_option(parser);
+}
+
+void add_ignore_external_data_option(options::ArgParser& parser) {
+  parser.add({.flags = {"--ignore-external-data"},
+              .help = "Load only the model's structure, without its external data (weights that are not available): "
+                      "enough to inspect or cut the graph; anything that needs the weights' values fails",
+              .arity = options::Arity::kFlag});
+}
+
+model::LoadOptions load_options(const options::Args& args) {
+  PARITY_CHECK(!(args.flag("ignore_external_data") && args.has("external_data_dir")), kInvalidArgument,
+               "--ignore-external-data and --external-data-dir contradict each other; give one");
+  return {.external_data_dir = args.get_or("external_data_dir", ""),
+          .ignore_external_data = args.flag("ignore_external_data")};
 }
 
 void add_output_options(options::ArgParser& parser) {
@@ -49,7 +64,7 @@ void add_output_options(options::ArgParser& parser) {
 model::Model load_input(const options::Args& args) {
   const std::string path = args.get_or("model", "");
   logger().info("Loading model: ", path);
-  return model::load_model(path, args.get_or("external_data_dir", "")).value();
+  return model::load_model(path, load_options(args)).value();
 }
 
 model::SaveOptions save_options(const options::Args& args) { return model::ModelSaveArgs().parse(args); }
@@ -92,7 +107,8 @@ void save_output(const model::Model& model, const fs::path& path, const options:
     }
   }
   logger().info("Saved model to ", path.string());
-  if (check) model::transforms::check_saved_model(path);
+  // Without its weights the checker would only report the missing weight files.
+  if (check && !model.external_data_ignored()) model::transforms::check_saved_model(path);
 }
 
 void mark_outputs_typed(model::Graph& graph, const std::vector<std::string>& outputs,
@@ -142,6 +158,37 @@ int verify_rewritten(const model::Model& original, const model::Model& rewritten
   logger().info("Verify | ", result.outputs_compared, " output(s) equal to the original's on ", n,
                 " seeded input(s) (max abs err ", result.max_absdiff, ")");
   return kExitPassed;
+}
+
+void add_plugin_selection_options(options::ArgParser& parser) {
+  parser.group("Plugins");
+  parser.add({.flags = {"--plugin-dir"},
+              .help = "Folder of plugins: one folder per plugin holding its pattern.yaml (format: docs/polygraphy-differences.md, Plugin patterns)",
+              .metavar = "DIR", .required = true});
+  parser.add({.flags = {"--include"}, .help = "Only these plugins", .metavar = "NAME",
+              .arity = options::Arity::kOneOrMore});
+  parser.add({.flags = {"--exclude"}, .help = "Leave these plugins out", .metavar = "NAME",
+              .arity = options::Arity::kOneOrMore});
+}
+
+std::vector<tools::PluginSubstitutions> match_selected_plugins(const model::Model& model, const options::Args& args) {
+  PARITY_CHECK(!(args.has("include") && args.has("exclude")), kInvalidArgument,
+               "--include and --exclude cannot be used together");
+  const auto plugins =
+      tools::load_plugins(args.get_or("plugin_dir", ""), args.list("include"), args.list("exclude"));
+  const auto graph = model::Graph::from_model(model);
+  std::map<std::string, size_t> counts;
+  for (const auto& p : plugins) {
+    logger().info("checking ", p.name, " in model");
+    counts[p.name] = 0;
+  }
+  const auto substitutions = tools::match_plugins(*graph, plugins);
+  for (const auto& s : substitutions) counts[s.name] = s.instances.size();
+  std::string summary;
+  for (const auto& [name, n] : counts) summary += (summary.empty() ? "'" : ", '") + name + "': " + std::to_string(n);
+  logger().info("the following plugins matched:");
+  logger().info("{", summary, "}");
+  return substitutions;
 }
 
 }  // namespace parity::cli::model_edit

@@ -11,11 +11,16 @@
 #include "options/args.h"
 #include "model/graph.h"
 #include "model/model.h"
+#include "tools/plugin_patterns.h"
 
 namespace parity::cli::model_edit {
 
-/// Adds the positional MODEL argument.
+/// Adds the positional MODEL argument with --external-data-dir and --ignore-external-data.
 void add_model_argument(options::ArgParser& parser);
+/// Adds --ignore-external-data (Polygraphy's: load the structure without external weights).
+void add_ignore_external_data_option(options::ArgParser& parser);
+/// --external-data-dir / --ignore-external-data as load options (both at once is kInvalidArgument).
+model::LoadOptions load_options(const options::Args& args);
 /// Adds -o/--output, --force and the external-data save options.
 void add_output_options(options::ArgParser& parser);
 /// Loads the model named by the MODEL argument (errors carry the path).
@@ -43,5 +48,11 @@ void add_verify_options(options::ArgParser& parser, const std::string& what);
 /// bad counts or tolerances are kInvalidArgument.
 int verify_rewritten(const model::Model& original, const model::Model& rewritten, const options::Args& args,
                      const std::string& what);
+
+/// Adds --plugin-dir (required) and --include / --exclude (plugin list and match).
+void add_plugin_selection_options(options::ArgParser& parser);
+/// Loads the selected plugins' patterns and matches them in the model, logging the counts per
+/// plugin as Polygraphy does.
+std::vector<tools::PluginSubstitutions> match_selected_plugins(const model::Model& model, const options::Args& args);
 
 }  // namespace parity::cli::model_edit

@@ -9,6 +9,7 @@
 #include "model/transforms/extract.h"
 #include "model/transforms/outputs.h"
 #include "model/transforms/tensor_spec.h"
+#include "model/transforms/unbounded_dds.h"
 #include "options/byte_size.h"
 #include "tools/fold.h"
 #include "tools/runtime_types.h"
@@ -90,6 +91,12 @@ class SurgeonSanitizeCommand : public Command {
                 .help = "Remove nodes that feed no graph output (graph inputs stay, as in Polygraphy)",
                 .arity = options::Arity::kFlag});
     parser.add({.flags = {"--toposort"}, .help = "Sort nodes topologically", .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--set-unbounded-dds-upper-bound"}, .dest = "upper_bounds",
+                .help = "Bound data-dependent shapes that have no upper bound (see inspect model "
+                        "--list-unbounded-dds) by inserting a Min after each size tensor: N bounds every such tensor, "
+                        "NAME:N one tensor (also a bounded one), e.g. 10000 limit:5000. Applied after folding, on "
+                        "inferred shapes",
+                .metavar = "[NAME:]N", .arity = options::Arity::kOneOrMore});
     model_edit::add_verify_options(parser, "sanitized");
     model_edit::add_output_options(parser);
   }
@@ -102,6 +109,8 @@ class SurgeonSanitizeCommand : public Command {
       if (!fold && args.has(option))
         logger().warning("--", dashed(option), " is ignored: it only applies with --fold-constants");
     const tools::FoldOptions folding = fold_options(args);  // parsed up front: bad values fail before work
+    const auto upper_bounds = model::transforms::parse_upper_bounds(args.list("upper_bounds"),
+                                                                    "--set-unbounded-dds-upper-bound");
     std::map<std::string, DimShape> shapes;
     for (const auto& text : args.list("override_input_shapes")) {
       auto [name, shape] = split_name_value(text);
@@ -127,6 +136,13 @@ class SurgeonSanitizeCommand : public Command {
       graph = tools::fold_constants(graph->to_model(), folding, &report);
       logger().info("Folding: ", report.constant_nodes, " Constant nodes, ", report.shape_nodes, " Shape/Size nodes, ",
                     report.evaluated, " computed values in ", report.passes, " passes");
+    }
+    if (args.has("upper_bounds")) {
+      graph = model::transforms::graph_with_inferred_types(graph->to_model());
+      std::string applied;
+      for (const auto& [name, bound] : model::transforms::set_upper_bounds(*graph, upper_bounds))
+        applied += (applied.empty() ? "'" : ", '") + name + "': " + std::to_string(bound);
+      logger().info("Set tensor upper bounds: {", applied, "}");
     }
     if (args.flag("toposort")) graph->toposort();
     logger().info("Nodes: ", before, " -> ", graph->node_count(false));
