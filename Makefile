@@ -7,7 +7,8 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 ASAN_DIR ?= build-asan
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?= 4000
 # Reports fail the test (halt_on_error), LSan checks every exit; suppressions name third-party leaks.
 SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_odr_violation=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -58,7 +59,7 @@ fuzz: configure-asan
 	@cmake --build $(ASAN_DIR) -j $(JOBS) --target fuzz_targets
 
 fuzz-smoke: fuzz
-	@$(SANITIZER_ENV) fuzz/smoke.sh $(ASAN_DIR) $(FUZZ_SECONDS)
+	@$(SANITIZER_ENV) fuzz/smoke.sh $(ASAN_DIR) $(FUZZ_SECONDS) $(FUZZ_RUNS)
 
 bench:
 	@BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" bench/run.sh

@@ -4,15 +4,63 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <map>
+#include <string>
+
 #include "core/status.h"
 #include "model/model.h"
 
 namespace parity::model {
+namespace {
+
+using OpsetVersions = std::map<std::string, int>;
+
+std::string normalized_domain(const std::string& domain) { return domain == "ai.onnx" ? "" : domain; }
+
+void refuse_missing_required_attributes(const onnx::GraphProto& graph, const OpsetVersions& opsets);
+
+void refuse_missing_required_attributes(const onnx::NodeProto& node, const OpsetVersions& opsets) {
+  const std::string domain = normalized_domain(node.domain());
+  const auto opset = opsets.find(domain);
+  if (opset != opsets.end()) {
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), opset->second, domain);
+    if (schema != nullptr) {
+      for (const auto& [name, attribute] : schema->attributes()) {
+        if (!attribute.required) continue;
+        bool present = false;
+        for (const auto& a : node.attribute()) present = present || a.name() == name;
+        if (!present) {
+          fail(ErrorCode::kInvalidModel, "shape inference failed: node '", node.name(), "' (", node.op_type(),
+               ") lacks its required attribute '", name, "'");
+        }
+      }
+    }
+  }
+  for (const auto& a : node.attribute()) {
+    if (a.has_g()) refuse_missing_required_attributes(a.g(), opsets);
+    for (const auto& g : a.graphs()) refuse_missing_required_attributes(g, opsets);
+  }
+}
+
+void refuse_missing_required_attributes(const onnx::GraphProto& graph, const OpsetVersions& opsets) {
+  for (const auto& node : graph.node()) refuse_missing_required_attributes(node, opsets);
+}
+
+// libonnx's inference functions dereference required attributes without checking that they exist
+// (Scan's num_scan_inputs crashed on a fuzzed model), so a node lacking one is refused first.
+void refuse_missing_required_attributes(const onnx::ModelProto& model) {
+  OpsetVersions opsets;
+  for (const auto& import : model.opset_import()) opsets[normalized_domain(import.domain())] = import.version();
+  refuse_missing_required_attributes(model.graph(), opsets);
+}
+
+}  // namespace
 
 std::vector<std::string> infer_shapes(onnx::ModelProto& model, const ShapeInferenceOptions& options) {
   std::vector<std::string> warnings = newer_than_library_warnings(model);
   onnx::ShapeInferenceOptions lib_options(/*check_type=*/options.strict, /*error_mode=*/options.strict ? 1 : 0,
                                           /*data_prop=*/options.data_prop);
+  refuse_missing_required_attributes(model);
   try {
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lib_options);
   } catch (const onnx::InferenceError& e) {

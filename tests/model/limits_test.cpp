@@ -11,6 +11,7 @@
 #include "model/graph.h"
 #include "model/model.h"
 #include "model/proto_convert.h"
+#include "model/shape_inference.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -160,6 +161,35 @@ TEST(ModelLimits, ModelFilesOfTwoGigabytesOrMoreAreRefusedWithoutReading) {
   ASSERT_EQ(::truncate(path.c_str(), (int64_t{2} << 30) + 1), 0);
   const std::string message = error_of([&] { model::load_model(path).value(); });
   EXPECT_NE(message.find("protobuf cannot parse messages of 2 GiB or more"), std::string::npos) << message;
+}
+
+// Found by fuzz_model_load: libonnx's Scan inference read num_scan_inputs without checking that it
+// exists and crashed `inspect model --shape-inference`.
+TEST(ModelLimits, NodeLackingARequiredAttributeIsOneLineNotACrash) {
+  onnx::ModelProto model;
+  {
+    std::ifstream in(onnx_testdata_dir() / "node" / "test_scan9_sum" / "model.onnx", std::ios::binary);
+    ASSERT_TRUE(model.ParseFromIstream(&in));
+  }
+  onnx::NodeProto* scan = model.mutable_graph()->mutable_node(0);
+  ASSERT_EQ(scan->op_type(), "Scan");
+  scan->set_name("scan_node");
+  auto* attributes = scan->mutable_attribute();
+  for (int i = 0; i < attributes->size(); ++i) {
+    if (attributes->Get(i).name() == "num_scan_inputs") attributes->DeleteSubrange(i--, 1);
+  }
+  onnx::ModelProto copy = model;
+  const std::string message = error_of([&] { model::infer_shapes(copy); });
+  EXPECT_NE(message.find("node 'scan_node' (Scan) lacks its required attribute 'num_scan_inputs'"), std::string::npos)
+      << message;
+
+  const TempDir dir;
+  const fs::path path = dir.path() / "scan_without_num_scan_inputs.onnx";
+  save(model, path);
+  const CommandResult r = run_parity({"inspect", "model", path.string(), "--shape-inference"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("[E] "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("num_scan_inputs"), std::string::npos) << r.output;
 }
 
 }  // namespace
