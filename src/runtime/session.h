@@ -129,6 +129,8 @@ class Session {
  private:
   struct Impl;
   explicit Session(std::unique_ptr<Impl> impl);
+  /// Plans impl->model (set, with impl->env's base_dir and initializer values) under `options`.
+  static Session plan_model(std::unique_ptr<Impl> impl, const SessionOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -53,6 +53,9 @@ struct PlanEnv {
   /// How tactics are chosen (timed, replayed, forbidden); null: the optimized variant where it
   /// accepts the node.
   std::shared_ptr<const TacticOptions> tactics;
+  /// Main-graph initializers whose values were loaded beside the proto (model/mapped_load.h:
+  /// their TensorProtos carry no data), by name; null: every initializer comes from its proto.
+  std::shared_ptr<const std::unordered_map<std::string, Tensor>> initializer_values;
 };
 
 /// A node a fusable kernel absorbed (fuse_tails), kept so a saved plan can replay the fusion on
