@@ -8,8 +8,8 @@
 # round starts from a warm page cache. Prints a Markdown table of the medians, with the model's
 # weight bytes for the peak-memory ratio.
 #
-# Usage: bench/load_time.sh [MODEL.onnx|PLAN ...]   (default: the 531 MB VGG-11-BN, exported by
-#        scripts/make_bench_models.py on first use)
+# Usage: bench/load_time.sh [MODEL.onnx|MODEL.plan ...]   (default: the 531 MB VGG-11-BN, exported
+#        by scripts/make_bench_models.py on first use; a .plan runs on ref only)
 # Environment: BUILD_DIR (build), ROUNDS (5), RUNNERS ("ref ort"), EXTRA (more `parity run` options).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,8 +37,10 @@ for model in "${MODELS[@]}"; do
   weights=$("$PARITY" inspect model "$model" --format json 2>/dev/null |
     /usr/bin/python3 -c 'import json, sys; w = json.load(sys.stdin).get("weights", {}); print(w.get("initializer_bytes", 0) + w.get("constant_node_bytes", 0))' 2>/dev/null || echo 0)
   [ "$weights" -gt 0 ] 2>/dev/null || weights=$(stat -c %s "$model")
+  runners=$RUNNERS
+  case "$model" in *.plan) runners=ref ;; esac  # a plan is parity's engine: ref only
   for ((round = 0; round < ROUNDS; ++round)); do
-    for runner in $RUNNERS; do
+    for runner in $runners; do
       # shellcheck disable=SC2086 # EXTRA is a word list
       /usr/bin/time -f "%e %M" -o "$tmp/t" "$PARITY" run "$model" "--$runner" --silent ${EXTRA:-} ||
         { echo "load_time.sh: parity run $model --$runner failed" >&2; exit 1; }
@@ -47,7 +49,7 @@ for model in "${MODELS[@]}"; do
       echo "$kb" >>"$tmp/$runner.kb"
     done
   done
-  for runner in $RUNNERS; do
+  for runner in $runners; do
     s=$(median <"$tmp/$runner.s")
     kb=$(median <"$tmp/$runner.kb")
     awk -v m="$(basename "$model")" -v w="$weights" -v r="$runner" -v s="$s" -v kb="$kb" 'BEGIN {

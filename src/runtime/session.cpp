@@ -1,6 +1,8 @@
 #include "runtime/session.h"
 
 #include <onnx/onnx_pb.h>
+#include <google/protobuf/field_mask.pb.h>
+#include <google/protobuf/util/field_mask_util.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <unordered_map>
 
 #include "core/formats/file_io.h"
+#include "core/low_precision.h"
 #include "model/mapped_load.h"
 #include "model/proto_convert.h"
 #include "runtime/plan/plan_file.h"
@@ -78,6 +81,44 @@ onnx::ModelProto copy_for_inference(const onnx::ModelProto& model) {
       *out = t;
       continue;
     }
+    out->set_name(t.name());
+    out->set_data_type(t.data_type());
+    *out->mutable_dims() = t.dims();
+  }
+  return copy;
+}
+
+/// The session's own copy of a caller's model, without copying its large weights twice: the main
+/// graph's large inline initializers become tensors in `values` (one copy, which the plan keeps),
+/// and the copied proto holds their name, type and dims only (as model::load_model_mapped does).
+std::shared_ptr<onnx::ModelProto> copy_with_values_beside(const onnx::ModelProto& model, const fs::path& base_dir,
+                                                          std::unordered_map<std::string, Tensor>& values) {
+  // Every field but graph.initializer, whichever fields this libonnx's messages have.
+  google::protobuf::FieldMask mask;
+  for (int i = 0; i < onnx::ModelProto::descriptor()->field_count(); ++i) {
+    const auto* field = onnx::ModelProto::descriptor()->field(i);
+    if (field->number() != onnx::ModelProto::kGraphFieldNumber) mask.add_paths(field->name());
+  }
+  for (int i = 0; i < onnx::GraphProto::descriptor()->field_count(); ++i) {
+    const auto* field = onnx::GraphProto::descriptor()->field(i);
+    if (field->number() != onnx::GraphProto::kInitializerFieldNumber) mask.add_paths("graph." + field->name());
+  }
+  auto copy = std::make_shared<onnx::ModelProto>();
+  google::protobuf::util::FieldMaskUtil::MergeMessageTo(model, mask, {}, copy.get());
+  if (!model.has_graph()) return copy;
+  auto* initializers = copy->mutable_graph()->mutable_initializer();
+  initializers->Reserve(model.graph().initializer_size());
+  for (const auto& t : model.graph().initializer()) {
+    onnx::TensorProto* out = initializers->Add();
+    const auto dtype = static_cast<DType>(t.data_type());
+    const bool beside = t.raw_data().size() >= model::kMappedInitializerMinBytes && is_valid_dtype(dtype) &&
+                        dtype != DType::kString && !is_low_precision(dtype) &&
+                        t.data_location() != onnx::TensorProto::EXTERNAL;
+    if (!beside) {
+      *out = t;
+      continue;
+    }
+    values[t.name()] = model::tensor_from_proto(t, base_dir);
     out->set_name(t.name());
     out->set_data_type(t.data_type());
     *out->mutable_dims() = t.dims();
@@ -186,8 +227,10 @@ Result<Session> Session::create(const onnx::ModelProto& model_in, const SessionO
                                 const fs::path& base_dir) {
   return capture_result<Session>([&] {
     auto impl = std::make_unique<Impl>();
-    impl->model = std::make_shared<onnx::ModelProto>(model_in);
+    auto values = std::make_shared<std::unordered_map<std::string, Tensor>>();
+    impl->model = copy_with_values_beside(model_in, base_dir, *values);
     impl->env.base_dir = base_dir;
+    impl->env.initializer_values = std::move(values);
     return plan_model(std::move(impl), options);
   });
 }
