@@ -1,5 +1,6 @@
 # Thin wrapper around CMake. `make` sets up, builds and runs the demo; `make test` runs all tests;
-# `make bench` times ref, ort and opencv on the benchmark models (bench/run.sh, writes bench/results.md).
+# `make bench` times ref, ort and opencv on the benchmark models (bench/run.sh, writes bench/results.md);
+# `make bench-load` times loading a 531 MB model to its first result, ref against ort (bench/load_time.sh).
 # `make test-sanitize` builds everything with ASan+UBSan+LSan (clang, build-asan) and runs every test;
 # `make fuzz` builds the libFuzzer targets in that same tree, `make fuzz-smoke` runs each briefly.
 BUILD_DIR ?= build
@@ -15,7 +16,7 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:det
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/sanitizers/lsan.supp:print_suppressions=0 \
   PARITY_MAX_TENSOR_BYTES=4294967296
 
-.PHONY: all setup configure build demo test bench clean install configure-asan test-sanitize fuzz fuzz-smoke
+.PHONY: all setup configure build demo test bench bench-load clean install configure-asan test-sanitize fuzz fuzz-smoke
 
 all: demo
 
@@ -63,6 +64,9 @@ fuzz-smoke: fuzz
 
 bench:
 	@BUILD_DIR=$(BUILD_DIR) JOBS=$(JOBS) CMAKE_FLAGS="$(CMAKE_FLAGS)" bench/run.sh
+
+bench-load: build
+	@BUILD_DIR=$(BUILD_DIR) bench/load_time.sh
 
 install: build
 	@cmake --install $(BUILD_DIR) --prefix $(or $(PREFIX),/usr/local)

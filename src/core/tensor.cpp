@@ -137,7 +137,7 @@ Tensor Tensor::from_bytes(DType dtype, Shape shape, const void* bytes, size_t si
   PARITY_CHECK(!overflow && size_bytes == needed, kInvalidModel, "a ", dtype_name(dtype), " tensor of shape ",
                shape_to_string(shape), " needs ", overflow ? std::string("more than 2^64") : std::to_string(needed),
                " bytes, got ", size_bytes);
-  Tensor t(dtype, std::move(shape));
+  Tensor t = uninitialized(dtype, std::move(shape));  // every byte is written next
   if (size_bytes) std::memcpy(t.raw_data(), bytes, size_bytes);
   return t;
 }

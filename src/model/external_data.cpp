@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <new>
 #include <tuple>
 
 #include "core/formats/file_io.h"
@@ -187,6 +188,9 @@ std::shared_ptr<MappedFile> MappedFile::open(const fs::path& path) {
     if (p == MAP_FAILED) {
       const int err = errno;
       ::close(fd);
+      // No address space left (a --runner-memory-limit, a 32-bit process) is running out of
+      // memory, reported as such (capture_result: "out of memory"), not as a file error.
+      if (err == ENOMEM) throw std::bad_alloc();
       fail(ErrorCode::kIo, "cannot map '", path.string(), "': ", std::strerror(err));
     }
     file->data_ = static_cast<std::byte*>(p);

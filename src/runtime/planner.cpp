@@ -461,10 +461,18 @@ class GraphPlanner {
       g_.input_slots_.push_back(add_slot(in.name()));
     }
     for (const auto& init : graph_.initializer()) {
-      Tensor t = model::tensor_from_proto(init, env_.base_dir);
+      Tensor t = initializer_value(init);
       if (env_.precision == Precision::kFloat64 && is_floating(t.dtype())) t = t.cast(DType::kFloat64);
       initializers_.emplace_back(add_slot(init.name()), std::move(t));
     }
+  }
+
+  Tensor initializer_value(const onnx::TensorProto& init) const {
+    if (!parent_ && env_.initializer_values && !init.has_raw_data()) {
+      auto it = env_.initializer_values->find(init.name());
+      if (it != env_.initializer_values->end()) return it->second;
+    }
+    return model::tensor_from_proto(init, env_.base_dir);
   }
 
   // 2. Inline functions, then give every node output a slot.

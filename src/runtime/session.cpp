@@ -1,6 +1,8 @@
 #include "runtime/session.h"
 
 #include <onnx/onnx_pb.h>
+#include <google/protobuf/field_mask.pb.h>
+#include <google/protobuf/util/field_mask_util.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
@@ -13,6 +15,8 @@
 
 #include "core/formats/file_io.h"
 #include "core/logger.h"
+#include "core/low_precision.h"
+#include "model/mapped_load.h"
 #include "model/proto_convert.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/reduced_storage.h"
@@ -60,15 +64,84 @@ namespace {
 
 std::string normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
 
+/// The model as shape inference needs it: the main graph's large initializers keep their name,
+/// type and dims but not their bytes (inference reads the values of small shape-like tensors only),
+/// so inferring the types of a model with gigabytes of weights copies none of them.
+onnx::ModelProto copy_for_inference(const onnx::ModelProto& model) {
+  constexpr size_t kKeptBytes = model::kMappedInitializerMinBytes;
+  onnx::ModelProto copy;
+  copy.set_ir_version(model.ir_version());
+  *copy.mutable_opset_import() = model.opset_import();
+  *copy.mutable_functions() = model.functions();
+  const onnx::GraphProto& from = model.graph();
+  onnx::GraphProto& graph = *copy.mutable_graph();
+  graph.set_name(from.name());
+  *graph.mutable_node() = from.node();
+  *graph.mutable_input() = from.input();
+  *graph.mutable_output() = from.output();
+  *graph.mutable_value_info() = from.value_info();
+  *graph.mutable_sparse_initializer() = from.sparse_initializer();
+  graph.mutable_initializer()->Reserve(from.initializer_size());
+  for (const auto& t : from.initializer()) {
+    onnx::TensorProto* out = graph.add_initializer();
+    if (t.raw_data().size() < kKeptBytes) {
+      *out = t;
+      continue;
+    }
+    out->set_name(t.name());
+    out->set_data_type(t.data_type());
+    *out->mutable_dims() = t.dims();
+  }
+  return copy;
+}
+
+/// The session's own copy of a caller's model, without copying its large weights twice: the main
+/// graph's large inline initializers become tensors in `values` (one copy, which the plan keeps),
+/// and the copied proto holds their name, type and dims only (as model::load_model_mapped does).
+std::shared_ptr<onnx::ModelProto> copy_with_values_beside(const onnx::ModelProto& model, const fs::path& base_dir,
+                                                          std::unordered_map<std::string, Tensor>& values) {
+  // Every field but graph.initializer, whichever fields this libonnx's messages have.
+  google::protobuf::FieldMask mask;
+  for (int i = 0; i < onnx::ModelProto::descriptor()->field_count(); ++i) {
+    const auto* field = onnx::ModelProto::descriptor()->field(i);
+    if (field->number() != onnx::ModelProto::kGraphFieldNumber) mask.add_paths(field->name());
+  }
+  for (int i = 0; i < onnx::GraphProto::descriptor()->field_count(); ++i) {
+    const auto* field = onnx::GraphProto::descriptor()->field(i);
+    if (field->number() != onnx::GraphProto::kInitializerFieldNumber) mask.add_paths("graph." + field->name());
+  }
+  auto copy = std::make_shared<onnx::ModelProto>();
+  google::protobuf::util::FieldMaskUtil::MergeMessageTo(model, mask, {}, copy.get());
+  if (!model.has_graph()) return copy;
+  auto* initializers = copy->mutable_graph()->mutable_initializer();
+  initializers->Reserve(model.graph().initializer_size());
+  for (const auto& t : model.graph().initializer()) {
+    onnx::TensorProto* out = initializers->Add();
+    const auto dtype = static_cast<DType>(t.data_type());
+    const bool beside = t.raw_data().size() >= model::kMappedInitializerMinBytes && is_valid_dtype(dtype) &&
+                        dtype != DType::kString && !is_low_precision(dtype) &&
+                        t.data_location() != onnx::TensorProto::EXTERNAL;
+    if (!beside) {
+      *out = t;
+      continue;
+    }
+    values[t.name()] = model::tensor_from_proto(t, base_dir);
+    out->set_name(t.name());
+    out->set_data_type(t.data_type());
+    *out->mutable_dims() = t.dims();
+  }
+  return copy;
+}
+
 /// Declared types of every value we can find: graph inputs/outputs, value_info, and what ONNX
 /// shape inference adds (best effort: a model it rejects still runs).
 std::shared_ptr<std::map<std::string, onnx::TypeProto>> collect_value_types(const onnx::ModelProto& model) {
   auto types = std::make_shared<std::map<std::string, onnx::TypeProto>>();
-  onnx::ModelProto inferred = model;
+  onnx::ModelProto inferred = copy_for_inference(model);
   try {
     onnx::shape_inference::InferShapes(inferred);
   } catch (const std::exception&) {
-    inferred = model;
+    inferred = copy_for_inference(model);
   }
   const auto& g = inferred.graph();
   for (const auto& v : g.input()) (*types)[v.name()] = v.type();
@@ -235,59 +308,64 @@ Session::~Session() = default;
 Result<Session> Session::create(const fs::path& model_path, const SessionOptions& options) {
   if (plan::is_plan_file(model_path)) return plan::load_plan(model_path, options);
   return capture_result<Session>([&] {
-    std::ifstream in(model_path, std::ios::binary);
-    PARITY_CHECK(in, kNotFound, "cannot open model '", model_path.string(), "'");
-    formats::note_input(model_path.string());
-    onnx::ModelProto model;
-    PARITY_CHECK(model.ParseFromIstream(&in), kInvalidModel, "'", model_path.string(),
-                 "' is not a valid ONNX model (protobuf parse failed: truncated or corrupt data, or nested "
-                 "deeper than protobuf's limit of 100 messages, e.g. subgraphs within subgraphs)");
-    return create(model, options, model_path.parent_path()).value();
+    // Mapped: the large initializers point into the file instead of being parsed and copied.
+    model::MappedModel loaded = model::load_model_mapped(model_path).value();
+    auto impl = std::make_unique<Impl>();
+    impl->model = std::move(loaded.proto);
+    impl->env.base_dir = model_path.parent_path();
+    impl->env.initializer_values = std::move(loaded.initializers);
+    return plan_model(std::move(impl), options);
   });
 }
 
 Result<Session> Session::create(const onnx::ModelProto& model_in, const SessionOptions& options,
                                 const fs::path& base_dir) {
   return capture_result<Session>([&] {
-    PARITY_CHECK(options.threads >= 1, kInvalidArgument, "thread count must be at least 1, got ", options.threads);
     auto impl = std::make_unique<Impl>();
-    impl->options = options;
-    impl->model = std::make_shared<onnx::ModelProto>(model_in);
-    const onnx::ModelProto& model = *impl->model;
-    PARITY_CHECK(model.has_graph(), kInvalidModel, "the model has no graph");
-
-    PlanEnv& env = impl->env;
-    env.precision = options.precision;
-    env.base_dir = base_dir;
-    env.tier = options.precision == Precision::kFloat32 ? options.kernels : KernelTier::kReference;
-    env.fuse = options.fuse && env.tier == KernelTier::kOptimized;
-    if (options.reduced_precision.enabled() && options.precision == Precision::kFloat32)
-      env.reduced = std::make_shared<ReducedPrecisionConfig>(options.reduced_precision);
-    if (options.tactics.active()) env.tactics = std::make_shared<TacticOptions>(options.tactics);
-    for (const auto& o : model.opset_import()) env.opsets[normalize_domain(o.domain())] = static_cast<int>(o.version());
-    if (!env.opsets.count("")) env.opsets[""] = model.ir_version() >= 3 ? 1 : 1;
-    for (const auto& fn : model.functions()) env.functions[normalize_domain(fn.domain()) + "::" + fn.name()] = &fn;
-    if (!impl->options.profiles.empty()) {
-      validate_profiles(impl->options.profiles, fed_inputs(*impl->model));
-      apply_profile_dims(*impl->model, impl->options.profiles);
-      for (const auto& profile : impl->options.profiles)
-        env.timing_types.push_back(collect_value_types(at_profile_shapes(model, profile, &ShapeRange::opt)));
-    }
-    impl->value_types = collect_value_types(model);
-    env.value_types = impl->value_types;
-    for (const auto& [name, type] : *impl->value_types) {
-      const DType d = declared_elem_dtype(type);
-      if (d != DType::kUndefined) impl->declared_dtype[name] = d;
-    }
-
-    impl->plan = plan_graph(model.graph(), env, nullptr);
-    if (env.reduced && env.fuse) impl->reduced_storage_values = store_reduced_between_native_layers(*impl->plan);
-    for (int s : impl->plan->input_slots_) impl->is_initializer_input.push_back(impl->plan->is_initializer_[s]);
-    impl->pool = std::make_unique<ThreadPool>(options.threads);
-    Session session(std::move(impl));
-    if (!session.impl_->options.profiles.empty()) measure_profile_memory(session, session.impl_->options.profiles);
-    return session;
+    auto values = std::make_shared<std::unordered_map<std::string, Tensor>>();
+    impl->model = copy_with_values_beside(model_in, base_dir, *values);
+    impl->env.base_dir = base_dir;
+    impl->env.initializer_values = std::move(values);
+    return plan_model(std::move(impl), options);
   });
+}
+
+Session Session::plan_model(std::unique_ptr<Impl> impl, const SessionOptions& options) {
+  PARITY_CHECK(options.threads >= 1, kInvalidArgument, "thread count must be at least 1, got ", options.threads);
+  impl->options = options;
+  const onnx::ModelProto& model = *impl->model;
+  PARITY_CHECK(model.has_graph(), kInvalidModel, "the model has no graph");
+
+  PlanEnv& env = impl->env;
+  env.precision = options.precision;
+  env.tier = options.precision == Precision::kFloat32 ? options.kernels : KernelTier::kReference;
+  env.fuse = options.fuse && env.tier == KernelTier::kOptimized;
+  if (options.reduced_precision.enabled() && options.precision == Precision::kFloat32)
+    env.reduced = std::make_shared<ReducedPrecisionConfig>(options.reduced_precision);
+  if (options.tactics.active()) env.tactics = std::make_shared<TacticOptions>(options.tactics);
+  for (const auto& o : model.opset_import()) env.opsets[normalize_domain(o.domain())] = static_cast<int>(o.version());
+  if (!env.opsets.count("")) env.opsets[""] = model.ir_version() >= 3 ? 1 : 1;
+  for (const auto& fn : model.functions()) env.functions[normalize_domain(fn.domain()) + "::" + fn.name()] = &fn;
+  if (!impl->options.profiles.empty()) {
+    validate_profiles(impl->options.profiles, fed_inputs(*impl->model));
+    apply_profile_dims(*impl->model, impl->options.profiles);
+    for (const auto& profile : impl->options.profiles)
+      env.timing_types.push_back(collect_value_types(at_profile_shapes(model, profile, &ShapeRange::opt)));
+  }
+  impl->value_types = collect_value_types(model);
+  env.value_types = impl->value_types;
+  for (const auto& [name, type] : *impl->value_types) {
+    const DType d = declared_elem_dtype(type);
+    if (d != DType::kUndefined) impl->declared_dtype[name] = d;
+  }
+
+  impl->plan = plan_graph(model.graph(), env, nullptr);
+  if (env.reduced && env.fuse) impl->reduced_storage_values = store_reduced_between_native_layers(*impl->plan);
+  for (int s : impl->plan->input_slots_) impl->is_initializer_input.push_back(impl->plan->is_initializer_[s]);
+  impl->pool = std::make_unique<ThreadPool>(options.threads);
+  Session session(std::move(impl));
+  if (!session.impl_->options.profiles.empty()) measure_profile_memory(session, session.impl_->options.profiles);
+  return session;
 }
 
 Session Session::from_plan(std::shared_ptr<Subgraph> plan, const SessionOptions& options,

@@ -144,6 +144,8 @@ class Session {
   explicit Session(std::unique_ptr<Impl> impl);
   /// The optimization profile the feed's shapes select (-1 without profiles); throws when none fits.
   int select_run_profile(const NamedValues& feed, int requested) const;
+  /// Plans impl->model (set, with impl->env's base_dir and initializer values) under `options`.
+  static Session plan_model(std::unique_ptr<Impl> impl, const SessionOptions& options);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -56,6 +56,9 @@ struct PlanEnv {
   /// Value types with the inputs at each optimization profile's opt shapes: tactics are timed at
   /// these shapes (summed over profiles). Empty: at the declared static shapes.
   std::vector<std::shared_ptr<const std::map<std::string, onnx::TypeProto>>> timing_types;
+  /// Main-graph initializers whose values were loaded beside the proto (model/mapped_load.h:
+  /// their TensorProtos carry no data), by name; null: every initializer comes from its proto.
+  std::shared_ptr<const std::unordered_map<std::string, Tensor>> initializer_values;
 };
 
 /// A node a fusable kernel absorbed (fuse_tails), kept so a saved plan can replay the fusion on

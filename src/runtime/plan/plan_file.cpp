@@ -50,34 +50,72 @@ uint32_t crc32_of(const void* data, size_t size) {
 /// third of loading ResNet-50's plan; this runs at memory speed. Four independent lanes each fold
 /// one 64-bit word per step with an odd multiply and a xor-shift (both invertible, so a changed
 /// word always changes its lane), then the lanes and the length are mixed together. It detects
-/// corruption and truncation; it is not meant to resist deliberate tampering.
-uint64_t weights_checksum(const std::byte* data, size_t size) {
-  constexpr uint64_t kOdd[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
-                                0xd6e8feb86659fd93ull};
-  uint64_t lane[4] = {1, 2, 3, 4};
-  auto fold = [&](int i, uint64_t word) {
-    uint64_t h = (lane[i] ^ word) * kOdd[i];
-    lane[i] = h ^ (h >> 29);
-  };
-  size_t at = 0;
-  for (; at + 32 <= size; at += 32)
+/// corruption and truncation; it is not meant to resist deliberate tampering. Fed in pieces, so a
+/// plan's weights are checksummed where they lie instead of being gathered into one buffer first.
+class WeightsChecksum {
+ public:
+  void update(const std::byte* data, size_t size) {
+    total_ += size;
+    if (pending_size_ > 0) {
+      const size_t take = std::min(size, kBlock - pending_size_);
+      std::memcpy(pending_ + pending_size_, data, take);
+      pending_size_ += take;
+      data += take;
+      size -= take;
+      if (pending_size_ < kBlock) return;
+      block(pending_);
+      pending_size_ = 0;
+    }
+    for (; size >= kBlock; data += kBlock, size -= kBlock) block(data);
+    std::memcpy(pending_, data, size);
+    pending_size_ = size;
+  }
+  void zeros(size_t size) {
+    static const std::byte kZeros[256] = {};
+    for (; size > 0; size -= std::min(size, sizeof kZeros)) update(kZeros, std::min(size, sizeof kZeros));
+  }
+  uint64_t finish() const {
+    WeightsChecksum end = *this;
+    size_t at = 0;
+    for (int i = 0; at < end.pending_size_; ++i) {  // the tail, zero-padded to whole words
+      uint64_t word = 0;
+      std::memcpy(&word, end.pending_ + at, std::min<size_t>(8, end.pending_size_ - at));
+      end.fold(i % 4, word);
+      at += 8;
+    }
+    uint64_t h = total_ * kOdd[0];
+    for (int i = 0; i < 4; ++i) {
+      h = (h ^ end.lane_[i]) * kOdd[(i + 1) % 4];
+      h ^= h >> 31;
+    }
+    return h;
+  }
+
+ private:
+  static constexpr size_t kBlock = 32;
+  static constexpr uint64_t kOdd[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
+                                       0xd6e8feb86659fd93ull};
+  void fold(int i, uint64_t word) {
+    const uint64_t h = (lane_[i] ^ word) * kOdd[i];
+    lane_[i] = h ^ (h >> 29);
+  }
+  void block(const std::byte* data) {
     for (int i = 0; i < 4; ++i) {
       uint64_t word;
-      std::memcpy(&word, data + at + 8 * i, 8);
+      std::memcpy(&word, data + 8 * i, 8);
       fold(i, word);
     }
-  for (int i = 0; at < size; ++i) {  // the tail, zero-padded to whole words
-    uint64_t word = 0;
-    std::memcpy(&word, data + at, std::min<size_t>(8, size - at));
-    fold(i % 4, word);
-    at += 8;
   }
-  uint64_t h = size * kOdd[0];
-  for (int i = 0; i < 4; ++i) {
-    h = (h ^ lane[i]) * kOdd[(i + 1) % 4];
-    h ^= h >> 31;
-  }
-  return h;
+  uint64_t lane_[4] = {1, 2, 3, 4};
+  std::byte pending_[kBlock] = {};
+  size_t pending_size_ = 0;
+  uint64_t total_ = 0;
+};
+
+uint64_t weights_checksum(const std::byte* data, size_t size) {
+  WeightsChecksum checksum;
+  checksum.update(data, size);
+  return checksum.finish();
 }
 
 void put_u32(std::string& out, uint32_t v) {
@@ -185,7 +223,21 @@ class PlanWriter {
     return plan;
   }
 
-  const std::string& weights() const { return weights_; }
+  /// Size of the weights section.
+  uint64_t weights_size() const { return weights_size_; }
+
+  /// Walks the weights section in order: `bytes(data, size)` for each tensor's bytes,
+  /// `zeros(size)` for the alignment padding before it.
+  template <typename Bytes, typename Zeros>
+  void for_each_weight(const Bytes& bytes, const Zeros& zeros) const {
+    uint64_t at = 0;
+    for (const auto& [offset, tensor] : weights_) {
+      if (offset > at) zeros(offset - at);
+      bytes(static_cast<const std::byte*>(tensor.raw_data()), tensor.size_bytes());
+      at = offset + tensor.size_bytes();
+    }
+    if (weights_size_ > at) zeros(weights_size_ - at);
+  }
 
  private:
   static void write_meta(const TensorMeta& m, PlanValueMeta* out) {
@@ -216,10 +268,13 @@ class PlanWriter {
       out->set_string_proto(proto.SerializeAsString());
       return;
     }
-    weights_.resize(align_up(weights_.size()), '\0');
-    out->set_offset(weights_.size());
+    // Only recorded here (a shallow copy): the bytes are written where they lie (write_plan), so
+    // saving a plan never holds a second copy of its weights.
+    weights_size_ = align_up(weights_size_);
+    out->set_offset(weights_size_);
     out->set_size_bytes(t.size_bytes());
-    if (t.size_bytes() > 0) weights_.append(static_cast<const char*>(t.raw_data()), t.size_bytes());
+    if (t.size_bytes() > 0) weights_.emplace_back(weights_size_, t);
+    weights_size_ += t.size_bytes();
   }
 
   /// `with_attributes` is false for folded Constant nodes: their value is already a plan-time
@@ -291,7 +346,8 @@ class PlanWriter {
   const Session& session_;
   const Subgraph& g_;
   PlanWriter* writer_;  // write_node is const but appends packed weights
-  std::string weights_;
+  std::vector<std::pair<uint64_t, Tensor>> weights_;  // offset in the weights section, tensor
+  uint64_t weights_size_ = 0;
 };
 
 /// Magic, format version, header size and CRC, then the header: everything before the sections.
@@ -304,12 +360,56 @@ std::string framed_header(uint32_t format_version, const PlanHeader& header) {
   return prefix + header_bytes;
 }
 
-void write_plan(const Session& session, std::ostream& out, const std::string& source_model, double build_seconds) {
+/// Writes the weights section to a stream. `holes`: the stream is a file, where runs of zero bytes
+/// (4 KiB blocks of them) are skipped instead of written, so sparse weights stay sparse on disk.
+class WeightsSink {
+ public:
+  WeightsSink(std::ostream& out, bool holes) : out_(out), holes_(holes) {}
+
+  void bytes(const std::byte* data, size_t size) {
+    constexpr size_t kBlock = 4096;
+    if (!holes_) return write(data, size);
+    for (size_t at = 0; at < size; at += kBlock) {
+      const size_t n = std::min(kBlock, size - at);
+      if (all_zero(data + at, n)) hole_ += n;
+      else write(data + at, n);
+    }
+  }
+  void zeros(size_t size) {
+    static const std::byte kZeros[kAlign] = {};
+    if (holes_) hole_ += size;
+    else write(kZeros, size);  // alignment padding: under 64 bytes
+  }
+  /// Ends the section: a trailing hole still counts toward the file's length.
+  void finish() {
+    if (hole_ == 0) return;
+    out_.seekp(static_cast<std::streamoff>(hole_ - 1), std::ios::cur);
+    out_.put('\0');
+    hole_ = 0;
+  }
+
+ private:
+  static bool all_zero(const std::byte* data, size_t n) {
+    return n == 0 || (data[0] == std::byte{0} && std::memcmp(data, data + 1, n - 1) == 0);
+  }
+  void write(const std::byte* data, size_t size) {
+    if (hole_ > 0) {
+      out_.seekp(static_cast<std::streamoff>(hole_), std::ios::cur);
+      hole_ = 0;
+    }
+    out_.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
+  }
+  std::ostream& out_;
+  bool holes_;
+  uint64_t hole_ = 0;
+};
+
+void write_plan(const Session& session, std::ostream& out, bool holes, const std::string& source_model,
+                double build_seconds) {
   PlanWriter writer(session);
   const Plan plan = writer.build();
   std::string payload;
   PARITY_CHECK(plan.SerializeToString(&payload), kInternal, "plan: serializing the planned graph failed");
-  const std::string& weights = writer.weights();
 
   PlanHeader header;
   header.set_parity_version(kParityVersion);
@@ -319,8 +419,11 @@ void write_plan(const Session& session, std::ostream& out, const std::string& so
   }
   header.set_payload_size(payload.size());
   header.set_payload_crc32(crc32_of(payload.data(), payload.size()));
-  header.set_weights_size(weights.size());
-  header.set_weights_checksum(weights_checksum(reinterpret_cast<const std::byte*>(weights.data()), weights.size()));
+  header.set_weights_size(writer.weights_size());
+  WeightsChecksum checksum;  // the header precedes the weights: one pass to checksum, one to write
+  writer.for_each_weight([&](const std::byte* data, size_t size) { checksum.update(data, size); },
+                         [&](size_t size) { checksum.zeros(size); });
+  header.set_weights_checksum(checksum.finish());
   header.set_source_model(source_model);
   header.set_build_seconds(build_seconds);
   const std::string prefix = framed_header(kPlanFormatVersion, header);
@@ -329,7 +432,10 @@ void write_plan(const Session& session, std::ostream& out, const std::string& so
   pad(prefix.size());
   out << payload;
   pad(align_up(prefix.size()) + payload.size());
-  out.write(weights.data(), static_cast<std::streamsize>(weights.size()));
+  WeightsSink sink(out, holes);
+  writer.for_each_weight([&](const std::byte* data, size_t size) { sink.bytes(data, size); },
+                         [&](size_t size) { sink.zeros(size); });
+  sink.finish();
 }
 
 // --- load ---
@@ -754,14 +860,14 @@ bool is_plan_file(const fs::path& path) {
 
 std::string plan_to_bytes(const Session& session, const std::string& source_model, double build_seconds) {
   std::ostringstream out;
-  write_plan(session, out, source_model, build_seconds);
+  write_plan(session, out, /*holes=*/false, source_model, build_seconds);
   return std::move(out).str();
 }
 
 void save_plan(const Session& session, const fs::path& path, const std::string& source_model, double build_seconds) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   PARITY_CHECK(out, kIo, "cannot write plan '", path.string(), "'");
-  write_plan(session, out, source_model, build_seconds);
+  write_plan(session, out, /*holes=*/true, source_model, build_seconds);
   out.flush();
   PARITY_CHECK(out.good(), kIo, "writing plan '", path.string(), "' failed");
 }

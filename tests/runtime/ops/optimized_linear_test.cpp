@@ -531,6 +531,41 @@ TEST(OptimizedSmallProduct, GemmOfFewRowsMatchesReference) {
   expect_direct(false, [&] { compare_gemm(fed, 755); });
 }
 
+/// y = Gemm(x, W, b) with a constant W of `n` x `k` (transB) or `k` x `n`, run by a Session.
+TensorMap run_linear(int64_t m, int64_t k, int64_t n, bool trans_b, KernelTier tier, int threads) {
+  ModelBuilder mb;
+  mb.input("x", DType::kFloat32, {m, k}).output("y", DType::kFloat32, {m, n});
+  mb.initializer("W", random_tensor(trans_b ? Shape{n, k} : Shape{k, n}, 810));
+  mb.initializer("b", random_tensor({n}, 811));
+  add_int_attr(mb.node("Gemm", {"x", "W", "b"}, {"y"}, "fc"), "transB", trans_b ? 1 : 0);
+  runtime::SessionOptions options;
+  options.kernels = tier;
+  options.threads = threads;
+  const runtime::Session session = runtime::Session::create(mb.model(), options).value();
+  TensorMap feed;
+  feed.set("x", random_tensor({m, k}, 812));
+  return session.run(feed);
+}
+
+TEST(OptimizedSmallProduct, LargeTransposedWeightsAreUsedInPlaceOnEveryThread) {
+  // A classifier layer at batch 1 beyond kMaxWeights: [N, K] weights take the direct path at any
+  // size (no packed copy), split by output columns over the threads; [K, N] ones still go to oneDNN.
+  const int64_t k = 2100, n = 520;
+  ASSERT_GT(k * n, runtime::ops::small_gemm::kMaxWeights);
+  for (int64_t m : {1, 3})
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE("m=" + std::to_string(m) + " threads=" + std::to_string(threads));
+      const TensorMap expected = run_linear(m, k, n, true, KernelTier::kReference, 1);
+      TensorMap actual;
+      expect_direct(true, [&] { actual = run_linear(m, k, n, true, KernelTier::kOptimized, threads); });
+      EXPECT_TRUE(tensors_close(actual.at("y"), expected.at("y"), kAtol, kRtol));
+    }
+  const TensorMap expected = run_linear(1, k, n, false, KernelTier::kReference, 1);
+  TensorMap actual;
+  expect_direct(false, [&] { actual = run_linear(1, k, n, false, KernelTier::kOptimized, 2); });
+  EXPECT_TRUE(tensors_close(actual.at("y"), expected.at("y"), kAtol, kRtol));
+}
+
 TEST(OptimizedSmallProduct, PortableLoopMatchesTheDispatchedOne) {
   // The CPUs here have AVX2; the portable loop (other CPUs) is checked against it directly.
   for (const auto& [rows, k, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 2400, 32}, {3, 33, 5}, {4, 7, 1}, {2, 1, 9}}) {

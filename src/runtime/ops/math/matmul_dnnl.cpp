@@ -258,10 +258,12 @@ struct MatMulPrimitive {
 /// of all shapes and chunk sizes that want the same layout.
 class WeightPacks {
  public:
-  /// The first layout packed (at plan time when the input shape is static), for plan files.
+  /// The first layout packed (at plan time when the input shape is static), for plan files;
+  /// nullopt when nothing was packed or the first layout is the weights' own (nothing to save:
+  /// the weights are a constant of the plan already).
   std::optional<std::pair<memory::desc, memory>> first() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (packs_.empty()) return std::nullopt;
+    if (packs_.empty() || first_is_plain_) return std::nullopt;
     return packs_.front();
   }
   /// Adopts weights packed earlier (restored from a plan file's mapping).
@@ -275,11 +277,22 @@ class WeightPacks {
     for (const auto& [desc, packed] : packs_)
       if (desc == wanted) return packed;
     memory source(plain, ds::cpu_engine(), const_cast<void*>(weights.raw_data()));
+    if (wanted == plain) {
+      // The primitive reads the weights as they are (oneDNN's choice for a product of few rows,
+      // e.g. a classifier at batch 1): a reorder would only copy them, doubling their memory.
+      // The kernel keeps `weights` alive as long as these packs.
+      if (packs_.empty()) first_is_plain_ = true;
+      packs_.emplace_back(wanted, source);
+      return source;
+    }
     memory packed(wanted, ds::cpu_engine());
     dnnl::stream stream(ds::cpu_engine());
     dnnl::reorder(source, packed).execute(stream, source, packed);
     stream.wait();
-    if (packs_.size() >= 4) packs_.clear();  // shapes keep changing: primitives hold their own handles
+    if (packs_.size() >= 4) {  // shapes keep changing: primitives hold their own handles
+      packs_.clear();
+      first_is_plain_ = false;
+    }
     packs_.emplace_back(wanted, packed);
     return packed;
   }
@@ -287,6 +300,7 @@ class WeightPacks {
  private:
   mutable std::mutex mutex_;
   std::vector<std::pair<memory::desc, memory>> packs_;
+  bool first_is_plain_ = false;  // packs_.front() is the weights themselves
 };
 
 /// Whether `init` is a bf16 layer and oneDNN runs bf16 natively here (AVX512-BF16 or AMX).
@@ -444,13 +458,23 @@ const Tensor* usable_bias(const KernelContext& ctx, int bias_input, const Shape&
 
 /// The direct path for a product of a few rows against constant weights kept as [N, K]: the
 /// product, the bias (broadcast from `bias_dims` = {rows or 1, N or 1}) and the epilogue.
-Tensor run_small_product(const float* x, int64_t ldx, int64_t rows, const Tensor& w_nk, const Tensor* bias,
-                         const memory::dims& bias_dims, const Epilogue& epilogue,
+Tensor run_small_product(KernelContext& ctx, const float* x, int64_t ldx, int64_t rows, const Tensor& w_nk,
+                         const Tensor* bias, const memory::dims& bias_dims, const Epilogue& epilogue,
                          const std::vector<std::pair<int, const Tensor*>>& residuals, Shape out_shape) {
   const int64_t n = w_nk.dim(0), k = w_nk.dim(1);
   Tensor out = Tensor::uninitialized(DType::kFloat32, std::move(out_shape));
   float* y = out.data<float>();
-  small_gemm::multiply(x, ldx, w_nk.data<float>(), n, k, y, n, rows);
+  const float* w = w_nk.data<float>();
+  // Large weights (the direct path also serves [N, K] weights of any size): output columns split
+  // over the threads, each streaming its own rows of the weights.
+  constexpr int64_t kMinParallelWeights = int64_t{1} << 20;
+  if (ctx.num_threads() > 1 && n * k >= kMinParallelWeights && n >= 2 * ctx.num_threads()) {
+    ctx.parallel_for(n, [&](int64_t begin, int64_t end) {
+      small_gemm::multiply(x, ldx, w + begin * k, end - begin, k, y + begin, n, rows);
+    });
+  } else {
+    small_gemm::multiply(x, ldx, w, n, k, y, n, rows);
+  }
   if (bias) {
     const float* b = bias->data<float>();
     const bool per_row = bias_dims[0] != 1, per_column = bias_dims[1] != 1;
@@ -511,7 +535,7 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
     const int64_t rows = fold ? shape_numel(batch_a) * m : m;
     if (small_b_ && fold && !b_vector && rows <= small_gemm::kMaxRows && epilogue_.loops_ok()) {
       const memory::dims bias_dims{1, bias ? bias->shape().back() : 1};
-      ctx.set_output(0, Value(run_small_product(a.data<float>(), k, rows, *small_b_, bias, bias_dims, epilogue_,
+      ctx.set_output(0, Value(run_small_product(ctx, a.data<float>(), k, rows, *small_b_, bias, bias_dims, epilogue_,
                                                 residuals, std::move(out_shape))));
       return;
     }
@@ -652,7 +676,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
     std::vector<std::pair<int, const Tensor*>> residuals;
     if (!epilogue_.residuals(ctx, out_shape, residuals)) return chain_.compute(ctx);
     if (small_b_ && m <= small_gemm::kMaxRows && (!trans_a_ || m == 1) && epilogue_.loops_ok()) {
-      ctx.set_output(0, Value(run_small_product(a.data<float>(), k, m, *small_b_, bias, bias_dims, epilogue_,
+      ctx.set_output(0, Value(run_small_product(ctx, a.data<float>(), k, m, *small_b_, bias, bias_dims, epilogue_,
                                                 residuals, out_shape)));
       return;
     }
@@ -700,7 +724,11 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
       constant_c_ = init.constant_input(2)->clone();
       for (float& v : constant_c_->values<float>()) v *= beta;
     }
-    if (constant_b_ && constant_b_->numel() <= small_gemm::kMaxWeights)
+    // Weights already [N, K] (transB, torch's nn.Linear export) take the direct path at any size:
+    // a product of a few rows streams them once in any layout, so they are used in place, where
+    // packing them would double their memory and take longer than the product (a 411 MB
+    // classifier layer: 6 s on a busy machine).
+    if (constant_b_ && (constant_b_->numel() <= small_gemm::kMaxWeights || trans_b_))
       small_b_ = small_gemm::as_rows_of_k(*constant_b_, trans_b_);
     bf16_ = constant_b_ && native_bf16(init);
     prepack(init);
