@@ -183,6 +183,7 @@ void unpack_package(const fs::path& package, const fs::path& target) {
   try {
     fs::create_directories(target);
     const fs::path root = fs::canonical(target);
+    std::string chunk(1 << 20, '\0');  // one buffer for every entry
     for (zip_int64_t i = 0; i < count; ++i) {
       const std::string name = zip_get_name(archive.get(), static_cast<zip_uint64_t>(i), ZIP_FL_ENC_GUESS);
       if (name.back() == '/') {
@@ -204,7 +205,6 @@ void unpack_package(const fs::path& package, const fs::path& target) {
       PARITY_CHECK(entry, kInvalidModel, package.string(), ": cannot read entry '", name, "': ", zip_strerror(archive.get()));
       // Streamed in chunks: an entry's size is only what the archive claims.
       formats::AtomicFile file(out.string());
-      std::string chunk(1 << 20, '\0');
       zip_uint64_t total = 0;
       for (;;) {
         const zip_int64_t read = zip_fread(entry.get(), chunk.data(), chunk.size());
