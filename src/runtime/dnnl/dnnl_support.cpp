@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace parity::runtime::dnnl_support {
 
@@ -131,10 +132,16 @@ std::optional<dnnl::memory::desc> desc_from_untrusted_bytes(const std::string& b
   if (bytes.size() != sizeof d) return std::nullopt;
   std::memcpy(&d, bytes.data(), sizeof d);
   constexpr int64_t kMaxElements = int64_t{1} << 40;
-  if (d.ndims < 1 || d.ndims > DNNL_MAX_NDIMS || d.format_kind != dnnl_blocked || d.offset0 != 0 ||
+  // The enum fields are read as their integers: a value outside the enum is not even loadable.
+  auto raw = [](const auto& field) {
+    std::underlying_type_t<std::remove_cvref_t<decltype(field)>> value;
+    std::memcpy(&value, &field, sizeof value);
+    return static_cast<int64_t>(value);
+  };
+  if (d.ndims < 1 || d.ndims > DNNL_MAX_NDIMS || raw(d.format_kind) != dnnl_blocked || d.offset0 != 0 ||
       d.extra.flags != dnnl_memory_extra_flag_none)
     return std::nullopt;
-  switch (d.data_type) {
+  switch (raw(d.data_type)) {
     case dnnl_f32: case dnnl_bf16: case dnnl_f16: case dnnl_s8: case dnnl_u8: case dnnl_s32: break;
     default: return std::nullopt;
   }
