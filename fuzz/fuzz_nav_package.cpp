@@ -129,7 +129,9 @@ void query(const nav::PackageDescriptor& package) {
   parity::tools::report::Report report("fuzz", "fuzz");
   report.add_section(parity::tools::report::package_section(package.status()));
   report.html();
-  report.json().dump();
+  const std::string json_path = (base / "report.json").string();
+  report.write(json_path);  // what `package status --report r.json` writes
+  fs::remove(json_path);
   // The status written back (set_verified, retest) must read again.
   const std::string yaml = nav::status_to_yaml(package.status());
   const nav::WorkspaceStatus again = nav::status_from_yaml(yaml, "status.yaml");

@@ -228,5 +228,23 @@ TEST(ReportPackage, AStatusWithoutFormatsRendersAnEmptyMatrix) {
   EXPECT_TRUE(report.json()["sections"][0]["formats"].is_array());
 }
 
+// Found by fuzz_nav_package: a format or reason in status.yaml that is not UTF-8 made the JSON
+// report throw nlohmann's type_error (an internal error of `package status --report r.json`).
+TEST(ReportPackage, NamesThatAreNotUtf8AreWrittenReplaced) {
+  TempDir dir;
+  tools::navigator::WorkspaceStatus status;
+  status.config.source = "model\xff.onnx";
+  tools::navigator::FormatStatus format{"onnx\xfe", "onnx/model.onnx", {}, {}};
+  format.export_step.state = tools::navigator::StepState::kFail;
+  format.export_step.reason = "bad \xc3";
+  status.formats.push_back(format);
+  tools::report::Report report("parity package status", "parity package status p.nav --report r.json");
+  report.add_section(tools::report::package_section(status));
+  report.write((dir / "r.json").string());
+  report.write((dir / "r.html").string());
+  const auto json = nlohmann::json::parse(read_file(dir / "r.json"));
+  EXPECT_EQ(json["sections"][0]["formats"][0]["format"], "onnx\xef\xbf\xbd");
+}
+
 }  // namespace
 }  // namespace parity::testing
