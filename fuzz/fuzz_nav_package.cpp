@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -148,6 +149,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const fs::path shm("/dev/shm");
   base = (fs::is_directory(shm) ? shm : fs::temp_directory_path()) / ("parity-fuzz-nav-" + std::to_string(::getpid()));
   fs::create_directories(base);
+  std::atexit([] {  // libFuzzer ends with exit(): leave no folder behind
+    std::error_code ec;
+    fs::remove_all(base, ec);
+  });
   return 0;
 }
 
