@@ -11,7 +11,9 @@ namespace parity::fuzz {
 
 /// Caps tensor allocations far below libFuzzer's 2 GB malloc limit, so a shape that asks for
 /// gigabytes is parity's clean "too large" error rather than a reported out-of-memory.
-inline void limit_allocations() { ::setenv("PARITY_MAX_TENSOR_BYTES", "268435456", 1); }
+inline void limit_allocations(size_t bytes = size_t{256} << 20) {
+  ::setenv("PARITY_MAX_TENSOR_BYTES", std::to_string(bytes).c_str(), 1);
+}
 
 /// Runs fn; parity::Error (a clean one-line rejection) is swallowed, internal errors abort so the
 /// fuzzer reports them with the input.

@@ -8,7 +8,7 @@ out=$2
 parity=$3
 shared="$src/../shared"
 testdata=/usr/share/libonnx-testdata/data
-mkdir -p "$out"/{fuzz_model_load,fuzz_model_save,fuzz_npy,fuzz_npz,fuzz_polygraphy_json,fuzz_args,fuzz_plan_bytes,fuzz_plan_graph}
+mkdir -p "$out"/{fuzz_model_load,fuzz_model_save,fuzz_npy,fuzz_npz,fuzz_polygraphy_json,fuzz_args,fuzz_plan_bytes,fuzz_plan_graph,fuzz_nav_package}
 
 # Models: the bundled demo, the torch fixture pairs, the fixtures, and every backend-test model
 # under 32 KB (one per operator test: ~1,000 small, diverse graphs incl. subgraphs).
@@ -69,3 +69,52 @@ for m in "${plan_sources[@]}"; do
   [ -f "$plan" ] || "$parity" convert "$m" -o "$plan" >/dev/null 2>&1 || rm -f "$plan"
 done
 cp -f "$out"/fuzz_plan_bytes/*.plan "$out/fuzz_plan_graph/"
+
+# .nav packages: one small navigator workspace (ReLU, four formats on the ref runner, short
+# profiling windows; a few seconds), saved with and without its data and with one cell verified.
+# The same packages also go in as entry lists (name NUL content ...; see fuzz_nav_package.cpp) so
+# mutations reach status.yaml and the entry names past the zip's CRCs, beside crafted hostile lists.
+nav="$out/fuzz_nav_package"
+relu="$testdata/node/test_relu/model.onnx"
+[ -f "$relu" ] || relu="$src/models/demo.onnx"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+if [ ! -f "$nav/relu.nav" ] &&
+  "$parity" optimize "$relu" --workspace "$work/ws" --runners ref --target-formats onnx onnx-sanitized onnx-fp16 \
+    plan-fp32 --sample-count 1 --window-ms 5 --max-trials 3 -q >/dev/null 2>&1; then
+  "$parity" package save "$work/ws" -o "$nav/relu.nav" -q
+  "$parity" package save "$work/ws" -o "$nav/relu-no-data.nav" --no-data -q
+  "$parity" package verify "$work/ws" --format onnx --runtime ref -q >/dev/null
+  "$parity" package save "$work/ws" -o "$nav/relu-verified.nav" --no-data -q
+fi
+python3 - "$nav" <<'PY'
+import os, sys, zipfile
+dest = sys.argv[1]
+
+def entry_list(entries):
+    # Contents holding NUL cannot be list fields: they go in empty.
+    out = b""
+    for name, data in entries:
+        out += name.encode() + b"\0" + (b"" if b"\0" in data else data) + b"\0"
+    return out
+
+for package in sorted(f for f in os.listdir(dest) if f.endswith(".nav")):
+    with zipfile.ZipFile(os.path.join(dest, package)) as z:
+        entries = [(i.filename, z.read(i.filename)) for i in z.infolist()]
+    open(os.path.join(dest, package[:-4] + ".list"), "wb").write(entry_list(entries))
+
+status = (b"format_version: 1\nformats:\n  onnx:\n    model_path: onnx/model.onnx\n    export: {status: OK}\n"
+          b"    runtimes: {ref: {conversion: {status: OK}, correctness: {status: OK}}}\n")
+hostile = {
+    "dotdot": [("status.yaml", status), ("../escaped", b"x")],
+    "absolute": [("status.yaml", status), ("/tmp/parity-fuzz-absolute", b"x")],
+    "symlink": [("status.yaml", status), ("@onnx", b"/tmp")],
+    "duplicate": [("status.yaml", status), ("a/b", b"1"), ("a/./b", b"2")],
+    "file-then-folder": [("status.yaml", status), ("onnx", b"x"), ("onnx/model.onnx", b"y")],
+    "folder-entry": [("status.yaml", status), ("onnx/", b""), ("onnx/model.onnx", b"y")],
+    "model-path-escape": [("status.yaml", status.replace(b"onnx/model.onnx", b"../../etc/passwd"))],
+    "no-status": [("onnx/model.onnx", b"y")],
+}
+for name, entries in hostile.items():
+    open(os.path.join(dest, name + ".list"), "wb").write(entry_list(entries))
+PY

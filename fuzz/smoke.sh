@@ -12,7 +12,7 @@ seconds=${2:-60}
 runs=${3:-4000}
 mkdir -p "$fuzz/findings"
 for target in fuzz_model_load fuzz_model_save fuzz_npy fuzz_npz fuzz_polygraphy_json fuzz_args fuzz_plan_bytes \
-  fuzz_plan_graph; do
+  fuzz_plan_graph fuzz_nav_package; do
   corpus="$fuzz/corpus/$target"
   work="$fuzz/run/$target"  # new inputs found in this run; the seed corpus stays as seeded
   mkdir -p "$work"

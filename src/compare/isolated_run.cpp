@@ -6,16 +6,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <new>
+#include <optional>
 #include <thread>
 
-#include "core/formats/file_io.h"
-#include "core/formats/polygraphy_json.h"
+#include "core/formats/npy.h"
 #include "core/status.h"
 
 namespace parity::compare {
@@ -54,12 +55,133 @@ void write_scratch(const std::string& path, const std::string& bytes) {
   PARITY_CHECK(out.good(), kIo, "cannot write ", path, " (the runner subprocess's results)");
 }
 
-// Reads a scratch file back. Not through formats::read_binary_file: that notes the file as an input
-// of the command, and once the folder is removed a new output may get the same inode.
+// Reads a scratch file back (in one read: these hold megabytes of tensors). Not through
+// formats::read_binary_file: that notes the file as an input of the command, and once the folder
+// is removed a new output may get the same inode.
 std::string read_scratch(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   PARITY_CHECK(in, kIo, "cannot read ", path, " (the subprocess's results)");
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::string bytes(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  PARITY_CHECK(in.good() || bytes.empty(), kIo, "cannot read ", path, " (the subprocess's results)");
+  return bytes;
+}
+
+// The child's results travel as one .npy file per tensor (numpy.save's bytes, from parity's own
+// writer: no base64 or JSON around megabytes of data) plus a small binary manifest with what the
+// files do not say: iteration and feed counts, tensor names in their order, runtimes and runner
+// names. Names are length-prefixed, so any bytes survive.
+class ManifestWriter {
+ public:
+  void count(uint64_t n) { put(&n, sizeof(n)); }
+  void text(const std::string& value) {
+    count(value.size());
+    bytes_.append(value);
+  }
+  void runtime(const std::optional<double>& seconds) {
+    const uint8_t known = seconds.has_value();
+    put(&known, 1);
+    const double value = seconds.value_or(0);
+    put(&value, sizeof(value));
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  void put(const void* data, size_t size) { bytes_.append(static_cast<const char*>(data), size); }
+  std::string bytes_;
+};
+
+class ManifestReader {
+ public:
+  explicit ManifestReader(std::string bytes) : bytes_(std::move(bytes)) {}
+  uint64_t count() {
+    uint64_t n = 0;
+    get(&n, sizeof(n));
+    return n;
+  }
+  std::string text() {
+    const uint64_t size = count();
+    PARITY_CHECK(size <= bytes_.size() - pos_, kInternal, "the runner subprocess's manifest is truncated");
+    std::string value = bytes_.substr(pos_, size);
+    pos_ += size;
+    return value;
+  }
+  std::optional<double> runtime() {
+    uint8_t known = 0;
+    get(&known, 1);
+    double value = 0;
+    get(&value, sizeof(value));
+    return known ? std::optional<double>(value) : std::nullopt;
+  }
+
+ private:
+  void get(void* out, size_t size) {
+    PARITY_CHECK(size <= bytes_.size() - pos_, kInternal, "the runner subprocess's manifest is truncated");
+    std::memcpy(out, bytes_.data() + pos_, size);
+    pos_ += size;
+  }
+  std::string bytes_;
+  size_t pos_ = 0;
+};
+
+std::string tensor_file(const fs::path& folder, const char* kind, size_t map, size_t index) {
+  return (folder / (std::string(kind) + "_" + std::to_string(map) + "_" + std::to_string(index) + ".npy")).string();
+}
+
+void write_tensors(const fs::path& folder, const char* kind, size_t map_index, const TensorMap& map,
+                   ManifestWriter& manifest) {
+  manifest.count(map.size());
+  size_t index = 0;
+  for (const auto& [name, tensor] : map) {
+    manifest.text(name);
+    std::string npy;
+    try {
+      npy = npy_to_bytes(tensor);
+    } catch (const Error& e) {
+      fail(e.code(), "tensor '", name, "': ", e.what());
+    }
+    write_scratch(tensor_file(folder, kind, map_index, index++), npy);
+  }
+}
+
+TensorMap read_tensors(const fs::path& folder, const char* kind, size_t map_index, ManifestReader& manifest) {
+  TensorMap map;
+  const uint64_t count = manifest.count();
+  for (uint64_t index = 0; index < count; ++index) {
+    const std::string name = manifest.text();
+    const std::string path = tensor_file(folder, kind, map_index, index);
+    map.set(name, npy_from_string(read_scratch(path), path));
+  }
+  return map;
+}
+
+void write_exchange(const fs::path& folder, const IsolatedRun& run) {
+  ManifestWriter manifest;
+  manifest.count(run.iterations.size());
+  for (size_t i = 0; i < run.iterations.size(); ++i) {
+    manifest.text(run.iterations[i].runner_name);
+    manifest.runtime(run.iterations[i].runtime);
+    write_tensors(folder, "output", i, run.iterations[i].outputs, manifest);
+  }
+  manifest.count(run.feeds.size());
+  for (size_t i = 0; i < run.feeds.size(); ++i) write_tensors(folder, "feed", i, run.feeds[i], manifest);
+  // Last: its presence says every tensor file is complete.
+  write_scratch((folder / "manifest.bin").string(), manifest.bytes());
+}
+
+void read_exchange(const fs::path& folder, IsolatedRun& run) {
+  ManifestReader manifest(read_scratch((folder / "manifest.bin").string()));
+  const uint64_t iterations = manifest.count();
+  for (uint64_t i = 0; i < iterations; ++i) {
+    IterationResult result;
+    result.runner_name = manifest.text();
+    result.runtime = manifest.runtime();
+    result.outputs = read_tensors(folder, "output", i, manifest);
+    run.iterations.push_back(std::move(result));
+  }
+  const uint64_t feeds = manifest.count();
+  for (uint64_t i = 0; i < feeds; ++i) run.feeds.push_back(read_tensors(folder, "feed", i, manifest));
 }
 
 [[noreturn]] void child_main(const ExchangeFolder& folder, const Isolation& isolation,
@@ -155,24 +277,10 @@ IsolatedRun run_in_child(const std::string& runner_name, const Isolation& isolat
                          const std::function<IsolatedRun()>& work) {
   IsolatedRun run;
   run.failure = run_in_child_folder(
-      runner_name, isolation,
+      runner_name, isolation, [&](const fs::path& folder) { write_exchange(folder, work()); },
       [&](const fs::path& folder) {
-        IsolatedRun done = work();
-        RunResults results;
-        results.add(runner_name, std::move(done.iterations));
-        write_scratch((folder / "results.json").string(), run_results_to_json(results));
-        write_scratch((folder / "feeds.json").string(), inputs_to_json(done.feeds));
-      },
-      [&](const fs::path& folder) {
-        if (!fs::exists(folder / "results.json") || fs::exists(folder / "error.txt")) return;
-        RunResults results = read_run_results((folder / "results.json").string());
-        PARITY_CHECK(results.size() == 1, kInternal, "the subprocess of ", runner_name, " returned ", results.size(), " runs");
-        run.iterations = std::move(results.runs[0].second);
-        run.feeds = read_inputs_json((folder / "feeds.json").string());
-        // Read through the input-tracking readers: once the folder is gone, a later output of this
-        // command may get the same inode and would be refused as an overwritten input.
-        formats::forget_input((folder / "results.json").string());
-        formats::forget_input((folder / "feeds.json").string());
+        if (!fs::exists(folder / "manifest.bin") || fs::exists(folder / "error.txt")) return;
+        read_exchange(folder, run);
       });
   if (!run.failure.empty()) {
     run.iterations.clear();

@@ -1,6 +1,7 @@
 // Runs a piece of work (one runner over its feeds) in a forked child process, so a crash, an
 // abort, a hang or a memory blow-up in a third-party runtime becomes a reason string instead of
-// taking the parent down. Results come back through Polygraphy JSON files in a private folder.
+// taking the parent down. Results come back as .npy files (one per tensor) and a small manifest in a
+// private folder.
 #pragma once
 
 #include <filesystem>

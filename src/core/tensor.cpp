@@ -1,5 +1,7 @@
 #include "core/tensor.h"
 
+#include "core/allocation_limit.h"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -90,7 +92,7 @@ std::string gib(size_t bytes) {
 
 // Checked before allocating: shapes come from models, data files and the command line, and an
 // absurd one must be one clear error, not a bad_alloc (or the OOM killer) somewhere later.
-std::shared_ptr<Storage> allocate_storage(DType dtype, const Shape& shape, int64_t numel, bool zeroed = true) {
+size_t checked_bytes(DType dtype, const Shape& shape, int64_t numel) {
   const size_t element = dtype == DType::kString ? sizeof(std::string) : dtype_size(dtype);
   size_t bytes = 0;
   PARITY_CHECK(!__builtin_mul_overflow(static_cast<size_t>(numel), element, &bytes), kInvalidArgument,
@@ -98,10 +100,17 @@ std::shared_ptr<Storage> allocate_storage(DType dtype, const Shape& shape, int64
   PARITY_CHECK(bytes <= max_tensor_bytes(), kInvalidArgument, "a ", dtype_name(dtype), " tensor of shape ",
                shape_to_string(shape), " needs ", gib(bytes), ", more than the ", gib(max_tensor_bytes()),
                " parity may allocate (this machine's memory, or $PARITY_MAX_TENSOR_BYTES)");
+  return bytes;
+}
+
+std::shared_ptr<Storage> allocate_storage(DType dtype, const Shape& shape, int64_t numel, bool zeroed = true) {
+  const size_t bytes = checked_bytes(dtype, shape, numel);
   if (dtype == DType::kString) return std::make_shared<StringStorage>(static_cast<size_t>(numel));
   return std::make_shared<HeapStorage>(bytes, zeroed);
 }
 }  // namespace
+
+size_t checked_tensor_bytes(DType dtype, const Shape& shape) { return checked_bytes(dtype, shape, shape_numel(shape)); }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   PARITY_CHECK(is_valid_dtype(dtype), kInvalidArgument, "cannot create a tensor of dtype ",

@@ -5,6 +5,8 @@
 #include <new>
 #include <vector>
 
+#include "core/allocation_limit.h"
+
 namespace parity::runtime {
 
 struct BufferPool::State {
@@ -105,7 +107,7 @@ uint64_t BufferPool::hits() const {
 
 Tensor pooled_uninitialized_tensor(DType dtype, const Shape& shape) {
   if (dtype == DType::kString || !is_valid_dtype(dtype)) return Tensor::uninitialized(dtype, shape);
-  const size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  const size_t bytes = checked_tensor_bytes(dtype, shape);  // the pool allocates outside Tensor
   if (bytes < BufferPool::kMinPooledBytes) return Tensor::uninitialized(dtype, shape);
   return Tensor(dtype, shape, BufferPool::instance().acquire(bytes));
 }

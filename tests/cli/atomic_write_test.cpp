@@ -1,6 +1,6 @@
 // Writes are atomic and never replace an input: a parity killed with SIGKILL while saving a large
-// RunResults file leaves the previous file (or none), and a command refuses to write over a file
-// it read.
+// RunResults file or plan leaves the previous file (or none), and a command refuses to write over a
+// file it read (a model, its data, a plan).
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/formats/polygraphy_json.h"
+#include "runtime/plan/plan_file.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -146,6 +147,81 @@ TEST(AtomicWriteTest, KilledSaveOutputsLeavesOldFileOrNone) {
   }
 }
 
+// y = Add(x, w) with a constant w of `elements` float32s (seeded): a plan as large as the test needs.
+void write_large_weights_model(const fs::path& path, int64_t elements) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("large_weights");
+  auto value = [&](onnx::ValueInfoProto* v, const std::string& name) {
+    v->set_name(name);
+    auto* tensor = v->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(onnx::TensorProto::FLOAT);
+    tensor->mutable_shape()->add_dim()->set_dim_value(elements);
+  };
+  value(g->add_input(), "x");
+  value(g->add_output(), "y");
+  onnx::TensorProto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(elements);
+  std::vector<float> values(static_cast<size_t>(elements));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  for (auto& v : values) v = dist(rng);
+  w->set_raw_data(values.data(), values.size() * sizeof(float));
+  onnx::NodeProto* node = g->add_node();
+  node->set_op_type("Add");
+  node->add_input("x");
+  node->add_input("w");
+  node->add_output("y");
+  std::ofstream out(path, std::ios::binary);
+  ASSERT_TRUE(model.SerializeToOstream(&out));
+}
+
+TEST(AtomicWriteTest, KilledPlanSaveLeavesOldPlanOrNone) {
+  TempDir dir;
+  const fs::path model = dir / "weights.onnx";
+  write_large_weights_model(model, 8 << 20);  // 32 MiB of weights
+  const fs::path out = dir / "big.plan";
+  const std::vector<std::string> args{"convert", model.string(), "-o", out.string()};
+  ASSERT_EQ(run_parity(args).exit_code, 0);
+  std::optional<std::string> previous = read_file(out);
+  ASSERT_GT(previous->size(), 32u << 20);
+
+  std::mt19937 rng(20261123);
+  int killed_while_writing = 0;
+  for (int round = 0; round < 4; ++round) {
+    if (round == 2) {  // later rounds start with no plan at all
+      fs::remove(out);
+      previous.reset();
+    }
+    const pid_t pid = spawn_parity(args);
+    wait_until_writing(dir.path(), out, pid);
+    const int delay_ms = std::uniform_int_distribution<int>(0, 20)(rng);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    killed_while_writing += WIFSIGNALED(status) ? 1 : 0;
+    SCOPED_TRACE("round " + std::to_string(round) + ", killed " + std::to_string(delay_ms) + " ms into the write");
+    if (!fs::exists(out)) {
+      EXPECT_FALSE(previous.has_value()) << "the old plan disappeared";
+      continue;
+    }
+    const std::string now = read_file(out);
+    // Either the old plan, or a new one that was complete before it was renamed into place.
+    if (now != previous) EXPECT_TRUE(runtime::plan::load_plan(out).is_ok()) << "a truncated plan of " << now.size() << " bytes";
+    previous = now;
+  }
+  EXPECT_GT(killed_while_writing, 0) << "no round was killed mid-run: the test did not test anything";
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(name == "weights.onnx" || name == "big.plan" || name.rfind(".big.plan.parity-tmp-", 0) == 0) << name;
+  }
+}
+
 TEST(AtomicWriteTest, RefusesToWriteOverAnInputOfTheSameCommand) {
   TempDir dir;
   const fs::path model = dir / "identity.onnx";
@@ -170,6 +246,16 @@ TEST(AtomicWriteTest, RefusesToWriteOverAnInputOfTheSameCommand) {
   r = run_parity({"run", model.string(), "--ref", "--input-shapes", "x:[4]", "--save-outputs", alias.string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("is the same file as " + model.string()), std::string::npos) << r.output;
+
+  // A plan is an input too: --save-outputs over the plan being run used to replace it with JSON.
+  const fs::path plan = dir / "identity.plan";
+  ASSERT_EQ(run_parity({"convert", model.string(), "-o", plan.string()}).exit_code, 0);
+  const std::string plan_bytes = read_file(plan);
+  r = run_parity({"run", plan.string(), "--ref", "--input-shapes", "x:[4]", "--save-outputs", plan.string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("refusing to write " + plan.string() + ": it is an input of this command"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(read_file(plan), plan_bytes);
 }
 
 }  // namespace

@@ -146,5 +146,23 @@ TEST(BufferPool, ZeroFilledOutputsAreZeroInAReusedBuffer) {
   EXPECT_EQ(z.shape(), (Shape{1000, 100}));
 }
 
+// Found by fuzz_plan_graph: a plan's ConstantOfShape of 20 GB went through the pool, which
+// allocated without the size check every Tensor allocation makes (an out-of-memory, not one line).
+TEST(BufferPool, PooledOutputsAreCheckedAgainstTheAllocationLimitFirst) {
+  try {
+    pooled_uninitialized_tensor(DType::kFloat32, {int64_t{1} << 50});  // 4 PiB
+    ADD_FAILURE() << "a 4 PiB tensor was allocated";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("parity may allocate"), std::string::npos) << e.what();
+  }
+  try {
+    pooled_uninitialized_tensor(DType::kFloat64, {int64_t{1} << 31, int64_t{1} << 31});  // 2^62 x 8 bytes
+    ADD_FAILURE() << "an unaddressable tensor was allocated";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too large to address"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(pooled_uninitialized_tensor(DType::kFloat32, {1 << 18}).numel(), 1 << 18);  // 1 MiB: pooled, fine
+}
+
 }  // namespace
 }  // namespace parity::runtime

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -190,6 +191,20 @@ void AtomicFile::commit() {
 void write_binary_file(const std::string& path, std::string_view contents) {
   AtomicFile file(path);
   file.write(contents);
+  file.commit();
+}
+
+void copy_file(const std::string& from, const std::string& to) {
+  check_readable_file(from);
+  std::ifstream in(from, std::ios::binary);
+  PARITY_CHECK(in, kIo, "cannot read ", from);
+  AtomicFile file(to);
+  std::string chunk(1 << 20, '\0');
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    file.write(std::string_view(chunk.data(), static_cast<size_t>(in.gcount())));
+  }
+  PARITY_CHECK(in.eof(), kIo, "cannot read ", from);
   file.commit();
 }
 

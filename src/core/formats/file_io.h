@@ -67,4 +67,8 @@ class AtomicFile {
 /// Writes contents to path atomically (AtomicFile). Throws kIo naming the path.
 void write_binary_file(const std::string& path, std::string_view contents);
 
+/// Copies the file at `from` to `to` atomically (AtomicFile), in chunks. `from` is not noted as an
+/// input (callers that copy their own files may rewrite them). Throws kNotFound/kIo naming the path.
+void copy_file(const std::string& from, const std::string& to);
+
 }  // namespace parity::formats

@@ -244,7 +244,10 @@ void RunResultsStreamWriter::end_iteration(Part& part) {
 void RunResultsStreamWriter::finish() {
   PARITY_ASSERT(!finished_, "RunResultsStreamWriter::finish called twice");
   finished_ = true;
-  const std::string tmp = path_ + ".tmp";
+  // The parts are joined in a temporary file beside the target and renamed into place (AtomicFile):
+  // a killed run leaves the old file or none, and an input of the command is never written over.
+  formats::AtomicFile file(path_);
+  const std::string& tmp = file.temp_path();
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     PARITY_CHECK(out, kIo, "cannot write '", tmp, "' (", std::strerror(errno), ")");
@@ -263,9 +266,7 @@ void RunResultsStreamWriter::finish() {
     out.close();
     PARITY_CHECK(out, kIo, "cannot write '", tmp, "' (disk full?)");
   }
-  std::error_code ec;
-  fs::rename(tmp, path_, ec);
-  PARITY_CHECK(!ec, kIo, "cannot write '", path_, "' (", ec.message(), ")");
+  file.commit();
 }
 
 }  // namespace parity

@@ -5,6 +5,8 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 namespace parity::runtime::dnnl_support {
 
@@ -122,6 +124,50 @@ bool append_activation(PostOps& post, const KernelInit& tail) {
     return eltwise(alg::eltwise_clip_v2, lo, hi);
   }
   return false;
+}
+
+std::optional<dnnl::memory::desc> desc_from_untrusted_bytes(const std::string& bytes) {
+  dnnl::memory::desc desc;
+  dnnl_memory_desc_t& d = desc.data;
+  if (bytes.size() != sizeof d) return std::nullopt;
+  std::memcpy(&d, bytes.data(), sizeof d);
+  constexpr int64_t kMaxElements = int64_t{1} << 40;
+  // The enum fields are read as their integers: a value outside the enum is not even loadable.
+  auto raw = [](const auto& field) {
+    std::underlying_type_t<std::remove_cvref_t<decltype(field)>> value;
+    std::memcpy(&value, &field, sizeof value);
+    return static_cast<int64_t>(value);
+  };
+  if (d.ndims < 1 || d.ndims > DNNL_MAX_NDIMS || raw(d.format_kind) != dnnl_blocked || d.offset0 != 0 ||
+      d.extra.flags != dnnl_memory_extra_flag_none)
+    return std::nullopt;
+  switch (raw(d.data_type)) {
+    case dnnl_f32: case dnnl_bf16: case dnnl_f16: case dnnl_s8: case dnnl_u8: case dnnl_s32: break;
+    default: return std::nullopt;
+  }
+  const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+  if (b.inner_nblks < 0 || b.inner_nblks > DNNL_MAX_NDIMS) return std::nullopt;
+  int64_t block[DNNL_MAX_NDIMS];
+  for (int i = 0; i < d.ndims; ++i) block[i] = 1;
+  for (int k = 0; k < b.inner_nblks; ++k) {
+    if (b.inner_idxs[k] < 0 || b.inner_idxs[k] >= d.ndims || b.inner_blks[k] < 1 || b.inner_blks[k] > 1024)
+      return std::nullopt;
+    block[b.inner_idxs[k]] *= b.inner_blks[k];
+  }
+  int64_t elements = 1;
+  for (int i = 0; i < d.ndims; ++i) {
+    if (d.dims[i] < 1 || d.padded_dims[i] < d.dims[i] || d.padded_dims[i] > kMaxElements || d.padded_offsets[i] != 0 ||
+        block[i] > d.padded_dims[i] || d.padded_dims[i] % block[i] != 0)
+      return std::nullopt;
+    if (elements > kMaxElements / d.padded_dims[i]) return std::nullopt;
+    elements *= d.padded_dims[i];
+  }
+  // Each outer index times its stride stays within the padded size.
+  for (int i = 0; i < d.ndims; ++i) {
+    const int64_t outer = d.padded_dims[i] / block[i];
+    if (b.strides[i] < 0 || (outer > 1 && b.strides[i] > elements / (outer - 1))) return std::nullopt;
+  }
+  return desc;
 }
 
 }  // namespace parity::runtime::dnnl_support

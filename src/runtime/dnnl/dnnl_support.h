@@ -45,6 +45,12 @@ dnnl::memory::desc plain_desc(const Shape& shape, dnnl::memory::data_type type =
 /// Wraps a tensor's buffer without copying. oneDNN takes a non-const pointer even for sources.
 dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& tensor);
 
+/// A memory descriptor read from untrusted bytes (a plan's packed weights): nullopt unless it is a
+/// blocked layout oneDNN can compute with (1..12 dims, a known data type, no offsets or extra
+/// flags, blocks that divide the padded dims, strides within the padded size), so that
+/// get_size() and the primitives see no division by zero, overflow or index past the arrays.
+std::optional<dnnl::memory::desc> desc_from_untrusted_bytes(const std::string& bytes);
+
 /// Runs `prim` on a stream of cpu_engine() with the session's thread count.
 void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args, int threads);
 

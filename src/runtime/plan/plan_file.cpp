@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/formats/file_io.h"
 #include "core/version.h"
 #include "model/proto_convert.h"
 #include "runtime/channels_last.h"
@@ -447,6 +448,7 @@ class PlanBytes : public Storage {
     auto bytes = std::shared_ptr<PlanBytes>(new PlanBytes());
     const int fd = ::open(path.c_str(), O_RDONLY);
     PARITY_CHECK(fd >= 0, kNotFound, "cannot open plan '", path.string(), "'");
+    formats::note_input(path.string());  // a plan being run is never written over
     struct stat st {};
     if (::fstat(fd, &st) != 0) {
       ::close(fd);
@@ -865,11 +867,17 @@ std::string plan_to_bytes(const Session& session, const std::string& source_mode
 }
 
 void save_plan(const Session& session, const fs::path& path, const std::string& source_model, double build_seconds) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  PARITY_CHECK(out, kIo, "cannot write plan '", path.string(), "'");
-  write_plan(session, out, /*holes=*/true, source_model, build_seconds);
-  out.flush();
-  PARITY_CHECK(out.good(), kIo, "writing plan '", path.string(), "' failed");
+  // Streamed into a temporary file beside the plan and renamed into place: a killed or failing
+  // save leaves the old plan or none, and a plan this command read is never written over.
+  formats::AtomicFile file(path.string());
+  {
+    std::ofstream out(file.temp_path(), std::ios::binary | std::ios::trunc);
+    PARITY_CHECK(out, kIo, "cannot write plan '", path.string(), "'");
+    write_plan(session, out, /*holes=*/true, source_model, build_seconds);
+    out.flush();
+    PARITY_CHECK(out.good(), kIo, "writing plan '", path.string(), "' failed");
+  }
+  file.commit();
 }
 
 Result<Session> load_plan(const fs::path& path, const SessionOptions& options) {

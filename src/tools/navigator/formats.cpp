@@ -241,7 +241,7 @@ void export_format(const FormatInfo& format, const fs::path& workspace, const fs
   }
   if (format.name == "torchscript") {
     PARITY_CHECK(status.config.source_kind == "torchscript", kUnsupported, "the source is not a TorchScript model");
-    fs::copy_file(source, out, fs::copy_options::overwrite_existing);
+    formats::copy_file(source.string(), out.string());
     return;
   }
   if (format.name == "onnx") {

@@ -152,7 +152,7 @@ void unpack_package(const fs::path& package, const fs::path& target) {
   ZipPtr archive(zip_open(package.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &open_error));
   PARITY_CHECK(archive, kInvalidModel, package.string(), " is not a .nav package (not a zip archive)");
   const zip_int64_t count = zip_get_num_entries(archive.get(), 0);
-  std::set<std::string> seen;
+  std::set<std::string> seen, files, folders;
   bool has_status = false;
   // Check every entry before writing anything.
   for (zip_int64_t i = 0; i < count; ++i) {
@@ -163,49 +163,62 @@ void unpack_package(const fs::path& package, const fs::path& target) {
                  "; refusing to unpack (it could write outside ", target.string(), ")");
     PARITY_CHECK(!is_symlink_entry(archive.get(), static_cast<zip_uint64_t>(i)), kInvalidModel, package.string(),
                  ": entry '", name, "' is a symbolic link; refusing to unpack");
-    PARITY_CHECK(seen.insert(fs::path(name).lexically_normal().generic_string()).second, kInvalidModel, package.string(),
-                 ": entry '", name, "' appears twice");
+    const bool is_folder = name.back() == '/';
+    std::string key = fs::path(name).lexically_normal().generic_string();
+    while (!key.empty() && key.back() == '/') key.pop_back();
+    PARITY_CHECK(!key.empty() && key != ".", kInvalidModel, package.string(), ": entry '", name, "' names no file");
+    PARITY_CHECK(seen.insert(key + (is_folder ? "/" : "")).second, kInvalidModel, package.string(), ": entry '", name,
+                 "' appears twice");
+    (is_folder ? folders : files).insert(key);
+    for (fs::path parent = fs::path(key).parent_path(); !parent.empty(); parent = parent.parent_path())
+      folders.insert(parent.generic_string());
     has_status = has_status || name == "status.yaml";
   }
+  for (const auto& file : files)
+    PARITY_CHECK(!folders.count(file), kInvalidModel, package.string(), ": entry '", file,
+                 "' is both a file and a folder");
   PARITY_CHECK(has_status, kInvalidModel, package.string(), " is not a .nav package (no status.yaml)");
-  fs::create_directories(target);
-  const fs::path root = fs::canonical(target);
-  for (zip_int64_t i = 0; i < count; ++i) {
-    const std::string name = zip_get_name(archive.get(), static_cast<zip_uint64_t>(i), ZIP_FL_ENC_GUESS);
-    if (name.back() == '/') {
-      fs::create_directories(root / name);
-      continue;
-    }
-    const fs::path out = (root / name).lexically_normal();
-    fs::create_directories(out.parent_path());
-    // The parent must still be inside the target (no folder on the way is a link).
-    const fs::path parent = fs::canonical(out.parent_path());
-    const std::string rel = fs::relative(parent, root).generic_string();
-    PARITY_CHECK(rel.rfind("..", 0) != 0, kInvalidModel, package.string(), ": entry '", name, "' leads outside ", target.string());
-    zip_stat_t st;
-    zip_stat_init(&st);
-    PARITY_CHECK(zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &st) == 0, kInvalidModel, package.string(),
-                 ": cannot read entry '", name, "'");
-    zip_file_t* entry = zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0);
-    PARITY_CHECK(entry, kInvalidModel, package.string(), ": cannot read entry '", name, "': ", zip_strerror(archive.get()));
-    // Streamed in chunks: an entry's size is only what the archive claims.
-    formats::AtomicFile file(out.string());
-    std::string chunk(1 << 20, '\0');
-    zip_uint64_t total = 0;
-    for (;;) {
-      const zip_int64_t read = zip_fread(entry, chunk.data(), chunk.size());
-      if (read < 0) {
-        zip_fclose(entry);
-        fail(ErrorCode::kInvalidModel, package.string(), ": entry '", name, "' is damaged");
+  // The checks above rule out every conflict in the archive itself; what is left is the file
+  // system (full disk, permissions), named as such rather than escaping as a library exception.
+  try {
+    fs::create_directories(target);
+    const fs::path root = fs::canonical(target);
+    std::string chunk(1 << 20, '\0');  // one buffer for every entry
+    for (zip_int64_t i = 0; i < count; ++i) {
+      const std::string name = zip_get_name(archive.get(), static_cast<zip_uint64_t>(i), ZIP_FL_ENC_GUESS);
+      if (name.back() == '/') {
+        fs::create_directories(root / name);
+        continue;
       }
-      if (read == 0) break;
-      file.write(std::string_view(chunk.data(), static_cast<size_t>(read)));
-      total += static_cast<zip_uint64_t>(read);
+      const fs::path out = (root / name).lexically_normal();
+      fs::create_directories(out.parent_path());
+      // The parent must still be inside the target (no folder on the way is a link).
+      const fs::path parent = fs::canonical(out.parent_path());
+      const std::string rel = fs::relative(parent, root).generic_string();
+      PARITY_CHECK(rel.rfind("..", 0) != 0, kInvalidModel, package.string(), ": entry '", name, "' leads outside ", target.string());
+      zip_stat_t st;
+      zip_stat_init(&st);
+      PARITY_CHECK(zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &st) == 0, kInvalidModel, package.string(),
+                   ": cannot read entry '", name, "'");
+      const std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> entry(
+          zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0), zip_fclose);
+      PARITY_CHECK(entry, kInvalidModel, package.string(), ": cannot read entry '", name, "': ", zip_strerror(archive.get()));
+      // Streamed in chunks: an entry's size is only what the archive claims.
+      formats::AtomicFile file(out.string());
+      zip_uint64_t total = 0;
+      for (;;) {
+        const zip_int64_t read = zip_fread(entry.get(), chunk.data(), chunk.size());
+        PARITY_CHECK(read >= 0, kInvalidModel, package.string(), ": entry '", name, "' is damaged");
+        if (read == 0) break;
+        file.write(std::string_view(chunk.data(), static_cast<size_t>(read)));
+        total += static_cast<zip_uint64_t>(read);
+      }
+      PARITY_CHECK(total == st.size, kInvalidModel, package.string(), ": entry '", name, "' is damaged");
+      file.commit();
+      if (out.extension() == ".sh") fs::permissions(out, fs::perms::owner_exec, fs::perm_options::add);
     }
-    zip_fclose(entry);
-    PARITY_CHECK(total == st.size, kInvalidModel, package.string(), ": entry '", name, "' is damaged");
-    file.commit();
-    if (out.extension() == ".sh") fs::permissions(out, fs::perms::owner_exec, fs::perm_options::add);
+  } catch (const fs::filesystem_error& e) {
+    fail(ErrorCode::kIo, "cannot unpack ", package.string(), " into ", target.string(), ": ", e.code().message());
   }
 }
 

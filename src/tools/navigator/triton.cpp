@@ -143,7 +143,7 @@ TritonDeployment deploy_to_triton(const PackageDescriptor& package, const fs::pa
                                std::string_view(static_cast<const char*>(tensor.raw_data()), tensor.size_bytes()));
   }
   const fs::path model = package.get_model(choice->format);
-  fs::copy_file(model, model_dir / "1" / model.filename(), fs::copy_options::overwrite_existing);
+  formats::copy_file(model.string(), (model_dir / "1" / model.filename()).string());
   formats::write_binary_file((model_dir / "config.pbtxt").string(), config);
   return {model_dir, *choice, config};
 }

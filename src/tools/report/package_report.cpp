@@ -130,6 +130,7 @@ Json package_section(const nav::WorkspaceStatus& status) {
   s["type"] = "package";
   s["source"] = status.config.source;
   s["parity_version"] = status.parity_version;
+  s["formats"] = Json::array();  // also for a status without formats: the renderer reads it
   for (const auto& f : status.formats) {
     Json format;
     format["format"] = f.format;

@@ -107,7 +107,10 @@ std::string Report::html() const { return html_page(doc_); }
 void Report::write(const std::string& path) const {
   const Format format = check_report_path(path);
   // NaN and inf are not JSON: dump() writes them as null, which the renderers read as "none".
-  formats::write_binary_file(path, format == Format::kJson ? doc_.dump(2) + "\n" : html());
+  // Names from files (a package's formats, a model's tensors) need not be UTF-8: invalid bytes
+  // become U+FFFD rather than an exception.
+  formats::write_binary_file(
+      path, format == Format::kJson ? doc_.dump(2, ' ', false, Json::error_handler_t::replace) + "\n" : html());
 }
 
 void register_section_renderer(const std::string& type, SectionRenderer renderer) {

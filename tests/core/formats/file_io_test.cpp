@@ -1,11 +1,12 @@
 // AtomicFile and input tracking: an uncommitted write never touches the target, a committed one
-// replaces it whole, and tracked inputs cannot be written over.
+// replaces it whole, and tracked inputs cannot be written over; copy_file goes through both.
 #include "core/formats/file_io.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <random>
 
 #include "core/status.h"
 #include "support/test_support.h"
@@ -88,6 +89,34 @@ TEST(InputTrackingTest, RefusesInputsOnlyWhileEnabledAndNotForced) {
   formats::allow_overwriting_inputs();
   formats::write_binary_file(input.string(), "forced");
   EXPECT_EQ(read_file(input), "forced");
+  formats::set_input_tracking(false);
+}
+
+TEST(CopyFileTest, CopiesEveryByteAtomicallyAndNeverOverAnInput) {
+  TempDir dir;
+  std::string bytes(2500000, '\0');  // more than one chunk
+  std::mt19937 rng(5);
+  for (auto& c : bytes) c = static_cast<char>(rng());
+  const fs::path from = dir / "model.pt", to = dir / "copy.pt";
+  write_file(from, bytes);
+  write_file(to, "old contents");
+  formats::copy_file(from.string(), to.string());
+  EXPECT_EQ(read_file(to), bytes);
+  EXPECT_EQ(entries(dir.path()), 2u);  // no temporary left
+
+  // A missing source is one line, and the target keeps what it had.
+  try {
+    formats::copy_file((dir / "missing.pt").string(), to.string());
+    ADD_FAILURE() << "copied a missing file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_NE(std::string(e.what()).find("missing.pt"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_file(to), bytes);
+
+  formats::set_input_tracking(true);
+  formats::read_binary_file(to.string());
+  EXPECT_THROW(formats::copy_file(from.string(), to.string()), Error);
   formats::set_input_tracking(false);
 }
 

@@ -37,6 +37,17 @@ TEST(Reshape, WorksForStringsAndBool) {
       .output(boolean({2, 2}, {true, false, false, true})).run();
 }
 
+// Found by fuzz_plan_graph: the product of the requested dims overflowed int64 (UB) before the
+// element counts were compared. It is one error now, and a 0 dim still makes huge ones fine.
+TEST(Reshape, DimsWhoseProductOverflowsAreOneError) {
+  expect_node_error(OpTester("Reshape", 13).input(iota_f32({6})).input(i64({3}, {int64_t{1} << 40, int64_t{1} << 40, 6})),
+                    ErrorCode::kRuntime, "more elements than a 64-bit count can hold");
+  expect_node_error(OpTester("Reshape", 13).input(iota_f32({6})).input(i64({3}, {int64_t{1} << 32, int64_t{1} << 32, -1})),
+                    ErrorCode::kRuntime, "more elements than a 64-bit count can hold");  // wraps to exactly 0
+  OpTester("Reshape", 14).attr("allowzero", 1).input(f32({0}, {})).input(i64({3}, {int64_t{1} << 40, int64_t{1} << 40, 0}))
+      .output(f32({int64_t{1} << 40, int64_t{1} << 40, 0}, {})).run();
+}
+
 TEST(Reshape, AttributeVersion) {
   OpTester("Reshape", 1).attr_ints("shape", std::vector<int64_t>{3, 2}).input(iota_f32({6})).output(iota_f32({3, 2})).run();
 }

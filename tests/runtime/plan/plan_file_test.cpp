@@ -8,6 +8,10 @@
 #include <functional>
 #include <random>
 
+#if PARITY_HAVE_DNNL
+#include <oneapi/dnnl/dnnl_types.h>
+#endif
+
 #include "runtime/model_builder.h"
 #include "runtime/plan/plan.pb.h"
 #include "runtime/subgraph.h"
@@ -269,6 +273,49 @@ TEST_F(PlanRefusal, ConstantSizeOverflowingItsShape) {
   }));
   EXPECT_NE(message.find("does not match its shape"), std::string::npos) << message;
 }
+
+#if PARITY_HAVE_DNNL
+TEST_F(PlanRefusal, PackedWeightsWithAnImpossibleLayout) {
+  // Found by fuzz_plan_graph: packed weights carry oneDNN's memory descriptor as raw bytes, and one
+  // whose padded dim was 2^58 - 1 made oneDNN divide by zero computing its size (SIGFPE). Every
+  // field oneDNN computes with is checked before it sees the descriptor.
+  const std::vector<std::pair<std::string, std::function<void(dnnl_memory_desc_t&)>>> edits{
+      {"fuzz input: padded dim 2^58 - 1", [](dnnl_memory_desc_t& d) { d.padded_dims[0] = 0x03ffffffffffffff; }},
+      {"a zero inner block", [](dnnl_memory_desc_t& d) {
+         d.format_desc.blocking.inner_nblks = 1;
+         d.format_desc.blocking.inner_blks[0] = 0;
+       }},
+      {"13 dims", [](dnnl_memory_desc_t& d) { d.ndims = 13; }},
+      {"a block index past the dims", [](dnnl_memory_desc_t& d) {
+         d.format_desc.blocking.inner_nblks = 1;
+         d.format_desc.blocking.inner_blks[0] = 8;
+         d.format_desc.blocking.inner_idxs[0] = 12;
+       }},
+      {"strides past the size", [](dnnl_memory_desc_t& d) {
+         for (int i = 0; i < d.ndims; ++i) d.format_desc.blocking.strides[i] = int64_t{1} << 62;
+       }},
+      {"an unknown format kind", [](dnnl_memory_desc_t& d) { d.format_kind = static_cast<dnnl_format_kind_t>(77); }},
+      {"an unknown data type", [](dnnl_memory_desc_t& d) { d.data_type = static_cast<dnnl_data_type_t>(99); }},
+  };
+  for (const auto& [what, edit] : edits) {
+    SCOPED_TRACE(what);
+    bool edited = false;
+    const std::string message = refusal(resealed([&](plan::PlanHeader&, plan::Plan& p) {
+      for (auto& node : *p.mutable_graph()->mutable_nodes()) {
+        if (node.packed_layout().size() != sizeof(dnnl_memory_desc_t)) continue;
+        dnnl_memory_desc_t desc;
+        std::memcpy(&desc, node.packed_layout().data(), sizeof desc);
+        edit(desc);
+        node.set_packed_layout(std::string(reinterpret_cast<const char*>(&desc), sizeof desc));
+        edited = true;
+        return;
+      }
+    }));
+    ASSERT_TRUE(edited) << "the demo plan has no packed weights to edit";
+    EXPECT_NE(message.find("packed weights have an unknown layout"), std::string::npos) << message;
+  }
+}
+#endif
 
 TEST_F(PlanRefusal, Truncated) {
   EXPECT_NE(refusal(bytes_.substr(0, bytes_.size() / 2)).find("is truncated"), std::string::npos);

@@ -241,6 +241,55 @@ TEST(NavigatorPackage, EntriesThatEscapeTheTargetAreRefusedBeforeAnythingIsWritt
   EXPECT_TRUE(fs::is_regular_file(dir / "fresh" / "model_input" / "a.txt"));
 }
 
+// A zip of (name, content) entries, in order.
+void write_zip_entries(const fs::path& path, const std::vector<std::pair<std::string, std::string>>& entries) {
+  int error = 0;
+  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+  ASSERT_TRUE(archive);
+  for (const auto& [name, content] : entries)
+    ASSERT_GE(zip_file_add(archive, name.c_str(), zip_source_buffer(archive, content.data(), content.size(), 0), 0), 0)
+        << name;
+  ASSERT_EQ(zip_close(archive), 0);
+}
+
+// Found by fuzz_nav_package: an entry that is a file and also the folder of another entry made
+// the unpacker throw std::filesystem_error (an internal error in the CLI) after writing the file.
+// Such archives, and names that normalize to the same file or to none, are refused before
+// anything is written.
+TEST(NavigatorPackage, EntriesThatConflictAreRefusedBeforeAnythingIsWritten) {
+  TempDir dir;
+  const std::string status = "format_version: 1\n";
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> entries;
+    std::string expected;
+  };
+  const std::vector<Case> cases{
+      {{{"status.yaml", status}, {"onnx", "x"}, {"onnx/model.onnx", "y"}}, "entry 'onnx' is both a file and a folder"},
+      {{{"status.yaml", status}, {"onnx/model.onnx", "y"}, {"onnx", "x"}}, "entry 'onnx' is both a file and a folder"},
+      {{{"status.yaml", status}, {"a/b/c", "y"}, {"a/b", "x"}}, "entry 'a/b' is both a file and a folder"},
+      {{{"status.yaml", status}, {"status.yaml/", ""}}, "entry 'status.yaml' is both a file and a folder"},
+      {{{"status.yaml", status}, {"a/b", "1"}, {"a/./b", "2"}}, "entry 'a/./b' appears twice"},
+      {{{"status.yaml", status}, {"./", ""}}, "entry './' names no file"},
+  };
+  for (const auto& c : cases) {
+    const fs::path package = dir / "conflict.nav";
+    write_zip_entries(package, c.entries);
+    const fs::path target = dir / "unpacked";
+    try {
+      nav::unpack_package(package, target);
+      ADD_FAILURE() << c.expected << ": was unpacked";
+    } catch (const Error& e) {
+      EXPECT_FALSE(e.is_internal()) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(target)) << c.expected << ": something was written";
+  }
+  // A folder entry beside files inside it is fine.
+  write_zip_entries(dir / "folders.nav", {{"status.yaml", status}, {"onnx/", ""}, {"onnx/model.onnx", "y"}});
+  nav::unpack_package(dir / "folders.nav", dir / "fresh");
+  EXPECT_EQ(read_file(dir / "fresh" / "onnx" / "model.onnx"), "y");
+}
+
 TEST(NavigatorFormats, EveryPlanPrecisionIsBuiltAndReproducedThroughConvert) {
   for (const char* precision : {"fp32", "fp16", "bf16", "int8"}) EXPECT_EQ(nav::plan_precision_unsupported(precision), "");
   EXPECT_EQ(nav::plan_precision_unsupported("fp8"), "fp8 plans are not supported by this build");

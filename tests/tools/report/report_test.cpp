@@ -9,7 +9,9 @@
 #include "compare/comparator.h"
 #include "core/status.h"
 #include "support/test_support.h"
+#include "tools/navigator/status.h"
 #include "tools/report/conformance_report.h"
+#include "tools/report/package_report.h"
 #include "tools/report/report.h"
 #include "tools/report/run_report.h"
 #include "tools/report/svg.h"
@@ -211,6 +213,37 @@ TEST(ReportPage, FileNameChoosesFormatAndBadNamesAreUserErrors) {
   tools::report::Report report("t", "c");
   report.add_section(Json{{"type", "no-such-section"}});
   EXPECT_THROW(report.html(), Error);
+}
+
+// Found by fuzz_nav_package: a package whose status.yaml lists no formats made the package
+// report's renderer read a "formats" key the section did not have (undefined behaviour in the
+// JSON library; here an uncaught exception).
+TEST(ReportPackage, AStatusWithoutFormatsRendersAnEmptyMatrix) {
+  tools::navigator::WorkspaceStatus status;
+  status.config.source = "model.onnx";
+  tools::report::Report report("parity package status", "parity package status p.nav --report r.html");
+  report.add_section(tools::report::package_section(status));
+  const std::string page = report.html();
+  EXPECT_NE(page.find("<h2>Formats</h2>"), std::string::npos);
+  EXPECT_TRUE(report.json()["sections"][0]["formats"].is_array());
+}
+
+// Found by fuzz_nav_package: a format or reason in status.yaml that is not UTF-8 made the JSON
+// report throw nlohmann's type_error (an internal error of `package status --report r.json`).
+TEST(ReportPackage, NamesThatAreNotUtf8AreWrittenReplaced) {
+  TempDir dir;
+  tools::navigator::WorkspaceStatus status;
+  status.config.source = "model\xff.onnx";
+  tools::navigator::FormatStatus format{"onnx\xfe", "onnx/model.onnx", {}, {}};
+  format.export_step.state = tools::navigator::StepState::kFail;
+  format.export_step.reason = "bad \xc3";
+  status.formats.push_back(format);
+  tools::report::Report report("parity package status", "parity package status p.nav --report r.json");
+  report.add_section(tools::report::package_section(status));
+  report.write((dir / "r.json").string());
+  report.write((dir / "r.html").string());
+  const auto json = nlohmann::json::parse(read_file(dir / "r.json"));
+  EXPECT_EQ(json["sections"][0]["formats"][0]["format"], "onnx\xef\xbf\xbd");
 }
 
 }  // namespace

@@ -409,9 +409,9 @@ class DnnlConvKernel : public Kernel,
 
   /// Uses saved packed weights in place (they stay in the plan's mapping, held by `state.data`).
   void restore(const PackedState& state, const KernelInit& init) {
-    memory::desc desc;
-    if (state.layout.size() != sizeof desc.data) init.fail("the plan's packed weights have an unknown layout");
-    std::memcpy(&desc.data, state.layout.data(), sizeof desc.data);
+    const std::optional<memory::desc> untrusted = dnnl_support::desc_from_untrusted_bytes(state.layout);
+    if (!untrusted) init.fail("the plan's packed weights have an unknown layout");
+    const memory::desc& desc = *untrusted;
     if (desc.get_size() != state.data.size_bytes() || state.data.dtype() != DType::kUInt8)
       init.fail("the plan's packed weights do not match their layout");
     prepacked_data_ = state.data;

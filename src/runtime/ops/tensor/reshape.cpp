@@ -36,6 +36,7 @@ class ReshapeKernel final : public Kernel {
     Shape out(requested.size());
     int64_t inferred = -1;
     int64_t known = 1;
+    bool overflow = false, has_zero = false;  // a product past int64 is fine only with a 0 dim
     for (size_t i = 0; i < requested.size(); ++i) {
       const int64_t d = requested[i];
       if (d == -1) {
@@ -53,8 +54,12 @@ class ReshapeKernel final : public Kernel {
       } else {
         out[i] = d;
       }
-      known *= out[i];
+      overflow = __builtin_mul_overflow(known, out[i], &known) || overflow;
+      has_zero = has_zero || out[i] == 0;
     }
+    if (has_zero) known = 0;
+    if (overflow && !has_zero)
+      ctx.fail("shape ", shape_to_string(requested), " has more elements than a 64-bit count can hold");
     if (inferred >= 0) {
       if (known == 0)
         ctx.fail("cannot infer the -1 dimension of ", shape_to_string(requested), " when other dimensions are 0");
