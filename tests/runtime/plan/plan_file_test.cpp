@@ -297,8 +297,9 @@ TEST_F(PlanRefusal, PackedWeightsWithAnImpossibleLayout) {
       {"an unknown format kind", [](dnnl_memory_desc_t& d) { d.format_kind = static_cast<dnnl_format_kind_t>(77); }},
       {"an unknown data type", [](dnnl_memory_desc_t& d) { d.data_type = static_cast<dnnl_data_type_t>(99); }},
   };
-  for (const auto& [what, edit] : edits) {
-    SCOPED_TRACE(what);
+  for (const auto& what_and_edit : edits) {
+    SCOPED_TRACE(what_and_edit.first);
+    const auto& edit = what_and_edit.second;  // clang 14 cannot capture a structured binding
     bool edited = false;
     const std::string message = refusal(resealed([&](plan::PlanHeader&, plan::Plan& p) {
       for (auto& node : *p.mutable_graph()->mutable_nodes()) {
