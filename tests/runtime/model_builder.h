@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <initializer_list>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,15 @@ inline void add_graph_attr(onnx::NodeProto& n, const std::string& name, const on
   a->set_name(name);
   a->set_type(onnx::AttributeProto::GRAPH);
   *a->mutable_g() = g;
+}
+
+/// Float32 values uniform in [-1, 1) from a fixed seed (weights and feeds for tests).
+inline Tensor random_tensor(const Shape& shape, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  Tensor t(DType::kFloat32, shape);
+  for (float& v : t.values<float>()) v = dist(gen);
+  return t;
 }
 
 }  // namespace parity::testing

@@ -11,13 +11,7 @@
 namespace parity {
 namespace {
 
-Tensor random_tensor(const Shape& shape, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t(DType::kFloat32, shape);
-  for (float& v : t.values<float>()) v = dist(gen);
-  return t;
-}
+using testing::random_tensor;
 
 /// x -> Relu "relu" -> Mul(100000) "amplify" -> y1 (beyond float16's 65504)
 ///                  \-> MatMul "mm" -> Sigmoid "squash" -> Add "shift" -> y2

@@ -16,13 +16,7 @@ namespace {
 
 using runtime::Session;
 
-Tensor random_tensor(const Shape& shape, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t(DType::kFloat32, shape);
-  for (float& v : t.values<float>()) v = dist(gen);
-  return t;
-}
+using testing::random_tensor;
 
 /// x[1,4,8,8] -> Conv "c" -> Softmax "sm" -> y
 onnx::ModelProto model() {
