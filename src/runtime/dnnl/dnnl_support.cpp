@@ -170,6 +170,14 @@ std::optional<dnnl::memory::desc> desc_from_untrusted_bytes(const std::string& b
   return desc;
 }
 
+dnnl::memory::desc restored_weights_desc(const PackedState& state, const KernelInit& init) {
+  const std::optional<dnnl::memory::desc> desc = desc_from_untrusted_bytes(state.layout);
+  if (!desc) init.fail("the plan's packed weights have an unknown layout");
+  if (desc->get_size() != state.data.size_bytes() || state.data.dtype() != DType::kUInt8)
+    init.fail("the plan's packed weights do not match their layout");
+  return *desc;
+}
+
 }  // namespace parity::runtime::dnnl_support
 
 #endif  // PARITY_HAVE_DNNL

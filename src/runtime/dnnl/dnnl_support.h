@@ -20,6 +20,7 @@
 
 #include "core/tensor.h"
 #include "runtime/kernel.h"
+#include "runtime/packed_state.h"
 
 namespace parity::runtime::dnnl_support {
 
@@ -50,6 +51,10 @@ dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& tensor);
 /// flags, blocks that divide the padded dims, strides within the padded size), so that
 /// get_size() and the primitives see no division by zero, overflow or index past the arrays.
 std::optional<dnnl::memory::desc> desc_from_untrusted_bytes(const std::string& bytes);
+
+/// The layout of packed weights restored from a plan, checked against its bytes; a layout that is
+/// unknown or does not match the data fails the kernel's init with one line.
+dnnl::memory::desc restored_weights_desc(const PackedState& state, const KernelInit& init);
 
 /// Runs `prim` on a stream of cpu_engine() with the session's thread count.
 void execute(const dnnl::primitive& prim, const std::unordered_map<int, dnnl::memory>& args, int threads);

@@ -334,11 +334,7 @@ class PackedWeights : public PackedStateKernel {
  protected:
   /// Restores saved weights (they stay in the plan's mapping, held by restored_).
   void restore(const PackedState& state, const KernelInit& init) {
-    const std::optional<memory::desc> untrusted = dnnl_support::desc_from_untrusted_bytes(state.layout);
-    if (!untrusted) init.fail("the plan's packed weights have an unknown layout");
-    const memory::desc& desc = *untrusted;
-    if (desc.get_size() != state.data.size_bytes() || state.data.dtype() != DType::kUInt8)
-      init.fail("the plan's packed weights do not match their layout");
+    const memory::desc desc = dnnl_support::restored_weights_desc(state, init);
     restored_ = state.data;
     packs_.adopt(desc, memory(desc, ds::cpu_engine(), restored_.raw_data()));
   }

@@ -409,11 +409,7 @@ class DnnlConvKernel : public Kernel,
 
   /// Uses saved packed weights in place (they stay in the plan's mapping, held by `state.data`).
   void restore(const PackedState& state, const KernelInit& init) {
-    const std::optional<memory::desc> untrusted = dnnl_support::desc_from_untrusted_bytes(state.layout);
-    if (!untrusted) init.fail("the plan's packed weights have an unknown layout");
-    const memory::desc& desc = *untrusted;
-    if (desc.get_size() != state.data.size_bytes() || state.data.dtype() != DType::kUInt8)
-      init.fail("the plan's packed weights do not match their layout");
+    const memory::desc desc = dnnl_support::restored_weights_desc(state, init);
     prepacked_data_ = state.data;
     prepacked_desc_ = desc;
     prepacked_ = memory(desc, cpu_engine(), prepacked_data_.raw_data());
