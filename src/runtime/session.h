@@ -19,10 +19,7 @@
 #include "runtime/tactics.h"
 #include "runtime/value.h"
 
-namespace onnx {
-class ModelProto;
-class TypeProto;
-}
+#include "model/onnx_fwd.h"
 
 namespace parity::runtime {
 

@@ -11,9 +11,7 @@
 
 #include "core/tensor_map.h"
 
-namespace onnx {
-class ModelProto;
-}
+#include "model/onnx_fwd.h"
 
 namespace parity::tools {
 
