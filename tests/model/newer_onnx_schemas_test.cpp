@@ -10,6 +10,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <filesystem>
+#include <set>
 
 #include "core/status.h"
 #include "model/checker.h"
@@ -203,12 +204,24 @@ TEST(NewerOnnxSchemas, EveryOnnx123NodeTestModelChecksAndInfers) {
     if (std::getenv("CI")) FAIL() << suite << " is missing; run scripts/setup.sh";
     GTEST_SKIP() << suite << " is missing (run scripts/setup.sh)";
   }
+  // These give SpaceToDepth a `mode` attribute, which no SpaceToDepth version in ONNX 1.23's
+  // operator documentation has (SpaceToDepth-13 takes only blocksize): the checker's error is right.
+  const std::set<std::string> known_bad = {"test_spacetodepth_crd_mode_example", "test_spacetodepth_dcr_mode_example"};
   int models = 0;
   std::vector<std::string> problems;
   for (const auto& entry : fs::directory_iterator(suite)) {
     const fs::path path = entry.path() / "model.onnx";
     if (!fs::exists(path)) continue;
     ++models;
+    if (known_bad.count(entry.path().filename().string())) {
+      auto loaded = model::load_model(path);
+      ASSERT_TRUE(loaded.is_ok());
+      const auto findings = model::check_model_proto(loaded.value().proto(), entry.path());
+      EXPECT_TRUE(findings.size() == 1 && findings[0].error &&
+                  findings[0].message.find("Unrecognized attribute: mode") != std::string::npos)
+          << entry.path();
+      continue;
+    }
     auto loaded = model::load_model(path);
     if (!loaded.is_ok()) {
       problems.push_back(entry.path().filename().string() + ": " + loaded.error().what());
