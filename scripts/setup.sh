@@ -11,7 +11,7 @@ mkdir -p "$CACHE"
 # --- Debian packages -------------------------------------------------------------------------
 BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache
-  libonnx-dev libprotobuf-dev protobuf-compiler libzip-dev nlohmann-json3-dev libfmt-dev libre2-dev libyaml-cpp-dev libjpeg-dev libpng-dev
+  libprotobuf-dev protobuf-compiler python3 libzip-dev nlohmann-json3-dev libfmt-dev libre2-dev libyaml-cpp-dev libjpeg-dev libpng-dev
   libtiff-dev libwebp-dev libopenjp2-7-dev libstb-dev  # ImageDecoder: TIFF, WebP, JPEG 2000, BMP/PNM (stb_image)
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-testdata
@@ -37,6 +37,52 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# --- ONNX's C++ library ----------------------------------------------------------------------
+# Debian 12's libonnx is 1.12 (IR 8, opset 17); models exported today are IR 10, opset 20 and up.
+# parity links ONNX 1.17 (IR 10, opset 22: the newest whose upstream source Debian's archive serves
+# here), built once from the source package's upstream tarball, fetched with apt's own tools and
+# checked against its pinned SHA-256; parity registers its own schemas for opsets 23-28
+# (src/model/schemas/). Only the library is built (C++, -O2, no Python module, no tests), static and
+# in the C++ namespace `onnx_parity` (cmake/ParityOnnx.cmake says why): ~6 CPU-minutes, once.
+ONNX_VERSION=1.17.0
+ONNX_DEBIAN_VERSION=1.17.0-3
+ONNX_TARBALL=onnx_${ONNX_VERSION}.orig.tar.gz
+ONNX_SHA256=8d5e983c36037003615e5a02d36b18fc286541bf52de1a78f6cf9f32005a820e
+ONNX_PREFIX="$CACHE/onnx-$ONNX_VERSION"
+onnx_error() {
+  echo "[setup] error: could not build ONNX $ONNX_VERSION's C++ library: $*" >&2
+  exit 1
+}
+if [ ! -f "$ONNX_PREFIX/.complete" ]; then
+  echo "[setup] building ONNX $ONNX_VERSION's C++ library (once) into $ONNX_PREFIX"
+  work="$CACHE/onnx-build"
+  rm -rf "$work" "$ONNX_PREFIX" && mkdir -p "$work/apt/lists/partial"
+  # A source list for Debian 13 (trixie), on the mirror this machine's own apt configuration uses.
+  mirror=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
+  [ -n "$mirror" ] || mirror=$(sed -n 's/^deb \(\[[^]]*\] \)\{0,1\}\([^ ]*\) bookworm .*/\2/p' /etc/apt/sources.list 2>/dev/null | head -n 1)
+  [ -n "$mirror" ] || onnx_error "no Debian mirror found in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list"
+  echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" > "$work/apt/sources.list"
+  APT_OPTS=(-o "Dir::Etc::SourceList=$work/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+            -o "Dir::State::Lists=$work/apt/lists" -o Debug::NoLocking=1)
+  apt-get "${APT_OPTS[@]}" update -qq >/dev/null 2>&1 || onnx_error "apt-get update of the trixie source list failed"
+  uri=$(apt-get "${APT_OPTS[@]}" source --print-uris "onnx=$ONNX_DEBIAN_VERSION" 2>/dev/null |
+        sed -n "s/^'\([^']*\/$ONNX_TARBALL\)'.*/\1/p" | head -n 1)
+  [ -n "$uri" ] || onnx_error "Debian's source package onnx $ONNX_DEBIAN_VERSION is not listed"
+  /usr/lib/apt/apt-helper download-file "$uri" "$work/$ONNX_TARBALL" "SHA256:$ONNX_SHA256" >"$work/download.log" 2>&1 ||
+    onnx_error "downloading $ONNX_TARBALL failed"
+  tar -xzf "$work/$ONNX_TARBALL" -C "$work" || onnx_error "unpacking $ONNX_TARBALL failed"
+  # gen_proto.py (run by ONNX's build) needs only python3 itself.
+  cmake -S "$work/onnx-$ONNX_VERSION" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_INSTALL_PREFIX="$ONNX_PREFIX" -DBUILD_SHARED_LIBS=OFF \
+    -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DONNX_ML=1 -DONNX_NAMESPACE=onnx_parity -DONNX_USE_PROTOBUF_SHARED_LIBS=ON \
+    -DONNX_BUILD_TESTS=OFF -DBUILD_ONNX_PYTHON=OFF -DONNX_GEN_PB_TYPE_STUBS=OFF >"$work/configure.log" 2>&1 ||
+    onnx_error "configuring failed (see $work/configure.log)"
+  cmake --build "$work/build" -j "$(nproc)" >"$work/build.log" 2>&1 || onnx_error "compiling failed (see $work/build.log)"
+  cmake --install "$work/build" >"$work/install.log" 2>&1 || onnx_error "installing failed (see $work/install.log)"
+  touch "$ONNX_PREFIX/.complete"
+  rm -rf "$work"
 fi
 
 # --- npm packages (no install scripts run: `npm pack` only downloads the tarball) ---------------

@@ -12,10 +12,7 @@
 #include "runtime/session.h"
 #include "runtime/value.h"
 
-namespace onnx {
-class GraphProto;
-class TypeProto;
-}  // namespace onnx
+#include "model/onnx_fwd.h"
 
 namespace parity::compare {
 

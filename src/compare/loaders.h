@@ -19,9 +19,7 @@
 #include "options/args.h"
 #include "runners/runner.h"
 
-namespace onnx {
-class ModelProto;
-}
+#include "model/onnx_fwd.h"
 
 namespace parity::compare::loaders {
 

@@ -10,10 +10,7 @@
 
 #include "core/tensor.h"
 
-namespace onnx {
-class GraphProto;
-class AttributeProto;
-}  // namespace onnx
+#include "model/onnx_fwd.h"
 
 namespace parity::model {
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/logger.h"
+#include "model/schemas/newer_onnx.h"
 
 namespace parity::model {
 
@@ -127,7 +128,7 @@ class NodeByNodeChecker {
       for (const auto& op : model_.opset_import()) {
         const int64_t known = max_known_opset(op.domain());
         if (known > 0 && op.version() > known && message.find(str_cat("domain_version of ", op.version())) != std::string::npos)
-          return str_cat(message.substr(0, message.find('\n')), ": libonnx knows opsets up to ", known,
+          return str_cat(message.substr(0, message.find('\n')), ": this build's ONNX schemas go up to opset ", known,
                          ", so this operator is not checked");
       }
     }
@@ -150,6 +151,7 @@ class NodeByNodeChecker {
 
 std::vector<CheckerFinding> check_model_proto(const onnx::ModelProto& model, const fs::path& model_dir,
                                               const CheckerOptions& options) {
+  register_newer_onnx_schemas();
   std::vector<CheckerFinding> findings;
   NodeByNodeChecker(model, model_dir, options, findings).run(model.graph());
   return findings;

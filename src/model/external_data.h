@@ -11,9 +11,7 @@
 
 #include "core/tensor.h"
 
-namespace onnx {
-class TensorProto;
-}  // namespace onnx
+#include "model/onnx_fwd.h"
 
 namespace parity::model {
 

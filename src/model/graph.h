@@ -23,13 +23,7 @@
 #include "model/attribute.h"
 #include "model/model.h"
 
-namespace onnx {
-class ModelProto;
-class GraphProto;
-class NodeProto;
-class TensorProto;
-class ValueInfoProto;
-}  // namespace onnx
+#include "model/onnx_fwd.h"
 
 namespace parity::model {
 

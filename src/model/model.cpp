@@ -20,6 +20,7 @@
 #include "core/logger.h"
 #include "model/external_data.h"
 #include "model/proto_convert.h"
+#include "model/schemas/newer_onnx.h"
 
 namespace parity::model {
 
@@ -96,6 +97,7 @@ void for_each_tensor(onnx::ModelProto& model, const std::function<void(onnx::Ten
 
 Model parse_model(const void* data, size_t size, const fs::path& base_dir, const std::string& label,
                   bool check_external_data = true) {
+  register_newer_onnx_schemas();
   PARITY_CHECK(size > 0, kInvalidModel, "'", label, "' is empty, not an ONNX model");
   PARITY_CHECK(size <= kProtobufLimit, kInvalidModel, "'", label, "' is ", size,
                " bytes; protobuf cannot parse messages of 2 GiB or more (store the weights as external data)");
@@ -389,6 +391,7 @@ Status save_model(const Model& model, const fs::path& path, const SaveOptions& o
 }
 
 int64_t max_known_opset(const std::string& domain) {
+  register_newer_onnx_schemas();
   const auto& map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = map.find(normalize_domain(domain));
   return it == map.end() ? 0 : it->second.second;
@@ -406,7 +409,7 @@ std::vector<std::string> newer_than_library_warnings(const onnx::ModelProto& mod
     if (known > 0 && op.version() > known)
       warnings.push_back(str_cat("opset ", op.version(), " of domain '",
                                  op.domain().empty() ? std::string("ai.onnx") : op.domain(),
-                                 "' is newer than this build's libonnx (up to ", known,
+                                 "' is newer than this build's ONNX schemas (up to ", known,
                                  "); checks and shape inference may be incomplete"));
   }
   return warnings;

@@ -11,9 +11,7 @@
 
 #include "core/status.h"
 
-namespace onnx {
-class ModelProto;
-}  // namespace onnx
+#include "model/onnx_fwd.h"
 
 namespace parity::model {
 
@@ -96,7 +94,8 @@ Status save_model(const Model& model, const std::filesystem::path& path, const S
 /// when the message exceeds protobuf's 2 GiB limit.
 std::string serialize_model(const Model& model);
 
-/// Largest opset of a domain the linked libonnx knows (0 for unknown domains).
+/// Largest opset of a domain this build has schemas for: libonnx 1.17's plus parity's own
+/// (model/schemas/newer_onnx.h, ai.onnx up to 28); 0 for unknown domains.
 int64_t max_known_opset(const std::string& domain = "");
 /// Largest IR version the linked libonnx knows.
 int64_t max_known_ir_version();

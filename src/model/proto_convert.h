@@ -8,12 +8,7 @@
 #include "core/tensor.h"
 #include "model/attribute.h"
 
-namespace onnx {
-class TensorProto;
-class AttributeProto;
-class ValueInfoProto;
-class TypeProto;
-}  // namespace onnx
+#include "model/onnx_fwd.h"
 
 namespace parity::model {
 

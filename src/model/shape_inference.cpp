@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "model/model.h"
+#include "model/schemas/newer_onnx.h"
 
 namespace parity::model {
 namespace {
@@ -57,6 +58,7 @@ void refuse_missing_required_attributes(const onnx::ModelProto& model) {
 }  // namespace
 
 std::vector<std::string> infer_shapes(onnx::ModelProto& model, const ShapeInferenceOptions& options) {
+  register_newer_onnx_schemas();
   std::vector<std::string> warnings = newer_than_library_warnings(model);
   onnx::ShapeInferenceOptions lib_options(/*check_type=*/options.strict, /*error_mode=*/options.strict ? 1 : 0,
                                           /*data_prop=*/options.data_prop);

@@ -4,9 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace onnx {
-class ModelProto;
-}  // namespace onnx
+#include "model/onnx_fwd.h"
 
 namespace parity::model {
 

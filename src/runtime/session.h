@@ -20,10 +20,7 @@
 #include "runtime/tactics.h"
 #include "runtime/value.h"
 
-namespace onnx {
-class ModelProto;
-class TypeProto;
-}
+#include "model/onnx_fwd.h"
 
 namespace parity::runtime {
 

@@ -15,11 +15,7 @@
 #include "runtime/reduced_precision.h"
 #include "runtime/tactics.h"
 
-namespace onnx {
-class GraphProto;
-class FunctionProto;
-class TypeProto;
-}  // namespace onnx
+#include "model/onnx_fwd.h"
 
 namespace parity::runtime {
 

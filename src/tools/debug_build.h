@@ -12,9 +12,7 @@
 #include "core/tensor_map.h"
 #include "runtime/session.h"
 
-namespace onnx {
-class ModelProto;
-}
+#include "model/onnx_fwd.h"
 
 namespace parity::tools {
 

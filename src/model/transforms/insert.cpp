@@ -7,6 +7,7 @@
 
 #include "core/text.h"
 #include "model/transforms/extract.h"
+#include "model/schemas/newer_onnx.h"
 
 namespace parity::model::transforms {
 
@@ -125,6 +126,7 @@ size_t insertion_index(const model::Graph& g, const std::vector<model::ValuePtr>
 void insert_node(model::Graph& g, const InsertOptions& options) {
   PARITY_CHECK(!options.op.empty(), kInvalidArgument, "no --op given");
   PARITY_CHECK(!options.outputs.empty(), kInvalidArgument, "insert: give at least one tensor in --outputs");
+  model::register_newer_onnx_schemas();
   const onnx::OpSchema* schema = nullptr;
   if (options.domain.empty() || options.domain == "ai.onnx") {
     const int64_t opset = g.opset("");

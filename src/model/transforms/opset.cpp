@@ -9,6 +9,7 @@
 #include "core/logger.h"
 #include "model/checker.h"
 #include "model/external_data.h"
+#include "model/schemas/newer_onnx.h"
 
 namespace parity::model::transforms {
 
@@ -27,9 +28,10 @@ int64_t tensor_bytes(const onnx::TensorProto& t) {
 void convert_opset(model::Model& model, int64_t target_opset) {
   const int64_t current = model.opset("");
   PARITY_CHECK(current > 0, kInvalidModel, "the model imports no default-domain opset to convert from");
-  const int64_t newest = model::max_known_opset("");
+  // parity's schemas after libonnx's newest opset come without version-converter adapters.
+  const int64_t newest = model::libonnx_newest_opset();
   PARITY_CHECK(target_opset >= 1 && target_opset <= newest, kInvalidArgument, "--opset ", target_opset,
-               " is outside what the linked libonnx supports (1..", newest, ")");
+               " is outside what libonnx's version converter supports (1..", newest, ")");
   if (current == target_opset) return;
 
   // The converter copies every tensor through its own IR and knows nothing of external data, so

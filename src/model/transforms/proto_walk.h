@@ -3,12 +3,7 @@
 
 #include <functional>
 
-namespace onnx {
-class GraphProto;
-class ModelProto;
-class NodeProto;
-class TensorProto;
-}  // namespace onnx
+#include "model/onnx_fwd.h"
 
 namespace parity::model::transforms {
 

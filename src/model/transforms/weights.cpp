@@ -16,6 +16,7 @@
 #include "model/external_data.h"
 #include "model/transforms/proto_walk.h"
 #include "model/transforms/sparsity.h"
+#include "model/schemas/newer_onnx.h"
 
 namespace parity::model::transforms {
 
@@ -106,6 +107,7 @@ const std::map<std::string, StripRule>& base_rules() {
 }
 
 bool is_onnx_operator(const onnx::NodeProto& node) {
+  model::register_newer_onnx_schemas();
   return onnx::OpSchemaRegistry::Schema(node.op_type(), std::numeric_limits<int>::max(), "") != nullptr ||
          onnx::OpSchemaRegistry::Schema(node.op_type(), std::numeric_limits<int>::max(), "ai.onnx.ml") != nullptr;
 }

@@ -4,11 +4,13 @@
 
 #include <onnx/defs/schema.h>
 
+#include "model/schemas/newer_onnx.h"
 #include "tools/report/svg.h"
 
 namespace parity::tools::report {
 
 std::string operator_family(const std::string& op_type, const std::string& domain) {
+  model::register_newer_onnx_schemas();
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op_type, domain);
   if (!schema) return "other";
   // ONNX keeps each family's schemas in onnx/defs/<family>/ (defs.cc, old.cc).
