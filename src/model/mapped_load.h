@@ -13,9 +13,7 @@
 #include "core/status.h"
 #include "core/tensor.h"
 
-namespace onnx {
-class ModelProto;
-}  // namespace onnx
+#include "model/onnx_fwd.h"
 
 namespace parity::model {
 
