@@ -11,6 +11,7 @@
 
 #include "model/checker.h"
 #include "model/graph.h"
+#include "model/known_operators.h"
 #include "model/model.h"
 #include "model/shape_inference.h"
 #include "runtime/kernel.h"
@@ -81,7 +82,10 @@ class Linter {
     const auto& graph_proto = model_.proto().graph();
     if (graph_proto.node_size() == 0) report_.add(kWarning, "onnx_loader", "ONNX model has no nodes");
     newer_ = newer_than_library_warnings(model_.proto());
-    for (const auto& w : newer_) report_.add(kWarning, "parity", "The model's " + w);
+    unknown_ = model::unknown_operators(model_.proto());
+    for (const auto& w : newer_)
+      if (!said_by_unknown_operator(w)) report_.add(kWarning, "parity", "The model's " + w);
+    report_unknown_operators();
 
     graph_ = model::Graph::from_model(model_);
     size_t unnamed = 0;
@@ -102,6 +106,33 @@ class Linter {
  private:
   std::string label(const model::Node* n) const { return labels_.at(n); }
 
+  // An op without a schema at the model's opset (model/known_operators.h) is one error naming its
+  // nodes; libonnx's "No Op registered" and the missing-kernel warning for it would only repeat it.
+  void report_unknown_operators() {
+    for (const auto& u : unknown_) {
+      std::vector<std::string> nodes;
+      for (const auto& name : u.nodes)
+        if (!name.empty()) nodes.push_back(name);
+      report_.add(kError, "parity", u.message, std::move(nodes));
+    }
+  }
+
+  bool is_unknown_operator(const std::string& domain, const std::string& op, int64_t opset) const {
+    return std::any_of(unknown_.begin(), unknown_.end(), [&](const model::UnknownOperator& u) {
+      return u.domain == domain && u.op_type == op && u.opset == opset;
+    });
+  }
+
+  // A domain's "opset N is newer than this build's schemas" warning, when an unknown-operator error
+  // already names that domain's newer opset.
+  bool said_by_unknown_operator(const std::string& warning) const {
+    return std::any_of(unknown_.begin(), unknown_.end(), [&](const model::UnknownOperator& u) {
+      const std::string domain = u.domain.empty() ? "ai.onnx" : u.domain;
+      return warning.rfind(str_cat("opset ", u.opset, " of domain '", domain, "'"), 0) == 0 &&
+             u.message.find(" is newer than parity knows") != std::string::npos;
+    });
+  }
+
   // libonnx's checker, node by node: every failing node is named, and what only a libonnx newer
   // than this build could judge (newer IR or opsets) is a warning, never a hidden error.
   void check_with_libonnx() {
@@ -110,8 +141,12 @@ class Linter {
       // --ignore-external-data: the weight files are known to be missing; that is not the model's fault.
       if (model_.external_data_ignored() && f.message.rfind("Data of TensorProto (", 0) == 0) continue;
       std::vector<std::string> nodes;
-      if (f.node >= 0 && static_cast<size_t>(f.node) < graph_->nodes.size())
-        nodes.push_back(label(graph_->nodes[static_cast<size_t>(f.node)].get()));
+      if (f.node >= 0 && static_cast<size_t>(f.node) < graph_->nodes.size()) {
+        const model::Node* node = graph_->nodes[static_cast<size_t>(f.node)].get();
+        const std::string domain = normalize_domain(node->domain);
+        if (is_unknown_operator(domain, node->op_type, graph_->opset(domain))) continue;
+        nodes.push_back(label(node));
+      }
       const bool error = f.error && !is_custom_op_message(f.message);
       report_.add(error ? kError : kWarning, "onnx_checker", f.message, std::move(nodes));
     }
@@ -269,7 +304,8 @@ class Linter {
     for (const auto& n : g.nodes) {
       const std::string domain = normalize_domain(n->domain);
       const int64_t opset = graph_->opset(domain);
-      if (opset > 0 && !runtime::KernelRegistry::instance().resolve(domain, n->op_type, static_cast<int>(opset)))
+      if (opset > 0 && !is_unknown_operator(domain, n->op_type, opset) &&
+          !runtime::KernelRegistry::instance().resolve(domain, n->op_type, static_cast<int>(opset)))
         missing[{domain, n->op_type, opset}].push_back(label(n.get()));
       for (const auto& [_, sub] : n->subgraphs) collect_missing(*sub, missing);
     }
@@ -356,6 +392,7 @@ class Linter {
   std::shared_ptr<model::Graph> graph_;
   std::unordered_map<const model::Node*, std::string> labels_;
   std::vector<std::string> newer_;
+  std::vector<model::UnknownOperator> unknown_;
   const TensorMap* inputs_ = nullptr;
 };
 

@@ -83,5 +83,34 @@ TEST(Conformance, Onnx123NodeSuiteFp32) { check_suite("fp32", {}, onnx_1_23_suit
 
 TEST(Conformance, Onnx123NodeSuiteFp64Oracle) { check_suite("fp64", {"--precision", "fp64"}, onnx_1_23_suite()); }
 
+// The ort runner on ONNX 1.23's node suite, without a skip file: every tensor type of the suite
+// (float8, float4, int4/uint4, int2/uint2 included) is fed to ONNX Runtime and read back, so a case
+// errors only where ONNX Runtime itself refuses the model or fails running it (IR 14, ops or types
+// it lacks), never on a parity limit; and the pass count holds conformance_1_23_baseline.txt's.
+TEST(Conformance, Onnx123NodeSuiteOrtRunnerErrsOnlyWhereOnnxRuntimeDoes) {
+  PARITY_REQUIRE_RUNNER("ort");
+  const Suite suite = onnx_1_23_suite();
+  PARITY_REQUIRE_FILE(suite.dirs.front());
+  const auto baseline = read_baseline("ort", suite.baseline_file);
+  ASSERT_EQ(baseline.count("node"), 1u) << "no 'ort node N' line in " << suite.baseline_file;
+  TempDir tmp;
+  const CommandResult r = run_parity({"test", "onnx-backend", suite.dirs.front(), "--runner", "ort", "--no-skip-file",
+                                      "--ort-threads", "1", "--report", (tmp / "report.json").string()});
+  std::ifstream in(tmp / "report.json");
+  ASSERT_TRUE(in) << r.output;
+  const auto report = nlohmann::json::parse(in);
+  int passed = 0;
+  std::string parity_errors;
+  for (const auto& t : report["sections"][0]["tests"]) {
+    if (t["result"] == "pass") ++passed;
+    const std::string message = t.value("message", std::string());
+    if (t["result"] == "error" && message.rfind("ONNX Runtime ", 0) != 0)
+      parity_errors += "  " + t["id"].get<std::string>() + ": " + message + "\n";
+  }
+  std::printf("ort on the 1.23 node suite: %d passed\n", passed);
+  EXPECT_GE(passed, baseline.at("node")) << "ort's pass count dropped below the baseline";
+  EXPECT_TRUE(parity_errors.empty()) << "cases that error in parity, not in ONNX Runtime:\n" << parity_errors;
+}
+
 }  // namespace
 }  // namespace parity::testing

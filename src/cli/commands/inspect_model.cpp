@@ -12,8 +12,10 @@
 #include "cli/commands/model_edit_common.h"
 #include "tools/plan_report.h"
 #include "core/logger.h"
+#include "core/status.h"
 #include "model/cost.h"
 #include "model/graph.h"
+#include "model/known_operators.h"
 #include "model/model.h"
 #include "model/model_summary.h"
 #include "model/shape_inference.h"
@@ -60,6 +62,9 @@ class InspectModelCommand : public Command {
     if (runtime::plan::is_plan_file(path)) return inspect_plan(path, args, json);
     model::Model model = model::load_model(path, model_edit::load_options(args)).value();
     if (args.flag("shape_inference")) {
+      // An op (or op version) without a schema would be skipped silently, its outputs left unknown.
+      const auto unknown = model::unknown_operators(model.proto());
+      if (!unknown.empty()) fail(ErrorCode::kUnsupported, unknown.front().message);
       onnx::ModelProto inferred(model.proto());
       model::infer_shapes(inferred, /*data_prop=*/true);
       model.proto() = std::move(inferred);
