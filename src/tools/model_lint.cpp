@@ -148,6 +148,8 @@ class Linter {
         nodes.push_back(label(node));
       }
       const bool error = f.error && !is_custom_op_message(f.message);
+      if (error)
+        for (const auto& n : nodes) failed_checker_.insert(n);
       report_.add(error ? kError : kWarning, "onnx_checker", f.message, std::move(nodes));
     }
   }
@@ -219,8 +221,8 @@ class Linter {
 
   // libonnx lists every node it could not infer as "(op_type:Add, node name: bad_add): <error>".
   // Each named node with its own error fails, as Polygraphy's node-by-node lint names it; nodes
-  // that only lack a type because an earlier node failed are not blamed. Unattributed messages and
-  // models newer than libonnx stay warnings.
+  // that only lack a type because an earlier node failed are not blamed, nor twice a node that
+  // already fails libonnx's checker. Unattributed messages and models newer than libonnx stay warnings.
   void report_node_inference_errors(const std::string& message) {
     static const std::string kMarker = "(op_type:";
     static const std::string kName = ", node name: ";
@@ -237,8 +239,9 @@ class Linter {
       std::string error = part.substr(close + 3);
       while (!error.empty() && error.back() == ' ') error.pop_back();
       if (!by_label.count(name) || error.find("instead is null") != std::string::npos) continue;
-      report_.add(newer_.empty() ? kError : kWarning, "onnx_shape_inference", error, {name});
       attributed = true;
+      if (failed_checker_.count(name)) continue;  // the checker's error for it says the same
+      report_.add(newer_.empty() ? kError : kWarning, "onnx_shape_inference", error, {name});
     }
     if (!attributed) report_.add(kWarning, "onnx_shape_inference", message);
   }
@@ -393,6 +396,7 @@ class Linter {
   std::unordered_map<const model::Node*, std::string> labels_;
   std::vector<std::string> newer_;
   std::vector<model::UnknownOperator> unknown_;
+  std::set<std::string> failed_checker_;  // nodes with an error from libonnx's checker
   const TensorMap* inputs_ = nullptr;
 };
 
