@@ -1,10 +1,12 @@
 // `parity test onnx-backend` on bad input: an unknown op and a missing folder give one clear
-// line and exit 1; a single test folder runs and prints the summary.
+// line and exit 1; a single test folder runs and prints the summary; a peer runtime that crashes on
+// a case (OpenCV's importer) errs that case, in its child process, and the suite goes on.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "model_builder.h"
+#include "support/require.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -45,6 +47,22 @@ TEST(BackendCommand, MissingFolderIsAUserError) {
   CommandResult r = run_parity({"test", "onnx-backend", "/nonexistent/tests"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("test folder '/nonexistent/tests' does not exist"), std::string::npos) << r.output;
+}
+
+// OpenCV 4.6's ONNX importer dies with SIGSEGV on ONNX 1.23's expanded Celu cases; run in a child
+// process per case (RunnerInfo::isolate_by_default), the crash is those cases' error line.
+TEST(BackendCommand, PeerCrashErrsThatCaseAndTheSuiteGoesOn) {
+  PARITY_REQUIRE_RUNNER("opencv");
+  const std::filesystem::path suite = source_dir() / ".cache/onnx-testdata-1.23/node";
+  PARITY_REQUIRE_FILE(suite);
+  CommandResult r =
+      run_parity({"test", "onnx-backend", suite.string(), "--runner", "opencv", "--no-skip-file", "--filter", "celu"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("[pass] node/test_celu\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[error] node/test_celu_expanded: the runner's process was killed by signal 11"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Summary: "), std::string::npos) << r.output;
 }
 
 }  // namespace
