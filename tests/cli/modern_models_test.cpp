@@ -179,8 +179,9 @@ TEST(ModernModels, OpOrVersionParityDoesNotKnowIsOneLineNamingTheNewestItHas) {
 }
 
 // The model tools judge ONNX's own domains by the schemas this build has: an op, or op version,
-// without one cannot be checked or inferred, so `inspect model --shape-inference` and `check lint`
-// refuse it with one line naming the node, op, domain, version and the newest version parity knows.
+// without one cannot be checked or inferred, so `inspect model --shape-inference` (and
+// --list-unbounded-dds, which infers shapes first) and `check lint` refuse it with one line naming
+// the node, op, domain, version and the newest version parity knows.
 TEST(ModernModels, ModelToolsRefuseAnOpOrVersionWithoutSchemaInOneLine) {
   TempDir tmp;
   struct Case {
@@ -207,10 +208,13 @@ TEST(ModernModels, ModelToolsRefuseAnOpOrVersionWithoutSchemaInOneLine) {
     const fs::path model = tmp / (c.op + ".onnx");
     write_one_node_model(model, c.op, c.domain, c.opset);
 
-    const CommandResult inspect = run_parity({"inspect", "model", model.string(), "--shape-inference"});
-    EXPECT_EQ(inspect.exit_code, 1) << inspect.output;
-    EXPECT_NE(inspect.output.find("[E] " + c.message + "\n"), std::string::npos) << inspect.output;
-    EXPECT_EQ(error_lines(inspect.output), 1u) << inspect.output;
+    for (const char* inferring : {"--shape-inference", "--list-unbounded-dds"}) {
+      SCOPED_TRACE(inferring);
+      const CommandResult inspect = run_parity({"inspect", "model", model.string(), inferring});
+      EXPECT_EQ(inspect.exit_code, 1) << inspect.output;
+      EXPECT_NE(inspect.output.find("[E] " + c.message + "\n"), std::string::npos) << inspect.output;
+      EXPECT_EQ(error_lines(inspect.output), 1u) << inspect.output;
+    }
 
     const CommandResult lint = run_parity({"check", "lint", model.string()});
     EXPECT_EQ(lint.exit_code, 1) << lint.output;

@@ -61,10 +61,12 @@ class InspectModelCommand : public Command {
     else logger().info("Loading model: ", path);
     if (runtime::plan::is_plan_file(path)) return inspect_plan(path, args, json);
     model::Model model = model::load_model(path, model_edit::load_options(args)).value();
-    if (args.flag("shape_inference")) {
+    if (args.flag("shape_inference") || args.flag("list_unbounded_dds")) {
       // An op (or op version) without a schema would be skipped silently, its outputs left unknown.
       const auto unknown = model::unknown_operators(model.proto());
       if (!unknown.empty()) fail(ErrorCode::kUnsupported, unknown.front().message);
+    }
+    if (args.flag("shape_inference")) {
       onnx::ModelProto inferred(model.proto());
       model::infer_shapes(inferred, /*data_prop=*/true);
       model.proto() = std::move(inferred);
