@@ -13,8 +13,10 @@ namespace parity::model::transforms {
 std::shared_ptr<model::Graph> graph_with_inferred_types(const model::Model& model) {
   model::Model typed = model;
   try {
+    // What these say (IR or opsets newer than libonnx) load_model already warned about, naming the
+    // file; the tools that infer types again and again would only repeat it.
     for (const auto& w : model::infer_shapes(typed.proto(), model::ShapeInferenceOptions{}))
-      logger().warning(w);
+      logger().verbose(w);
   } catch (const Error& e) {
     logger().warning("shape inference failed (", e.what(), "); using the types the model records");
     typed = model;
