@@ -1,8 +1,9 @@
-// Spec: https://onnx.ai/onnx/operators/onnx__Transpose.html, onnx__Concat.html
-// Optimized Transpose (ops/tensor/transpose_fast.cpp) and Concat (ops/tensor/concat_fast.cpp)
-// against the reference kernels: every perm of ranks 1-4, size-1 and empty dims, channel
-// shuffle, each element size, negative axes, empty inputs, threads; and the cases they leave to
-// the reference (strings, bad perms and shapes, which must still fail the same way).
+// Spec: https://onnx.ai/onnx/operators/onnx__Transpose.html, onnx__Concat.html, onnx__Slice.html
+// Optimized Transpose (ops/tensor/transpose_fast.cpp), Concat (ops/tensor/concat_fast.cpp) and
+// Slice (ops/tensor/slice_fast.cpp) against the reference kernels: every perm of ranks 1-4,
+// size-1 and empty dims, channel shuffle, each element size, negative axes and steps, empty
+// inputs, threads, slices that are views of their input; and the cases they leave to the
+// reference (strings, bad perms, shapes and slice parameters, which must still fail the same way).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -126,6 +127,89 @@ TEST(OptimizedLayout, ThreadedCopiesMatchTheReference) {
   const Tensor expected = run(KernelTier::kReference, 1);
   for (int threads : {1, 2, 3})
     EXPECT_TRUE(testing::tensors_close(run(KernelTier::kOptimized, threads), expected, 0, 0)) << threads;
+}
+
+void compare_slice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                   const std::optional<std::vector<int64_t>>& axes = std::nullopt,
+                   const std::optional<std::vector<int64_t>>& steps = std::nullopt) {
+  SCOPED_TRACE(shape_to_string(x.shape()) + " starts " + shape_to_string(starts) + " ends " + shape_to_string(ends) +
+               (axes ? " axes " + shape_to_string(*axes) : "") + (steps ? " steps " + shape_to_string(*steps) : ""));
+  OpTester t = testing::one_output_node("Slice", 13);
+  const auto ints = [](const std::vector<int64_t>& v) {
+    return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v);
+  };
+  t.input(x).input(ints(starts)).input(ints(ends));
+  if (axes || steps) t.input(ints(axes.value_or(std::vector<int64_t>{})));
+  if (steps) t.input(ints(*steps));
+  t.tolerance(0, 0).compare_tiers();
+}
+
+// ShuffleNetV2's channel halves (views of the input), ranges along inner dims (copies with
+// merged rows), negative and clamped bounds, negative and large steps, size-1 and empty dims.
+TEST(OptimizedSlice, ViewsAndCopiesMatchTheReference) {
+  const Tensor x = random_tensor({1, 116, 14, 14}, 1);
+  compare_slice(x, {0}, {58}, std::vector<int64_t>{1});                      // a view
+  compare_slice(x, {58}, {116}, std::vector<int64_t>{1});                    // a view at an offset
+  compare_slice(x, {58}, {INT64_MAX}, std::vector<int64_t>{-3});             // clamped end
+  compare_slice(x, {2, 3}, {5, 9}, std::vector<int64_t>{2, 3});              // rows of a window
+  compare_slice(x, {1}, {-1}, std::vector<int64_t>{-1});                     // innermost range
+  compare_slice(x, {0, 0}, {116, 14}, std::vector<int64_t>{1, 3}, std::vector<int64_t>{2, 3});  // steps
+  compare_slice(x, {-1}, {INT64_MIN}, std::vector<int64_t>{1}, std::vector<int64_t>{-1});       // reversed
+  compare_slice(x, {100}, {-200}, std::vector<int64_t>{1}, std::vector<int64_t>{-7});
+  compare_slice(x, {5}, {6}, std::vector<int64_t>{1}, std::vector<int64_t>{INT64_MAX});  // one element, huge step
+  const Tensor y = random_tensor({4, 3, 5, 6}, 2);
+  compare_slice(y, {1}, {3});                                                // outermost range: a view
+  compare_slice(y, {2, 1}, {3, 2});                                          // one row: a view inside
+  compare_slice(y, {1, 0, 2}, {3, 3, 4});                                    // blocks of 2 rows
+  compare_slice(y, {0, 0, 0, 0}, {4, 3, 5, 6});                              // everything
+  compare_slice(y, {3}, {3});                                                // empty
+  compare_slice(y, {0, 7}, {4, 9}, std::vector<int64_t>{0, 3});              // empty past the end
+  compare_slice(random_tensor({0, 3}, 3), {0}, {2}, std::vector<int64_t>{1});  // empty input
+  compare_slice(random_tensor({7}, 4), {2}, {5});                              // rank 1
+  for (DType dtype : {DType::kUInt8, DType::kFloat16, DType::kInt64, DType::kBool, DType::kFloat64})
+    compare_slice(as(random_tensor({2, 6, 3}, 5), dtype), {1, 1}, {5, 3}, std::vector<int64_t>{1, 2});
+}
+
+// Slices of one value feeding several consumers, some of them views, beside the value itself:
+// a graph like ShuffleNetV2's split, with the input released while its views live on.
+TEST(OptimizedSlice, ViewsOfOneValueInAGraphMatchTheReference) {
+  testing::ModelBuilder b(13);
+  b.input("x", DType::kFloat32, {1, 8, 3, 3});
+  b.output("y", DType::kFloat32, {1, 8, 3, 3});
+  b.initializer("zero", Tensor::from_vector<int64_t>({1}, {0}))
+      .initializer("half", Tensor::from_vector<int64_t>({1}, {4}))
+      .initializer("end", Tensor::from_vector<int64_t>({1}, {8}))
+      .initializer("axis", Tensor::from_vector<int64_t>({1}, {1}));
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Slice", {"r", "zero", "half", "axis"}, {"lo"}, "lo");
+  b.node("Slice", {"r", "half", "end", "axis"}, {"hi"}, "hi");
+  b.node("Neg", {"hi"}, {"n"}, "neg");
+  auto& concat = b.node("Concat", {"n", "lo"}, {"y"}, "concat");
+  testing::add_int_attr(concat, "axis", 1);
+  TensorMap feed;
+  feed.set("x", random_tensor({1, 8, 3, 3}, 6));
+  auto run = [&](KernelTier tier) {
+    SessionOptions options;
+    options.kernels = tier;
+    return Session::create(b.model(), options).value().run(feed).at("y");
+  };
+  EXPECT_TRUE(testing::tensors_close(run(KernelTier::kOptimized), run(KernelTier::kReference), 0, 0));
+}
+
+TEST(OptimizedSlice, StringsAndBadParametersRunTheReference) {
+  OpTester strings("Slice", 13);
+  strings.input(Tensor::from_vector<std::string>({3}, {"a", "b", "c"}))
+      .input(Tensor::from_vector<int64_t>({1}, {1}))
+      .input(Tensor::from_vector<int64_t>({1}, {3}));
+  strings.output(Tensor::from_vector<std::string>({2}, {"b", "c"})).kernels(KernelTier::kOptimized).run();
+  OpTester zero_step = testing::one_output_node("Slice", 13);
+  zero_step.input(random_tensor({4}, 7))
+      .input(Tensor::from_vector<int64_t>({1}, {0}))
+      .input(Tensor::from_vector<int64_t>({1}, {4}))
+      .input(Tensor::from_vector<int64_t>({1}, {0}))
+      .input(Tensor::from_vector<int64_t>({1}, {0}))
+      .kernels(KernelTier::kOptimized);
+  EXPECT_NE(zero_step.run_expect_error(ErrorCode::kRuntime).find("steps must not be 0"), std::string::npos);
 }
 
 }  // namespace
