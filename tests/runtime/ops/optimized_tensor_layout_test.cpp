@@ -13,6 +13,7 @@
 #include "op_tester.h"
 #include "runtime/model_builder.h"
 #include "runtime/session.h"
+#include "runtime/subgraph.h"
 
 namespace parity::runtime {
 namespace {
@@ -127,6 +128,95 @@ TEST(OptimizedLayout, ThreadedCopiesMatchTheReference) {
   const Tensor expected = run(KernelTier::kReference, 1);
   for (int threads : {1, 2, 3})
     EXPECT_TRUE(testing::tensors_close(run(KernelTier::kOptimized, threads), expected, 0, 0)) << threads;
+}
+
+/// SqueezeNet's fire module and variants around a channel Concat, as one graph, each Concat
+/// reading its own convolutions of s = Relu(Conv1x1(x)):
+///   fire  = Concat(1x1, 3x3)  -> MaxPool -> Conv -> y1     (all channels-last)
+///   mixed = Concat(1x1, x)    -> Conv -> y2                (x comes in NCHW, is transposed)
+///   chain = Concat(Concat(3x3, 1x1), 3x3) -> Conv -> y3    (two Concats pass the layout on)
+///   plain = Concat(3x3, 1x1)  -> Reshape -> y4             (a reader that needs NCHW)
+///   shown = Concat(1x1, 1x1)  a graph output, also read by a Conv -> y5
+onnx::ModelProto fire_model(int64_t size) {
+  testing::ModelBuilder b(13);
+  b.input("x", DType::kFloat32, {1, 4, size, size});
+  int seed = 40;
+  auto conv = [&](const std::string& in, int64_t in_c, int64_t out_c, int64_t k, const std::string& out) {
+    b.initializer(out + "_w", random_tensor({out_c, in_c, k, k}, ++seed)).initializer(out + "_b", random_tensor({out_c}, ++seed));
+    auto& node = b.node("Conv", {in, out + "_w", out + "_b"}, {out}, out);
+    auto* pads = node.add_attribute();
+    pads->set_name("pads");
+    pads->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) pads->add_ints(k / 2);
+  };
+  auto concat = [&](const std::vector<std::string>& in, const std::string& out) {
+    auto& node = b.node("Concat", {}, {out}, out);
+    for (const std::string& name : in) node.add_input(name);
+    testing::add_int_attr(node, "axis", 1);
+  };
+  conv("x", 4, 3, 1, "sq");
+  b.node("Relu", {"sq"}, {"s"}, "relu");
+  conv("s", 3, 5, 1, "f1");
+  conv("s", 3, 6, 3, "f3");
+  concat({"f1", "f3"}, "fire");
+  auto& pool = b.node("MaxPool", {"fire"}, {"pooled"}, "pool");
+  auto* kernel = pool.add_attribute();
+  kernel->set_name("kernel_shape");
+  kernel->set_type(onnx::AttributeProto::INTS);
+  kernel->add_ints(2);
+  kernel->add_ints(2);
+  conv("pooled", 11, 2, 1, "y1");
+  conv("s", 3, 5, 1, "m1");
+  concat({"m1", "x"}, "mixed");
+  conv("mixed", 9, 2, 3, "y2");
+  conv("s", 3, 6, 3, "c3");
+  conv("s", 3, 5, 1, "c1");
+  conv("s", 3, 6, 3, "c3b");
+  concat({"c3", "c1"}, "inner");
+  concat({"inner", "c3b"}, "chain");
+  conv("chain", 17, 2, 1, "y3");
+  conv("s", 3, 6, 3, "p3");
+  conv("s", 3, 5, 1, "p1");
+  concat({"p3", "p1"}, "plain");
+  b.initializer("flat", Tensor::from_vector<int64_t>({2}, {1, -1}));
+  b.node("Reshape", {"plain", "flat"}, {"y4"}, "reshape");
+  conv("s", 3, 5, 1, "s1");
+  conv("s", 3, 5, 1, "s1b");
+  concat({"s1", "s1b"}, "shown");
+  conv("shown", 10, 2, 1, "y5");
+  for (const char* out : {"y1", "y2", "y3", "y4", "y5", "shown"}) b.output(out, DType::kFloat32, {});
+  return b.model();
+}
+
+TEST(OptimizedConcat, ChannelConcatBetweenConvolutionsStaysChannelsLast) {
+  for (int64_t size : {2, 6, 17}) {
+    const onnx::ModelProto model = fire_model(size);
+    TensorMap feed;
+    feed.set("x", random_tensor({1, 4, size, size}, 39));
+    SessionOptions reference_options;
+    reference_options.kernels = KernelTier::kReference;
+    const TensorMap expected = Session::create(model, reference_options).value().run(feed);
+    for (int threads : {1, 2}) {
+      SessionOptions options;
+      options.threads = threads;
+      const Session session = Session::create(model, options).value();
+      const TensorMap got = session.run(feed);
+      for (const char* out : {"y1", "y2", "y3", "y4", "y5", "shown"})
+        EXPECT_TRUE(testing::tensors_close(got.at(out), expected.at(out), 2e-4, 2e-4))  // oneDNN sums in its own order
+            << out << " size " << size << " threads " << threads;
+#if PARITY_HAVE_DNNL
+      std::map<std::string, std::pair<size_t, bool>> concats;  // label -> (inputs read channels-last, writes)
+      for (const auto& node : session.plan().nodes_)
+        if (node.spec.op_type == "Concat") concats[node.spec.name] = {node.reads_channels_last.size(), node.writes_channels_last};
+      EXPECT_EQ(concats["fire"], std::make_pair(size_t{2}, true));
+      EXPECT_EQ(concats["mixed"], std::make_pair(size_t{1}, true));
+      EXPECT_EQ(concats["inner"], std::make_pair(size_t{2}, true));
+      EXPECT_EQ(concats["chain"], std::make_pair(size_t{2}, true));
+      EXPECT_EQ(concats["plain"], std::make_pair(size_t{0}, false));
+      EXPECT_EQ(concats["shown"], std::make_pair(size_t{0}, false));
+#endif
+    }
+  }
 }
 
 void compare_slice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
