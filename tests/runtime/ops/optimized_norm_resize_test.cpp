@@ -124,6 +124,11 @@ TEST(OptimizedResize, Linear) {
   }
   // Many rows: split across threads.
   resize(random_tensor({1, 8, 64, 64}, 10), "linear", "half_pixel", "", {1, 1, 2, 2}).tolerance(1e-6, 1e-6).compare_tiers();
+  // LR-ASPP's head: 8x upsampling, where each source row's width interpolation serves 8 output
+  // rows; also shrinking rows (each source row used once or skipped) and a 1-row source.
+  resize(random_tensor({1, 21, 28, 28}, 11), "linear", "half_pixel", "", {}, {1, 21, 224, 224}).tolerance(1e-6, 1e-6).compare_tiers();
+  resize(random_tensor({2, 3, 30, 8}, 12), "linear", "half_pixel", "", {}, {2, 3, 7, 19}).tolerance(1e-6, 1e-6).compare_tiers();
+  resize(random_tensor({1, 2, 1, 6}, 13), "linear", "align_corners", "", {}, {1, 2, 5, 9}).tolerance(1e-6, 1e-6).compare_tiers();
 }
 
 TEST(OptimizedResize, InfAndNanStayWhereTheReferencePutsThem) {
