@@ -130,8 +130,8 @@ TEST(OptimizedLayout, ThreadedCopiesMatchTheReference) {
     EXPECT_TRUE(testing::tensors_close(run(KernelTier::kOptimized, threads), expected, 0, 0)) << threads;
 }
 
-/// SqueezeNet's fire module and variants around a channel Concat, as one graph, each Concat
-/// reading its own convolutions of s = Relu(Conv1x1(x)):
+/// SqueezeNet's fire module and variants around a channel Concat, as one graph (two images),
+/// each Concat reading its own convolutions of s = Relu(Conv1x1(x)):
 ///   fire  = Concat(1x1, 3x3)  -> MaxPool -> Conv -> y1     (all channels-last)
 ///   mixed = Concat(1x1, x)    -> Conv -> y2                (x comes in NCHW, is transposed)
 ///   chain = Concat(Concat(3x3, 1x1), 3x3) -> Conv -> y3    (two Concats pass the layout on)
@@ -139,7 +139,7 @@ TEST(OptimizedLayout, ThreadedCopiesMatchTheReference) {
 ///   shown = Concat(1x1, 1x1)  a graph output, also read by a Conv -> y5
 onnx::ModelProto fire_model(int64_t size) {
   testing::ModelBuilder b(13);
-  b.input("x", DType::kFloat32, {1, 4, size, size});
+  b.input("x", DType::kFloat32, {2, 4, size, size});
   int seed = 40;
   auto conv = [&](const std::string& in, int64_t in_c, int64_t out_c, int64_t k, const std::string& out) {
     b.initializer(out + "_w", random_tensor({out_c, in_c, k, k}, ++seed)).initializer(out + "_b", random_tensor({out_c}, ++seed));
@@ -189,14 +189,14 @@ onnx::ModelProto fire_model(int64_t size) {
 }
 
 TEST(OptimizedConcat, ChannelConcatBetweenConvolutionsStaysChannelsLast) {
-  for (int64_t size : {2, 6, 17}) {
+  for (int64_t size : {2, 6, 17, 64}) {  // 64: Concats large enough to split over threads
     const onnx::ModelProto model = fire_model(size);
     TensorMap feed;
-    feed.set("x", random_tensor({1, 4, size, size}, 39));
+    feed.set("x", random_tensor({2, 4, size, size}, 39));
     SessionOptions reference_options;
     reference_options.kernels = KernelTier::kReference;
     const TensorMap expected = Session::create(model, reference_options).value().run(feed);
-    for (int threads : {1, 2}) {
+    for (int threads : {1, 2, 3}) {  // 3: a thread's pixels span both images
       SessionOptions options;
       options.threads = threads;
       const Session session = Session::create(model, options).value();

@@ -127,26 +127,48 @@ class FastConcat final : public Kernel, public ChannelsLastKernel {
     tensor_ops::visit_storage_type(first.dtype(), [&](auto tag) {
       using S = typename decltype(tag)::type;
       S* dst = static_cast<S*>(out.raw_data());
-      int64_t offset = 0;  // channel offset of input i in the output
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        const S* src = static_cast<const S*>(inputs[i]->raw_data());
-        const int64_t c = inputs[i]->shape()[1];
-        for (int64_t b = 0; b < batch && c > 0 && pixels > 0; ++b) {
-          const S* image = src + b * c * pixels;
+      // Output pixels [p0, p1) of image b from every input.
+      auto copy_pixels = [&](int64_t b, int64_t p0, int64_t p1) {
+        int64_t offset = 0;  // channel offset of input i in the output
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          const int64_t c = inputs[i]->shape()[1];
+          const S* image = static_cast<const S*>(inputs[i]->raw_data()) + b * c * pixels;
           S* out_image = dst + b * channels * pixels;
+          if (c == 0) continue;
           if (channels_last[i] && channels_last_output_) {
-            for (int64_t p = 0; p < pixels; ++p)
+            for (int64_t p = p0; p < p1; ++p)
               std::copy(image + p * c, image + (p + 1) * c, out_image + p * channels + offset);
           } else if (channels_last_output_) {  // [c, pixels] -> columns of [pixels, channels]
-            transpose_block(image, pixels, out_image + offset, channels, c, pixels);
+            transpose_block(image + p0, pixels, out_image + p0 * channels + offset, channels, c, p1 - p0);
           } else if (channels_last[i]) {  // [pixels, c] -> rows of [channels, pixels]
-            transpose_block(image, c, out_image + offset * pixels, pixels, pixels, c);
+            transpose_block(image + p0 * c, c, out_image + offset * pixels + p0, pixels, p1 - p0, c);
           } else {
-            std::copy(image, image + c * pixels, out_image + offset * pixels);
+            for (int64_t k = 0; k < c; ++k)
+              std::copy(image + k * pixels + p0, image + k * pixels + p1, out_image + (offset + k) * pixels + p0);
+          }
+          offset += c;
+        }
+      };
+      // Large outputs: pixel ranges on several threads.
+      const int64_t total = batch * pixels;
+      const int64_t chunks =
+          std::min<int64_t>(ctx.num_threads(), channels == 0 ? 0 : shape_numel(out_shape) / ops::fast::kMinParallelElements);
+      if (chunks <= 1 || total == 0) {
+        for (int64_t b = 0; b < batch && pixels > 0; ++b) copy_pixels(b, 0, pixels);
+        return;
+      }
+      ctx.parallel_for(chunks, [&](int64_t first_chunk, int64_t last_chunk) {
+        for (int64_t chunk = first_chunk; chunk < last_chunk; ++chunk) {
+          // Flat pixel range [q0, q1) over all images, cut at image boundaries.
+          int64_t q = total * chunk / chunks;
+          const int64_t q1 = total * (chunk + 1) / chunks;
+          while (q < q1) {
+            const int64_t b = q / pixels, p0 = q % pixels, p1 = std::min(pixels, p0 + (q1 - q));
+            copy_pixels(b, p0, p1);
+            q += p1 - p0;
           }
         }
-        offset += c;
-      }
+      });
     });
   }
 
