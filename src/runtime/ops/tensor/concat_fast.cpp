@@ -136,8 +136,12 @@ class FastConcat final : public Kernel, public ChannelsLastKernel {
           S* out_image = dst + b * channels * pixels;
           if (c == 0) continue;
           if (channels_last[i] && channels_last_output_) {
-            for (int64_t p = p0; p < p1; ++p)
-              std::copy(image + p * c, image + (p + 1) * c, out_image + p * channels + offset);
+            // An inline loop, not memmove: DenseNet copies 32 channels at a time, ~190K times a run.
+            for (int64_t p = p0; p < p1; ++p) {
+              const S* from = image + p * c;
+              S* to = out_image + p * channels + offset;
+              for (int64_t k = 0; k < c; ++k) to[k] = from[k];
+            }
           } else if (channels_last_output_) {  // [c, pixels] -> columns of [pixels, channels]
             transpose_block(image + p0, pixels, out_image + p0 * channels + offset, channels, c, p1 - p0);
           } else if (channels_last[i]) {  // [pixels, c] -> rows of [channels, pixels]
