@@ -23,6 +23,10 @@ class ChannelsLastKernel {
   /// Whether this kernel can read input `input` in channels-last order.
   virtual bool can_read_channels_last(size_t input) const = 0;
   virtual void read_channels_last(size_t input) = 0;
+  /// Whether this kernel only moves data between layouts it shares with its neighbours (Concat):
+  /// the planner then hands it channels-last inputs only where its own output is handed off too,
+  /// so the layout conversion is not merely moved into this kernel.
+  virtual bool passes_layout_through() const { return false; }
 };
 
 /// Strides of a channels-last buffer holding a tensor of NCHW-style `shape` (rank >= 3).

@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <queue>
 #include <set>
@@ -401,18 +402,27 @@ void hand_off_channels_last(Subgraph& g, const std::vector<std::vector<int>>& us
     for (int s : uses[j])
       if (std::find(inputs.begin(), inputs.end(), s) == inputs.end()) keep_layout[s] = true;
   }
+  // Whether every reader of `slot` reads it through an input that accepts channels-last; a
+  // reader that passes layouts through (Concat) accepts only when its own output is handed off
+  // too (looked ahead a few such readers deep).
+  std::function<bool(int, int)> readers_accept = [&](int slot, int depth) {
+    if (slot < 0 || keep_layout[slot] || readers[slot].empty()) return false;
+    for (auto [j, k] : readers[slot]) {
+      auto* reader = dynamic_cast<ChannelsLastKernel*>(g.nodes_[j].kernel.get());
+      if (!reader || !reader->can_read_channels_last(k)) return false;
+      if (!reader->passes_layout_through()) continue;
+      const std::vector<int>& outputs = g.nodes_[j].outputs;
+      constexpr int kMaxLookAhead = 4;
+      if (depth >= kMaxLookAhead || outputs.size() != 1 || !readers_accept(outputs[0], depth + 1)) return false;
+    }
+    return true;
+  };
   for (auto& node : g.nodes_) {
     auto* producer = dynamic_cast<ChannelsLastKernel*>(node.kernel.get());
     if (!producer || !producer->can_write_channels_last()) continue;
     const auto live = std::count_if(node.outputs.begin(), node.outputs.end(), [](int s) { return s >= 0; });
     const int slot = node.outputs.empty() ? -1 : node.outputs[0];
-    if (live != 1 || slot < 0 || keep_layout[slot] || readers[slot].empty()) continue;
-    bool agreed = true;
-    for (auto [j, k] : readers[slot]) {
-      auto* reader = dynamic_cast<ChannelsLastKernel*>(g.nodes_[j].kernel.get());
-      agreed = agreed && reader && reader->can_read_channels_last(k);
-    }
-    if (!agreed) continue;
+    if (live != 1 || !readers_accept(slot, 0)) continue;
     producer->write_channels_last();
     node.writes_channels_last = true;
     ++g.channels_last_values_;

@@ -435,6 +435,10 @@ class ReducedPrecisionKernel : public Kernel,
     return c && c->can_read_channels_last(input);
   }
   void read_channels_last(size_t input) override { dynamic_cast<ChannelsLastKernel&>(*inner_).read_channels_last(input); }
+  bool passes_layout_through() const override {
+    auto* c = dynamic_cast<const ChannelsLastKernel*>(inner_.get());
+    return c && c->passes_layout_through();
+  }
   std::optional<PackedState> packed_state() const override {
     auto* p = dynamic_cast<const PackedStateKernel*>(inner_.get());
     return p ? p->packed_state() : std::nullopt;

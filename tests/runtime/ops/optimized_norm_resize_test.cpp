@@ -1,5 +1,6 @@
 // Optimized BatchNormalization (ops/nn/batch_norm_fast.cpp) and Resize
-// (ops/nn/resize_fast.cpp) against the reference kernels, and what they decline.
+// (ops/nn/resize_fast.cpp) against the reference kernels, and what they decline; BatchNormalization
+// between convolutions in channels-last order.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "op_tester.h"
 #include "runtime/model_builder.h"
 #include "runtime/session_test_util.h"
+#include "runtime/subgraph.h"
 
 namespace parity::runtime {
 namespace {
@@ -83,6 +85,64 @@ TEST(OptimizedBatchNorm, FusedReluMatchesReferenceOnRandomAndEdgeValues) {
     }
 }
 
+/// DenseNet's pattern: Concat of convolutions -> BatchNormalization (-> Relu) -> Conv, three ways:
+///   y1: with the Relu, y2: without it (both stay channels-last), y3: the normalized map is also a
+///   graph output, so it and its Concat keep NCHW.
+onnx::ModelProto dense_layers_model(int64_t size) {
+  testing::ModelBuilder b(15);
+  b.input("x", DType::kFloat32, {2, 4, size, size});
+  uint32_t seed = 70;
+  auto conv = [&](const std::string& in, int64_t in_c, int64_t out_c, int64_t k, const std::string& out) {
+    b.initializer(out + "_w", random_tensor({out_c, in_c, k, k}, ++seed, -0.5f, 0.5f));
+    auto& node = b.node("Conv", {in, out + "_w"}, {out}, out);
+    auto* pads = node.add_attribute();
+    pads->set_name("pads");
+    pads->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) pads->add_ints(k / 2);
+  };
+  auto dense = [&](const std::string& n, bool relu) {
+    conv("x", 4, 6, 3, n + "a");
+    conv("x", 4, 5, 1, n + "b");
+    testing::add_int_attr(b.node("Concat", {n + "a", n + "b"}, {n + "cat"}, n + "cat"), "axis", 1);
+    b.initializer(n + "scale", random_tensor({11}, ++seed)).initializer(n + "bias", random_tensor({11}, ++seed));
+    b.initializer(n + "mean", random_tensor({11}, ++seed)).initializer(n + "var", random_tensor({11}, ++seed, 0.1f, 3.0f));
+    b.node("BatchNormalization", {n + "cat", n + "scale", n + "bias", n + "mean", n + "var"}, {n + "bn"}, n + "bn");
+    if (relu) b.node("Relu", {n + "bn"}, {n + "r"}, n + "relu");
+    conv(relu ? n + "r" : n + "bn", 11, 3, 1, n);
+  };
+  dense("y1", true);
+  dense("y2", false);
+  dense("y3", false);
+  for (const char* out : {"y1", "y2", "y3", "y3bn"}) b.output(out, DType::kFloat32, {});
+  return b.model();
+}
+
+TEST(OptimizedBatchNorm, BetweenConvolutionsStaysChannelsLast) {
+  for (int64_t size : {3, 64}) {  // 64: enough pixels to split over threads
+    const onnx::ModelProto model = dense_layers_model(size);
+    TensorMap feed;
+    feed.set("x", random_tensor({2, 4, size, size}, 69));
+    const TensorMap expected = testing::session_with_kernels(model, KernelTier::kReference).run(feed);
+    for (int threads : {1, 2}) {
+      SessionOptions options;
+      options.threads = threads;
+      const Session session = Session::create(model, options).value();
+      const TensorMap got = session.run(feed);
+      for (const auto& [name, t] : expected)
+        EXPECT_TRUE(testing::tensors_close(got.at(name), t, 2e-4, 2e-4))  // oneDNN sums in its own order
+            << name << " size " << size << " threads " << threads;
+#if PARITY_HAVE_DNNL
+      std::map<std::string, bool> channels_last;  // node name -> reads and writes channels-last
+      for (const auto& node : session.plan().nodes_)
+        channels_last[node.spec.name] = !node.reads_channels_last.empty() && node.writes_channels_last;
+      EXPECT_TRUE(channels_last["y1bn"] && channels_last["y1cat"]);
+      EXPECT_TRUE(channels_last["y2bn"] && channels_last["y2cat"]);
+      EXPECT_FALSE(channels_last["y3bn"] || channels_last["y3cat"]);
+#endif
+    }
+  }
+}
+
 OpTester resize(const Tensor& x, const std::string& mode, const std::string& coord, const std::string& nearest,
                 const std::vector<float>& scales, const std::vector<int64_t>& sizes = {}) {
   OpTester t = node("Resize", 13);
@@ -124,6 +184,11 @@ TEST(OptimizedResize, Linear) {
   }
   // Many rows: split across threads.
   resize(random_tensor({1, 8, 64, 64}, 10), "linear", "half_pixel", "", {1, 1, 2, 2}).tolerance(1e-6, 1e-6).compare_tiers();
+  // LR-ASPP's head: 8x upsampling, where each source row's width interpolation serves 8 output
+  // rows; also shrinking rows (each source row used once or skipped) and a 1-row source.
+  resize(random_tensor({1, 21, 28, 28}, 11), "linear", "half_pixel", "", {}, {1, 21, 224, 224}).tolerance(1e-6, 1e-6).compare_tiers();
+  resize(random_tensor({2, 3, 30, 8}, 12), "linear", "half_pixel", "", {}, {2, 3, 7, 19}).tolerance(1e-6, 1e-6).compare_tiers();
+  resize(random_tensor({1, 2, 1, 6}, 13), "linear", "align_corners", "", {}, {1, 2, 5, 9}).tolerance(1e-6, 1e-6).compare_tiers();
 }
 
 TEST(OptimizedResize, InfAndNanStayWhereTheReferencePutsThem) {

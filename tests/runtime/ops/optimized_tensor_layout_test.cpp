@@ -1,8 +1,9 @@
-// Spec: https://onnx.ai/onnx/operators/onnx__Transpose.html, onnx__Concat.html
-// Optimized Transpose (ops/tensor/transpose_fast.cpp) and Concat (ops/tensor/concat_fast.cpp)
-// against the reference kernels: every perm of ranks 1-4, size-1 and empty dims, channel
-// shuffle, each element size, negative axes, empty inputs, threads; and the cases they leave to
-// the reference (strings, bad perms and shapes, which must still fail the same way).
+// Spec: https://onnx.ai/onnx/operators/onnx__Transpose.html, onnx__Concat.html, onnx__Slice.html
+// Optimized Transpose (ops/tensor/transpose_fast.cpp), Concat (ops/tensor/concat_fast.cpp) and
+// Slice (ops/tensor/slice_fast.cpp) against the reference kernels: every perm of ranks 1-4,
+// size-1 and empty dims, channel shuffle, each element size, negative axes and steps, empty
+// inputs, threads, slices that are views of their input; and the cases they leave to the
+// reference (strings, bad perms, shapes and slice parameters, which must still fail the same way).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "op_tester.h"
 #include "runtime/model_builder.h"
 #include "runtime/session.h"
+#include "runtime/subgraph.h"
 
 namespace parity::runtime {
 namespace {
@@ -126,6 +128,178 @@ TEST(OptimizedLayout, ThreadedCopiesMatchTheReference) {
   const Tensor expected = run(KernelTier::kReference, 1);
   for (int threads : {1, 2, 3})
     EXPECT_TRUE(testing::tensors_close(run(KernelTier::kOptimized, threads), expected, 0, 0)) << threads;
+}
+
+/// SqueezeNet's fire module and variants around a channel Concat, as one graph (two images),
+/// each Concat reading its own convolutions of s = Relu(Conv1x1(x)):
+///   fire  = Concat(1x1, 3x3)  -> MaxPool -> Conv -> y1     (all channels-last)
+///   mixed = Concat(1x1, x)    -> Conv -> y2                (x comes in NCHW, is transposed)
+///   chain = Concat(Concat(3x3, 1x1), 3x3) -> Conv -> y3    (two Concats pass the layout on)
+///   plain = Concat(3x3, 1x1)  -> Reshape -> y4             (a reader that needs NCHW)
+///   shown = Concat(1x1, 1x1)  a graph output, also read by a Conv -> y5
+onnx::ModelProto fire_model(int64_t size) {
+  testing::ModelBuilder b(13);
+  b.input("x", DType::kFloat32, {2, 4, size, size});
+  int seed = 40;
+  auto conv = [&](const std::string& in, int64_t in_c, int64_t out_c, int64_t k, const std::string& out) {
+    b.initializer(out + "_w", random_tensor({out_c, in_c, k, k}, ++seed)).initializer(out + "_b", random_tensor({out_c}, ++seed));
+    auto& node = b.node("Conv", {in, out + "_w", out + "_b"}, {out}, out);
+    auto* pads = node.add_attribute();
+    pads->set_name("pads");
+    pads->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) pads->add_ints(k / 2);
+  };
+  auto concat = [&](const std::vector<std::string>& in, const std::string& out) {
+    auto& node = b.node("Concat", {}, {out}, out);
+    for (const std::string& name : in) node.add_input(name);
+    testing::add_int_attr(node, "axis", 1);
+  };
+  conv("x", 4, 3, 1, "sq");
+  b.node("Relu", {"sq"}, {"s"}, "relu");
+  conv("s", 3, 5, 1, "f1");
+  conv("s", 3, 6, 3, "f3");
+  concat({"f1", "f3"}, "fire");
+  auto& pool = b.node("MaxPool", {"fire"}, {"pooled"}, "pool");
+  auto* kernel = pool.add_attribute();
+  kernel->set_name("kernel_shape");
+  kernel->set_type(onnx::AttributeProto::INTS);
+  kernel->add_ints(2);
+  kernel->add_ints(2);
+  conv("pooled", 11, 2, 1, "y1");
+  conv("s", 3, 5, 1, "m1");
+  concat({"m1", "x"}, "mixed");
+  conv("mixed", 9, 2, 3, "y2");
+  conv("s", 3, 6, 3, "c3");
+  conv("s", 3, 5, 1, "c1");
+  conv("s", 3, 6, 3, "c3b");
+  concat({"c3", "c1"}, "inner");
+  concat({"inner", "c3b"}, "chain");
+  conv("chain", 17, 2, 1, "y3");
+  conv("s", 3, 6, 3, "p3");
+  conv("s", 3, 5, 1, "p1");
+  concat({"p3", "p1"}, "plain");
+  b.initializer("flat", Tensor::from_vector<int64_t>({2}, {1, -1}));
+  b.node("Reshape", {"plain", "flat"}, {"y4"}, "reshape");
+  conv("s", 3, 5, 1, "s1");
+  conv("s", 3, 5, 1, "s1b");
+  concat({"s1", "s1b"}, "shown");
+  conv("shown", 10, 2, 1, "y5");
+  for (const char* out : {"y1", "y2", "y3", "y4", "y5", "shown"}) b.output(out, DType::kFloat32, {});
+  return b.model();
+}
+
+TEST(OptimizedConcat, ChannelConcatBetweenConvolutionsStaysChannelsLast) {
+  for (int64_t size : {2, 6, 17, 64}) {  // 64: Concats large enough to split over threads
+    const onnx::ModelProto model = fire_model(size);
+    TensorMap feed;
+    feed.set("x", random_tensor({2, 4, size, size}, 39));
+    SessionOptions reference_options;
+    reference_options.kernels = KernelTier::kReference;
+    const TensorMap expected = Session::create(model, reference_options).value().run(feed);
+    for (int threads : {1, 2, 3}) {  // 3: a thread's pixels span both images
+      SessionOptions options;
+      options.threads = threads;
+      const Session session = Session::create(model, options).value();
+      const TensorMap got = session.run(feed);
+      for (const char* out : {"y1", "y2", "y3", "y4", "y5", "shown"})
+        EXPECT_TRUE(testing::tensors_close(got.at(out), expected.at(out), 2e-4, 2e-4))  // oneDNN sums in its own order
+            << out << " size " << size << " threads " << threads;
+#if PARITY_HAVE_DNNL
+      std::map<std::string, std::pair<size_t, bool>> concats;  // label -> (inputs read channels-last, writes)
+      for (const auto& node : session.plan().nodes_)
+        if (node.spec.op_type == "Concat") concats[node.spec.name] = {node.reads_channels_last.size(), node.writes_channels_last};
+      EXPECT_EQ(concats["fire"], std::make_pair(size_t{2}, true));
+      EXPECT_EQ(concats["mixed"], std::make_pair(size_t{1}, true));
+      EXPECT_EQ(concats["inner"], std::make_pair(size_t{2}, true));
+      EXPECT_EQ(concats["chain"], std::make_pair(size_t{2}, true));
+      EXPECT_EQ(concats["plain"], std::make_pair(size_t{0}, false));
+      EXPECT_EQ(concats["shown"], std::make_pair(size_t{0}, false));
+#endif
+    }
+  }
+}
+
+void compare_slice(const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                   const std::optional<std::vector<int64_t>>& axes = std::nullopt,
+                   const std::optional<std::vector<int64_t>>& steps = std::nullopt) {
+  SCOPED_TRACE(shape_to_string(x.shape()) + " starts " + shape_to_string(starts) + " ends " + shape_to_string(ends) +
+               (axes ? " axes " + shape_to_string(*axes) : "") + (steps ? " steps " + shape_to_string(*steps) : ""));
+  OpTester t = testing::one_output_node("Slice", 13);
+  const auto ints = [](const std::vector<int64_t>& v) {
+    return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v);
+  };
+  t.input(x).input(ints(starts)).input(ints(ends));
+  if (axes || steps) t.input(ints(axes.value_or(std::vector<int64_t>{})));
+  if (steps) t.input(ints(*steps));
+  t.tolerance(0, 0).compare_tiers();
+}
+
+// ShuffleNetV2's channel halves (views of the input), ranges along inner dims (copies with
+// merged rows), negative and clamped bounds, negative and large steps, size-1 and empty dims.
+TEST(OptimizedSlice, ViewsAndCopiesMatchTheReference) {
+  const Tensor x = random_tensor({1, 116, 14, 14}, 1);
+  compare_slice(x, {0}, {58}, std::vector<int64_t>{1});                      // a view
+  compare_slice(x, {58}, {116}, std::vector<int64_t>{1});                    // a view at an offset
+  compare_slice(x, {58}, {INT64_MAX}, std::vector<int64_t>{-3});             // clamped end
+  compare_slice(x, {2, 3}, {5, 9}, std::vector<int64_t>{2, 3});              // rows of a window
+  compare_slice(x, {1}, {-1}, std::vector<int64_t>{-1});                     // innermost range
+  compare_slice(x, {0, 0}, {116, 14}, std::vector<int64_t>{1, 3}, std::vector<int64_t>{2, 3});  // steps
+  compare_slice(x, {-1}, {INT64_MIN}, std::vector<int64_t>{1}, std::vector<int64_t>{-1});       // reversed
+  compare_slice(x, {100}, {-200}, std::vector<int64_t>{1}, std::vector<int64_t>{-7});
+  compare_slice(x, {5}, {6}, std::vector<int64_t>{1}, std::vector<int64_t>{INT64_MAX});  // one element, huge step
+  const Tensor y = random_tensor({4, 3, 5, 6}, 2);
+  compare_slice(y, {1}, {3});                                                // outermost range: a view
+  compare_slice(y, {2, 1}, {3, 2});                                          // one row: a view inside
+  compare_slice(y, {1, 0, 2}, {3, 3, 4});                                    // blocks of 2 rows
+  compare_slice(y, {0, 0, 0, 0}, {4, 3, 5, 6});                              // everything
+  compare_slice(y, {3}, {3});                                                // empty
+  compare_slice(y, {0, 7}, {4, 9}, std::vector<int64_t>{0, 3});              // empty past the end
+  compare_slice(random_tensor({0, 3}, 3), {0}, {2}, std::vector<int64_t>{1});  // empty input
+  compare_slice(random_tensor({7}, 4), {2}, {5});                              // rank 1
+  for (DType dtype : {DType::kUInt8, DType::kFloat16, DType::kInt64, DType::kBool, DType::kFloat64})
+    compare_slice(as(random_tensor({2, 6, 3}, 5), dtype), {1, 1}, {5, 3}, std::vector<int64_t>{1, 2});
+}
+
+// Slices of one value feeding several consumers, some of them views, beside the value itself:
+// a graph like ShuffleNetV2's split, with the input released while its views live on.
+TEST(OptimizedSlice, ViewsOfOneValueInAGraphMatchTheReference) {
+  testing::ModelBuilder b(13);
+  b.input("x", DType::kFloat32, {1, 8, 3, 3});
+  b.output("y", DType::kFloat32, {1, 8, 3, 3});
+  b.initializer("zero", Tensor::from_vector<int64_t>({1}, {0}))
+      .initializer("half", Tensor::from_vector<int64_t>({1}, {4}))
+      .initializer("end", Tensor::from_vector<int64_t>({1}, {8}))
+      .initializer("axis", Tensor::from_vector<int64_t>({1}, {1}));
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Slice", {"r", "zero", "half", "axis"}, {"lo"}, "lo");
+  b.node("Slice", {"r", "half", "end", "axis"}, {"hi"}, "hi");
+  b.node("Neg", {"hi"}, {"n"}, "neg");
+  auto& concat = b.node("Concat", {"n", "lo"}, {"y"}, "concat");
+  testing::add_int_attr(concat, "axis", 1);
+  TensorMap feed;
+  feed.set("x", random_tensor({1, 8, 3, 3}, 6));
+  auto run = [&](KernelTier tier) {
+    SessionOptions options;
+    options.kernels = tier;
+    return Session::create(b.model(), options).value().run(feed).at("y");
+  };
+  EXPECT_TRUE(testing::tensors_close(run(KernelTier::kOptimized), run(KernelTier::kReference), 0, 0));
+}
+
+TEST(OptimizedSlice, StringsAndBadParametersRunTheReference) {
+  OpTester strings("Slice", 13);
+  strings.input(Tensor::from_vector<std::string>({3}, {"a", "b", "c"}))
+      .input(Tensor::from_vector<int64_t>({1}, {1}))
+      .input(Tensor::from_vector<int64_t>({1}, {3}));
+  strings.output(Tensor::from_vector<std::string>({2}, {"b", "c"})).kernels(KernelTier::kOptimized).run();
+  OpTester zero_step = testing::one_output_node("Slice", 13);
+  zero_step.input(random_tensor({4}, 7))
+      .input(Tensor::from_vector<int64_t>({1}, {0}))
+      .input(Tensor::from_vector<int64_t>({1}, {4}))
+      .input(Tensor::from_vector<int64_t>({1}, {0}))
+      .input(Tensor::from_vector<int64_t>({1}, {0}))
+      .kernels(KernelTier::kOptimized);
+  EXPECT_NE(zero_step.run_expect_error(ErrorCode::kRuntime).find("steps must not be 0"), std::string::npos);
 }
 
 }  // namespace

@@ -8,17 +8,28 @@
 // BatchNormalization -> Relu -> Conv, where the BatchNormalization cannot fold into a preceding
 // convolution): each channel row is normalized and rectified while it is in cache, one pass over
 // memory instead of two.
+//
+// Channels-last hand-off (runtime/channels_last.h): DenseNet's BatchNormalization reads the
+// Concat of the convolutions before it and feeds a convolution; reading and writing that map
+// channels-last (each pixel's channels scaled and shifted) lets the whole dense block stay
+// channels-last, where before every dense layer converted its Concat to channels-last for its
+// first convolution and its last convolution's output back (124 layout conversions per run).
+// Like Concat, it reads channels-last only where its output is handed off too.
 #include <cmath>
 
+#include "runtime/channels_last.h"
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
+#if PARITY_HAVE_DNNL
+#include "runtime/ops/nn/fused_tails_dnnl.h"  // permute_channels
+#endif
 
 namespace parity::runtime::nn {
 namespace {
 
 namespace fast = ops::fast;
 
-class BatchNormalizationFast final : public Kernel, public FusableKernel {
+class BatchNormalizationFast final : public Kernel, public FusableKernel, public ChannelsLastKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     if (init.precision() != Precision::kFloat32) return nullptr;
@@ -53,11 +64,23 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel {
     return true;
   }
 
+  // Channels-last values only come from the oneDNN kernels.
+  bool can_read_channels_last(size_t input) const override { return PARITY_HAVE_DNNL && input == 0; }
+  void read_channels_last(size_t) override { channels_last_ = true; }
+  bool can_write_channels_last() const override { return channels_last_; }
+  void write_channels_last() override {}  // the output keeps the input's order
+  bool passes_layout_through() const override { return true; }
+
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int64_t c = static_cast<int64_t>(scale_.size());
-    if (x.dtype() != DType::kFloat32 || x.rank() < 2 || x.dim(1) != c) {
-      reference_.compute(ctx);
+    const bool fast = x.dtype() == DType::kFloat32 && x.rank() >= (channels_last_ ? 3 : 2) && x.dim(1) == c;
+    if (!fast) {
+      run_reference(ctx);
+      return;
+    }
+    if (channels_last_) {
+      compute_channels_last(x, ctx);
       return;
     }
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, x.shape());
@@ -79,12 +102,46 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel {
   }
 
  private:
+  /// y[p, c] = x[p, c] * scale[c] + shift[c] over the pixels p of a channels-last map (the same
+  /// multiply, then add, as the plain loop), then the fused Relu.
+  void compute_channels_last(const Tensor& x, KernelContext& ctx) const {
+    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, x.shape());
+    const int64_t c = static_cast<int64_t>(scale_.size());
+    const int64_t pixels = c == 0 ? 0 : x.numel() / c;
+    const float* src = x.data<float>();
+    float* dst = y.data<float>();
+    const fast::EwLoops& loops = fast::loops();
+    const fast::EwUnary relu{fast::EwOp::kRelu, 0.0f, 0.0f};
+    const int64_t min_pixels = std::max<int64_t>(1, fast::kMinParallelElements / std::max<int64_t>(c, 1));
+    fast::parallel_chunks(ctx, pixels, min_pixels, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        loops.binary_vv(fast::EwOp::kMul, src + p * c, scale_.data(), dst + p * c, c);
+        loops.binary_vv(fast::EwOp::kAdd, dst + p * c, shift_.data(), dst + p * c, c);
+        if (relu_) loops.unary(relu, dst + p * c, dst + p * c, c);
+      }
+    });
+  }
+
+  /// The reference kernels, on an NCHW copy of a channels-last input; the output is permuted
+  /// back into channels-last order.
+  void run_reference(KernelContext& ctx) const {
+    if (!channels_last_) {
+      reference_.compute(ctx);
+      return;
+    }
+#if PARITY_HAVE_DNNL
+    reference_.compute(ctx, {{0, Value(permute_channels(ctx.input(0), false))}});
+    ctx.set_output(0, Value(permute_channels(ctx.output_value(0).tensor(), true)));
+#endif
+  }
+
   BatchNormalizationFast(std::vector<float> scale, std::vector<float> shift, ops::ReferenceChain reference)
       : scale_(std::move(scale)), shift_(std::move(shift)), reference_(std::move(reference)) {}
 
   std::vector<float> scale_, shift_;
   ops::ReferenceChain reference_;  // the node's reference kernel, then the fused Relu's
   bool relu_ = false;
+  bool channels_last_ = false;  // input 0 and the output in channels-last order
 };
 
 }  // namespace

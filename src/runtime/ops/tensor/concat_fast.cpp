@@ -4,7 +4,17 @@
 // copy their blocks on several threads. DenseNet concatenates ever larger feature maps, and
 // ShuffleNetV2 and SqueezeNet concatenate two branches per block. Strings, mismatched inputs and
 // bad axes run the reference kernel (which reports the error).
+//
+// Channels-last hand-off (runtime/channels_last.h): a channel Concat (axis 1) between
+// convolutions reads and writes channels-last values, where it concatenates each pixel's
+// channels. SqueezeNet's fire modules concatenate two convolutions' outputs and feed a pooling
+// or a convolution: in NCHW each of them cost two layout conversions around the Concat. The
+// planner hands Concat channels-last inputs only where its output is handed off too
+// (passes_layout_through); an input that still comes in NCHW is transposed while it is copied.
+#include <algorithm>
 #include <cstring>
+
+#include "runtime/channels_last.h"
 
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/tensor/tensor_util.h"
@@ -12,7 +22,20 @@
 namespace parity::runtime {
 namespace {
 
-class FastConcat final : public Kernel {
+/// dst[k * dst_stride + r] = src[r * src_stride + k] for r < rows, k < cols, in tiles that keep
+/// both sides in cache: the copy between a channels-last block [pixels, C] and an NCHW one [C, pixels].
+template <typename S>
+void transpose_block(const S* src, int64_t src_stride, S* dst, int64_t dst_stride, int64_t rows, int64_t cols) {
+  constexpr int64_t kTile = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t k0 = 0; k0 < cols; k0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile), k1 = std::min(cols, k0 + kTile);
+      for (int64_t k = k0; k < k1; ++k)
+        for (int64_t r = r0; r < r1; ++r) dst[k * dst_stride + r] = src[r * src_stride + k];
+    }
+}
+
+class FastConcat final : public Kernel, public ChannelsLastKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     auto reference = init.create_reference_kernel();  // validates the attributes first
@@ -20,13 +43,37 @@ class FastConcat final : public Kernel {
     return std::unique_ptr<Kernel>(new FastConcat(init.attr_int("axis"), std::move(reference)));
   }
 
+  // Channels-last hand-off: only along the channel axis of NCHW-style values.
+  bool can_read_channels_last(size_t) const override { return axis_ == 1; }
+  void read_channels_last(size_t input) override {
+    if (channels_last_inputs_.size() <= input) channels_last_inputs_.resize(input + 1, false);
+    channels_last_inputs_[input] = true;
+  }
+  bool can_write_channels_last() const override {
+    return std::find(channels_last_inputs_.begin(), channels_last_inputs_.end(), true) != channels_last_inputs_.end();
+  }
+  void write_channels_last() override { channels_last_output_ = true; }
+  bool passes_layout_through() const override { return true; }
+
   void compute(KernelContext& ctx) const override {
     std::vector<const Tensor*> inputs;
+    std::vector<bool> channels_last;  // per entry of `inputs`
     for (size_t i = 0; i < ctx.num_inputs(); ++i)
-      if (ctx.has_input(i)) inputs.push_back(&ctx.input(i));
+      if (ctx.has_input(i)) {
+        inputs.push_back(&ctx.input(i));
+        channels_last.push_back(i < channels_last_inputs_.size() && channels_last_inputs_[i]);
+      }
     std::optional<Shape> out_shape = inputs.empty() ? std::nullopt : output_shape(inputs);
     if (!out_shape) {
+      // The reference reports what is wrong; a value handed off channels-last is never malformed
+      // this way (its producer checked its shape), so it does not matter that it is read as NCHW.
       reference_->compute(ctx);
+      return;
+    }
+    const bool any_channels_last =
+        channels_last_output_ || std::find(channels_last.begin(), channels_last.end(), true) != channels_last.end();
+    if (any_channels_last && out_shape->size() >= 3) {
+      concat_channels_mixed_layouts(inputs, channels_last, *out_shape, ctx);
       return;
     }
     const Tensor& first = *inputs[0];
@@ -68,6 +115,67 @@ class FastConcat final : public Kernel {
   }
 
  private:
+  /// Axis-1 Concat where some inputs or the output are channels-last. Channels-last inputs into a
+  /// channels-last output are the plain Concat of [N * pixels, C_i] rows; any other pairing is a
+  /// transposing copy per image.
+  void concat_channels_mixed_layouts(const std::vector<const Tensor*>& inputs, const std::vector<bool>& channels_last,
+                                     const Shape& out_shape, KernelContext& ctx) const {
+    const Tensor& first = *inputs[0];
+    Tensor& out = ctx.allocate_output_uninitialized(0, first.dtype(), out_shape);
+    const int64_t batch = out_shape[0], channels = out_shape[1];
+    const int64_t pixels = batch * channels == 0 ? 0 : shape_numel(out_shape) / (batch * channels);
+    tensor_ops::visit_storage_type(first.dtype(), [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      S* dst = static_cast<S*>(out.raw_data());
+      // Output pixels [p0, p1) of image b from every input.
+      auto copy_pixels = [&](int64_t b, int64_t p0, int64_t p1) {
+        int64_t offset = 0;  // channel offset of input i in the output
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          const int64_t c = inputs[i]->shape()[1];
+          const S* image = static_cast<const S*>(inputs[i]->raw_data()) + b * c * pixels;
+          S* out_image = dst + b * channels * pixels;
+          if (c == 0) continue;
+          if (channels_last[i] && channels_last_output_) {
+            // An inline loop, not memmove: DenseNet copies 32 channels at a time, ~190K times a run.
+            for (int64_t p = p0; p < p1; ++p) {
+              const S* from = image + p * c;
+              S* to = out_image + p * channels + offset;
+              for (int64_t k = 0; k < c; ++k) to[k] = from[k];
+            }
+          } else if (channels_last_output_) {  // [c, pixels] -> columns of [pixels, channels]
+            transpose_block(image + p0, pixels, out_image + p0 * channels + offset, channels, c, p1 - p0);
+          } else if (channels_last[i]) {  // [pixels, c] -> rows of [channels, pixels]
+            transpose_block(image + p0 * c, c, out_image + offset * pixels + p0, pixels, p1 - p0, c);
+          } else {
+            for (int64_t k = 0; k < c; ++k)
+              std::copy(image + k * pixels + p0, image + k * pixels + p1, out_image + (offset + k) * pixels + p0);
+          }
+          offset += c;
+        }
+      };
+      // Large outputs: pixel ranges on several threads.
+      const int64_t total = batch * pixels;
+      const int64_t chunks =
+          std::min<int64_t>(ctx.num_threads(), channels == 0 ? 0 : shape_numel(out_shape) / ops::fast::kMinParallelElements);
+      if (chunks <= 1 || total == 0) {
+        for (int64_t b = 0; b < batch && pixels > 0; ++b) copy_pixels(b, 0, pixels);
+        return;
+      }
+      ctx.parallel_for(chunks, [&](int64_t first_chunk, int64_t last_chunk) {
+        for (int64_t chunk = first_chunk; chunk < last_chunk; ++chunk) {
+          // Flat pixel range [q0, q1) over all images, cut at image boundaries.
+          int64_t q = total * chunk / chunks;
+          const int64_t q1 = total * (chunk + 1) / chunks;
+          while (q < q1) {
+            const int64_t b = q / pixels, p0 = q % pixels, p1 = std::min(pixels, p0 + (q1 - q));
+            copy_pixels(b, p0, p1);
+            q += p1 - p0;
+          }
+        }
+      });
+    });
+  }
+
   FastConcat(int64_t axis, std::unique_ptr<Kernel> reference) : axis_(axis), reference_(std::move(reference)) {}
 
   /// The output shape when the fast path covers the inputs: same fixed-size dtype and rank,
@@ -91,6 +199,8 @@ class FastConcat final : public Kernel {
 
   int64_t axis_;
   std::unique_ptr<Kernel> reference_;
+  std::vector<bool> channels_last_inputs_;  // by input index
+  bool channels_last_output_ = false;
 };
 
 }  // namespace
