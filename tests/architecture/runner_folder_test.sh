@@ -8,6 +8,7 @@
 set -euo pipefail
 source_dir=$1
 cmake_command=${2:-cmake}
+onnx_root=${3:-$source_dir/.cache/onnx-1.17.0}  # the copy has no .cache: the build's libonnx
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 if grep -nE '\b(ort|opencv|torch)\b' "$source_dir/src/CMakeLists.txt"; then
@@ -32,6 +33,7 @@ echo '// the throwaway runner' > "$runners/throwaway/throwaway_runner.cpp"
 echo '// a runner without its own CMakeLists.txt' > "$runners/plain/plain_runner.cpp"
 
 "$cmake_command" -S "$work/tree" -B "$work/build" -G Ninja -DPARITY_BUILD_TESTS=OFF -DPARITY_BUILD_EXAMPLES=OFF \
+  -DPARITY_ONNX_ROOT="$onnx_root" \
   > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure failed"; }
 ninja_file="$work/build/build.ninja"
 grep -q 'parity_runner_throwaway.dir/.*throwaway_runner.cpp.o' "$ninja_file" ||

@@ -123,10 +123,26 @@ TEST(RunGolden, SavedMarkAllFileIsPolygraphysFormatAndAGoldenRun) {
   EXPECT_TRUE(contains(again, "PASSED | All 29 compared tensor(s) are within tolerance")) << again.output;
 }
 
+// The peak resident memory of comparing a 1-layer chain against its saved outputs: the process's own
+// footprint (libraries, the operator schemas) plus one tensor, the baseline of the test below.
+double comparing_peak_of_one_layer(const TempDir& tmp) {
+  const std::string model = (tmp / "chain1.onnx").string();
+  write_chain_model(model, 1);
+  const std::string saved = (tmp / "golden1.json").string();
+  auto save = run_parity({"run", model, "--ref", "--onnx-outputs", "mark", "all", "--save-outputs", saved});
+  EXPECT_EQ(save.exit_code, 0) << save.output;
+  auto r = run_parity({"run", model, "--ref", "--onnx-outputs", "mark", "all", "--load-outputs", saved});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return mib_after(r.output, "peak resident: ");
+}
+
 // Saving and comparing stream: a 60-layer run of 1 MiB tensors is saved (80 MiB of JSON) and compared
-// against with the process's peak memory below the file's size.
+// against with the process's peak memory below the file's size, and comparing holds about what a
+// 1-layer comparison holds (a quarter of the file allowed for allocator slack), not the file.
 TEST(RunGolden, PeakMemoryStaysBelowTheGoldenFilesSize) {
   TempDir tmp;
+  const double baseline = comparing_peak_of_one_layer(tmp);
+  ASSERT_GT(baseline, 0);
   const std::string model = (tmp / "chain.onnx").string();
   write_chain_model(model, 60);
   const std::string saved = (tmp / "golden.json").string();
@@ -142,9 +158,9 @@ TEST(RunGolden, PeakMemoryStaysBelowTheGoldenFilesSize) {
   EXPECT_NEAR(mib_after(r.output, "stored tensors held at once: "), 1.0, 0.01) << r.output;
   const double peak = mib_after(r.output, "peak resident: ");
   EXPECT_GT(peak, 0) << r.output;
-  EXPECT_LT(peak, file_mib / 2) << r.output;
+  EXPECT_LT(peak, baseline + file_mib / 4) << r.output;
   std::cout << "golden file " << file_mib << " MiB; saving peak " << mib_after(save.output, "peak resident: ")
-            << " MiB; comparing peak " << peak << " MiB\n";
+            << " MiB; comparing peak " << peak << " MiB (1-layer comparison " << baseline << " MiB)\n";
 }
 
 }  // namespace

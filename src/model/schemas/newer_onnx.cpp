@@ -33,7 +33,7 @@ void register_newer_onnx_schemas() {
     schemas::register_controlflow_schemas();
     schemas::register_quantization_schemas();
     schemas::register_math_schemas();
-    schemas::register_attention_schemas();
+    schemas::register_nn_schemas();
   });
 }
 

@@ -10,7 +10,9 @@ onnx::OpSchema next_version_of(const std::string& op, int since_version,
                                const std::map<std::string, std::vector<std::string>>& widen) {
   const onnx::OpSchema* base = onnx::OpSchemaRegistry::Schema(op, since_version - 1, "");
   PARITY_CHECK(base != nullptr, kInternal, "no libonnx schema of '", op, "' before version ", since_version);
-  onnx::OpSchema schema(base->Name(), __FILE__, __LINE__);
+  // The new version keeps the location of ONNX's definition it extends: reports group operators
+  // by the onnx/defs/<family>/ folder their schema comes from.
+  onnx::OpSchema schema(base->Name(), base->file(), base->line());
   schema.SetDomain(base->domain()).SinceVersion(since_version).SetDoc(base->doc() ? base->doc() : "");
   for (size_t i = 0; i < base->inputs().size(); ++i) schema.Input(static_cast<int>(i), base->inputs()[i]);
   for (size_t i = 0; i < base->outputs().size(); ++i) schema.Output(static_cast<int>(i), base->outputs()[i]);

@@ -39,6 +39,6 @@ void register_tensor_schemas();        // tensor.cpp
 void register_controlflow_schemas();   // controlflow.cpp
 void register_quantization_schemas();  // quantization.cpp
 void register_math_schemas();          // math.cpp
-void register_attention_schemas();     // attention.cpp
+void register_nn_schemas();            // nn.cpp
 
 }  // namespace parity::model::schemas

@@ -13,12 +13,18 @@ std::string operator_family(const std::string& op_type, const std::string& domai
   model::register_newer_onnx_schemas();
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op_type, domain);
   if (!schema) return "other";
-  // ONNX keeps each family's schemas in onnx/defs/<family>/ (defs.cc, old.cc).
+  // ONNX keeps each family's schemas in onnx/defs/<family>/ (defs.cc, old.cc); parity's schemas of
+  // operators newer than its libonnx live in model/schemas/<family>.cpp.
   const std::string& file = schema->file();
-  const size_t at = file.rfind("defs/");
-  if (at == std::string::npos) return "other";
-  const size_t end = file.find('/', at + 5);
-  return end == std::string::npos ? "other" : file.substr(at + 5, end - at - 5);
+  if (const size_t at = file.rfind("defs/"); at != std::string::npos) {
+    const size_t end = file.find('/', at + 5);
+    return end == std::string::npos ? "other" : file.substr(at + 5, end - at - 5);
+  }
+  if (const size_t at = file.rfind("model/schemas/"); at != std::string::npos) {
+    const size_t end = file.rfind(".cpp");
+    if (end != std::string::npos && end > at + 14) return file.substr(at + 14, end - at - 14);
+  }
+  return "other";
 }
 
 Json conformance_section(const std::string& runner, const std::vector<ConformanceCase>& cases) {

@@ -72,7 +72,9 @@ TEST(ReportHeatmap, MaxPooledOverSpatialAxesAndPerChannel) {
 TEST(ReportConformance, FamiliesComeFromOnnxDefinitions) {
   EXPECT_EQ(tools::report::operator_family("Conv"), "nn");
   EXPECT_EQ(tools::report::operator_family("Add"), "math");
-  EXPECT_EQ(tools::report::operator_family("Reshape"), "tensor");
+  EXPECT_EQ(tools::report::operator_family("Reshape"), "tensor");  // Reshape-25: a parity schema over ONNX's
+  EXPECT_EQ(tools::report::operator_family("RMSNormalization"), "nn");  // only in parity's schemas
+  EXPECT_EQ(tools::report::operator_family("BitCast"), "tensor");
   EXPECT_EQ(tools::report::operator_family("LinearClassifier", "ai.onnx.ml"), "traditionalml");
   EXPECT_EQ(tools::report::operator_family("NoSuchOp"), "other");
   const Json s = tools::report::conformance_section(

@@ -1,4 +1,5 @@
-// The transformer and state-space operators ONNX added after opset 22: Attention-23/24/25,
+// The nn family's operators ONNX added after opset 22 (ONNX keeps them in onnx/defs/nn/; the
+// file's name is the family reports group them under): transformer and state-space operators Attention-23/24/25,
 // RMSNormalization-23, RotaryEmbedding-23, LinearAttention-27, CausalConvWithState-27 and
 // ai.onnx.preview's FlexAttention-1, with their type and shape inference.
 // Spec: https://github.com/onnx/onnx/blob/main/docs/Operators.md#Attention
@@ -300,7 +301,7 @@ onnx::OpSchema flex_attention_preview_1() {
 
 }  // namespace
 
-void register_attention_schemas() {
+void register_nn_schemas() {
   for (int version : {23, 24, 25}) register_schema(attention(version));
   register_schema(rms_normalization_23());
   register_schema(rotary_embedding_23());
