@@ -1,0 +1,276 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__MatMul.html, onnx__Gemm.html
+// int8 layers of a plan on oneDNN's int8 kernels (runtime/reduced_precision.h, NativeInt8Kernel)
+// against the reference kernels on the same fake-quantized operands (the oracle): random and
+// edge shapes (groups, depthwise, strides, padding, 1x1, batch), saturation beyond the
+// calibrated range, per-channel weight scales that differ by orders of magnitude, fused tails,
+// and plans that save and reload the int8 layers bit-identically.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "runtime/model_builder.h"
+#include "runtime/ops/common/reference_chain.h"
+#include "runtime/plan/plan_file.h"
+#include "runtime/reduced_precision.h"
+#include "runtime/session.h"
+#include "runtime/subgraph.h"
+#include "support/test_support.h"
+
+namespace parity {
+namespace {
+
+using runtime::Session;
+
+Tensor uniform(const Shape& shape, uint32_t seed, float lo, float hi) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  Tensor t(DType::kFloat32, shape);
+  for (float& v : t.values<float>()) v = dist(gen);
+  return t;
+}
+
+void add_ints_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
+struct ConvCase {
+  std::string name;
+  Shape x;                  // N, C, H, W
+  int64_t out_channels = 8;
+  int64_t kernel = 3;
+  int64_t group = 1;
+  int64_t stride = 1;
+  int64_t pad = 1;
+  bool bias = true;
+  bool relu = false;        // a fused Relu tail
+  bool residual = false;    // a fused residual Add (needs the output shape of x)
+  float x_range = 1.0f;     // the calibrated |max| of x; inputs reach 1.5x that (saturation)
+  bool wide_channel_scales = false;  // output channels' weights differ by up to 1000x
+};
+
+/// x -> Conv "conv" [-> Relu] [-> Add(x)] -> y, with seeded weights.
+onnx::ModelProto conv_case_model(const ConvCase& c) {
+  testing::ModelBuilder b;
+  auto out_size = [&](int64_t in) { return (in + 2 * c.pad - c.kernel) / c.stride + 1; };
+  b.input("x", DType::kFloat32, c.x).output("y", DType::kFloat32, {c.x[0], c.out_channels, out_size(c.x[2]), out_size(c.x[3])});
+  const Shape w_shape{c.out_channels, c.x[1] / c.group, c.kernel, c.kernel};
+  Tensor w = uniform(w_shape, 101, -0.5f, 0.5f);
+  if (c.wide_channel_scales) {
+    const int64_t per_channel = w.numel() / c.out_channels;
+    for (int64_t o = 0; o < c.out_channels; ++o)
+      for (int64_t k = 0; k < per_channel; ++k) w.data<float>()[o * per_channel + k] *= std::pow(10.0f, float(o % 4) - 2);
+  }
+  b.initializer("w", w);
+  if (c.bias) b.initializer("b", uniform({c.out_channels}, 102, -1.0f, 1.0f));
+  std::string out = c.relu || c.residual ? "h" : "y";
+  auto& conv = c.bias ? b.node("Conv", {"x", "w", "b"}, {out}, "conv") : b.node("Conv", {"x", "w"}, {out}, "conv");
+  add_ints_attr(conv, "pads", {c.pad, c.pad, c.pad, c.pad});
+  add_ints_attr(conv, "strides", {c.stride, c.stride});
+  testing::add_int_attr(conv, "group", c.group);
+  if (c.relu) {
+    const std::string next = c.residual ? "r" : "y";
+    b.node("Relu", {out}, {next}, "relu");
+    out = next;
+  }
+  if (c.residual) b.node("Add", {out, "x"}, {"y"}, "add");
+  return b.model();
+}
+
+Session build(const onnx::ModelProto& model, const std::map<std::string, float>& scales, runtime::KernelTier kernels) {
+  runtime::SessionOptions options;
+  options.reduced_precision.int8 = true;
+  options.reduced_precision.int8_scales = scales;
+  options.kernels = kernels;
+  return Session::create(model, options).value();
+}
+
+/// The int8 layer's output against the reference kernels': the reference sums the fake-quantized
+/// products in fp32, oneDNN the integers in int32, so they differ by the fp32 rounding of a sum
+/// (relative to the sum of the products' magnitudes, bounded here by `bound`).
+void expect_int8_matches_reference(const ConvCase& c) {
+  SCOPED_TRACE(c.name);
+  const auto model = conv_case_model(c);
+  const std::map<std::string, float> scales = {{"x", c.x_range / 127.0f}};
+  Session optimized = build(model, scales, runtime::KernelTier::kOptimized);
+  Session reference = build(model, scales, runtime::KernelTier::kReference);
+  const auto& node = optimized.plan().nodes_.at(0);
+  ASSERT_EQ(node.precision, DType::kInt8);
+  EXPECT_EQ(node.tactic, "optimized:conv_dnnl");
+  EXPECT_TRUE(runtime::runs_native_int8(*node.kernel)) << "the conv did not take the int8 path";
+  EXPECT_FALSE(runtime::runs_native_int8(*reference.plan().nodes_.at(0).kernel));
+  const Tensor x = uniform(c.x, 7, -1.5f * c.x_range, 1.5f * c.x_range);
+  const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
+  const Tensor a = optimized.run({{"x", x}}).at("y");
+  EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks) << "the int8 conv left oneDNN";
+  const Tensor want = reference.run({{"x", x}}).at("y");
+  ASSERT_EQ(a.shape(), want.shape());
+  double max_abs = 0;
+  for (float v : want.values<float>()) max_abs = std::max(max_abs, double(std::fabs(v)));
+  ASSERT_GT(max_abs, 0.0);
+  double worst = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double d = std::fabs(double(a.data<float>()[i]) - want.data<float>()[i]);
+    worst = std::max(worst, d);
+    ASSERT_LE(d, 2e-5 * max_abs + 1e-6) << "element " << i << ": " << a.data<float>()[i] << " vs "
+                                        << want.data<float>()[i];
+  }
+  // And it is int8 arithmetic, not fp32: against the unquantized fp32 model it differs.
+  const Tensor fp32 = Session::create(model).value().run({{"x", x}}).at("y");
+  double vs_fp32 = 0;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    vs_fp32 = std::max(vs_fp32, double(std::fabs(a.data<float>()[i] - fp32.data<float>()[i])));
+  EXPECT_GT(vs_fp32, 10 * worst + 1e-6);
+}
+
+TEST(Int8Kernels, ConvAgreesWithReferenceOnFakeQuantizedOperands) {
+  const std::vector<ConvCase> cases = {
+      {.name = "3x3 pad 1 bias", .x = {1, 16, 12, 12}, .out_channels = 32},
+      {.name = "1x1 no bias batch 3", .x = {3, 24, 7, 9}, .out_channels = 40, .kernel = 1, .pad = 0, .bias = false},
+      {.name = "stride 2 odd size", .x = {2, 8, 13, 11}, .out_channels = 16, .stride = 2},
+      {.name = "depthwise", .x = {1, 32, 10, 10}, .out_channels = 32, .group = 32},
+      {.name = "grouped", .x = {1, 16, 9, 9}, .out_channels = 24, .group = 4},
+      {.name = "5x5 pad 2, few channels", .x = {1, 3, 17, 17}, .out_channels = 5, .kernel = 5, .pad = 2},
+      {.name = "fused relu + residual", .x = {1, 16, 10, 10}, .out_channels = 16, .relu = true, .residual = true},
+      {.name = "saturation: small range", .x = {1, 8, 8, 8}, .out_channels = 8, .x_range = 0.05f},
+      {.name = "per-channel scales 1e-2..10", .x = {1, 16, 8, 8}, .out_channels = 12, .wide_channel_scales = true},
+      {.name = "large rows split over threads", .x = {1, 32, 64, 64}, .out_channels = 64, .relu = true},
+  };
+  for (const ConvCase& c : cases) expect_int8_matches_reference(c);
+}
+
+/// Compares `model`'s int8 plan on the optimized kernels with the reference kernels on `x`
+/// (input "x", output "y"); `layer` is the node that must run int8 natively.
+void expect_products_match(const onnx::ModelProto& model, const Tensor& x, float x_range, size_t layer) {
+  const std::map<std::string, float> scales = {{"x", x_range / 127.0f}};
+  Session optimized = build(model, scales, runtime::KernelTier::kOptimized);
+  Session reference = build(model, scales, runtime::KernelTier::kReference);
+  const auto& node = optimized.plan().nodes_.at(layer);
+  ASSERT_EQ(node.precision, DType::kInt8);
+  EXPECT_TRUE(runtime::runs_native_int8(*node.kernel)) << node.spec.op_type << " did not take the int8 path";
+  const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
+  const Tensor a = optimized.run({{"x", x}}).at("y");
+  EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks) << "the int8 product left oneDNN";
+  const Tensor want = reference.run({{"x", x}}).at("y");
+  ASSERT_EQ(a.shape(), want.shape());
+  double max_abs = 0;
+  for (float v : want.values<float>()) max_abs = std::max(max_abs, double(std::fabs(v)));
+  for (int64_t i = 0; i < a.numel(); ++i)
+    ASSERT_NEAR(a.data<float>()[i], want.data<float>()[i], 2e-5 * max_abs + 1e-6) << "element " << i;
+}
+
+TEST(Int8Kernels, MatMulAndGemmAgreeWithReferenceOnFakeQuantizedOperands) {
+  {
+    SCOPED_TRACE("MatMul [2,5,48] x [48,40] + bias Add + Relu");
+    testing::ModelBuilder b;
+    b.input("x", DType::kFloat32, {2, 5, 48}).output("y", DType::kFloat32, {2, 5, 40});
+    Tensor w = uniform({48, 40}, 61, -0.5f, 0.5f);
+    for (int64_t k = 0; k < 48; ++k)  // per-column ranges from 1e-2 to 10
+      for (int64_t j = 0; j < 40; ++j) w.data<float>()[k * 40 + j] *= std::pow(10.0f, float(j % 4) - 2);
+    b.initializer("W", w).initializer("bias", uniform({40}, 62, -1, 1));
+    b.node("MatMul", {"x", "W"}, {"h"}, "mm");
+    b.node("Add", {"h", "bias"}, {"r"}, "add");
+    b.node("Relu", {"r"}, {"y"}, "relu");
+    expect_products_match(b.model(), uniform({2, 5, 48}, 63, -1.5f, 1.5f), 1.0f, 0);
+  }
+  {
+    SCOPED_TRACE("MatMul 2-D, 300 rows split over threads, saturating source");
+    testing::ModelBuilder b;
+    b.input("x", DType::kFloat32, {300, 64}).output("y", DType::kFloat32, {300, 96});
+    b.initializer("W", uniform({64, 96}, 64, -1, 1));
+    b.node("MatMul", {"x", "W"}, {"y"}, "mm");
+    expect_products_match(b.model(), uniform({300, 64}, 65, -2, 2), 0.5f, 0);
+  }
+  {
+    SCOPED_TRACE("Gemm transB (nn.Linear) with C, alpha and beta");
+    testing::ModelBuilder b;
+    b.input("x", DType::kFloat32, {7, 33}).output("y", DType::kFloat32, {7, 20});
+    b.initializer("W", uniform({20, 33}, 66, -1, 1)).initializer("C", uniform({20}, 67, -1, 1));
+    auto& gemm = b.node("Gemm", {"x", "W", "C"}, {"y"}, "gemm");
+    testing::add_int_attr(gemm, "transB", 1);
+    auto* alpha = gemm.add_attribute();
+    alpha->set_name("alpha");
+    alpha->set_type(onnx::AttributeProto::FLOAT);
+    alpha->set_f(0.75f);
+    auto* beta = gemm.add_attribute();
+    beta->set_name("beta");
+    beta->set_type(onnx::AttributeProto::FLOAT);
+    beta->set_f(2.0f);
+    expect_products_match(b.model(), uniform({7, 33}, 68, -1, 1), 1.0f, 0);
+  }
+  {
+    SCOPED_TRACE("Gemm [1,1280] x [1280,100] (a classifier at batch 1)");
+    testing::ModelBuilder b;
+    b.input("x", DType::kFloat32, {1, 1280}).output("y", DType::kFloat32, {1, 100});
+    b.initializer("W", uniform({1280, 100}, 69, -0.1f, 0.1f)).initializer("C", uniform({1, 100}, 70, -1, 1));
+    b.node("Gemm", {"x", "W", "C"}, {"y"}, "gemm");
+    expect_products_match(b.model(), uniform({1, 1280}, 71, 0, 3), 3.0f, 0);
+  }
+}
+
+TEST(Int8Kernels, ConvWithoutAUsableScaleComputesOnFakeQuantizedOperands) {
+  // A zero range (a tensor that was all zeros in calibration): the layer stays int8 but the
+  // conv declines the native path; the wrapper's fake quantization maps the input to zeros.
+  const ConvCase c{.name = "zero range", .x = {1, 4, 6, 6}, .out_channels = 4};
+  const auto model = conv_case_model(c);
+  Session session = build(model, {{"x", 0.0f}}, runtime::KernelTier::kOptimized);
+  EXPECT_FALSE(runtime::runs_native_int8(*session.plan().nodes_.at(0).kernel));
+  const Tensor y = session.run({{"x", uniform(c.x, 3, -1, 1)}}).at("y");
+  Session reference = build(model, {{"x", 0.0f}}, runtime::KernelTier::kReference);
+  const Tensor want = reference.run({{"x", uniform(c.x, 3, -1, 1)}}).at("y");
+  for (int64_t i = 0; i < y.numel(); ++i) EXPECT_NEAR(y.data<float>()[i], want.data<float>()[i], 1e-6);
+}
+
+TEST(Int8Kernels, QuantizeInt8MatchesFakeQuantizeIncludingTiesAndClamping) {
+  std::vector<float> v = {0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 126.5f, 127.4f, 300.0f, -300.0f, -127.5f, 0.0f, -0.0f};
+  for (int i = 0; i < 100; ++i) v.push_back(float(i) * 0.37f - 20.0f);
+  std::vector<int8_t> q(v.size());
+  runtime::quantize_int8(v.data(), q.data(), static_cast<int64_t>(v.size()), 1.0f);
+  std::vector<float> fake = v;
+  runtime::fake_quantize_int8(fake.data(), static_cast<int64_t>(fake.size()), 1.0f);
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(float(q[i]), fake[i]) << v[i];
+  EXPECT_EQ(q[0], 0);   // ties to even
+  EXPECT_EQ(q[1], 2);
+  EXPECT_EQ(q[2], 2);
+  EXPECT_EQ(q[7], 127);  // clamped to the symmetric range
+  EXPECT_EQ(q[8], -127);
+  EXPECT_EQ(q[9], -127);
+}
+
+TEST(Int8Kernels, QuantizedWeightsOfFakeQuantizedWeightsAreExact) {
+  const Tensor w = uniform({6, 5, 3, 3}, 44, -2.0f, 2.0f);
+  const runtime::QuantizedWeights first = runtime::quantize_weights_int8(w, 0);
+  ASSERT_EQ(first.scales.size(), 6u);
+  Tensor fake = w.clone();
+  const int64_t inner = 5 * 9;
+  for (int64_t i = 0; i < fake.numel(); ++i)
+    fake.data<float>()[i] = float(first.values.data<int8_t>()[i]) * first.scales[i / inner];
+  const runtime::QuantizedWeights again = runtime::quantize_weights_int8(fake, 0);
+  EXPECT_EQ(0, std::memcmp(first.values.raw_data(), again.values.raw_data(), first.values.size_bytes()));
+  for (size_t c = 0; c < 6; ++c) EXPECT_NEAR(again.scales[c], first.scales[c], first.scales[c] * 1e-6);
+}
+
+TEST(Int8Kernels, Int8ConvPlanSavesAndReloadsBitIdentically) {
+  const ConvCase c{.name = "plan", .x = {1, 16, 12, 12}, .out_channels = 16, .relu = true, .residual = true};
+  const auto model = conv_case_model(c);
+  Session built = build(model, {{"x", 1.0f / 127}}, runtime::KernelTier::kOptimized);
+  testing::TempDir dir;
+  runtime::plan::save_plan(built, dir / "int8.plan", "conv.onnx");
+  Session loaded = runtime::plan::load_plan(dir / "int8.plan").value();
+  EXPECT_TRUE(runtime::runs_native_int8(*loaded.plan().nodes_.at(0).kernel));
+  const Tensor x = uniform(c.x, 5, -1, 1);
+  const Tensor want = built.run({{"x", x}}).at("y");
+  const Tensor got = loaded.run({{"x", x}}).at("y");
+  EXPECT_EQ(0, std::memcmp(want.raw_data(), got.raw_data(), want.size_bytes()));
+  const auto summary = runtime::plan::summarize_plan(dir / "int8.plan");
+  ASSERT_FALSE(summary.layers.empty());
+  EXPECT_EQ(summary.layers.front().precision, "int8");
+  EXPECT_EQ(summary.layers.front().tactic, "optimized:conv_dnnl");
+}
+
+}  // namespace
+}  // namespace parity
