@@ -1,17 +1,22 @@
-// Spec: https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__MatMul.html, onnx__Gemm.html
+// Spec: https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__MatMul.html, onnx__Gemm.html,
+//       onnx__QLinearConv.html
 // int8 layers of a plan on oneDNN's int8 kernels (runtime/reduced_precision.h, NativeInt8Kernel)
 // against the reference kernels on the same fake-quantized operands (the oracle): random and
 // edge shapes (groups, depthwise, strides, padding, 1x1, batch), saturation beyond the
 // calibrated range, per-channel weight scales that differ by orders of magnitude, fused tails,
-// and plans that save and reload the int8 layers bit-identically.
+// and plans that save and reload the int8 layers bit-identically; QLinearConv on oneDNN bit for
+// bit against its reference kernel.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <type_traits>
 
 #include "runtime/model_builder.h"
 #include "runtime/ops/common/reference_chain.h"
+#include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/session.h"
@@ -210,6 +215,88 @@ TEST(Int8Kernels, MatMulAndGemmAgreeWithReferenceOnFakeQuantizedOperands) {
     b.node("Gemm", {"x", "W", "C"}, {"y"}, "gemm");
     expect_products_match(b.model(), uniform({1, 1280}, 71, 0, 3), 3.0f, 0);
   }
+}
+
+template <typename Q>
+Tensor random_quantized(const Shape& shape, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> dist(std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max());
+  Tensor t(std::is_same_v<Q, uint8_t> ? DType::kUInt8 : DType::kInt8, shape);
+  for (Q& v : t.values<Q>()) v = static_cast<Q>(dist(gen));
+  return t;
+}
+
+struct QConvCase {
+  std::string name;
+  Shape x;
+  int64_t out_channels = 8, kernel = 3, group = 1, stride = 1, pad = 1;
+  bool uint8_input = true, uint8_output = true, bias = true, per_channel = true;
+  float x_zero_point = 128, y_zero_point = 120;
+};
+
+/// QLinearConv with constant weights, scales and zero points: the optimized kernel must equal
+/// the reference bit for bit (it shares the requantization; oneDNN computes the exact integers).
+void expect_qlinear_conv_matches_reference(const QConvCase& c) {
+  SCOPED_TRACE(c.name);
+  testing::ModelBuilder b(13);
+  const DType x_type = c.uint8_input ? DType::kUInt8 : DType::kInt8;
+  const DType y_type = c.uint8_output ? DType::kUInt8 : DType::kInt8;
+  b.input("x", x_type, c.x).output("y", y_type, {});
+  const Shape w_shape{c.out_channels, c.x[1] / c.group, c.kernel, c.kernel};
+  b.initializer("x_scale", Tensor::from_vector<float>({}, {0.02f}));
+  b.initializer("x_zp", c.uint8_input ? Tensor::from_vector<uint8_t>({}, {static_cast<uint8_t>(c.x_zero_point)})
+                                      : Tensor::from_vector<int8_t>({}, {static_cast<int8_t>(c.x_zero_point)}));
+  b.initializer("w", random_quantized<int8_t>(w_shape, 81));
+  std::vector<float> w_scales;
+  for (int64_t o = 0; o < (c.per_channel ? c.out_channels : 1); ++o) w_scales.push_back(0.001f * float(1 + o % 5));
+  b.initializer("w_scale", Tensor::from_vector<float>({static_cast<int64_t>(w_scales.size())}, w_scales));
+  b.initializer("w_zp", Tensor::from_vector<int8_t>({}, {0}));
+  b.initializer("y_scale", Tensor::from_vector<float>({}, {0.05f}));
+  b.initializer("y_zp", c.uint8_output ? Tensor::from_vector<uint8_t>({}, {static_cast<uint8_t>(c.y_zero_point)})
+                                       : Tensor::from_vector<int8_t>({}, {static_cast<int8_t>(c.y_zero_point)}));
+  std::vector<int32_t> bias(c.out_channels);
+  for (int64_t o = 0; o < c.out_channels; ++o) bias[o] = static_cast<int32_t>(o * 997 % 4001) - 2000;
+  b.initializer("bias", Tensor::from_vector<int32_t>({c.out_channels}, bias));
+  auto& node = c.bias ? b.node("QLinearConv", {"x", "x_scale", "x_zp", "w", "w_scale", "w_zp", "y_scale", "y_zp", "bias"},
+                               {"y"}, "qconv")
+                      : b.node("QLinearConv", {"x", "x_scale", "x_zp", "w", "w_scale", "w_zp", "y_scale", "y_zp"},
+                               {"y"}, "qconv");
+  add_ints_attr(node, "pads", {c.pad, c.pad, c.pad, c.pad});
+  add_ints_attr(node, "strides", {c.stride, c.stride});
+  testing::add_int_attr(node, "group", c.group);
+  const auto model = b.model();
+  runtime::SessionOptions optimized_options, reference_options;
+  reference_options.kernels = runtime::KernelTier::kReference;
+  Session optimized = Session::create(model, optimized_options).value();
+  Session reference = Session::create(model, reference_options).value();
+  EXPECT_EQ(optimized.plan().nodes_.at(0).tactic, "optimized:qlinear_conv_dnnl");
+  const Tensor x = c.uint8_input ? random_quantized<uint8_t>(c.x, 82) : random_quantized<int8_t>(c.x, 82);
+  const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+  const Tensor got = optimized.run({{"x", x}}).at("y");
+  EXPECT_EQ(runtime::nn::dnnl_fast_path_runs(), before + 1) << "the QLinearConv fell back to the reference kernel";
+  const Tensor want = reference.run({{"x", x}}).at("y");
+  ASSERT_EQ(got.shape(), want.shape());
+  ASSERT_EQ(got.dtype(), want.dtype());
+  int64_t saturated = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double w = want.value_as_double(i);
+    saturated += w == (c.uint8_output ? 0 : -128) || w == (c.uint8_output ? 255 : 127);
+    ASSERT_EQ(got.value_as_double(i), w) << "element " << i;
+  }
+  EXPECT_LT(saturated, got.numel());  // not everything clamped
+}
+
+TEST(Int8Kernels, QLinearConvOnOneDnnEqualsTheReferenceBitForBit) {
+  const std::vector<QConvCase> cases = {
+      {.name = "u8 -> u8, 3x3 pad 1, per-channel scales, bias", .x = {1, 16, 12, 12}, .out_channels = 32},
+      {.name = "s8 -> s8, stride 2, per-tensor scale", .x = {2, 8, 11, 13}, .out_channels = 16, .stride = 2,
+       .uint8_input = false, .uint8_output = false, .per_channel = false, .x_zero_point = -3, .y_zero_point = 5},
+      {.name = "depthwise, no bias", .x = {1, 24, 9, 9}, .out_channels = 24, .group = 24, .bias = false},
+      {.name = "grouped 1x1 no pad", .x = {1, 16, 7, 7}, .out_channels = 8, .kernel = 1, .group = 4, .pad = 0},
+      {.name = "u8 -> s8, zero point 0, 5x5 pad 2", .x = {1, 3, 15, 15}, .out_channels = 6, .kernel = 5, .pad = 2,
+       .uint8_output = false, .x_zero_point = 0, .y_zero_point = 0},
+  };
+  for (const QConvCase& c : cases) expect_qlinear_conv_matches_reference(c);
 }
 
 TEST(Int8Kernels, ConvWithoutAUsableScaleComputesOnFakeQuantizedOperands) {
