@@ -299,6 +299,86 @@ TEST(Int8Kernels, QLinearConvOnOneDnnEqualsTheReferenceBitForBit) {
   for (const QConvCase& c : cases) expect_qlinear_conv_matches_reference(c);
 }
 
+/// x -> QuantizeLinear -> DequantizeLinear -> Conv(DequantizeLinear(int8 w, per channel),
+/// DequantizeLinear(int32 bias)) -> QuantizeLinear -> DequantizeLinear -> y: the QDQ form of a
+/// quantized convolution as exporters write it.
+onnx::ModelProto qdq_conv_model() {
+  testing::ModelBuilder b(13);
+  b.input("x", DType::kFloat32, {1, 8, 10, 10}).output("y", DType::kFloat32, {1, 16, 10, 10});
+  const float x_scale = 0.02f;
+  b.initializer("x_scale", Tensor::from_vector<float>({}, {x_scale}));
+  b.initializer("x_zp", Tensor::from_vector<uint8_t>({}, {128}));
+  b.initializer("w", random_quantized<int8_t>({16, 8, 3, 3}, 91));
+  std::vector<float> w_scales, b_scales;
+  std::vector<int32_t> bias;
+  for (int o = 0; o < 16; ++o) {
+    w_scales.push_back(0.002f * float(1 + o % 3));
+    b_scales.push_back(x_scale * w_scales.back());
+    bias.push_back(o * 331 % 2001 - 1000);
+  }
+  b.initializer("w_scale", Tensor::from_vector<float>({16}, w_scales));
+  b.initializer("w_zp", Tensor(DType::kInt8, {16}));
+  b.initializer("b", Tensor::from_vector<int32_t>({16}, bias));
+  b.initializer("b_scale", Tensor::from_vector<float>({16}, b_scales));
+  b.initializer("y_scale", Tensor::from_vector<float>({}, {0.05f}));
+  b.initializer("y_zp", Tensor::from_vector<uint8_t>({}, {120}));
+  b.node("QuantizeLinear", {"x", "x_scale", "x_zp"}, {"xq"}, "quantize_x");
+  b.node("DequantizeLinear", {"xq", "x_scale", "x_zp"}, {"xd"}, "dequantize_x");
+  testing::add_int_attr(b.node("DequantizeLinear", {"w", "w_scale", "w_zp"}, {"wd"}, "dequantize_w"), "axis", 0);
+  testing::add_int_attr(b.node("DequantizeLinear", {"b", "b_scale"}, {"bd"}, "dequantize_b"), "axis", 0);
+  add_ints_attr(b.node("Conv", {"xd", "wd", "bd"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  b.node("QuantizeLinear", {"c", "y_scale", "y_zp"}, {"yq"}, "quantize_y");
+  b.node("DequantizeLinear", {"yq", "y_scale", "y_zp"}, {"y"}, "dequantize_y");
+  return b.model();
+}
+
+TEST(Int8Kernels, QdqConvolutionRunsAsQLinearConvOnInt8KernelsInInt8Plans) {
+  const auto model = qdq_conv_model();
+  runtime::SessionOptions int8_options;
+  int8_options.reduced_precision.int8 = true;
+  Session int8 = Session::create(model, int8_options).value();
+  Session fp32 = Session::create(model).value();
+  int qlinear = 0;
+  for (const auto& node : int8.plan().nodes_) {
+    if (node.spec.op_type == "Conv") ADD_FAILURE() << "the QDQ convolution was not fused: " << node.label;
+    if (node.spec.op_type != "QLinearConv") continue;
+    ++qlinear;
+    EXPECT_EQ(node.tactic, "optimized:qlinear_conv_dnnl");
+    EXPECT_EQ(node.precision, DType::kInt8);
+    EXPECT_TRUE(runtime::runs_native_int8(*node.kernel));
+  }
+  EXPECT_EQ(qlinear, 1);
+  EXPECT_EQ(int8.plan().nodes_.size(), 3u);  // QuantizeLinear(x), QLinearConv, DequantizeLinear(y)
+  // Without --int8 the graph runs as written.
+  bool has_conv = false;
+  for (const auto& node : fp32.plan().nodes_) has_conv |= node.spec.op_type == "Conv";
+  EXPECT_TRUE(has_conv);
+  const Tensor x = uniform({1, 8, 10, 10}, 92, -2.5f, 2.5f);
+  const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+  const Tensor got = int8.run({{"x", x}}).at("y");
+  EXPECT_GT(runtime::nn::dnnl_fast_path_runs(), before) << "the QLinearConv fell back to the reference kernel";
+  const Tensor want = fp32.run({{"x", x}}).at("y");
+  // The fused node sums integers exactly, the QDQ graph rounds an fp32 sum: at most one step apart.
+  int64_t moved = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const float d = std::fabs(got.data<float>()[i] - want.data<float>()[i]);
+    ASSERT_LE(d, 0.05f * 1.001f) << "element " << i;
+    moved += d > 0;
+  }
+  EXPECT_LE(moved, got.numel() / 100) << "more than 1% of the outputs moved by a step";
+  // And a plan keeps it.
+  testing::TempDir dir;
+  runtime::plan::save_plan(int8, dir / "qdq.plan", "qdq.onnx");
+  Session loaded = runtime::plan::load_plan(dir / "qdq.plan").value();
+  const Tensor again = loaded.run({{"x", x}}).at("y");
+  EXPECT_EQ(0, std::memcmp(again.raw_data(), got.raw_data(), got.size_bytes()));
+  const auto summary = runtime::plan::summarize_plan(dir / "qdq.plan");
+  bool shown = false;
+  for (const auto& layer : summary.layers)
+    shown |= layer.op == "QLinearConv" && layer.precision == "int8" && layer.int8_kernel;
+  EXPECT_TRUE(shown);
+}
+
 TEST(Int8Kernels, ConvWithoutAUsableScaleComputesOnFakeQuantizedOperands) {
   // A zero range (a tensor that was all zeros in calibration): the layer stays int8 but the
   // conv declines the native path; the wrapper's fake quantization maps the input to zeros.

@@ -17,6 +17,7 @@
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/ops/nn/conv_core.h"
 #include "runtime/ops/nn/fused_tails_dnnl.h"
+#include "runtime/reduced_precision.h"
 
 namespace parity::runtime::nn {
 namespace {
@@ -42,8 +43,12 @@ struct QConvPlan {
   memory weights;
 };
 
-class DnnlQLinearConvKernel : public Kernel {
+class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
  public:
+  // An int8 layer of a plan (runtime/reduced_precision.h): integer already, nothing to quantize.
+  bool take_int8_scales(const std::map<size_t, float>& scales) override { return scales.empty(); }
+  bool runs_int8() const override { return true; }
+
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     auto reference = init.create_reference_kernel();  // also validates the attributes
     const DType x_type = init.input_dtype(0);

@@ -1,0 +1,206 @@
+#include "runtime/rewrites/qdq_conv_fusion.h"
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace parity::runtime {
+
+namespace {
+
+/// Constant values by slot (initializers that are not graph inputs, and plan-time values).
+std::map<int, const Tensor*> constant_tensors(const Subgraph& g) {
+  std::set<int> graph_inputs(g.input_slots_.begin(), g.input_slots_.end());
+  std::map<int, const Tensor*> constants;
+  for (const auto& [slot, value] : g.constants_)
+    if (value.is_tensor() && !graph_inputs.count(slot)) constants[slot] = &value.tensor();
+  for (const auto& [slot, value] : g.plan_time_values_)
+    if (value.is_tensor()) constants[slot] = &value.tensor();
+  return constants;
+}
+
+bool is_op(const PlannedNode& n, const char* op) { return n.spec.domain.empty() && n.spec.op_type == op; }
+
+/// One matched Conv: the nodes around it and the QLinearConv inputs, as slots.
+struct QdqConv {
+  int conv = -1, quantize = -1;
+  std::vector<int> dequantizes;  // x, w and (optional) bias DequantizeLinear nodes
+  std::vector<int> inputs;       // x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp[, bias]
+};
+
+class Matcher {
+ public:
+  Matcher(const Subgraph& g, const std::vector<std::vector<int>>& uses) : g_(g), constants_(constant_tensors(g)) {
+    producer_.assign(g.slot_names_.size(), -1);
+    readers_.assign(g.slot_names_.size(), 0);
+    for (size_t n = 0; n < g.nodes_.size(); ++n) {
+      for (int s : g.nodes_[n].outputs)
+        if (s >= 0) producer_[s] = static_cast<int>(n);
+      for (int s : uses[n]) ++readers_[s];
+    }
+    graph_outputs_.insert(g.output_slots_.begin(), g.output_slots_.end());
+  }
+
+  std::optional<QdqConv> match(int c) const {
+    const PlannedNode& conv = g_.nodes_[c];
+    if (!is_op(conv, "Conv") || conv.inputs.size() < 2 || conv.outputs.size() != 1 || conv.outputs[0] < 0) return {};
+    const int y = conv.outputs[0];
+    if (graph_outputs_.count(y) || readers_[y] != 1) return {};
+    QdqConv m;
+    m.conv = c;
+    // The activation: DequantizeLinear(x, scalar scale, scalar zero point).
+    const PlannedNode* dq_x = dequantize_of(conv.inputs[0]);
+    if (!dq_x || dq_x->inputs.size() < 3 || !scalar(dq_x->inputs[1], DType::kFloat32)) return {};
+    const Tensor* x_zp = scalar(dq_x->inputs[2]);
+    if (!x_zp || (x_zp->dtype() != DType::kUInt8 && x_zp->dtype() != DType::kInt8)) return {};
+    // The weights: DequantizeLinear(constant int8, scales along axis 0, zero points 0).
+    const PlannedNode* dq_w = dequantize_of(conv.inputs[1]);
+    if (!dq_w || dq_w->inputs.size() < 2) return {};
+    const Tensor* w = constant(dq_w->inputs[0]);
+    const Tensor* w_scale = constant(dq_w->inputs[1]);
+    if (!w || w->dtype() != DType::kInt8 || w->rank() != 4 || !w_scale || w_scale->dtype() != DType::kFloat32) return {};
+    const int64_t out_channels = w->dim(0);
+    if (w_scale->numel() != 1) {
+      auto axis = dq_w->spec.attributes.find("axis");
+      const int64_t a = axis == dq_w->spec.attributes.end() ? 1 : axis->second.i;
+      if ((a != 0 && a != -4) || w_scale->rank() != 1 || w_scale->numel() != out_channels) return {};
+    }
+    int w_zp_slot = -1;
+    if (dq_w->inputs.size() >= 3 && dq_w->inputs[2] >= 0) {
+      const Tensor* w_zp = constant(dq_w->inputs[2]);
+      if (!w_zp || w_zp->dtype() != DType::kInt8 || w_zp->numel() != w_scale->numel()) return {};
+      for (int64_t i = 0; i < w_zp->numel(); ++i)
+        if (w_zp->data<int8_t>()[i] != 0) return {};
+      w_zp_slot = dq_w->inputs[2];
+    }
+    // The output: the only reader is QuantizeLinear(y, scalar scale, scalar zero point).
+    int q = -1;
+    for (size_t n = 0; n < g_.nodes_.size() && q < 0; ++n)
+      if (std::find(g_.nodes_[n].inputs.begin(), g_.nodes_[n].inputs.end(), y) != g_.nodes_[n].inputs.end())
+        q = static_cast<int>(n);
+    if (q < 0) return {};
+    const PlannedNode& quantize = g_.nodes_[q];
+    if (!is_op(quantize, "QuantizeLinear") || quantize.inputs.size() < 3 || quantize.inputs[0] != y ||
+        !scalar(quantize.inputs[1], DType::kFloat32) || quantize.outputs.size() != 1 || quantize.outputs[0] < 0)
+      return {};
+    const Tensor* y_zp = scalar(quantize.inputs[2]);
+    if (!y_zp || (y_zp->dtype() != DType::kUInt8 && y_zp->dtype() != DType::kInt8)) return {};
+    m.quantize = q;
+    m.dequantizes = {producer_[conv.inputs[0]], producer_[conv.inputs[1]]};
+    m.inputs = {dq_x->inputs[0], dq_x->inputs[1], dq_x->inputs[2], dq_w->inputs[0], dq_w->inputs[1], w_zp_slot,
+                quantize.inputs[1], quantize.inputs[2]};
+    // The bias: DequantizeLinear(constant int32) with scale x_scale * w_scale (zero point 0).
+    if (conv.inputs.size() >= 3 && conv.inputs[2] >= 0) {
+      const PlannedNode* dq_b = dequantize_of(conv.inputs[2]);
+      if (!dq_b || dq_b->inputs.size() < 2) return {};
+      const Tensor* b = constant(dq_b->inputs[0]);
+      const Tensor* b_scale = constant(dq_b->inputs[1]);
+      if (!b || b->dtype() != DType::kInt32 || b->numel() != out_channels || !b_scale ||
+          b_scale->dtype() != DType::kFloat32)
+        return {};
+      const double x_scale = constant(dq_x->inputs[1])->data<float>()[0];
+      for (int64_t o = 0; o < out_channels; ++o) {
+        const double want = x_scale * w_scale->data<float>()[w_scale->numel() == 1 ? 0 : o];
+        const double got = b_scale->data<float>()[b_scale->numel() == 1 ? 0 : o];
+        if (std::fabs(got - want) > 1e-6 * std::fabs(want)) return {};
+      }
+      if (dq_b->inputs.size() >= 3 && dq_b->inputs[2] >= 0) {
+        const Tensor* b_zp = constant(dq_b->inputs[2]);
+        if (!b_zp) return {};
+        for (int64_t i = 0; i < b_zp->numel(); ++i)
+          if (b_zp->value_as_double(i) != 0) return {};
+      }
+      m.dequantizes.push_back(producer_[conv.inputs[2]]);
+      m.inputs.push_back(dq_b->inputs[0]);
+    }
+    return m;
+  }
+
+  /// Whether every output of node `n` is read by `conv` alone (the node may go with the rewrite).
+  bool only_feeds(int n) const {
+    for (int s : g_.nodes_[n].outputs)
+      if (s >= 0 && (readers_[s] != 1 || graph_outputs_.count(s))) return false;
+    return true;
+  }
+
+ private:
+  const Tensor* constant(int slot) const {
+    auto it = slot >= 0 ? constants_.find(slot) : constants_.end();
+    return it == constants_.end() ? nullptr : it->second;
+  }
+  const Tensor* scalar(int slot, DType want = DType::kUndefined) const {
+    const Tensor* t = constant(slot);
+    return t && t->numel() == 1 && (want == DType::kUndefined || t->dtype() == want) ? t : nullptr;
+  }
+  const PlannedNode* dequantize_of(int slot) const {
+    if (slot < 0 || producer_[slot] < 0) return nullptr;
+    const PlannedNode& n = g_.nodes_[producer_[slot]];
+    return is_op(n, "DequantizeLinear") && n.outputs.size() == 1 ? &n : nullptr;
+  }
+
+  const Subgraph& g_;
+  std::map<int, const Tensor*> constants_;
+  std::vector<int> producer_, readers_;
+  std::set<int> graph_outputs_;
+};
+
+int add_constant_slot(Subgraph& g, const std::string& name, Tensor value) {
+  const int slot = static_cast<int>(g.slot_names_.size());
+  g.slot_names_.push_back(name);
+  g.slot_of_[name] = slot;
+  g.is_initializer_.push_back(true);
+  g.constants_.emplace_back(slot, Value(std::move(value)));
+  return slot;
+}
+
+}  // namespace
+
+int fuse_qdq_convs(Subgraph& g, std::vector<std::vector<int>>& uses, const RewrittenKernelFactory& make_kernel) {
+  std::vector<QdqConv> matches;
+  {
+    const Matcher matcher(g, uses);
+    for (size_t c = 0; c < g.nodes_.size(); ++c)
+      if (std::optional<QdqConv> m = matcher.match(static_cast<int>(c))) matches.push_back(std::move(*m));
+    // Dequantize nodes read by nothing else go with the rewrite; the others stay for their readers.
+    for (QdqConv& m : matches)
+      std::erase_if(m.dequantizes, [&](int n) { return n < 0 || !matcher.only_feeds(n); });
+  }
+  if (matches.empty()) return 0;
+  g.constants_.reserve(g.constants_.size() + matches.size());
+  std::set<int> removed;
+  for (QdqConv& m : matches) {
+    PlannedNode& conv = g.nodes_[m.conv];
+    const PlannedNode& quantize = g.nodes_[m.quantize];
+    if (m.inputs[5] < 0)  // weight zero point absent: QLinearConv requires one
+      m.inputs[5] = add_constant_slot(g, conv.spec.outputs[0] + "__qdq_w_zero_point", Tensor::from_vector<int8_t>({}, {0}));
+    NodeSpec spec = conv.spec;
+    spec.op_type = "QLinearConv";
+    spec.opset = std::max(spec.opset, 10);
+    spec.inputs.clear();
+    for (int s : m.inputs) spec.inputs.push_back(g.slot_names_[s]);
+    spec.outputs = quantize.spec.outputs;
+    std::unique_ptr<Kernel> kernel = make_kernel(spec, m.inputs);
+    conv.label = "QLinearConv node '" + conv.spec.name + "' (" + conv.label + " with its DequantizeLinear inputs and " +
+                 quantize.label + ")";
+    conv.spec = std::move(spec);
+    conv.inputs = m.inputs;
+    conv.outputs = quantize.outputs;
+    conv.kernel = std::move(kernel);
+    uses[m.conv] = m.inputs;
+    removed.insert(m.quantize);
+    removed.insert(m.dequantizes.begin(), m.dequantizes.end());
+  }
+  std::vector<PlannedNode> nodes;
+  std::vector<std::vector<int>> node_uses;
+  for (size_t n = 0; n < g.nodes_.size(); ++n) {
+    if (removed.count(static_cast<int>(n))) continue;
+    nodes.push_back(std::move(g.nodes_[n]));
+    node_uses.push_back(std::move(uses[n]));
+  }
+  g.nodes_ = std::move(nodes);
+  uses = std::move(node_uses);
+  return static_cast<int>(removed.size());
+}
+
+}  // namespace parity::runtime
