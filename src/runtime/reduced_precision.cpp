@@ -272,9 +272,10 @@ int64_t int8_weight_axis(const NodeSpec& spec, size_t input, int64_t rank) {
 DType choose_layer_precision(const NodeSpec& spec, DType input0_dtype, const ReducedPrecisionConfig& config,
                              std::vector<std::string>* warnings) {
   if (!config.enabled()) return DType::kFloat32;
-  // An integer convolution is an int8 layer by construction (in int8 plans, where QDQ
-  // convolutions become QLinearConv: runtime/rewrites/qdq_conv_fusion.h).
-  if (spec.domain.empty() && spec.op_type == "QLinearConv") return config.int8 ? DType::kInt8 : DType::kFloat32;
+  // An integer convolution or product is an int8 layer by construction (in int8 plans, where QDQ
+  // convolutions and products become QLinearConv / QLinearMatMul: runtime/rewrites/qdq_fusion.h).
+  if (spec.domain.empty() && (spec.op_type == "QLinearConv" || spec.op_type == "QLinearMatMul"))
+    return config.int8 ? DType::kInt8 : DType::kFloat32;
   const bool reducible = is_reducible_layer(spec, input0_dtype);
   auto int8_ready = [&] {
     if (!reducible || !has_int8_path(spec)) return false;

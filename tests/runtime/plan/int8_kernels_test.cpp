@@ -1,17 +1,19 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__MatMul.html, onnx__Gemm.html,
-//       onnx__QLinearConv.html
+//       onnx__QLinearConv.html, onnx__QLinearMatMul.html
 // int8 layers of a plan on oneDNN's int8 kernels (runtime/reduced_precision.h, NativeInt8Kernel)
 // against the reference kernels on the same fake-quantized operands (the oracle): random and
 // edge shapes (groups, depthwise, strides, padding, 1x1, batch), saturation beyond the
 // calibrated range, per-channel weight scales that differ by orders of magnitude, fused tails,
-// and plans that save and reload the int8 layers bit-identically; QLinearConv on oneDNN bit for
-// bit against its reference kernel.
+// and plans that save and reload the int8 layers bit-identically; QLinearConv and QLinearMatMul
+// on oneDNN bit for bit against their reference kernels; QDQ convolutions and products of int8
+// plans fused into them.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <set>
 #include <type_traits>
 
 #include "runtime/model_builder.h"
@@ -377,6 +379,78 @@ TEST(Int8Kernels, QdqConvolutionRunsAsQLinearConvOnInt8KernelsInInt8Plans) {
   for (const auto& layer : summary.layers)
     shown |= layer.op == "QLinearConv" && layer.precision == "int8" && layer.int8_kernel;
   EXPECT_TRUE(shown);
+}
+
+TEST(Int8Kernels, QLinearMatMulOnOneDnnEqualsTheReferenceBitForBit) {
+  for (const bool uint8 : {true, false}) {
+    SCOPED_TRACE(uint8 ? "u8 A, u8 Y" : "s8 A, s8 Y");
+    testing::ModelBuilder b(13);
+    const DType type = uint8 ? DType::kUInt8 : DType::kInt8;
+    b.input("a", type, {2, 37, 64}).output("y", type, {2, 37, 48});
+    b.initializer("a_scale", Tensor::from_vector<float>({}, {0.03f}));
+    b.initializer("a_zp", uint8 ? Tensor::from_vector<uint8_t>({}, {131}) : Tensor::from_vector<int8_t>({}, {-7}));
+    b.initializer("b", random_quantized<int8_t>({64, 48}, 93));
+    b.initializer("b_scale", Tensor::from_vector<float>({}, {0.004f}));
+    b.initializer("b_zp", Tensor::from_vector<int8_t>({}, {0}));
+    b.initializer("y_scale", Tensor::from_vector<float>({}, {0.07f}));
+    b.initializer("y_zp", uint8 ? Tensor::from_vector<uint8_t>({}, {125}) : Tensor::from_vector<int8_t>({}, {3}));
+    b.node("QLinearMatMul", {"a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "y_scale", "y_zp"}, {"y"}, "qmm");
+    runtime::SessionOptions reference_options;
+    reference_options.kernels = runtime::KernelTier::kReference;
+    Session optimized = Session::create(b.model()).value();
+    Session reference = Session::create(b.model(), reference_options).value();
+    EXPECT_EQ(optimized.plan().nodes_.at(0).tactic, "optimized:qlinear_matmul_dnnl");
+    const Tensor a = uint8 ? random_quantized<uint8_t>({2, 37, 64}, 94) : random_quantized<int8_t>({2, 37, 64}, 94);
+    const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+    const Tensor got = optimized.run({{"a", a}}).at("y");
+    EXPECT_EQ(runtime::nn::dnnl_fast_path_runs(), before + 1) << "the QLinearMatMul fell back to the reference kernel";
+    const Tensor want = reference.run({{"a", a}}).at("y");
+    ASSERT_EQ(got.shape(), want.shape());
+    ASSERT_EQ(got.dtype(), want.dtype());
+    EXPECT_EQ(0, std::memcmp(got.raw_data(), want.raw_data(), got.size_bytes()));
+    std::set<double> distinct;
+    for (int64_t i = 0; i < got.numel(); ++i) distinct.insert(got.value_as_double(i));
+    EXPECT_GT(distinct.size(), 20u);  // not all saturated
+  }
+}
+
+TEST(Int8Kernels, QdqMatMulRunsAsQLinearMatMulInInt8Plans) {
+  testing::ModelBuilder b(13);
+  b.input("x", DType::kFloat32, {3, 5, 64}).output("y", DType::kFloat32, {3, 5, 32});
+  b.initializer("x_scale", Tensor::from_vector<float>({}, {0.02f}));
+  b.initializer("x_zp", Tensor::from_vector<int8_t>({}, {0}));
+  b.initializer("w", random_quantized<int8_t>({64, 32}, 95));
+  b.initializer("w_scale", Tensor::from_vector<float>({}, {0.003f}));
+  b.initializer("y_scale", Tensor::from_vector<float>({}, {0.04f}));
+  b.initializer("y_zp", Tensor::from_vector<int8_t>({}, {0}));
+  b.node("QuantizeLinear", {"x", "x_scale", "x_zp"}, {"xq"}, "quantize_x");
+  b.node("DequantizeLinear", {"xq", "x_scale", "x_zp"}, {"xd"}, "dequantize_x");
+  b.node("DequantizeLinear", {"w", "w_scale"}, {"wd"}, "dequantize_w");
+  b.node("MatMul", {"xd", "wd"}, {"m"}, "matmul");
+  b.node("QuantizeLinear", {"m", "y_scale", "y_zp"}, {"yq"}, "quantize_y");
+  b.node("DequantizeLinear", {"yq", "y_scale", "y_zp"}, {"y"}, "dequantize_y");
+  runtime::SessionOptions int8_options;
+  int8_options.reduced_precision.int8 = true;
+  Session int8 = Session::create(b.model(), int8_options).value();
+  Session fp32 = Session::create(b.model()).value();
+  ASSERT_EQ(int8.plan().nodes_.size(), 3u);  // QuantizeLinear(x), QLinearMatMul, DequantizeLinear(y)
+  const auto& fused = int8.plan().nodes_.at(1);
+  EXPECT_EQ(fused.spec.op_type, "QLinearMatMul");
+  EXPECT_EQ(fused.tactic, "optimized:qlinear_matmul_dnnl");
+  EXPECT_EQ(fused.precision, DType::kInt8);
+  EXPECT_TRUE(runtime::runs_native_int8(*fused.kernel));
+  const Tensor x = uniform({3, 5, 64}, 96, -2.5f, 2.5f);
+  const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+  const Tensor got = int8.run({{"x", x}}).at("y");
+  EXPECT_GT(runtime::nn::dnnl_fast_path_runs(), before) << "the QLinearMatMul fell back to the reference kernel";
+  const Tensor want = fp32.run({{"x", x}}).at("y");
+  int64_t moved = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const float d = std::fabs(got.data<float>()[i] - want.data<float>()[i]);
+    ASSERT_LE(d, 0.04f * 1.001f) << "element " << i;
+    moved += d > 0;
+  }
+  EXPECT_LE(moved, got.numel() / 50) << "more than 2% of the outputs moved by a step";
 }
 
 TEST(Int8Kernels, ConvWithoutAUsableScaleComputesOnFakeQuantizedOperands) {

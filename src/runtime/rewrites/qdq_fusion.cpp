@@ -1,4 +1,4 @@
-#include "runtime/rewrites/qdq_conv_fusion.h"
+#include "runtime/rewrites/qdq_fusion.h"
 
 #include <cmath>
 #include <map>
@@ -22,11 +22,13 @@ std::map<int, const Tensor*> constant_tensors(const Subgraph& g) {
 
 bool is_op(const PlannedNode& n, const char* op) { return n.spec.domain.empty() && n.spec.op_type == op; }
 
-/// One matched Conv: the nodes around it and the QLinearConv inputs, as slots.
+/// One matched Conv or MatMul: the nodes around it and the QLinearConv / QLinearMatMul inputs,
+/// as slots.
 struct QdqConv {
   int conv = -1, quantize = -1;
   std::vector<int> dequantizes;  // x, w and (optional) bias DequantizeLinear nodes
   std::vector<int> inputs;       // x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp[, bias]
+  std::string fused_op;          // QLinearConv or QLinearMatMul
 };
 
 class Matcher {
@@ -43,17 +45,45 @@ class Matcher {
   }
 
   std::optional<QdqConv> match(int c) const {
-    const PlannedNode& conv = g_.nodes_[c];
-    if (!is_op(conv, "Conv") || conv.inputs.size() < 2 || conv.outputs.size() != 1 || conv.outputs[0] < 0) return {};
-    const int y = conv.outputs[0];
-    if (graph_outputs_.count(y) || readers_[y] != 1) return {};
+    const PlannedNode& node = g_.nodes_[c];
+    if (is_op(node, "Conv")) return match_conv(c);
+    if (is_op(node, "MatMul")) return match_matmul(c);
+    return {};
+  }
+
+  /// MatMul(DequantizeLinear(a), DequantizeLinear(constant 2-D int8 B, scalar scale, zero point
+  /// 0)) -> QuantizeLinear: QLinearMatMul (whose reference takes scalar scales only).
+  std::optional<QdqConv> match_matmul(int c) const {
+    const PlannedNode& mm = g_.nodes_[c];
+    if (mm.inputs.size() != 2) return {};
+    const PlannedNode* dq_x = activation_dequantize(mm);
+    const PlannedNode* dq_w = dequantize_of(mm.inputs[1]);
+    if (!dq_x || !dq_w || dq_w->inputs.size() < 2) return {};
+    const Tensor* w = constant(dq_w->inputs[0]);
+    if (!w || w->dtype() != DType::kInt8 || w->rank() != 2 || !scalar(dq_w->inputs[1], DType::kFloat32)) return {};
+    const int w_zp_slot = zero_weight_zero_point(*dq_w, 1);
+    if (w_zp_slot == kNotZero) return {};
+    const int q = output_quantize(mm);
+    if (q < 0) return {};
+    const PlannedNode& quantize = g_.nodes_[q];
     QdqConv m;
     m.conv = c;
-    // The activation: DequantizeLinear(x, scalar scale, scalar zero point).
-    const PlannedNode* dq_x = dequantize_of(conv.inputs[0]);
-    if (!dq_x || dq_x->inputs.size() < 3 || !scalar(dq_x->inputs[1], DType::kFloat32)) return {};
-    const Tensor* x_zp = scalar(dq_x->inputs[2]);
-    if (!x_zp || (x_zp->dtype() != DType::kUInt8 && x_zp->dtype() != DType::kInt8)) return {};
+    m.quantize = q;
+    m.fused_op = "QLinearMatMul";
+    m.dequantizes = {producer_[mm.inputs[0]], producer_[mm.inputs[1]]};
+    m.inputs = {dq_x->inputs[0], dq_x->inputs[1], dq_x->inputs[2], dq_w->inputs[0], dq_w->inputs[1], w_zp_slot,
+                quantize.inputs[1], quantize.inputs[2]};
+    return m;
+  }
+
+  std::optional<QdqConv> match_conv(int c) const {
+    const PlannedNode& conv = g_.nodes_[c];
+    if (conv.inputs.size() < 2) return {};
+    QdqConv m;
+    m.conv = c;
+    m.fused_op = "QLinearConv";
+    const PlannedNode* dq_x = activation_dequantize(conv);
+    if (!dq_x) return {};
     // The weights: DequantizeLinear(constant int8, scales along axis 0, zero points 0).
     const PlannedNode* dq_w = dequantize_of(conv.inputs[1]);
     if (!dq_w || dq_w->inputs.size() < 2) return {};
@@ -66,26 +96,11 @@ class Matcher {
       const int64_t a = axis == dq_w->spec.attributes.end() ? 1 : axis->second.i;
       if ((a != 0 && a != -4) || w_scale->rank() != 1 || w_scale->numel() != out_channels) return {};
     }
-    int w_zp_slot = -1;
-    if (dq_w->inputs.size() >= 3 && dq_w->inputs[2] >= 0) {
-      const Tensor* w_zp = constant(dq_w->inputs[2]);
-      if (!w_zp || w_zp->dtype() != DType::kInt8 || w_zp->numel() != w_scale->numel()) return {};
-      for (int64_t i = 0; i < w_zp->numel(); ++i)
-        if (w_zp->data<int8_t>()[i] != 0) return {};
-      w_zp_slot = dq_w->inputs[2];
-    }
-    // The output: the only reader is QuantizeLinear(y, scalar scale, scalar zero point).
-    int q = -1;
-    for (size_t n = 0; n < g_.nodes_.size() && q < 0; ++n)
-      if (std::find(g_.nodes_[n].inputs.begin(), g_.nodes_[n].inputs.end(), y) != g_.nodes_[n].inputs.end())
-        q = static_cast<int>(n);
+    const int w_zp_slot = zero_weight_zero_point(*dq_w, w_scale->numel());
+    if (w_zp_slot == kNotZero) return {};
+    const int q = output_quantize(conv);
     if (q < 0) return {};
     const PlannedNode& quantize = g_.nodes_[q];
-    if (!is_op(quantize, "QuantizeLinear") || quantize.inputs.size() < 3 || quantize.inputs[0] != y ||
-        !scalar(quantize.inputs[1], DType::kFloat32) || quantize.outputs.size() != 1 || quantize.outputs[0] < 0)
-      return {};
-    const Tensor* y_zp = scalar(quantize.inputs[2]);
-    if (!y_zp || (y_zp->dtype() != DType::kUInt8 && y_zp->dtype() != DType::kInt8)) return {};
     m.quantize = q;
     m.dequantizes = {producer_[conv.inputs[0]], producer_[conv.inputs[1]]};
     m.inputs = {dq_x->inputs[0], dq_x->inputs[1], dq_x->inputs[2], dq_w->inputs[0], dq_w->inputs[1], w_zp_slot,
@@ -115,6 +130,45 @@ class Matcher {
       m.inputs.push_back(dq_b->inputs[0]);
     }
     return m;
+  }
+
+  /// The DequantizeLinear(x, scalar scale, scalar 8-bit zero point) that feeds `node`'s input 0.
+  const PlannedNode* activation_dequantize(const PlannedNode& node) const {
+    const PlannedNode* dq = dequantize_of(node.inputs[0]);
+    if (!dq || dq->inputs.size() < 3 || !scalar(dq->inputs[1], DType::kFloat32)) return nullptr;
+    const Tensor* zp = scalar(dq->inputs[2]);
+    return zp && (zp->dtype() == DType::kUInt8 || zp->dtype() == DType::kInt8) ? dq : nullptr;
+  }
+
+  /// The only reader of `node`'s single output when it is QuantizeLinear(y, scalar scale, scalar
+  /// 8-bit zero point) and the output is no graph output; -1 otherwise.
+  int output_quantize(const PlannedNode& node) const {
+    if (node.outputs.size() != 1 || node.outputs[0] < 0) return -1;
+    const int y = node.outputs[0];
+    if (graph_outputs_.count(y) || readers_[y] != 1) return -1;
+    int q = -1;
+    for (size_t n = 0; n < g_.nodes_.size() && q < 0; ++n)
+      if (std::find(g_.nodes_[n].inputs.begin(), g_.nodes_[n].inputs.end(), y) != g_.nodes_[n].inputs.end())
+        q = static_cast<int>(n);
+    if (q < 0) return -1;
+    const PlannedNode& quantize = g_.nodes_[q];
+    if (!is_op(quantize, "QuantizeLinear") || quantize.inputs.size() < 3 || quantize.inputs[0] != y ||
+        !scalar(quantize.inputs[1], DType::kFloat32) || quantize.outputs.size() != 1 || quantize.outputs[0] < 0)
+      return -1;
+    const Tensor* y_zp = scalar(quantize.inputs[2]);
+    return y_zp && (y_zp->dtype() == DType::kUInt8 || y_zp->dtype() == DType::kInt8) ? q : -1;
+  }
+
+  static constexpr int kNotZero = -2;
+  /// A weight DequantizeLinear's zero point slot when it is constant int8 zeros (`count`
+  /// values), -1 when absent, kNotZero otherwise.
+  int zero_weight_zero_point(const PlannedNode& dq_w, int64_t count) const {
+    if (dq_w.inputs.size() < 3 || dq_w.inputs[2] < 0) return -1;
+    const Tensor* zp = constant(dq_w.inputs[2]);
+    if (!zp || zp->dtype() != DType::kInt8 || zp->numel() != count) return kNotZero;
+    for (int64_t i = 0; i < zp->numel(); ++i)
+      if (zp->data<int8_t>()[i] != 0) return kNotZero;
+    return dq_w.inputs[2];
   }
 
   /// Whether every output of node `n` is read by `conv` alone (the node may go with the rewrite).
@@ -156,7 +210,7 @@ int add_constant_slot(Subgraph& g, const std::string& name, Tensor value) {
 
 }  // namespace
 
-int fuse_qdq_convs(Subgraph& g, std::vector<std::vector<int>>& uses, const RewrittenKernelFactory& make_kernel) {
+int fuse_qdq_layers(Subgraph& g, std::vector<std::vector<int>>& uses, const RewrittenKernelFactory& make_kernel) {
   std::vector<QdqConv> matches;
   {
     const Matcher matcher(g, uses);
@@ -172,16 +226,16 @@ int fuse_qdq_convs(Subgraph& g, std::vector<std::vector<int>>& uses, const Rewri
   for (QdqConv& m : matches) {
     PlannedNode& conv = g.nodes_[m.conv];
     const PlannedNode& quantize = g.nodes_[m.quantize];
-    if (m.inputs[5] < 0)  // weight zero point absent: QLinearConv requires one
+    if (m.inputs[5] < 0)  // weight zero point absent: the fused ops require one
       m.inputs[5] = add_constant_slot(g, conv.spec.outputs[0] + "__qdq_w_zero_point", Tensor::from_vector<int8_t>({}, {0}));
     NodeSpec spec = conv.spec;
-    spec.op_type = "QLinearConv";
+    spec.op_type = m.fused_op;
     spec.opset = std::max(spec.opset, 10);
     spec.inputs.clear();
     for (int s : m.inputs) spec.inputs.push_back(g.slot_names_[s]);
     spec.outputs = quantize.spec.outputs;
     std::unique_ptr<Kernel> kernel = make_kernel(spec, m.inputs);
-    conv.label = "QLinearConv node '" + conv.spec.name + "' (" + conv.label + " with its DequantizeLinear inputs and " +
+    conv.label = m.fused_op + " node '" + conv.spec.name + "' (" + conv.label + " with its DequantizeLinear inputs and " +
                  quantize.label + ")";
     conv.spec = std::move(spec);
     conv.inputs = m.inputs;
