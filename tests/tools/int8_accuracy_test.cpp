@@ -97,11 +97,6 @@ Tensor seeded_image(uint32_t seed) {
   return t;
 }
 
-int64_t top1(const Tensor& logits) {
-  const float* p = logits.data<float>();
-  return std::max_element(p, p + logits.numel()) - p;
-}
-
 /// The top-1 class of each row of the last dim (one per output column of a CTC head).
 std::vector<int64_t> top1_per_row(const Tensor& scores) {
   const int64_t classes = scores.shape().back(), rows = scores.numel() / classes;
