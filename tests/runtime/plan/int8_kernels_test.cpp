@@ -453,6 +453,34 @@ TEST(Int8Kernels, QdqMatMulRunsAsQLinearMatMulInInt8Plans) {
   EXPECT_LE(moved, got.numel() / 50) << "more than 2% of the outputs moved by a step";
 }
 
+TEST(Int8Kernels, ConsecutiveInt8ConvolutionsHandOverChannelsLast) {
+  // x -> Conv "c1" (3x3) -> Relu -> Conv "c2" (1x1) -> y: c1 writes channels-last for c2, whose
+  // int8 source is then quantized in that order.
+  testing::ModelBuilder b;
+  b.input("x", DType::kFloat32, {1, 16, 14, 14}).output("y", DType::kFloat32, {1, 24, 14, 14});
+  b.initializer("w1", uniform({32, 16, 3, 3}, 71, -0.3f, 0.3f)).initializer("b1", uniform({32}, 72, -0.5f, 0.5f));
+  b.initializer("w2", uniform({24, 32, 1, 1}, 73, -0.3f, 0.3f));
+  add_ints_attr(b.node("Conv", {"x", "w1", "b1"}, {"h"}, "c1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"h"}, {"a"}, "relu");
+  b.node("Conv", {"a", "w2"}, {"y"}, "c2");
+  const auto model = b.model();
+  const Tensor x = uniform({1, 16, 14, 14}, 74, -1, 1);
+  const float a_amax = 3.0f;  // the Relu output's calibrated range
+  const std::map<std::string, float> scales = {{"x", 1.0f / 127}, {"a", a_amax / 127}};
+  Session optimized = build(model, scales, runtime::KernelTier::kOptimized);
+  Session reference = build(model, scales, runtime::KernelTier::kReference);
+  EXPECT_GT(optimized.plan().channels_last_values_, 0);
+  for (const auto& node : optimized.plan().nodes_) EXPECT_TRUE(runtime::runs_native_int8(*node.kernel)) << node.label;
+  const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
+  const Tensor got = optimized.run({{"x", x}}).at("y");
+  EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks);
+  const Tensor want = reference.run({{"x", x}}).at("y");
+  double max_abs = 0;
+  for (float v : want.values<float>()) max_abs = std::max(max_abs, double(std::fabs(v)));
+  for (int64_t i = 0; i < got.numel(); ++i)
+    ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 2e-5 * max_abs + 1e-6) << "element " << i;
+}
+
 TEST(Int8Kernels, ConvWithoutAUsableScaleComputesOnFakeQuantizedOperands) {
   // A zero range (a tensor that was all zeros in calibration): the layer stays int8 but the
   // conv declines the native path; the wrapper's fake quantization maps the input to zeros.
