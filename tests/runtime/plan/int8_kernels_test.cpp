@@ -1,4 +1,4 @@
-// Spec: https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__MatMul.html, onnx__Gemm.html,
+// Spec: https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__ConvTranspose.html, onnx__MatMul.html, onnx__Gemm.html,
 //       onnx__QLinearConv.html, onnx__QLinearMatMul.html
 // int8 layers of a plan on oneDNN's int8 kernels (runtime/reduced_precision.h, NativeInt8Kernel)
 // against the reference kernels on the same fake-quantized operands (the oracle): random and
@@ -479,6 +479,38 @@ TEST(Int8Kernels, ConsecutiveInt8ConvolutionsHandOverChannelsLast) {
   for (float v : want.values<float>()) max_abs = std::max(max_abs, double(std::fabs(v)));
   for (int64_t i = 0; i < got.numel(); ++i)
     ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 2e-5 * max_abs + 1e-6) << "element " << i;
+}
+
+TEST(Int8Kernels, ConvTransposeAgreesWithReferenceOnFakeQuantizedOperands) {
+  struct Case {
+    std::string name;
+    int64_t in_channels, out_per_group, group, kernel, stride, pad, output_padding;
+  };
+  const std::vector<Case> cases = {
+      {"2x2 stride 2 (PP-OCR det's upsampling)", 24, 24, 1, 2, 2, 0, 0},
+      {"3x3 stride 2 pad 1 output_padding 1", 16, 8, 1, 3, 2, 1, 1},
+      {"grouped 4x4 stride 2 pad 1", 16, 4, 4, 4, 2, 1, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    testing::ModelBuilder b;
+    const int64_t h = 9, out = (h - 1) * c.stride - 2 * c.pad + c.kernel + c.output_padding;
+    b.input("x", DType::kFloat32, {1, c.in_channels, h, h})
+        .output("y", DType::kFloat32, {1, c.out_per_group * c.group, out, out});
+    Tensor w = uniform({c.in_channels, c.out_per_group, c.kernel, c.kernel}, 111, -0.5f, 0.5f);
+    const int64_t per = c.kernel * c.kernel;
+    for (int64_t i = 0; i < c.in_channels; ++i)  // per output channel ranges 1e-2..10
+      for (int64_t o = 0; o < c.out_per_group; ++o)
+        for (int64_t k = 0; k < per; ++k) w.data<float>()[(i * c.out_per_group + o) * per + k] *= std::pow(10.0f, float(o % 4) - 2);
+    b.initializer("w", w).initializer("b", uniform({c.out_per_group * c.group}, 112, -1, 1));
+    auto& node = b.node("ConvTranspose", {"x", "w", "b"}, {"y"}, "deconv");
+    add_ints_attr(node, "kernel_shape", {c.kernel, c.kernel});
+    add_ints_attr(node, "strides", {c.stride, c.stride});
+    add_ints_attr(node, "pads", {c.pad, c.pad, c.pad, c.pad});
+    if (c.output_padding) add_ints_attr(node, "output_padding", {c.output_padding, c.output_padding});
+    testing::add_int_attr(node, "group", c.group);
+    expect_products_match(b.model(), uniform({1, c.in_channels, h, h}, 113, -1.5f, 1.5f), 1.0f, 0);
+  }
 }
 
 TEST(Int8Kernels, ConvWithoutAUsableScaleComputesOnFakeQuantizedOperands) {

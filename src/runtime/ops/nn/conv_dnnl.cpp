@@ -20,8 +20,9 @@
 // reference kernels of the head and of every fused tail instead, so results never depend on
 // whether a node was fused.
 //
-// int8 layers of a plan (runtime/reduced_precision.h) run oneDNN's s8 convolution: the source is
-// quantized per tensor with the calibrated scale, the weights per output channel, the products
+// int8 layers of a plan (runtime/reduced_precision.h) run oneDNN's s8 convolution or
+// deconvolution: the source is quantized per tensor with the calibrated scale, the weights per
+// output channel, the products
 // accumulate in int32 (VNNI on AVX512), and the output scales (source scale x weight scale per
 // channel) dequantize to fp32 before the fused tails.
 #if PARITY_HAVE_DNNL
@@ -176,7 +177,7 @@ class DnnlConvKernel : public Kernel,
     // weights, fp32 accumulation and destination (the wrapper rounds the result to bf16).
     if (compute_precision_of(init) == DType::kBFloat16 && native_bf16()) kernel->compute_type_ = memory::data_type::bf16;
     // An int8 layer: the weights (fake-quantized by the layer's init) as their int8 values.
-    if (compute_precision_of(init) == DType::kInt8 && !transposed) kernel->start_int8();
+    if (compute_precision_of(init) == DType::kInt8) kernel->start_int8();
     const auto* source = dynamic_cast<const PackedStateSource*>(&init);
     if (source && source->saved_packed_state()) kernel->restore(*source->saved_packed_state(), init);
     else if (std::optional<Shape> x = init.input_static_shape(0)) kernel->prepack(*x);
@@ -243,8 +244,8 @@ class DnnlConvKernel : public Kernel,
       return false;
     }
     x_scale_ = scales.at(0);
-    output_scales_.resize(weight_scales_.size());
-    for (size_t c = 0; c < weight_scales_.size(); ++c) output_scales_[c] = x_scale_ * weight_scales_[c];
+    output_scales_ = channel_weight_scales();
+    for (float& s : output_scales_) s *= x_scale_;
     cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
     return true;
   }
@@ -302,13 +303,22 @@ class DnnlConvKernel : public Kernel,
 
   /// int8: the weights' values and per-channel scales; the source's data type becomes s8.
   void start_int8() {
-    QuantizedWeights q = quantize_weights_int8(weights_, 0);
+    // Per output channel: axis 0 of Conv's [O, I/G, k...]; for ConvTranspose's [I, O/G, k...]
+    // axis 1, one scale per channel within a group (runtime::int8_weight_axis).
+    QuantizedWeights q = quantize_weights_int8(weights_, transposed_ ? 1 : 0);
     int8_weights_ = std::move(q.values);
     weight_scales_ = std::move(q.scales);
-    output_scales_ = weight_scales_;  // until take_int8_scales: the packing does not depend on them
+    output_scales_ = channel_weight_scales();  // until take_int8_scales: the packing does not depend on them
     compute_type_ = memory::data_type::s8;
     int8_ = true;
   }
+  /// The weight scale of each output channel (ConvTranspose's repeat for every group).
+  std::vector<float> channel_weight_scales() const {
+    std::vector<float> scales(static_cast<size_t>(out_channels()));
+    for (size_t c = 0; c < scales.size(); ++c) scales[c] = weight_scales_[c % weight_scales_.size()];
+    return scales;
+  }
+
   /// Back to fp32 on the (fake-quantized) weights: the layer's wrapper quantizes the source.
   void stop_int8() {
     if (!int8_) return;
@@ -423,7 +433,8 @@ class DnnlConvKernel : public Kernel,
     // implementation (ONNX Runtime's approach too): in the blocked layout a ConvTranspose with
     // few output channels pads them to 16 (PP-OCRv4 det's 24 -> 1 channel 2x2 stride-2 head took
     // 17.6 ms instead of 1.2 ms, its 24 -> 24 one 6.4 ms instead of 4.2 ms).
-    const bool plain = transposed_ || layout == ActivationLayout::kPlain ||
+    // int8 transposed convolutions take the layout oneDNN's int8 deconvolution wants.
+    const bool plain = (transposed_ && !int8_) || layout == ActivationLayout::kPlain ||
                        (layout == ActivationLayout::kPointwisePlain && is_pointwise(p));
     const memory::desc src = activation_desc(x_shape, plain, compute_type_);
     const memory::desc dst =
