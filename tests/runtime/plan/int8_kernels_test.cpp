@@ -58,6 +58,7 @@ struct ConvCase {
   bool residual = false;    // a fused residual Add (needs the output shape of x)
   float x_range = 1.0f;     // the calibrated |max| of x; inputs reach 1.5x that (saturation)
   bool wide_channel_scales = false;  // output channels' weights differ by up to 1000x
+  bool zero_channel = false;         // output channel 1's weights are all zero (pruned): bias only
 };
 
 /// x -> Conv "conv" [-> Relu] [-> Add(x)] -> y, with seeded weights.
@@ -71,6 +72,10 @@ onnx::ModelProto conv_case_model(const ConvCase& c) {
     const int64_t per_channel = w.numel() / c.out_channels;
     for (int64_t o = 0; o < c.out_channels; ++o)
       for (int64_t k = 0; k < per_channel; ++k) w.data<float>()[o * per_channel + k] *= std::pow(10.0f, float(o % 4) - 2);
+  }
+  if (c.zero_channel) {
+    const int64_t per_channel = w.numel() / c.out_channels;
+    std::fill(w.data<float>() + per_channel, w.data<float>() + 2 * per_channel, 0.0f);
   }
   b.initializer("w", w);
   if (c.bias) b.initializer("b", uniform({c.out_channels}, 102, -1.0f, 1.0f));
@@ -146,6 +151,7 @@ TEST(Int8Kernels, ConvAgreesWithReferenceOnFakeQuantizedOperands) {
       {.name = "saturation: small range", .x = {1, 8, 8, 8}, .out_channels = 8, .x_range = 0.05f},
       {.name = "per-channel scales 1e-2..10", .x = {1, 16, 8, 8}, .out_channels = 12, .wide_channel_scales = true},
       {.name = "large rows split over threads", .x = {1, 32, 64, 64}, .out_channels = 64, .relu = true},
+      {.name = "a pruned channel keeps its bias", .x = {1, 8, 6, 6}, .out_channels = 4, .zero_channel = true},
   };
   for (const ConvCase& c : cases) expect_int8_matches_reference(c);
 }
@@ -213,7 +219,9 @@ TEST(Int8Kernels, MatMulAndGemmAgreeWithReferenceOnFakeQuantizedOperands) {
     SCOPED_TRACE("Gemm [1,1280] x [1280,100] (a classifier at batch 1)");
     testing::ModelBuilder b;
     b.input("x", DType::kFloat32, {1, 1280}).output("y", DType::kFloat32, {1, 100});
-    b.initializer("W", uniform({1280, 100}, 69, -0.1f, 0.1f)).initializer("C", uniform({1, 100}, 70, -1, 1));
+    Tensor w = uniform({1280, 100}, 69, -0.1f, 0.1f);
+    for (int64_t k = 0; k < 1280; ++k) w.data<float>()[k * 100 + 3] = 0.0f;  // a pruned column keeps its bias
+    b.initializer("W", w).initializer("C", uniform({1, 100}, 70, -1, 1));
     b.node("Gemm", {"x", "W", "C"}, {"y"}, "gemm");
     expect_products_match(b.model(), uniform({1, 1280}, 71, 0, 3), 3.0f, 0);
   }

@@ -496,6 +496,10 @@ class Int8Product {
     QuantizedWeights q = quantize_weights_int8(b, b_is_nk ? 0 : 1);
     values_ = std::move(q.values);
     weight_scales_ = std::move(q.scales);
+    // A column of zero weights (pruned) has scale 0 and values 0: any positive scale computes the
+    // same zeros, and keeps its output scale usable for the bias.
+    for (float& s : weight_scales_)
+      if (!(s > 0)) s = 1.0f;
     nk_ = b_is_nk;
     k_ = b_is_nk ? b.dim(1) : b.dim(0);
     n_ = b_is_nk ? b.dim(0) : b.dim(1);

@@ -308,6 +308,10 @@ class DnnlConvKernel : public Kernel,
     QuantizedWeights q = quantize_weights_int8(weights_, transposed_ ? 1 : 0);
     int8_weights_ = std::move(q.values);
     weight_scales_ = std::move(q.scales);
+    // A channel of zero weights (pruned) has scale 0 and values 0: any positive scale computes
+    // the same zeros, and keeps its output scale usable for the bias.
+    for (float& s : weight_scales_)
+      if (!(s > 0)) s = 1.0f;
     output_scales_ = channel_weight_scales();  // until take_int8_scales: the packing does not depend on them
     compute_type_ = memory::data_type::s8;
     int8_ = true;
