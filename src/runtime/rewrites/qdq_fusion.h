@@ -2,7 +2,7 @@
 // (activation) and DequantizeLinear (constant int8 weights, and the int32 bias) -> Conv ->
 // QuantizeLinear becomes one QLinearConv, which oneDNN's int8 convolution computes
 // (ops/nn/qlinear_conv_dnnl.cpp); the same around a MatMul with constant 2-D weights becomes one
-// QLinearMatMul (ops/quantization/qlinear_matmul_dnnl.cpp). As TensorRT runs explicitly
+// QLinearMatMul (ops/quantization/quantized_matmul_dnnl.cpp). As TensorRT runs explicitly
 // quantized networks. int8 plans only (`convert --int8`): the fused node
 // sums the integers exactly where the unfused graph rounds an fp32 sum, so an output may move by
 // one quantization step.

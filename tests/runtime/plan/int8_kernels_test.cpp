@@ -1,5 +1,6 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__ConvTranspose.html, onnx__MatMul.html, onnx__Gemm.html,
-//       onnx__QLinearConv.html, onnx__QLinearMatMul.html
+//       onnx__QLinearConv.html, onnx__QLinearMatMul.html,
+//       onnx__MatMulInteger.html
 // int8 layers of a plan on oneDNN's int8 kernels (runtime/reduced_precision.h, NativeInt8Kernel)
 // against the reference kernels on the same fake-quantized operands (the oracle): random and
 // edge shapes (groups, depthwise, strides, padding, 1x1, batch), saturation beyond the
@@ -14,6 +15,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <tuple>
 #include <type_traits>
 
 #include "runtime/model_builder.h"
@@ -407,7 +409,7 @@ TEST(Int8Kernels, QLinearMatMulOnOneDnnEqualsTheReferenceBitForBit) {
     reference_options.kernels = runtime::KernelTier::kReference;
     Session optimized = Session::create(b.model()).value();
     Session reference = Session::create(b.model(), reference_options).value();
-    EXPECT_EQ(optimized.plan().nodes_.at(0).tactic, "optimized:qlinear_matmul_dnnl");
+    EXPECT_EQ(optimized.plan().nodes_.at(0).tactic, "optimized:quantized_matmul_dnnl");
     const Tensor a = uint8 ? random_quantized<uint8_t>({2, 37, 64}, 94) : random_quantized<int8_t>({2, 37, 64}, 94);
     const uint64_t before = runtime::nn::dnnl_fast_path_runs();
     const Tensor got = optimized.run({{"a", a}}).at("y");
@@ -419,6 +421,32 @@ TEST(Int8Kernels, QLinearMatMulOnOneDnnEqualsTheReferenceBitForBit) {
     std::set<double> distinct;
     for (int64_t i = 0; i < got.numel(); ++i) distinct.insert(got.value_as_double(i));
     EXPECT_GT(distinct.size(), 20u);  // not all saturated
+  }
+}
+
+TEST(Int8Kernels, MatMulIntegerOnOneDnnEqualsTheReferenceIncludingARunTimeZeroPoint) {
+  // Dynamic quantization's form: DynamicQuantizeLinear(x) -> MatMulInteger(xq, constant int8 W,
+  // x_zero_point) -> int32, the zero point made at run time.
+  testing::ModelBuilder b(13);
+  b.input("x", DType::kFloat32, {4, 9, 96}).output("y", DType::kInt32, {4, 9, 40});
+  b.initializer("w", random_quantized<int8_t>({96, 40}, 97));
+  b.initializer("w_zp", Tensor::from_vector<int8_t>({}, {0}));
+  b.node("DynamicQuantizeLinear", {"x"}, {"xq", "x_scale", "x_zp"}, "dynamic_quantize");
+  b.node("MatMulInteger", {"xq", "w", "x_zp", "w_zp"}, {"y"}, "mmi");
+  runtime::SessionOptions reference_options;
+  reference_options.kernels = runtime::KernelTier::kReference;
+  Session optimized = Session::create(b.model()).value();
+  Session reference = Session::create(b.model(), reference_options).value();
+  EXPECT_EQ(optimized.plan().nodes_.at(1).tactic, "optimized:quantized_matmul_dnnl");
+  for (const auto& [seed, lo, hi] : {std::tuple{98u, -1.0f, 3.0f}, std::tuple{99u, 0.5f, 2.0f}}) {
+    const Tensor x = uniform({4, 9, 96}, seed, lo, hi);  // zero points differ (and one is 0)
+    const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+    const Tensor got = optimized.run({{"x", x}}).at("y");
+    EXPECT_EQ(runtime::nn::dnnl_fast_path_runs(), before + 1) << "the MatMulInteger fell back to the reference kernel";
+    const Tensor want = reference.run({{"x", x}}).at("y");
+    ASSERT_EQ(got.shape(), want.shape());
+    ASSERT_EQ(got.dtype(), DType::kInt32);
+    EXPECT_EQ(0, std::memcmp(got.raw_data(), want.raw_data(), got.size_bytes()));
   }
 }
 
@@ -444,7 +472,7 @@ TEST(Int8Kernels, QdqMatMulRunsAsQLinearMatMulInInt8Plans) {
   ASSERT_EQ(int8.plan().nodes_.size(), 3u);  // QuantizeLinear(x), QLinearMatMul, DequantizeLinear(y)
   const auto& fused = int8.plan().nodes_.at(1);
   EXPECT_EQ(fused.spec.op_type, "QLinearMatMul");
-  EXPECT_EQ(fused.tactic, "optimized:qlinear_matmul_dnnl");
+  EXPECT_EQ(fused.tactic, "optimized:quantized_matmul_dnnl");
   EXPECT_EQ(fused.precision, DType::kInt8);
   EXPECT_TRUE(runtime::runs_native_int8(*fused.kernel));
   const Tensor x = uniform({3, 5, 64}, 96, -2.5f, 2.5f);
