@@ -1,7 +1,7 @@
 // Runs the QDQ form of quantized convolutions and products on int8 kernels: DequantizeLinear
 // (activation) and DequantizeLinear (constant int8 weights, and the int32 bias) -> Conv ->
 // QuantizeLinear becomes one QLinearConv, which oneDNN's int8 convolution computes
-// (ops/nn/qlinear_conv_dnnl.cpp); the same around a MatMul with constant 2-D weights becomes one
+// (ops/nn/quantized_conv_dnnl.cpp); the same around a MatMul with constant 2-D weights becomes one
 // QLinearMatMul (ops/quantization/quantized_matmul_dnnl.cpp). As TensorRT runs explicitly
 // quantized networks. int8 plans only (`convert --int8`): the fused node
 // sums the integers exactly where the unfused graph rounds an fp32 sum, so an output may move by

@@ -1,6 +1,6 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__Conv.html, onnx__ConvTranspose.html, onnx__MatMul.html, onnx__Gemm.html,
 //       onnx__QLinearConv.html, onnx__QLinearMatMul.html,
-//       onnx__MatMulInteger.html
+//       onnx__MatMulInteger.html, onnx__ConvInteger.html
 // int8 layers of a plan on oneDNN's int8 kernels (runtime/reduced_precision.h, NativeInt8Kernel)
 // against the reference kernels on the same fake-quantized operands (the oracle): random and
 // edge shapes (groups, depthwise, strides, padding, 1x1, batch), saturation beyond the
@@ -281,7 +281,7 @@ void expect_qlinear_conv_matches_reference(const QConvCase& c) {
   reference_options.kernels = runtime::KernelTier::kReference;
   Session optimized = Session::create(model, optimized_options).value();
   Session reference = Session::create(model, reference_options).value();
-  EXPECT_EQ(optimized.plan().nodes_.at(0).tactic, "optimized:qlinear_conv_dnnl");
+  EXPECT_EQ(optimized.plan().nodes_.at(0).tactic, "optimized:quantized_conv_dnnl");
   const Tensor x = c.uint8_input ? random_quantized<uint8_t>(c.x, 82) : random_quantized<int8_t>(c.x, 82);
   const uint64_t before = runtime::nn::dnnl_fast_path_runs();
   const Tensor got = optimized.run({{"x", x}}).at("y");
@@ -355,7 +355,7 @@ TEST(Int8Kernels, QdqConvolutionRunsAsQLinearConvOnInt8KernelsInInt8Plans) {
     if (node.spec.op_type == "Conv") ADD_FAILURE() << "the QDQ convolution was not fused: " << node.label;
     if (node.spec.op_type != "QLinearConv") continue;
     ++qlinear;
-    EXPECT_EQ(node.tactic, "optimized:qlinear_conv_dnnl");
+    EXPECT_EQ(node.tactic, "optimized:quantized_conv_dnnl");
     EXPECT_EQ(node.precision, DType::kInt8);
     EXPECT_TRUE(runtime::runs_native_int8(*node.kernel));
   }
@@ -443,6 +443,29 @@ TEST(Int8Kernels, MatMulIntegerOnOneDnnEqualsTheReferenceIncludingARunTimeZeroPo
     const uint64_t before = runtime::nn::dnnl_fast_path_runs();
     const Tensor got = optimized.run({{"x", x}}).at("y");
     EXPECT_EQ(runtime::nn::dnnl_fast_path_runs(), before + 1) << "the MatMulInteger fell back to the reference kernel";
+    const Tensor want = reference.run({{"x", x}}).at("y");
+    ASSERT_EQ(got.shape(), want.shape());
+    ASSERT_EQ(got.dtype(), DType::kInt32);
+    EXPECT_EQ(0, std::memcmp(got.raw_data(), want.raw_data(), got.size_bytes()));
+  }
+}
+
+TEST(Int8Kernels, ConvIntegerOnOneDnnEqualsTheReferenceIncludingARunTimeZeroPoint) {
+  testing::ModelBuilder b(13);
+  b.input("x", DType::kFloat32, {1, 12, 11, 11}).output("y", DType::kInt32, {1, 20, 11, 11});
+  b.initializer("w", random_quantized<int8_t>({20, 12, 3, 3}, 101));
+  b.node("DynamicQuantizeLinear", {"x"}, {"xq", "x_scale", "x_zp"}, "dynamic_quantize");
+  add_ints_attr(b.node("ConvInteger", {"xq", "w", "x_zp"}, {"y"}, "conv_integer"), "pads", {1, 1, 1, 1});
+  runtime::SessionOptions reference_options;
+  reference_options.kernels = runtime::KernelTier::kReference;
+  Session optimized = Session::create(b.model()).value();
+  Session reference = Session::create(b.model(), reference_options).value();
+  EXPECT_EQ(optimized.plan().nodes_.at(1).tactic, "optimized:quantized_conv_dnnl");
+  for (const auto& [seed, lo, hi] : {std::tuple{102u, -1.0f, 3.0f}, std::tuple{103u, 0.5f, 2.0f}}) {
+    const Tensor x = uniform({1, 12, 11, 11}, seed, lo, hi);  // zero points differ (and one is 0)
+    const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+    const Tensor got = optimized.run({{"x", x}}).at("y");
+    EXPECT_EQ(runtime::nn::dnnl_fast_path_runs(), before + 1) << "the ConvInteger fell back to the reference kernel";
     const Tensor want = reference.run({{"x", x}}).at("y");
     ASSERT_EQ(got.shape(), want.shape());
     ASSERT_EQ(got.dtype(), DType::kInt32);

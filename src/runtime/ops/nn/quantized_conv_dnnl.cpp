@@ -1,6 +1,8 @@
-// Spec: https://onnx.ai/onnx/operators/onnx__QLinearConv.html
+// Spec: https://onnx.ai/onnx/operators/onnx__QLinearConv.html, onnx__ConvInteger.html
 // Optimized QLinearConv (2-D, constant int8 weights without zero points, constant scales and
-// zero points) on oneDNN's int8 convolution, beside the reference kernel in conv.cpp.
+// zero points) and ConvInteger (the same weights; the input's zero point may be a run-time value)
+// on oneDNN's int8 convolution, beside the reference kernels in conv.cpp. ConvInteger outputs the
+// int32 sums themselves.
 //
 // oneDNN computes the exact integer part: (x - x_zero_point) * w summed in int32 (VNNI on
 // AVX512) plus the int32 bias, with the source zero point as a oneDNN attribute and padding that
@@ -43,24 +45,50 @@ struct QConvPlan {
   memory weights;
 };
 
+/// Constant int8 weights [O, I/G, kh, kw] whose zero point (input `zp_index`, optional) is all
+/// zeros: oneDNN's convolution takes no weight zero points.
+std::optional<Tensor> int8_weights_without_zero_point(const KernelInit& init, size_t w_index, size_t zp_index) {
+  std::optional<Tensor> w = init.constant_input(w_index);
+  if (!w || w->dtype() != DType::kInt8 || w->rank() != 4) return std::nullopt;
+  if (init.has_input(zp_index)) {
+    std::optional<Tensor> zp = init.constant_input(zp_index);
+    if (!zp) return std::nullopt;
+    for (int64_t i = 0; i < zp->numel(); ++i)
+      if (zp->value_as_double(i) != 0) return std::nullopt;
+  }
+  return w;
+}
+
 class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
  public:
   // An int8 layer of a plan (runtime/reduced_precision.h): integer already, nothing to quantize.
   bool take_int8_scales(const std::map<size_t, float>& scales) override { return scales.empty(); }
   bool runs_int8() const override { return true; }
 
+  /// ConvInteger(x, w, x_zero_point, w_zero_point) -> int32.
+  static std::unique_ptr<Kernel> create_integer(const KernelInit& init) {
+    auto reference = init.create_reference_kernel();  // also validates the attributes
+    const DType x_type = init.input_dtype(0);
+    if (x_type != DType::kUInt8 && x_type != DType::kInt8) return nullptr;
+    std::optional<Tensor> w = int8_weights_without_zero_point(init, 1, 3);
+    const int64_t group = init.attr_int("group", 1);
+    if (!w || group <= 0 || w->dim(0) % group != 0) return nullptr;
+    auto kernel = std::unique_ptr<DnnlQLinearConvKernel>(new DnnlQLinearConvKernel(std::move(reference)));
+    kernel->window_ = WindowAttrs::parse(init, /*has_dilations=*/true, /*has_ceil_mode=*/false);
+    kernel->group_ = group;
+    kernel->weights_ = std::move(*w);
+    kernel->x_type_ = x_type;
+    kernel->requantize_ = false;
+    return kernel;
+  }
+
+  /// QLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias).
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     auto reference = init.create_reference_kernel();  // also validates the attributes
     const DType x_type = init.input_dtype(0);
     if (x_type != DType::kUInt8 && x_type != DType::kInt8) return nullptr;
-    std::optional<Tensor> w = init.constant_input(3);
-    if (!w || w->dtype() != DType::kInt8 || w->rank() != 4) return nullptr;
-    if (init.has_input(5)) {  // oneDNN's convolution takes no weight zero points
-      std::optional<Tensor> w_zp = init.constant_input(5);
-      if (!w_zp) return nullptr;
-      for (int64_t i = 0; i < w_zp->numel(); ++i)
-        if (w_zp->value_as_double(i) != 0) return nullptr;
-    }
+    std::optional<Tensor> w = int8_weights_without_zero_point(init, 3, 5);
+    if (!w) return nullptr;
     const std::optional<double> x_scale = constant_scalar(init, 1), x_zp = constant_scalar(init, 2);
     const std::optional<double> y_scale = constant_scalar(init, 6), y_zp = constant_scalar(init, 7);
     std::optional<Tensor> w_scale = init.constant_input(4);
@@ -98,11 +126,23 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
     if (x.dtype() != x_type_ || x.rank() != 4 || x.numel() == 0) return reference_->compute(ctx);
     const ConvProblem p = make_conv_problem(x.shape(), weights_.shape(), group_, window_, ctx);
     if (shape_numel(p.output_shape()) == 0) return reference_->compute(ctx);
+    // ConvInteger's zero point is an input that may be made at run time (absent: 0).
+    int32_t zero_point = x_zero_point_;
+    if (!requantize_ && ctx.has_input(2)) {
+      const Tensor& zp = ctx.input(2);
+      if (zp.numel() != 1 || zp.dtype() != x_type_) return reference_->compute(ctx);
+      zero_point = static_cast<int32_t>(zp.value_as_double(0));
+    }
     std::shared_ptr<const QConvPlan> plan = cache_.get(x.shape(), [&] { return make_plan(p, x.shape()); });
     if (!plan->supported) return reference_->compute(ctx);
-    Tensor acc = Tensor::uninitialized(DType::kInt32, p.output_shape());
-    run(*plan, x, acc);
-    requantize(acc, p, ctx);
+    if (!requantize_) {  // ConvInteger: the sums are the output
+      Tensor acc = ctx.allocate_output_uninitialized(0, DType::kInt32, p.output_shape());
+      run(*plan, x, zero_point, acc);
+    } else {
+      Tensor acc = Tensor::uninitialized(DType::kInt32, p.output_shape());
+      run(*plan, x, zero_point, acc);
+      requantize(acc, p, ctx);
+    }
     count_dnnl_fast_path_run();
   }
 
@@ -158,7 +198,7 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
     return plan;
   }
 
-  void run(const QConvPlan& plan, const Tensor& x, Tensor& acc) const {
+  void run(const QConvPlan& plan, const Tensor& x, int32_t zero_point, Tensor& acc) const {
     dnnl_support::ThreadScope scope(1);
     dnnl::stream stream(cpu_engine());
     memory src = dnnl_support::wrap(plan.x_plain, x);
@@ -169,7 +209,6 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
     }
     memory acc_plain = dnnl_support::wrap(plan.acc_plain, acc);
     memory dst = plan.dst_desc != plan.acc_plain ? memory(plan.dst_desc, cpu_engine()) : acc_plain;
-    int32_t zero_point = x_zero_point_;
     memory zp(memory::desc({1}, memory::data_type::s32, memory::format_tag::x), cpu_engine(), &zero_point);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src},
                                          {DNNL_ARG_WEIGHTS, plan.weights},
@@ -208,6 +247,7 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
   }
 
   std::unique_ptr<Kernel> reference_;
+  bool requantize_ = true;  // QLinearConv; false for ConvInteger
   WindowAttrs window_;
   int64_t group_ = 1;
   Tensor weights_;
@@ -221,6 +261,11 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
 
 }  // namespace
 
+struct DnnlConvInteger {
+  static std::unique_ptr<Kernel> create(const KernelInit& init) { return DnnlQLinearConvKernel::create_integer(init); }
+};
+
+PARITY_REGISTER_OPTIMIZED_KERNEL("", "ConvInteger", 10, DnnlConvInteger);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "QLinearConv", 10, DnnlQLinearConvKernel);
 
 }  // namespace parity::runtime::nn
