@@ -149,6 +149,75 @@ void fake_quantize_int8(float* data, int64_t n, float scale) {
   fake_quantize_scalar(data, n, scale);
 }
 
+namespace {
+
+void quantize_scalar(const float* src, int8_t* dst, int64_t n, float scale) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(std::clamp(std::nearbyint(src[i] / scale), -127.0f, 127.0f));
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) void quantize_avx2(const float* src, int8_t* dst, int64_t n, float scale) {
+  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(src + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
+    const __m256i v = _mm256_cvtps_epi32(q);  // exact: q is an integer in [-127, 127]
+    // 8 int32 -> 8 int8: pack to int16 then int8 (saturating, values already in range).
+    const __m128i lo16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    const __m128i bytes = _mm_packs_epi16(lo16, lo16);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + i), bytes);
+  }
+  quantize_scalar(src + i, dst + i, n - i, scale);
+}
+#endif
+
+}  // namespace
+
+void quantize_int8(const float* src, int8_t* dst, int64_t n, float scale) {
+  if (!(scale > 0) || !std::isfinite(scale)) {
+    std::fill(dst, dst + n, int8_t{0});
+    return;
+  }
+#if defined(__x86_64__)
+  if (cpu_has_f16c()) {
+    quantize_avx2(src, dst, n, scale);
+    return;
+  }
+#endif
+  quantize_scalar(src, dst, n, scale);
+}
+
+QuantizedWeights quantize_weights_int8(const Tensor& weights, int64_t axis) {
+  PARITY_ASSERT(weights.dtype() == DType::kFloat32, "int8 weights are quantized from float32");
+  QuantizedWeights q;
+  q.values = Tensor(DType::kInt8, weights.shape());
+  const float* data = weights.data<float>();
+  int8_t* out = q.values.data<int8_t>();
+  const int64_t n = weights.numel();
+  if (axis < 0 || n == 0) {
+    float amax = 0;
+    for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::fabs(data[i]));
+    q.scales = {amax / 127.0f};
+    quantize_int8(data, out, n, q.scales[0]);
+    return q;
+  }
+  // Element i belongs to channel (i / inner) % channels.
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < weights.rank(); ++d) inner *= weights.shape()[d];
+  const int64_t channels = weights.shape()[axis], outer = n / (channels * inner);
+  std::vector<float> amax(channels, 0.0f);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t k = 0; k < inner; ++k) amax[c] = std::max(amax[c], std::fabs(data[(o * channels + c) * inner + k]));
+  q.scales.resize(channels);
+  for (int64_t c = 0; c < channels; ++c) q.scales[c] = amax[c] / 127.0f;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c)
+      quantize_int8(data + (o * channels + c) * inner, out + (o * channels + c) * inner, inner, q.scales[c]);
+  return q;
+}
+
 // --- which layers ---
 
 namespace {
@@ -203,6 +272,10 @@ int64_t int8_weight_axis(const NodeSpec& spec, size_t input, int64_t rank) {
 DType choose_layer_precision(const NodeSpec& spec, DType input0_dtype, const ReducedPrecisionConfig& config,
                              std::vector<std::string>* warnings) {
   if (!config.enabled()) return DType::kFloat32;
+  // An integer convolution or product is an int8 layer by construction (in int8 plans, where QDQ
+  // convolutions and products become QLinearConv / QLinearMatMul: runtime/rewrites/qdq_fusion.h).
+  if (spec.domain.empty() && (spec.op_type == "QLinearConv" || spec.op_type == "QLinearMatMul"))
+    return config.int8 ? DType::kInt8 : DType::kFloat32;
   const bool reducible = is_reducible_layer(spec, input0_dtype);
   auto int8_ready = [&] {
     if (!reducible || !has_int8_path(spec)) return false;
@@ -250,25 +323,13 @@ Tensor reduce_constant(const Tensor& t, DType precision, const NodeSpec& spec, s
     round_floats_to(precision, data, out.numel());
     return out;
   }
-  const int64_t axis = int8_weight_axis(spec, input, out.rank());
-  if (axis < 0 || out.numel() == 0) {  // per tensor
-    float amax = 0;
-    for (int64_t i = 0; i < out.numel(); ++i) amax = std::max(amax, std::fabs(data[i]));
-    fake_quantize_int8(data, out.numel(), amax / 127.0f);
-    return out;
-  }
-  // Per channel along `axis`: element i belongs to channel (i / inner) % channels.
-  const Shape& s = out.shape();
+  const QuantizedWeights q = quantize_weights_int8(t, int8_weight_axis(spec, input, t.rank()));
+  const int8_t* values = q.values.data<int8_t>();
+  const int64_t channels = static_cast<int64_t>(q.scales.size());
+  const int64_t axis = int8_weight_axis(spec, input, t.rank());
   int64_t inner = 1;
-  for (int64_t d = axis + 1; d < out.rank(); ++d) inner *= s[d];
-  const int64_t channels = s[axis], outer = out.numel() / (channels * inner);
-  std::vector<float> amax(channels, 0.0f);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t c = 0; c < channels; ++c)
-      for (int64_t k = 0; k < inner; ++k)
-        amax[c] = std::max(amax[c], std::fabs(data[(o * channels + c) * inner + k]));
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t c = 0; c < channels; ++c) fake_quantize_int8(data + (o * channels + c) * inner, inner, amax[c] / 127.0f);
+  for (int64_t d = axis + 1; axis >= 0 && d < out.rank(); ++d) inner *= out.shape()[d];
+  for (int64_t i = 0; i < out.numel(); ++i) data[i] = static_cast<float>(values[i]) * q.scales[(i / inner) % channels];
   return out;
 }
 
@@ -355,7 +416,13 @@ class ReducedPrecisionKernel : public Kernel,
                                public ReducedStorageKernel {
  public:
   ReducedPrecisionKernel(std::unique_ptr<Kernel> inner, NodeSpec head, DType precision, std::map<size_t, float> scales)
-      : inner_(std::move(inner)), head_(std::move(head)), precision_(precision), scales_(std::move(scales)) {}
+      : inner_(std::move(inner)), head_(std::move(head)), precision_(precision), scales_(std::move(scales)) {
+    auto* native = dynamic_cast<NativeInt8Kernel*>(inner_.get());
+    native_int8_ = precision_ == DType::kInt8 && native && native->take_int8_scales(scales_) && native->runs_int8();
+  }
+
+  /// Whether the inner kernel computes int8 natively (it quantizes the activations itself).
+  bool native_int8() const { return native_int8_; }
 
   const std::map<size_t, float>& scales() const { return scales_; }
   DType precision() const { return precision_; }
@@ -385,6 +452,7 @@ class ReducedPrecisionKernel : public Kernel,
       const Tensor& in = v.tensor();
       Tensor t = pooled_uninitialized_tensor(DType::kFloat32, in.shape());
       if (precision_ == DType::kInt8) {
+        if (native_int8_) continue;  // the kernel quantizes its activations itself
         auto s = scales_.find(i);
         if (s == scales_.end()) continue;  // an int8 operand without a range (a constant handled above)
         std::memcpy(t.raw_data(), in.raw_data(), in.size_bytes());
@@ -458,6 +526,7 @@ class ReducedPrecisionKernel : public Kernel,
   NodeSpec head_;
   DType precision_;
   std::map<size_t, float> scales_;
+  bool native_int8_ = false;
   std::vector<bool> already_reduced_;
   std::map<size_t, Value> constants_;
 };
@@ -471,6 +540,11 @@ std::unique_ptr<Kernel> wrap_reduced_precision(std::unique_ptr<Kernel> inner, co
 const std::map<size_t, float>* int8_scales_of(const Kernel& kernel) {
   const auto* wrapped = dynamic_cast<const ReducedPrecisionKernel*>(&kernel);
   return wrapped ? &wrapped->scales() : nullptr;
+}
+
+bool runs_native_int8(const Kernel& kernel) {
+  const auto* wrapped = dynamic_cast<const ReducedPrecisionKernel*>(&kernel);
+  return wrapped && wrapped->native_int8();
 }
 
 void finalize_reduced_precision(Subgraph& g) {

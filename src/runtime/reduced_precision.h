@@ -12,9 +12,12 @@
 //   their operands and compute in fp32 (same numbers, no speed-up).
 // - int8: Conv/ConvTranspose/MatMul/Gemm only. Activation inputs are quantized symmetrically
 //   per tensor with the calibrated range (scale = amax / 127, clamped to [-127, 127]); constant
-//   weights per output channel from their own range. Products of the int8 values are accumulated
-//   in fp32, which equals int32 accumulation while the sum stays below 2^24 in magnitude; the
-//   output is fp32 (dequantized), the bias is added in fp32.
+//   weights per output channel from their own range. The output is fp32 (dequantized: the int32
+//   sum times activation scale times weight scale), the bias is added in fp32. Kernels with a
+//   native int8 path (NativeInt8Kernel: oneDNN's s8 convolution and matmul, VNNI on AVX512)
+//   take the int8 values and accumulate in int32; the others (the reference kernels, the oracle)
+//   compute in fp32 on the fake-quantized operands, which equals int32 accumulation while the sum
+//   stays below 2^24 in magnitude.
 // A value produced by a layer of the same type is already rounded, so its readers do not round
 // it again; constant inputs are rounded once, at build time.
 #pragma once
@@ -65,6 +68,18 @@ std::optional<DType> parse_precision(const std::string& text);
 void round_floats_to(DType type, float* data, int64_t n);
 /// Quantizes `n` floats in place to scale * clamp(round_even(x / scale), -127, 127).
 void fake_quantize_int8(float* data, int64_t n, float scale);
+/// The int8 values of fake_quantize_int8: dst[i] = clamp(round_even(src[i] / scale), -127, 127)
+/// (0 for a scale that is not a positive finite number).
+void quantize_int8(const float* src, int8_t* dst, int64_t n, float scale);
+/// Per-channel int8 weights: `weights` as int8 values along `axis` (per tensor when axis < 0)
+/// and each channel's scale, amax / 127 as reduce_constant quantizes them. A tensor that is
+/// already fake-quantized (make_reduced_precision_init's constants) gives back its exact
+/// integers and scales.
+struct QuantizedWeights {
+  Tensor values;              // kInt8, the shape of `weights`
+  std::vector<float> scales;  // one per channel along the axis (one when per tensor)
+};
+QuantizedWeights quantize_weights_int8(const Tensor& weights, int64_t axis);
 
 /// Whether a node is a floating-point compute layer that may run in reduced precision (not a
 /// shape, index or data-movement op, and its first input is float32).
@@ -91,6 +106,20 @@ class ReducedPrecisionSource {
   virtual DType compute_precision() const = 0;
 };
 
+/// An optimized kernel that computes an int8 layer natively: int8 operands, int32 accumulation,
+/// dequantized fp32 output. The wrapper then hands it the fp32 activations as they are, with
+/// their scales, instead of fake-quantized copies; the kernel quantizes them itself (and
+/// fake-quantizes them for any run-time fallback to the reference kernels).
+class NativeInt8Kernel {
+ public:
+  virtual ~NativeInt8Kernel() = default;
+  /// `scales`: input index -> activation scale. Returns true when the kernel takes every one of
+  /// them natively; false leaves the kernel computing in fp32 on fake-quantized inputs.
+  virtual bool take_int8_scales(const std::map<size_t, float>& scales) = 0;
+  /// Whether the kernel runs int8 natively (after take_int8_scales accepted).
+  virtual bool runs_int8() const = 0;
+};
+
 /// kFloat32, or the precision `init` of a reduced-precision layer asks for.
 inline DType compute_precision_of(const KernelInit& init) {
   const auto* source = dynamic_cast<const ReducedPrecisionSource*>(&init);
@@ -110,6 +139,9 @@ std::unique_ptr<Kernel> wrap_reduced_precision(std::unique_ptr<Kernel> inner, co
 
 /// The wrapped kernel's per-input activation scales (empty for other kernels).
 const std::map<size_t, float>* int8_scales_of(const Kernel& kernel);
+/// Whether `kernel` (a wrapped int8 layer) computes with int8 kernels rather than in fp32 on
+/// fake-quantized operands.
+bool runs_native_int8(const Kernel& kernel);
 
 /// After planning or loading: tells each wrapped layer which inputs are already in its precision
 /// (produced by a layer of the same type) and pre-rounds its constant inputs.

@@ -15,7 +15,11 @@ std::map<std::string, float> calibration_scales(const model::Model& model, const
   const auto& cache = options.calibration_cache;
   if (!cache.empty() && std::filesystem::exists(cache)) {
     CalibrationTable table = read_calibration_cache(cache);
-    logger().info("int8: ", table.scales.size(), " tensor ranges from calibration cache ", cache.string());
+    logger().info("int8: ", table.scales.size(), " tensor ranges from calibration cache ", cache.string(), " (",
+                  table.algorithm, ")");
+    if (table.algorithm != options.calibration_algorithm)
+      logger().warning("calibration cache ", cache.string(), " was made by the ", table.algorithm,
+                       " calibrator, not ", options.calibration_algorithm, "; using it (delete it to recalibrate)");
     return table.scales;
   }
   PARITY_CHECK(static_cast<bool>(options.calibration_feeds), kInvalidArgument,

@@ -13,6 +13,13 @@ std::string mib(int64_t bytes) {
   return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1 << 20));
 }
 
+/// How an int8 layer computes: " (s8 x s8 -> s32)" on int8 kernels, " (fp32 on quantized values)"
+/// where the kernel has no int8 path; "" for other precisions.
+std::string int8_note(const runtime::plan::PlanSummary::Layer& l) {
+  if (l.precision != "int8") return "";
+  return l.int8_kernel ? " (s8 x s8 -> s32)" : " (fp32 on quantized values)";
+}
+
 std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
@@ -47,7 +54,8 @@ std::string plan_report_text(const runtime::plan::PlanSummary& p, bool layers, b
   if (!layers) return out;
   for (size_t i = 0; i < p.layers.size(); ++i) {
     const auto& l = p.layers[i];
-    out += fmt::format("Layer {:<4} | {} [Op: {}] | precision {} | tactic {}\n", i, l.name, l.op, l.precision, l.tactic);
+    out += fmt::format("Layer {:<4} | {} [Op: {}] | precision {}{} | tactic {}\n", i, l.name, l.op, l.precision,
+                       int8_note(l), l.tactic);
     if (!l.fused.empty()) out += "    fused: " + join(l.fused) + "\n";
     for (size_t k = 0; k < l.inputs.size(); ++k)
       if (!l.inputs[k].empty()) out += fmt::format("    {{{}}} {}\n", l.inputs[k], l.input_shapes[k]);
@@ -93,6 +101,7 @@ std::string plan_report_json(const runtime::plan::PlanSummary& p, bool layers, b
       Json layer = {{"name", l.name}, {"op", l.op},         {"precision", l.precision}, {"tactic", l.tactic},
                     {"fused", l.fused}, {"inputs", l.inputs}, {"input_shapes", l.input_shapes},
                     {"outputs", l.outputs}, {"channels_last_output", l.channels_last_out}};
+      if (l.precision == "int8") layer["int8_kernel"] = l.int8_kernel;
       if (attrs) layer["attributes"] = l.attributes;
       a.push_back(std::move(layer));
     }

@@ -335,6 +335,7 @@ class PlanWriter {
     if (node.precision != DType::kFloat32) out->set_precision(static_cast<int>(node.precision));
     if (const auto* scales = int8_scales_of(*node.kernel))
       for (const auto& [input, scale] : *scales) (*out->mutable_int8_scales())[static_cast<uint32_t>(input)] = scale;
+    out->set_int8_kernel(runs_native_int8(*node.kernel));
     out->set_writes_channels_last(node.writes_channels_last);
     for (size_t k : node.reads_channels_last) out->add_reads_channels_last(static_cast<uint32_t>(k));
     if (const auto* packed = dynamic_cast<const PackedStateKernel*>(node.kernel.get()))
@@ -997,6 +998,7 @@ PlanSummary summarize_plan(const fs::path& path) {
     layer.op = k.domain().empty() ? k.op_type() : k.domain() + "::" + k.op_type();
     layer.tactic = n.tactic();
     layer.precision = precision_name(n.precision() == 0 ? DType::kFloat32 : static_cast<DType>(n.precision()));
+    layer.int8_kernel = n.int8_kernel();
     for (const auto& t : n.tails())
       layer.fused.push_back((t.spec().domain().empty() ? "" : t.spec().domain() + "::") + t.spec().op_type() + " '" +
                             t.spec().name() + "'");

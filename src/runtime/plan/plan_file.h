@@ -71,6 +71,7 @@ struct PlanSummary {
     std::string op;                   // domain::op of the node as built
     std::string tactic;               // kernel variant
     std::string precision;            // dtype the layer computes in
+    bool int8_kernel = false;         // int8: on int8 kernels (else fp32 on fake-quantized operands)
     std::vector<std::string> fused;   // absorbed nodes, "Relu node 'r'"
     std::vector<std::string> inputs, outputs;
     std::vector<std::string> input_shapes;  // as the kernel saw them at build time ("?" when dynamic)

@@ -1,34 +1,11 @@
 #include "runtime/rewrites/batch_norm_folding.h"
+#include "runtime/rewrites/graph_constants.h"
 
 #include <cmath>
 #include <map>
 #include <set>
 
 namespace parity::runtime {
-
-namespace {
-
-/// Constant values by slot (initializers that are not graph inputs, and plan-time Constant values).
-std::map<int, const Tensor*> constant_tensors(const Subgraph& g) {
-  std::set<int> graph_inputs(g.input_slots_.begin(), g.input_slots_.end());
-  std::map<int, const Tensor*> constants;
-  for (const auto& [slot, value] : g.constants_)
-    if (value.is_tensor() && !graph_inputs.count(slot)) constants[slot] = &value.tensor();
-  for (const auto& [slot, value] : g.plan_time_values_)
-    if (value.is_tensor()) constants[slot] = &value.tensor();
-  return constants;
-}
-
-int add_constant_slot(Subgraph& g, const std::string& name, Tensor value) {
-  const int slot = static_cast<int>(g.slot_names_.size());
-  g.slot_names_.push_back(name);
-  g.slot_of_[name] = slot;
-  g.is_initializer_.push_back(true);
-  g.constants_.emplace_back(slot, Value(std::move(value)));
-  return slot;
-}
-
-}  // namespace
 
 int fold_batch_norms_into_convs(Subgraph& g, std::vector<std::vector<int>>& uses, const RewrittenKernelFactory& make_kernel) {
   // `constants` points into g.constants_, which grows below by two per fold (at most one fold per

@@ -14,6 +14,9 @@
 // - bf16 layers of a reduced-precision plan (runtime/reduced_precision.h) with constant weights
 //   run oneDNN's bf16 matmul where the CPU has AVX512-BF16: weights packed as bf16, the source
 //   rows converted to bf16 per run, fp32 accumulation and output.
+// - int8 layers with constant 2-D weights (Int8Product) run oneDNN's s8 matmul: the source
+//   quantized per tensor with its calibrated scale, the weights per output column, int32
+//   accumulation, per-column output scales that dequantize to fp32 before the bias' epilogue.
 // - Anything else (other dtypes, zero-size dims, shapes oneDNN rejects) runs the reference
 //   kernels of the node and of its fused tails (ReferenceChain), so results never depend on
 //   what the fast path covers.
@@ -30,6 +33,7 @@
 
 #include <cstring>
 
+#include "runtime/buffer_pool.h"
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/packed_state.h"
 #include "runtime/reduced_precision.h"
@@ -481,7 +485,133 @@ Tensor run_small_product(KernelContext& ctx, const float* x, int64_t ldx, int64_
   return out;
 }
 
-class DnnlMatMulKernel final : public Kernel, public FusableKernel, public PackedWeights {
+/// An int8 layer's product (runtime/reduced_precision.h) with constant 2-D weights on oneDNN's s8
+/// matmul: rows x K source rows (dense) times the weights, an optional bias along N, the
+/// epilogue's post-ops. The weights arrive fake-quantized (the layer's init) and are taken back
+/// to their int8 values and per-column scales.
+class Int8Product {
+ public:
+  /// `b`: the constant weights as K x N, or as N x K when `b_is_nk` (Gemm's transB).
+  void start(const Tensor& b, bool b_is_nk) {
+    QuantizedWeights q = quantize_weights_int8(b, b_is_nk ? 0 : 1);
+    values_ = std::move(q.values);
+    weight_scales_ = std::move(q.scales);
+    // A column of zero weights (pruned) has scale 0 and values 0: any positive scale computes the
+    // same zeros, and keeps its output scale usable for the bias.
+    for (float& s : weight_scales_)
+      if (!(s > 0)) s = 1.0f;
+    nk_ = b_is_nk;
+    k_ = b_is_nk ? b.dim(1) : b.dim(0);
+    n_ = b_is_nk ? b.dim(0) : b.dim(1);
+    started_ = true;
+  }
+  /// The source's calibrated scale (input 0 only); false keeps the layer on fake-quantized fp32.
+  bool take(const std::map<size_t, float>& scales) {
+    active_ = started_ && scales.size() == 1 && scales.count(0) && scales.at(0) > 0 && std::isfinite(scales.at(0));
+    if (!active_) return false;
+    x_scale_ = scales.at(0);
+    output_scales_.resize(weight_scales_.size());
+    for (size_t c = 0; c < weight_scales_.size(); ++c) output_scales_[c] = x_scale_ * weight_scales_[c];
+    return true;
+  }
+  bool active() const { return active_; }
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+
+  /// A fake-quantized copy of the source, for the reference chain when the int8 path cannot run.
+  Tensor fake_quantized(const Tensor& a) const {
+    Tensor copy = a.clone();
+    fake_quantize_int8(copy.data<float>(), copy.numel(), x_scale_);
+    return copy;
+  }
+
+  /// out[rows, N] = dequantized(int8(a) x int8(B)) (+ bias[N]) then the epilogue; false when
+  /// oneDNN has no primitive for it (nothing written).
+  bool run(KernelContext& ctx, const Tensor& a, int64_t rows, const float* bias, const Epilogue& epilogue,
+           const std::vector<std::pair<int, const Tensor*>>& residuals, Tensor& out) const {
+    Tensor aq = pooled_uninitialized_tensor(DType::kInt8, {rows, k_});
+    quantize_int8(a.data<float>(), aq.data<int8_t>(), rows * k_, x_scale_);
+    Tensor scaled_bias;
+    if (bias) {
+      // oneDNN 2.x adds the bias to the int32 sum before the output scales: the bias in those units.
+      scaled_bias = Tensor(DType::kFloat32, {1, n_});
+      for (int64_t j = 0; j < n_; ++j)
+        scaled_bias.data<float>()[j] = output_scales_[j] > 0 ? bias[j] / output_scales_[j] : 0.0f;
+    }
+    auto primitive_for = [&](int64_t chunk_rows) {
+      // The epilogue grows while the planner fuses tails: its length is part of the key.
+      const std::vector<int64_t> key{chunk_rows, bias != nullptr, static_cast<int64_t>(epilogue.steps.size())};
+      return cache_.get(key, [&] { return make(chunk_rows, bias != nullptr, epilogue); });
+    };
+    return run_chunked(ctx, rows, rows * n_ * k_, primitive_for, [&](const MatMulPrimitive& p, int64_t begin) {
+      std::unordered_map<int, memory> args{
+          {DNNL_ARG_SRC, memory(p.geometry.src, ds::cpu_engine(), aq.data<int8_t>() + begin * k_)},
+          {DNNL_ARG_WEIGHTS, p.packed_weights},
+          {DNNL_ARG_DST, wrap_at(p.geometry.dst, out, begin * n_)}};
+      if (bias) args.emplace(DNNL_ARG_BIAS, ds::wrap(*p.geometry.bias, scaled_bias));
+      for (const auto& [index, residual] : residuals)
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1,
+                     wrap_at(p.geometry.dst, *residual, begin * n_));
+      if (p.scratchpad.get_size() > 0) args.emplace(DNNL_ARG_SCRATCHPAD, ds::thread_scratchpad(p.scratchpad));
+      ds::execute(p.prim, args, 1);
+    });
+  }
+
+ private:
+  MatMulPrimitive make(int64_t rows, bool has_bias, const Epilogue& epilogue) const {
+    MatMulPrimitive p;
+    ds::ThreadScope scope(1);
+    try {
+      using dt = memory::data_type;
+      p.geometry.src = memory::desc({rows, k_}, dt::s8, memory::dims{k_, 1});
+      p.geometry.dst = dense_desc({rows, n_});
+      const memory::desc plain({k_, n_}, dt::s8, nk_ ? memory::dims{1, k_} : memory::dims{n_, 1});
+      if (has_bias) p.geometry.bias = dense_desc({1, n_});
+      dnnl::primitive_attr attr = ds::user_scratchpad_attr();
+      attr.set_output_scales(1 << 1, output_scales_);  // along N
+      if (!epilogue.steps.empty()) attr.set_post_ops(epilogue.build(p.geometry.dst));
+      const memory::desc request({k_, n_}, dt::s8, memory::format_tag::any);
+      const dnnl::matmul::desc desc = has_bias ? dnnl::matmul::desc(p.geometry.src, request, *p.geometry.bias, p.geometry.dst)
+                                               : dnnl::matmul::desc(p.geometry.src, request, p.geometry.dst);
+      const dnnl::matmul::primitive_desc pd(desc, attr, ds::cpu_engine());
+      p.prim = dnnl::matmul(pd);
+      p.geometry.weights = pd.weights_desc();
+      p.scratchpad = pd.scratchpad_desc();
+      p.packed_weights = packs_.get(plain, pd.weights_desc(), values_);
+      p.ok = true;
+    } catch (const dnnl::error&) {
+      p.ok = false;
+    }
+    return p;
+  }
+
+  bool started_ = false, active_ = false, nk_ = false;
+  Tensor values_;  // kInt8, B's own layout
+  int64_t k_ = 0, n_ = 0;
+  std::vector<float> weight_scales_, output_scales_;
+  float x_scale_ = 0;
+  mutable WeightPacks packs_;
+  ds::ShapeCache<MatMulPrimitive> cache_;
+};
+
+/// Runs an int8 product for a bias that broadcasts along N only (`bias_dims` {1, N or 1}); false
+/// when the int8 path does not cover the case.
+bool run_int8(const Int8Product& int8, KernelContext& ctx, const Tensor& a, int64_t rows, const Tensor* bias,
+              const memory::dims& bias_dims, const Epilogue& epilogue,
+              const std::vector<std::pair<int, const Tensor*>>& residuals, const Shape& out_shape) {
+  std::vector<float> bias_row;
+  if (bias) {
+    if (bias_dims[0] != 1) return false;
+    bias_row.resize(int8.n());
+    for (int64_t j = 0; j < int8.n(); ++j) bias_row[j] = bias->data<float>()[bias_dims[1] == 1 ? 0 : j];
+  }
+  Tensor out = Tensor::uninitialized(DType::kFloat32, out_shape);
+  if (!int8.run(ctx, a, rows, bias ? bias_row.data() : nullptr, epilogue, residuals, out)) return false;
+  ctx.set_output(0, Value(std::move(out)));
+  return true;
+}
+
+class DnnlMatMulKernel final : public Kernel, public FusableKernel, public PackedWeights, public NativeInt8Kernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     if (!maybe_float(init.input_dtype(0)) || !maybe_float(init.input_dtype(1))) return nullptr;
@@ -494,7 +624,43 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
     return true;
   }
 
+  // Declined: the fp32 path on the fake-quantized weights (packed on first use).
+  bool take_int8_scales(const std::map<size_t, float>& scales) override { return int8_.take(scales); }
+  bool runs_int8() const override { return int8_.active(); }
+
   void compute(KernelContext& ctx) const override {
+    if (int8_.active()) return compute_int8(ctx);
+    compute_float(ctx);
+  }
+
+ private:
+  /// int8: A as rows x K against the constant [K, N] weights; the cases the int8 path does not
+  /// cover run the reference chain on the fake-quantized source.
+  void compute_int8(KernelContext& ctx) const {
+    const Tensor& a = ctx.input(0);
+    auto fallback = [&] {
+      std::map<size_t, Value> replaced;
+      if (a.dtype() == DType::kFloat32) replaced[0] = Value(int8_.fake_quantized(a));
+      chain_.compute(ctx, replaced);
+    };
+    if (a.dtype() != DType::kFloat32 || a.rank() < 2 || a.shape().back() != int8_.k() || a.numel() == 0)
+      return fallback();
+    Shape out_shape = a.shape();
+    out_shape.back() = int8_.n();
+    if (out_shape.size() < epilogue_.min_out_rank) return fallback();
+    const Tensor* bias = nullptr;
+    memory::dims bias_dims{1, 1};
+    if (epilogue_.bias_input >= 0) {
+      if (!(bias = usable_bias(ctx, epilogue_.bias_input, out_shape))) return fallback();
+      bias_dims[1] = bias->shape().back();
+    }
+    std::vector<std::pair<int, const Tensor*>> residuals;
+    if (!epilogue_.residuals(ctx, out_shape, residuals)) return fallback();
+    if (!run_int8(int8_, ctx, a, a.numel() / int8_.k(), bias, bias_dims, epilogue_, residuals, out_shape))
+      return fallback();
+  }
+
+  void compute_float(KernelContext& ctx) const {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32 || a.rank() == 0 || b.rank() == 0)
@@ -585,7 +751,6 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
     ctx.set_output(0, Value(std::move(out)));
   }
 
- private:
   explicit DnnlMatMulKernel(const KernelInit& init) : chain_(init.create_reference_kernel(), init.num_inputs()) {
     std::optional<Tensor> b = init.constant_input(1);
     const std::optional<Shape> sa = init.input_static_shape(0);
@@ -596,6 +761,10 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
         constant_b_->numel() == constant_b_->dim(-2) * constant_b_->dim(-1))
       small_b_ = small_gemm::as_rows_of_k(*constant_b_, false);
     bf16_ = constant_b_ && native_bf16(init);
+    if (constant_b_ && constant_b_->rank() == 2 && compute_precision_of(init) == DType::kInt8) {
+      int8_.start(*constant_b_, false);
+      return;  // the int8 weights pack on first use; fp32 ones only if the int8 path is declined
+    }
     prepack(init, sa);
   }
 
@@ -615,11 +784,12 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
   std::optional<Tensor> small_b_;  // constant B as [N, K] for the direct small-product path
   Epilogue epilogue_;
   ds::ShapeCache<MatMulPrimitive> cache_;
+  Int8Product int8_;
 };
 
 /// Gemm: Y = alpha * op(A) * op(B) + beta * C. Alpha is folded into constant weights, beta into a
 /// constant C; the cases where neither folding nor oneDNN's bias can express them are declined.
-class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedWeights {
+class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedWeights, public NativeInt8Kernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     for (size_t i = 0; i < 3; ++i)
@@ -643,9 +813,20 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
     return true;
   }
 
+  bool take_int8_scales(const std::map<size_t, float>& scales) override { return int8_.take(scales); }
+  bool runs_int8() const override { return int8_.active(); }
+
   void compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
+    if (int8_.active()) {
+      if (a.dtype() != DType::kFloat32 || a.rank() != 2 || a.dim(1) != int8_.k() || a.dim(0) == 0 || !int8_gemm(ctx)) {
+        std::map<size_t, Value> replaced;
+        if (a.dtype() == DType::kFloat32) replaced[0] = Value(int8_.fake_quantized(a));
+        chain_.compute(ctx, replaced);
+      }
+      return;
+    }
     if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32 || a.rank() != 2 || b.rank() != 2)
       return chain_.compute(ctx);
     const int64_t m = trans_a_ ? a.dim(1) : a.dim(0);
@@ -727,7 +908,33 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
     if (constant_b_ && (constant_b_->numel() <= small_gemm::kMaxWeights || trans_b_))
       small_b_ = small_gemm::as_rows_of_k(*constant_b_, trans_b_);
     bf16_ = constant_b_ && native_bf16(init);
+    if (constant_b_ && !trans_a_ && compute_precision_of(init) == DType::kInt8) {
+      int8_.start(*constant_b_, trans_b_);
+      return;  // the int8 weights pack on first use
+    }
     prepack(init);
+  }
+
+  /// int8 (A not transposed, checked by compute): the bias is C (beta folded when constant) or a
+  /// fused Add's row vector; a C that varies along M leaves the int8 path.
+  bool int8_gemm(KernelContext& ctx) const {
+    const Tensor& a = ctx.input(0);
+    const Shape out_shape{a.dim(0), int8_.n()};
+    if (out_shape.size() < epilogue_.min_out_rank) return false;
+    const Tensor* bias = nullptr;
+    memory::dims bias_dims{1, 1};
+    if (has_c_) {
+      bias = constant_c_ ? &*constant_c_ : &ctx.input(2);
+      if (bias->dtype() != DType::kFloat32 || bias->rank() > 2) return false;
+      for (int64_t d = 0; d < bias->rank(); ++d) bias_dims[2 - bias->rank() + d] = bias->shape()[d];
+      if (bias_dims[0] != 1 || (bias_dims[1] != 1 && bias_dims[1] != int8_.n())) return false;
+    } else if (epilogue_.bias_input >= 0) {
+      if (!(bias = usable_bias(ctx, epilogue_.bias_input, out_shape))) return false;
+      bias_dims[1] = bias->shape().back();
+    }
+    std::vector<std::pair<int, const Tensor*>> residuals;
+    if (!epilogue_.residuals(ctx, out_shape, residuals)) return false;
+    return run_int8(int8_, ctx, a, a.dim(0), bias, bias_dims, epilogue_, residuals, out_shape);
   }
 
   /// A constant B and a static A: the weights packed for the single-chunk product.
@@ -750,6 +957,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
   std::optional<Tensor> small_b_;     // alpha * B as [N, K] for the direct small-product path
   Epilogue epilogue_;
   ds::ShapeCache<MatMulPrimitive> cache_;
+  Int8Product int8_;
 };
 
 }  // namespace

@@ -19,13 +19,21 @@
 // addend whose shape is not the output's, a geometry oneDNN rejects, zero-size tensors) run the
 // reference kernels of the head and of every fused tail instead, so results never depend on
 // whether a node was fused.
+//
+// int8 layers of a plan (runtime/reduced_precision.h) run oneDNN's s8 convolution or
+// deconvolution: the source is quantized per tensor with the calibrated scale, the weights per
+// output channel, the products
+// accumulate in int32 (VNNI on AVX512), and the output scales (source scale x weight scale per
+// channel) dequantize to fp32 before the fused tails.
 #if PARITY_HAVE_DNNL
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/buffer_pool.h"
 #include "runtime/channels_last.h"
 #include "runtime/packed_state.h"
 #include "runtime/reduced_precision.h"
@@ -45,7 +53,8 @@ using dnnl_support::wrap;
 
 /// Weights descriptor over ONNX's weight buffer as oneDNN indexes convolution weights:
 /// dims [G,] O/G, I/G, k...; `transposed` for ConvTranspose, whose ONNX layout is [I, O/G, k...].
-memory::desc onnx_weights_desc(const Shape& w, int64_t group, bool transposed) {
+memory::desc onnx_weights_desc(const Shape& w, int64_t group, bool transposed,
+                               memory::data_type type = memory::data_type::f32) {
   const int64_t k_numel = shape_numel(Shape(w.begin() + 2, w.end()));
   const int64_t out_per_group = transposed ? w[1] : w[0] / group;
   const int64_t in_per_group = transposed ? w[0] / group : w[1];
@@ -68,7 +77,7 @@ memory::desc onnx_weights_desc(const Shape& w, int64_t group, bool transposed) {
     dims.push_back(w[d]);
     strides.push_back(k_strides[d - 2]);
   }
-  return memory::desc(dims, memory::data_type::f32, strides);
+  return memory::desc(dims, type, strides);
 }
 
 /// Where activations live while the primitive runs. kAny lets oneDNN pick (blocked or NHWC, with
@@ -151,7 +160,8 @@ class DnnlConvKernel : public Kernel,
                        public FusableKernel,
                        public ChannelsLastKernel,
                        public PackedStateKernel,
-                       public ReducedStorageKernel {
+                       public ReducedStorageKernel,
+                       public NativeInt8Kernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init, bool transposed) {
     auto reference = init.create_reference_kernel();  // also validates the attributes
@@ -166,6 +176,8 @@ class DnnlConvKernel : public Kernel,
     // A bf16 layer of a reduced-precision plan (runtime/reduced_precision.h): bf16 source and
     // weights, fp32 accumulation and destination (the wrapper rounds the result to bf16).
     if (compute_precision_of(init) == DType::kBFloat16 && native_bf16()) kernel->compute_type_ = memory::data_type::bf16;
+    // An int8 layer: the weights (fake-quantized by the layer's init) as their int8 values.
+    if (compute_precision_of(init) == DType::kInt8) kernel->start_int8();
     const auto* source = dynamic_cast<const PackedStateSource*>(&init);
     if (source && source->saved_packed_state()) kernel->restore(*source->saved_packed_state(), init);
     else if (std::optional<Shape> x = init.input_static_shape(0)) kernel->prepack(*x);
@@ -175,7 +187,9 @@ class DnnlConvKernel : public Kernel,
   // Plan files: the weights packed at plan time, with oneDNN's descriptor of their layout (a plain
   // C struct, valid for the oneDNN build and ISA that the plan's machine fingerprint pins).
   std::optional<PackedState> packed_state() const override {
-    if (!prepacked_) return std::nullopt;
+    // int8 weights packed for an s8 source carry oneDNN's compensation (extra flags), which a
+    // plan does not restore: an int8 layer packs again at load, from the plan's weights.
+    if (!prepacked_ || int8_) return std::nullopt;
     const dnnl_memory_desc_t& desc = prepacked_desc_.data;
     PackedState state;
     state.layout.assign(reinterpret_cast<const char*>(&desc), sizeof desc);
@@ -222,6 +236,21 @@ class DnnlConvKernel : public Kernel,
     cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
   }
 
+  // int8 (runtime/reduced_precision.h): the source's calibrated scale.
+  bool take_int8_scales(const std::map<size_t, float>& scales) override {
+    const bool ok = int8_ && scales.size() == 1 && scales.count(0) && scales.at(0) > 0 && std::isfinite(scales.at(0));
+    if (!ok) {
+      stop_int8();
+      return false;
+    }
+    x_scale_ = scales.at(0);
+    output_scales_ = channel_weight_scales();
+    for (float& s : output_scales_) s *= x_scale_;
+    cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
+    return true;
+  }
+  bool runs_int8() const override { return int8_; }
+
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const ConvProblem p = problem(x.shape(), ctx);  // fails like the reference on bad shapes
@@ -246,7 +275,13 @@ class DnnlConvKernel : public Kernel,
       run_reference(ctx);
       return;
     }
-    run(*plan, x, bias, out_shape, ctx);
+    if (int8_) {
+      const Tensor xq = quantized_source(x, ctx);
+      const Tensor scaled_bias = bias ? int8_bias(*bias) : Tensor();
+      run(*plan, xq, bias ? &scaled_bias : nullptr, out_shape, ctx);
+    } else {
+      run(*plan, x, bias, out_shape, ctx);
+    }
     count_dnnl_fast_path_run();
   }
 
@@ -266,14 +301,81 @@ class DnnlConvKernel : public Kernel,
     }
   }
 
+  /// int8: the weights' values and per-channel scales; the source's data type becomes s8.
+  void start_int8() {
+    // Per output channel: axis 0 of Conv's [O, I/G, k...]; for ConvTranspose's [I, O/G, k...]
+    // axis 1, one scale per channel within a group (runtime::int8_weight_axis).
+    QuantizedWeights q = quantize_weights_int8(weights_, transposed_ ? 1 : 0);
+    int8_weights_ = std::move(q.values);
+    weight_scales_ = std::move(q.scales);
+    // A channel of zero weights (pruned) has scale 0 and values 0: any positive scale computes
+    // the same zeros, and keeps its output scale usable for the bias.
+    for (float& s : weight_scales_)
+      if (!(s > 0)) s = 1.0f;
+    output_scales_ = channel_weight_scales();  // until take_int8_scales: the packing does not depend on them
+    compute_type_ = memory::data_type::s8;
+    int8_ = true;
+  }
+  /// The weight scale of each output channel (ConvTranspose's repeat for every group).
+  std::vector<float> channel_weight_scales() const {
+    std::vector<float> scales(static_cast<size_t>(out_channels()));
+    for (size_t c = 0; c < scales.size(); ++c) scales[c] = weight_scales_[c % weight_scales_.size()];
+    return scales;
+  }
+
+  /// Back to fp32 on the (fake-quantized) weights: the layer's wrapper quantizes the source.
+  void stop_int8() {
+    if (!int8_) return;
+    int8_ = false;
+    compute_type_ = memory::data_type::f32;
+    prepacked_ = memory();
+    prepacked_desc_ = memory::desc();
+    std::lock_guard<std::mutex> lock(packed_mutex_);
+    packed_.clear();
+    cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
+  }
+
+  /// The source's int8 values, in the source's own layout (plain or channels-last).
+  Tensor quantized_source(const Tensor& x, KernelContext& ctx) const {
+    Tensor xq = pooled_uninitialized_tensor(DType::kInt8, x.shape());
+    const float* from = x.data<float>();
+    int8_t* to = xq.data<int8_t>();
+    constexpr int64_t kBlock = int64_t{1} << 16;
+    const int64_t blocks = (x.numel() + kBlock - 1) / kBlock;
+    const float scale = x_scale_;
+    auto quantize_blocks = [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        const int64_t first = b * kBlock, n = std::min(kBlock, x.numel() - first);
+        quantize_int8(from + first, to + first, n, scale);
+      }
+    };
+    if (blocks > 1) ctx.parallel_for(blocks, quantize_blocks);
+    else quantize_blocks(0, blocks);
+    return xq;
+  }
+
+  /// oneDNN 2.x adds the bias to the int32 sum before the output scale: the bias in those units.
+  Tensor int8_bias(const Tensor& bias) const {
+    Tensor scaled(DType::kFloat32, bias.shape());
+    for (int64_t c = 0; c < bias.numel(); ++c) {
+      const float s = output_scales_[c];
+      scaled.data<float>()[c] = s > 0 ? bias.data<float>()[c] / s : 0.0f;
+    }
+    return scaled;
+  }
+
   /// The reference kernels, on NCHW copies of channels-last inputs; a channels-last output is
-  /// permuted back into that order.
+  /// permuted back into that order. An int8 layer's reference reads the source fake-quantized.
   void run_reference(KernelContext& ctx) const {
     std::map<size_t, Value> replaced;
     // A bf16-stored source (runtime/reduced_storage.h) widens exactly to fp32 for the reference.
-    const Tensor x = ctx.input(0).dtype() == DType::kBFloat16 ? ctx.input(0).cast(DType::kFloat32) : ctx.input(0);
+    Tensor x = ctx.input(0).dtype() == DType::kBFloat16 ? ctx.input(0).cast(DType::kFloat32) : ctx.input(0);
+    if (int8_ && x.dtype() == DType::kFloat32) {
+      x = x.clone();
+      fake_quantize_int8(x.data<float>(), x.numel(), x_scale_);
+    }
     if (input_channels_last_) replaced[0] = Value(permute_channels(x, false));
-    else if (x.dtype() != ctx.input(0).dtype()) replaced[0] = Value(x);
+    else if (x.dtype() != ctx.input(0).dtype() || int8_) replaced[0] = Value(x);
     if (residual_channels_last_ && ctx.has_input(*tails_.residual_input()))
       replaced[*tails_.residual_input()] = Value(permute_channels(ctx.input(*tails_.residual_input()), false));
     chain_.compute(ctx, replaced);
@@ -335,13 +437,15 @@ class DnnlConvKernel : public Kernel,
     // implementation (ONNX Runtime's approach too): in the blocked layout a ConvTranspose with
     // few output channels pads them to 16 (PP-OCRv4 det's 24 -> 1 channel 2x2 stride-2 head took
     // 17.6 ms instead of 1.2 ms, its 24 -> 24 one 6.4 ms instead of 4.2 ms).
-    const bool plain = transposed_ || layout == ActivationLayout::kPlain ||
+    // int8 transposed convolutions take the layout oneDNN's int8 deconvolution wants.
+    const bool plain = (transposed_ && !int8_) || layout == ActivationLayout::kPlain ||
                        (layout == ActivationLayout::kPointwisePlain && is_pointwise(p));
     const memory::desc src = activation_desc(x_shape, plain, compute_type_);
     const memory::desc dst =
         activation_desc(y_shape, plain, output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32);
     const memory::desc w_plain = onnx_weights_desc(weights_.shape(), group_, transposed_);
     const memory::desc weights(w_plain.dims(), compute_type_, memory::format_tag::any);
+    // int8: the source is s8 (compute_type_), the destination stays f32 (dequantized by the output scales).
     const memory::desc bias = has_bias ? plain_desc({p.out_channels}) : memory::desc();
     PrimitiveDesc pd;
     if (transposed_) {
@@ -358,9 +462,10 @@ class DnnlConvKernel : public Kernel,
 
   /// Reorders the plain ONNX weights into `desc`.
   memory pack_weights(const memory::desc& desc, int threads) const {
-    const memory::desc w_plain = onnx_weights_desc(weights_.shape(), group_, transposed_);
+    const memory::desc w_plain =
+        onnx_weights_desc(weights_.shape(), group_, transposed_, int8_ ? memory::data_type::s8 : memory::data_type::f32);
     memory packed(desc, cpu_engine());
-    memory source = wrap(w_plain, weights_);
+    memory source = wrap(w_plain, int8_ ? int8_weights_ : weights_);
     dnnl_support::execute(dnnl::reorder(source, packed), {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, packed}}, threads);
     return packed;
   }
@@ -397,7 +502,7 @@ class DnnlConvKernel : public Kernel,
       const ConvProblem p = problem(x_shape, ctx);
       std::optional<DnnlGeometry> d = dnnl_geometry(p);
       if (!d || shape_numel(p.output_shape()) == 0) return;
-      const PrimitiveDesc pd = make_primitive_desc(p, input_shape(p), p.output_shape(), *d, false, plan_attr());
+      const PrimitiveDesc pd = make_primitive_desc(p, input_shape(p), p.output_shape(), *d, false, primitive_attr());
       prepacked_desc_ = pd.base().weights_desc();
       dnnl_support::ThreadScope scope(1);
       prepacked_ = pack_weights(prepacked_desc_, 1);
@@ -424,6 +529,12 @@ class DnnlConvKernel : public Kernel,
   /// Primitives run single-threaded on parity's threads (one per slice) with a scratchpad the
   /// caller provides, so any thread may run them.
   static dnnl::primitive_attr plan_attr() { return dnnl_support::user_scratchpad_attr(); }
+  /// The convolution's attributes: plan_attr, and for int8 the per-channel output scales.
+  dnnl::primitive_attr primitive_attr() const {
+    dnnl::primitive_attr attr = plan_attr();
+    if (int8_) attr.set_output_scales(1 << 1, output_scales_);  // along the destination's channels
+    return attr;
+  }
 
   /// How many output-row slices to run in parallel: one per thread for convolutions big enough
   /// to pay for the hand-off, never more than there are output rows.
@@ -447,7 +558,9 @@ class DnnlConvKernel : public Kernel,
   }
 
   ConvPlan make_plan(const ConvProblem& p, bool has_bias, int64_t chunks, DType x_dtype) const {
-    const memory::data_type x_type = x_dtype == DType::kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
+    const memory::data_type x_type = int8_                            ? memory::data_type::s8
+                                     : x_dtype == DType::kBFloat16 ? memory::data_type::bf16
+                                                                   : memory::data_type::f32;
     const memory::data_type y_type = output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32;
     ConvPlan plan;
     std::optional<DnnlGeometry> full = dnnl_geometry(p);
@@ -462,7 +575,7 @@ class DnnlConvKernel : public Kernel,
     const std::vector<int64_t> addend_strides = strides_of(y_shape, residual_channels_last_);
     const WindowGeometry& g = p.geom;
     try {
-      dnnl::primitive_attr attr = plan_attr();
+      dnnl::primitive_attr attr = primitive_attr();
       attr.set_post_ops(tails_.post_ops(y_shape));
       for (int64_t c = 0; c < chunks; ++c) {
         // Output rows [o0, o1) of the first spatial dim read input rows [i0, i1); the slice's
@@ -568,6 +681,12 @@ class DnnlConvKernel : public Kernel,
 
   bool transposed_;
   memory::data_type compute_type_ = memory::data_type::f32;  // of the source and the weights
+  // int8 layers: the weights' int8 values, their per-channel scales, the source's scale and the
+  // output scales (source scale x weight scale).
+  bool int8_ = false;
+  Tensor int8_weights_;
+  std::vector<float> weight_scales_, output_scales_;
+  float x_scale_ = 0;
   bool output_reduced_ = false;  // output 0 written as bf16 (runtime/reduced_storage.h)
   ops::ReferenceChain chain_;  // the reference kernels of the node and its fused tails
   Tensor weights_;
