@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/dnnl/int8_inputs.h"
 #include "runtime/ops/nn/conv_core.h"
 #include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/reduced_precision.h"
@@ -26,15 +27,16 @@ namespace {
 
 using dnnl::memory;
 using dnnl_support::cpu_engine;
+using dnnl_support::constant_scalar_input;
+using dnnl_support::int8_data_type;
+using dnnl_support::int8_weights_without_zero_point;
 
+/// A constant one-element input as a double (a scale or zero point).
 std::optional<double> constant_scalar(const KernelInit& init, size_t i) {
-  if (!init.has_input(i)) return std::nullopt;
-  std::optional<Tensor> t = init.constant_input(i);
-  if (!t || t->numel() != 1) return std::nullopt;
+  std::optional<Tensor> t = constant_scalar_input(init, i);
+  if (!t) return std::nullopt;
   return t->value_as_double(0);
 }
-
-memory::data_type int8_type(DType dtype) { return dtype == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8; }
 
 /// The primitive and reorders for one input shape.
 struct QConvPlan {
@@ -44,20 +46,6 @@ struct QConvPlan {
   dnnl::reorder src_in, dst_out;
   memory weights;
 };
-
-/// Constant int8 weights [O, I/G, kh, kw] whose zero point (input `zp_index`, optional) is all
-/// zeros: oneDNN's convolution takes no weight zero points.
-std::optional<Tensor> int8_weights_without_zero_point(const KernelInit& init, size_t w_index, size_t zp_index) {
-  std::optional<Tensor> w = init.constant_input(w_index);
-  if (!w || w->dtype() != DType::kInt8 || w->rank() != 4) return std::nullopt;
-  if (init.has_input(zp_index)) {
-    std::optional<Tensor> zp = init.constant_input(zp_index);
-    if (!zp) return std::nullopt;
-    for (int64_t i = 0; i < zp->numel(); ++i)
-      if (zp->value_as_double(i) != 0) return std::nullopt;
-  }
-  return w;
-}
 
 class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
  public:
@@ -70,7 +58,7 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
     auto reference = init.create_reference_kernel();  // also validates the attributes
     const DType x_type = init.input_dtype(0);
     if (x_type != DType::kUInt8 && x_type != DType::kInt8) return nullptr;
-    std::optional<Tensor> w = int8_weights_without_zero_point(init, 1, 3);
+    std::optional<Tensor> w = int8_weights_without_zero_point(init, 1, 3, 4);
     const int64_t group = init.attr_int("group", 1);
     if (!w || group <= 0 || w->dim(0) % group != 0) return nullptr;
     auto kernel = std::unique_ptr<DnnlQLinearConvKernel>(new DnnlQLinearConvKernel(std::move(reference)));
@@ -87,7 +75,7 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
     auto reference = init.create_reference_kernel();  // also validates the attributes
     const DType x_type = init.input_dtype(0);
     if (x_type != DType::kUInt8 && x_type != DType::kInt8) return nullptr;
-    std::optional<Tensor> w = int8_weights_without_zero_point(init, 3, 5);
+    std::optional<Tensor> w = int8_weights_without_zero_point(init, 3, 5, 4);
     if (!w) return nullptr;
     const std::optional<double> x_scale = constant_scalar(init, 1), x_zp = constant_scalar(init, 2);
     const std::optional<double> y_scale = constant_scalar(init, 6), y_zp = constant_scalar(init, 7);
@@ -168,7 +156,7 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
       if (group_ > 1) w_dims.insert(w_dims.begin(), group_);
       const memory::desc w_plain(w_dims, memory::data_type::s8,
                                  group_ > 1 ? memory::format_tag::goihw : memory::format_tag::oihw);
-      const memory::desc src(dnnl_support::to_dims(x_shape), int8_type(x_type_), memory::format_tag::any);
+      const memory::desc src(dnnl_support::to_dims(x_shape), int8_data_type(x_type_), memory::format_tag::any);
       const memory::desc dst(dnnl_support::to_dims(y_shape), memory::data_type::s32, memory::format_tag::any);
       const memory::desc w_any(w_dims, memory::data_type::s8, memory::format_tag::any);
       const memory::desc bias = bias_ ? memory::desc({weights_.dim(0)}, memory::data_type::s32, memory::format_tag::a)
@@ -184,7 +172,7 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
       plan.src_desc = pd.src_desc();
       plan.dst_desc = pd.dst_desc();
       plan.scratchpad = pd.scratchpad_desc();
-      plan.x_plain = dnnl_support::plain_desc(x_shape, int8_type(x_type_));
+      plan.x_plain = dnnl_support::plain_desc(x_shape, int8_data_type(x_type_));
       plan.acc_plain = dnnl_support::plain_desc(y_shape, memory::data_type::s32);
       if (plan.src_desc != plan.x_plain) plan.src_in = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plan.x_plain, cpu_engine(), plan.src_desc));
       if (plan.dst_desc != plan.acc_plain) plan.dst_out = dnnl::reorder(dnnl::reorder::primitive_desc(cpu_engine(), plan.dst_desc, cpu_engine(), plan.acc_plain));

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/dnnl/int8_inputs.h"
 #include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/reduced_precision.h"
 
@@ -25,13 +26,9 @@ namespace {
 
 using dnnl::memory;
 using dnnl_support::cpu_engine;
-
-std::optional<Tensor> constant_scalar(const KernelInit& init, size_t i) {
-  if (!init.has_input(i)) return std::nullopt;
-  std::optional<Tensor> t = init.constant_input(i);
-  if (!t || t->numel() != 1) return std::nullopt;
-  return t;
-}
+using dnnl_support::constant_scalar_input;
+using dnnl_support::int8_data_type;
+using dnnl_support::int8_weights_without_zero_point;
 
 struct QMatMulPrimitive {
   bool ok = false;
@@ -40,26 +37,13 @@ struct QMatMulPrimitive {
   memory weights;
 };
 
-/// Constant int8 B [K, N] whose zero point (input `zp_index`, optional) is all zeros.
-std::optional<Tensor> int8_weights_without_zero_point(const KernelInit& init, size_t b_index, size_t zp_index) {
-  std::optional<Tensor> b = init.constant_input(b_index);
-  if (!b || b->dtype() != DType::kInt8 || b->rank() != 2 || b->numel() == 0) return std::nullopt;
-  if (init.has_input(zp_index)) {
-    std::optional<Tensor> zp = init.constant_input(zp_index);
-    if (!zp || zp->dtype() != DType::kInt8) return std::nullopt;
-    for (int64_t i = 0; i < zp->numel(); ++i)
-      if (zp->data<int8_t>()[i] != 0) return std::nullopt;
-  }
-  return b;
-}
-
 class DnnlQuantizedMatMulKernel : public Kernel, public NativeInt8Kernel {
  public:
   /// MatMulInteger(A, B, a_zero_point, b_zero_point) -> int32.
   static std::unique_ptr<Kernel> create_integer(const KernelInit& init) {
     const DType a_type = init.input_dtype(0);
     if (a_type != DType::kUInt8 && a_type != DType::kInt8) return nullptr;
-    std::optional<Tensor> b = int8_weights_without_zero_point(init, 1, 3);
+    std::optional<Tensor> b = int8_weights_without_zero_point(init, 1, 3, 2);
     if (!b) return nullptr;
     auto kernel =
         std::unique_ptr<DnnlQuantizedMatMulKernel>(new DnnlQuantizedMatMulKernel(init.create_reference_kernel()));
@@ -73,11 +57,11 @@ class DnnlQuantizedMatMulKernel : public Kernel, public NativeInt8Kernel {
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     const DType a_type = init.input_dtype(0);
     if (a_type != DType::kUInt8 && a_type != DType::kInt8) return nullptr;
-    std::optional<Tensor> b = int8_weights_without_zero_point(init, 3, 5);
+    std::optional<Tensor> b = int8_weights_without_zero_point(init, 3, 5, 2);
     if (!b || !init.has_input(5)) return nullptr;
-    const std::optional<Tensor> a_scale = constant_scalar(init, 1), a_zp = constant_scalar(init, 2);
-    const std::optional<Tensor> b_scale = constant_scalar(init, 4), y_scale = constant_scalar(init, 6);
-    const std::optional<Tensor> y_zp = constant_scalar(init, 7);
+    const std::optional<Tensor> a_scale = constant_scalar_input(init, 1), a_zp = constant_scalar_input(init, 2);
+    const std::optional<Tensor> b_scale = constant_scalar_input(init, 4), y_scale = constant_scalar_input(init, 6);
+    const std::optional<Tensor> y_zp = constant_scalar_input(init, 7);
     if (!a_scale || !a_zp || !b_scale || !y_scale || !y_zp || a_zp->dtype() != a_type) return nullptr;
     if (y_zp->dtype() != DType::kUInt8 && y_zp->dtype() != DType::kInt8) return nullptr;
     auto kernel =
@@ -148,7 +132,7 @@ class DnnlQuantizedMatMulKernel : public Kernel, public NativeInt8Kernel {
     dnnl_support::ThreadScope scope(1);
     const int64_t k = b_.dim(0), n = b_.dim(1);
     try {
-      const memory::data_type a_type = a_type_ == DType::kUInt8 ? memory::data_type::u8 : memory::data_type::s8;
+      const memory::data_type a_type = int8_data_type(a_type_);
       p.src = memory::desc({rows, k}, a_type, memory::format_tag::ab);
       p.dst = memory::desc({rows, n}, memory::data_type::s32, memory::format_tag::ab);
       const memory::desc b_plain({k, n}, memory::data_type::s8, memory::format_tag::ab);

@@ -1,0 +1,30 @@
+// Reading the constant inputs that decide whether an int8 ONNX node (QLinearConv, ConvInteger,
+// QLinearMatMul, MatMulInteger) can run on oneDNN's int8 primitives: its scales and zero points
+// must be constant scalars, and its weights constant int8 without a zero point, because oneDNN's
+// convolution and matmul take no weight zero points.
+#pragma once
+
+#if PARITY_HAVE_DNNL
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+
+#include "core/tensor.h"
+#include "runtime/kernel.h"
+
+namespace parity::runtime::dnnl_support {
+
+/// oneDNN's 8-bit type for a uint8 or int8 tensor (u8 for uint8, s8 otherwise).
+dnnl::memory::data_type int8_data_type(DType dtype);
+
+/// Input `index` when the node has it and it is a constant with exactly one element.
+std::optional<Tensor> constant_scalar_input(const KernelInit& init, size_t index);
+
+/// Constant int8 weights of rank `rank` (input `weights_index`, not empty) whose zero point
+/// (input `zero_point_index`, optional) is a constant int8 tensor of zeros; nullopt otherwise.
+std::optional<Tensor> int8_weights_without_zero_point(const KernelInit& init, size_t weights_index,
+                                                      size_t zero_point_index, int64_t rank);
+
+}  // namespace parity::runtime::dnnl_support
+
+#endif  // PARITY_HAVE_DNNL
