@@ -12,6 +12,7 @@
 #include "core/logger.h"
 #include "model/proto_convert.h"
 #include "runtime/channels_last.h"
+#include "runtime/kernel_preferences.h"
 #include "runtime/positional_fusion.h"
 #include "runtime/rewrites/activation_rewrite.h"
 #include "runtime/rewrites/batch_norm_folding.h"
@@ -190,13 +191,14 @@ class Expander {
 };
 
 /// Plan-time view given to kernel factories.
-class PlanKernelInit : public KernelInit, public GraphAccess {
+class PlanKernelInit : public KernelInit, public GraphAccess, public KernelPreferences {
  public:
   PlanKernelInit(const NodeSpec& spec, const PlanEnv& env, const Subgraph& plan, const std::vector<int>& input_slots,
                  const onnx::GraphProto& graph)
       : KernelInit(spec, env.precision), env_(env), plan_(plan), input_slots_(input_slots), graph_(graph) {}
 
   const onnx::GraphProto& graph_proto() const override { return graph_; }
+  bool winograd_allowed() const override { return env_.winograd; }  // KernelPreferences
 
   std::optional<Tensor> constant_input(size_t i) const override {
     if (i >= input_slots_.size() || input_slots_[i] < 0) return std::nullopt;

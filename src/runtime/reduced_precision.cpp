@@ -17,6 +17,7 @@
 #include "core/text.h"
 #include "runtime/buffer_pool.h"
 #include "runtime/channels_last.h"
+#include "runtime/kernel_preferences.h"
 #include "runtime/packed_state.h"
 #include "runtime/positional_fusion.h"
 #include "runtime/reduced_storage.h"
@@ -341,7 +342,10 @@ bool reduces_input(const NodeSpec& head, DType precision, size_t i) {
   return std::find(operands.begin(), operands.end(), i) != operands.end();
 }
 
-class ReducedPrecisionInit : public KernelInit, public PackedStateSource, public ReducedPrecisionSource {
+class ReducedPrecisionInit : public KernelInit,
+                             public PackedStateSource,
+                             public ReducedPrecisionSource,
+                             public KernelPreferences {
  public:
   ReducedPrecisionInit(const KernelInit& base, DType precision)
       : KernelInit(base.spec(), base.precision()), base_(base), precision_(precision) {}
@@ -353,6 +357,7 @@ class ReducedPrecisionInit : public KernelInit, public PackedStateSource, public
   }
   std::shared_ptr<Subgraph> subgraph(const std::string& attr_name) const override { return base_.subgraph(attr_name); }
   DType input_dtype(size_t i) const override { return base_.input_dtype(i); }
+  bool winograd_allowed() const override { return runtime::winograd_allowed(base_); }
   std::optional<Shape> input_static_shape(size_t i) const override { return base_.input_static_shape(i); }
   DType compute_precision() const override { return precision_; }
   const PackedState* saved_packed_state() const override {

@@ -44,6 +44,8 @@ struct PlanEnv {
   /// Let fusable optimized kernels absorb the elementwise node that consumes their output. The
   /// absorbed node's input is then never produced, so hooks and "mark all" need an unfused plan.
   bool fuse = false;
+  /// Let optimized convolutions use Winograd's algorithm where it applies (SessionOptions::winograd).
+  bool winograd = true;
   /// Reduced-precision layers (plans built with --fp16/--bf16/--int8); null: every layer fp32.
   std::shared_ptr<const ReducedPrecisionConfig> reduced;
   /// How tactics are chosen (timed, replayed, forbidden); null: the optimized variant where it

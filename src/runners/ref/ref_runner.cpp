@@ -58,6 +58,7 @@ runtime::SessionOptions options_from_args(const options::Args* args) {
                "--kernels must be optimized or reference, got '", kernels, "'");
   options.kernels = kernels == "reference" ? runtime::KernelTier::kReference : runtime::KernelTier::kOptimized;
   options.fuse = !args->has("no_fusion");
+  options.winograd = !args->has("no_winograd");
   return options;
 }
 
@@ -85,6 +86,11 @@ RunnerRegistrar register_ref({
                       .metavar = "N"});
           parser.add({.flags = {"--no-fusion"},
                       .help = "ref runner: do not fuse activations into the optimized kernel producing their input",
+                      .arity = options::Arity::kFlag});
+          parser.add({.flags = {"--no-winograd"},
+                      .help = "ref runner: sum every convolution directly; by default fp32 3x3 stride-1 convolutions "
+                              "use Winograd's algorithm (about twice as fast; round-off of the order of the direct "
+                              "sum's)",
                       .arity = options::Arity::kFlag});
         },
     .availability = [](const options::Args*) { return Status::ok(); },
