@@ -55,6 +55,21 @@ void refuse_missing_required_attributes(const onnx::ModelProto& model) {
   refuse_missing_required_attributes(model.graph(), opsets);
 }
 
+/// libonnx joins the errors of several nodes with newlines; parity's errors are one line.
+std::string one_line(const char* message) {
+  std::string out;
+  for (const char* c = message; *c; ++c) {
+    if (*c == '\n' || *c == '\r') {
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+      if (!out.empty() && c[1] != '\0') out += "; ";
+    } else {
+      out += *c;
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> infer_shapes(onnx::ModelProto& model, const ShapeInferenceOptions& options) {
@@ -66,10 +81,10 @@ std::vector<std::string> infer_shapes(onnx::ModelProto& model, const ShapeInfere
   try {
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), lib_options);
   } catch (const onnx::InferenceError& e) {
-    fail(ErrorCode::kInvalidModel, "shape inference failed: ", e.what());
+    fail(ErrorCode::kInvalidModel, "shape inference failed: ", one_line(e.what()));
   } catch (const std::exception& e) {
     // libonnx reports malformed models (bad attributes, unknown types) with plain exceptions.
-    fail(ErrorCode::kInvalidModel, "shape inference failed: ", e.what());
+    fail(ErrorCode::kInvalidModel, "shape inference failed: ", one_line(e.what()));
   }
   return warnings;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <tuple>
 
 #include "core/status.h"
 #include "model/graph.h"
@@ -190,6 +191,114 @@ TEST(ModelLimits, NodeLackingARequiredAttributeIsOneLineNotACrash) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("[E] "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("num_scan_inputs"), std::string::npos) << r.output;
+}
+
+/// y = Einsum(x) with `equation`, x of `x_dims`, opset 12; with `reduce_first`, x is first
+/// ReduceSum'd over its last axis (keepdims 0), so the Einsum's input rank comes from inference.
+onnx::ModelProto einsum_model(const std::string& equation, const std::vector<int64_t>& x_dims, bool reduce_first = false) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(12);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("einsum");
+  onnx::ValueInfoProto* x = g->add_input();
+  x->set_name("x");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : x_dims) x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  g->add_output()->set_name("y");
+  std::string einsum_input = "x";
+  if (reduce_first) {
+    onnx::NodeProto* reduce = g->add_node();
+    reduce->set_op_type("ReduceSum");
+    reduce->add_input("x");
+    reduce->add_output("r");
+    onnx::AttributeProto* axes = reduce->add_attribute();
+    axes->set_name("axes");
+    axes->set_type(onnx::AttributeProto::INTS);
+    axes->add_ints(-1);
+    onnx::AttributeProto* keepdims = reduce->add_attribute();
+    keepdims->set_name("keepdims");
+    keepdims->set_type(onnx::AttributeProto::INT);
+    keepdims->set_i(0);
+    einsum_input = "r";
+  }
+  onnx::NodeProto* einsum = g->add_node();
+  einsum->set_op_type("Einsum");
+  einsum->set_name("einsum_node");
+  einsum->add_input(einsum_input);
+  if (equation.find(',') != std::string::npos) einsum->add_input(einsum_input);
+  einsum->add_output("y");
+  onnx::AttributeProto* attr = einsum->add_attribute();
+  attr->set_name("equation");
+  attr->set_type(onnx::AttributeProto::STRING);
+  attr->set_s(equation);
+  return model;
+}
+
+// Found by fuzz_model_load: libonnx 1.17's Einsum inference indexes the input shape by the
+// equation's letters before it checks the rank, and crashed `inspect model --shape-inference` on
+// 'ij->i' over a rank-1 input. The rank may come from inference itself, so the check runs inside
+// Einsum's inference (model/schemas/inference_guards.cpp).
+TEST(ModelLimits, EinsumEquationNotFittingItsInputsIsOneLineNotACrash) {
+  struct Case {
+    std::string equation;
+    std::vector<int64_t> dims;
+    bool reduce_first;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"ij->i", {3}, false, "term 'ij' has 2 indices but input 0 has rank 1"},
+      {"ijk->i", {3, 4}, true, "term 'ijk' has 3 indices but input 0 has rank 1"},
+      {"...->a", {3}, false, "output index 'a' occurs in no input term"},
+      {"...ij,...j->...i", {2, 3}, false, "stand for different numbers of dimensions"},
+      {"i...jk->i", {2}, false, "term 'i...jk' has 3 indices but input 0 has rank 1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.equation);
+    onnx::ModelProto model = einsum_model(c.equation, c.dims, c.reduce_first);
+    if (c.equation == "...ij,...j->...i") {  // a second input of another rank: [2, 3] and [5, 6, 3]
+      onnx::ValueInfoProto* z = model.mutable_graph()->add_input();
+      z->set_name("z");
+      z->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+      for (int64_t d : {5, 6, 3}) z->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+      model.mutable_graph()->mutable_node(0)->set_input(1, "z");
+    }
+    // Lenient inference (the default) skips the node, leaving y's shape unknown; strict names it.
+    onnx::ModelProto lenient = model;
+    model::infer_shapes(lenient);
+    EXPECT_FALSE(lenient.graph().output(0).type().tensor_type().has_shape());
+    model::ShapeInferenceOptions strict;
+    strict.strict = true;
+    const std::string message = error_of([&] { model::infer_shapes(model, strict); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+  }
+  // Equations that fit still infer their output shapes through libonnx's own function.
+  for (const auto& [equation, dims, want] :
+       std::vector<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>>>{
+           {"ij->ji", {2, 3}, {3, 2}}, {"...ij->...i", {4, 2, 3}, {4, 2}}, {"ij,ij->i", {2, 3}, {2}}}) {
+    onnx::ModelProto model = einsum_model(equation, dims);
+    model::infer_shapes(model);
+    const auto& shape = model.graph().output(0).type().tensor_type().shape();
+    ASSERT_EQ(shape.dim_size(), static_cast<int>(want.size())) << equation;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(shape.dim(static_cast<int>(i)).dim_value(), want[i]) << equation;
+  }
+
+  // The fuzzer's input itself, through the CLI.
+  const std::string crash(
+      "\x08\x07\x12\x0c\x62\x61\x63\x6b\x65\x6e\x64\x2d\x74\x65\x73\x74\x3a\x5d\x0a\x24\x0a\x01\x78\x12"
+      "\x01\x79\x22\x06\x45\x69\x6e\x73\x75\x6d\x2a\x14\x0a\x08\x65\x71\x75\x61\x74\x69\x6f\x6e\x22\x05"
+      "\x69\x6a\x2d\x3e\x69\xa0\x01\x03\x12\x0f\x74\x65\x43\x6f\x6e\x76\x69\x6e\x73\x75\x6d\x5f\x71\x75"
+      "\x6d\x5a\x13\x0a\x01\x78\x12\x0e\x0a\x0c\x08\x0b\x12\x08\x0a\x02\x08\x03\x28\x02\x08\x04\x62\x0f"
+      "\x0a\x01\x79\x12\x0a\x0a\x08\x08\x0b\x12\x04\x0a\x02\x08\x03\x42\x04\x0a\x00\x10\x0c",
+      117);
+  const TempDir dir;
+  const fs::path path = dir.path() / "einsum_rank_mismatch.onnx";
+  std::ofstream(path, std::ios::binary).write(crash.data(), static_cast<std::streamsize>(crash.size()));
+  const CommandResult inspect = run_parity({"inspect", "model", path.string(), "--shape-inference"});
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
+  const CommandResult lint = run_parity({"check", "lint", path.string()});
+  EXPECT_EQ(lint.exit_code, 0) << lint.output;
+  EXPECT_NE(lint.output.find("term 'ij' has 2 indices but input 0 has rank 1"), std::string::npos) << lint.output;
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ void register_newer_onnx_schemas() {
     (void)onnx::OpSchemaRegistry::Schema("Relu", 1, "");
     auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
     libonnx_opset = ranges.Map().at(onnx::ONNX_DOMAIN).second;
+    schemas::guard_libonnx_inference();
     if (ranges.Map().at(onnx::ONNX_DOMAIN).second >= kNewestOnnxOpset) return;  // a libonnx that knows them
     ranges.UpdateDomainToVersion(onnx::ONNX_DOMAIN, ranges.Map().at(onnx::ONNX_DOMAIN).first, kNewestOnnxOpset);
     if (ranges.Map().count("ai.onnx.preview") == 0) ranges.AddDomainToVersion("ai.onnx.preview", 1, 1);

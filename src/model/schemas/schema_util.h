@@ -40,5 +40,7 @@ void register_controlflow_schemas();   // controlflow.cpp
 void register_quantization_schemas();  // quantization.cpp
 void register_math_schemas();          // math.cpp
 void register_nn_schemas();            // nn.cpp
+/// Replaces libonnx inference functions that read past a shape on crafted input by checked ones.
+void guard_libonnx_inference();        // inference_guards.cpp
 
 }  // namespace parity::model::schemas

@@ -1,0 +1,92 @@
+// Guards around libonnx inference functions that index input shapes before checking them. A
+// crafted model reaches them with the shapes that earlier nodes' inference produced, so a check of
+// the declared shapes before inference cannot catch it: the schema's inference function is
+// replaced by one that checks first, then calls libonnx's.
+//
+// Einsum-12 (onnx/defs/math/defs.cc, einsumShapeInference): a term with more letters than its
+// operand's rank, ellipsis terms of different widths, and an output letter that no input term has
+// all index past the end of a shape (fuzz_model_load: 'ij->i' on a rank-1 input crashed
+// `inspect model --shape-inference`). They fail inference here instead, as libonnx would after
+// reading out of bounds.
+#include <onnx/defs/schema.h>
+#include <onnx/defs/shape_inference.h>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model/schemas/schema_util.h"
+
+namespace parity::model::schemas {
+
+namespace {
+
+bool is_label(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+size_t count_labels(const std::string& term) {
+  size_t n = 0;
+  for (char c : term) n += is_label(c) ? 1 : 0;
+  return n;
+}
+
+/// Fails inference unless every operand term fits its operand's rank the way einsumShapeInference
+/// reads them (letters = rank without an ellipsis, letters <= rank with one, every ellipsis the same
+/// width) and every output letter occurs in an input term.
+void check_einsum_equation(onnx::InferenceContext& ctx, const std::string& equation) {
+  const size_t num_inputs = ctx.getNumInputs();
+  if (num_inputs < 1 || !onnx::hasNInputShapes(ctx, static_cast<int>(num_inputs))) return;
+  const size_t arrow = equation.find("->");
+  const std::string left = equation.substr(0, arrow);
+  std::set<char> input_labels;
+  std::optional<size_t> ellipsis_width;
+  size_t operand = 0, start = 0;
+  while (true) {
+    const size_t comma = left.find(',', start);
+    const std::string term = left.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (operand >= num_inputs) fail_shape_inference("Einsum: the equation has more operands than the node has inputs");
+    const size_t rank = static_cast<size_t>(ctx.getInputType(operand)->tensor_type().shape().dim_size());
+    const size_t labels = count_labels(term);
+    for (char c : term)
+      if (is_label(c)) input_labels.insert(c);
+    if (term.find("...") == std::string::npos) {
+      if (labels != rank)
+        fail_shape_inference("Einsum: term '", term, "' has ", labels, " indices but input ", operand, " has rank ",
+                             rank);
+    } else {
+      if (labels > rank)
+        fail_shape_inference("Einsum: term '", term, "' has ", labels, " indices but input ", operand, " has rank ",
+                             rank);
+      if (ellipsis_width && *ellipsis_width != rank - labels)
+        fail_shape_inference("Einsum: the ellipses of the equation stand for different numbers of dimensions");
+      ellipsis_width = rank - labels;
+    }
+    ++operand;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (arrow == std::string::npos) return;
+  for (char c : equation.substr(arrow + 2))
+    if (is_label(c) && input_labels.count(c) == 0)
+      fail_shape_inference("Einsum: output index '", std::string(1, c), "' occurs in no input term");
+}
+
+void guard_einsum() {
+  const onnx::OpSchema* base = onnx::OpSchemaRegistry::Schema("Einsum", 12, "");
+  if (base == nullptr || base->SinceVersion() != 12 || !base->GetTypeAndShapeInferenceFunction()) return;
+  onnx::OpSchema guarded = *base;
+  const onnx::InferenceFunction libonnx_inference = base->GetTypeAndShapeInferenceFunction();
+  guarded.TypeAndShapeInferenceFunction([libonnx_inference](onnx::InferenceContext& ctx) {
+    if (const onnx::AttributeProto* equation = ctx.getAttribute("equation"); equation && equation->has_s())
+      check_einsum_equation(ctx, equation->s());
+    libonnx_inference(ctx);
+  });
+  onnx::DeregisterSchema("Einsum", 12, onnx::ONNX_DOMAIN);
+  register_schema(std::move(guarded));
+}
+
+}  // namespace
+
+void guard_libonnx_inference() { guard_einsum(); }
+
+}  // namespace parity::model::schemas
