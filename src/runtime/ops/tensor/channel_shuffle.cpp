@@ -12,7 +12,6 @@
 
 #include "runtime/channels_last.h"
 #include "runtime/ops/common/elementwise_fast.h"
-#include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/ops/tensor/tensor_util.h"
 
 namespace parity::runtime {
@@ -88,14 +87,14 @@ class FastChannelShuffle final : public ChannelShuffle, public ChannelsLastKerne
       gather_pixels(x, allocate(ctx, x.dtype()), ctx);
       return;
     }
-    const Tensor planar = channels_last_input_ ? nn::permute_channels(x, false) : x;
+    const Tensor planar = channels_last_input_ ? change_channel_layout(x, false) : x;
     if (!channels_last_output_) {
       shuffle_planes(planar, allocate(ctx, x.dtype()));
       return;
     }
     Tensor shuffled = Tensor::uninitialized(x.dtype(), shape_);
     shuffle_planes(planar, shuffled);
-    ctx.set_output(0, Value(nn::permute_channels(shuffled, true)));
+    ctx.set_output(0, Value(change_channel_layout(shuffled, true)));
   }
 
  private:
