@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "core/tensor.h"
@@ -39,6 +40,24 @@ inline std::vector<int64_t> channels_last_strides(const Shape& shape) {
   }
   strides[0] = step;
   return strides;
+}
+
+/// A copy of `t` (NCHW-style shape, rank >= 2, fixed-size dtype) with its data moved between NCHW
+/// and channels-last order: the slow paths of kernels that pass channels-last values through.
+inline Tensor change_channel_layout(const Tensor& t, bool to_channels_last) {
+  Tensor out = Tensor::uninitialized(t.dtype(), t.shape());
+  const int64_t n = t.dim(0), c = t.dim(1), plane = c == 0 || n == 0 ? 0 : t.numel() / (n * c);
+  const size_t elem = dtype_size(t.dtype());
+  const auto* src = static_cast<const std::byte*>(t.raw_data());
+  auto* dst = static_cast<std::byte*>(out.raw_data());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t nchw = (b * c + ch) * plane + p, nhwc = (b * plane + p) * c + ch;
+        const int64_t from = to_channels_last ? nchw : nhwc, to = to_channels_last ? nhwc : nchw;
+        std::memcpy(dst + to * elem, src + from * elem, elem);
+      }
+  return out;
 }
 
 }  // namespace parity::runtime

@@ -16,6 +16,7 @@
 #include "runtime/positional_fusion.h"
 #include "runtime/rewrites/activation_rewrite.h"
 #include "runtime/rewrites/batch_norm_folding.h"
+#include "runtime/rewrites/channel_shuffle_rewrite.h"
 #include "runtime/rewrites/qdq_fusion.h"
 #include "runtime/subgraph.h"
 
@@ -797,6 +798,8 @@ class GraphPlanner {
     if (env_.reduced && env_.reduced->int8) g_.fused_nodes_ += fuse_qdq_layers(g_, uses_, make_kernel);
     g_.fused_nodes_ += fold_batch_norms_into_convs(g_, uses_, make_kernel);
     g_.fused_nodes_ += rewrite_decomposed_activations(
+        g_, uses_, [&](const NodeSpec& spec) { return make_kernel(spec, {g_.slot(spec.inputs[0])}); });
+    g_.fused_nodes_ += rewrite_channel_shuffles(
         g_, uses_, [&](const NodeSpec& spec) { return make_kernel(spec, {g_.slot(spec.inputs[0])}); });
     for (auto& node : g_.nodes_)
       if (auto it = rewritten.find(node.kernel.get()); it != rewritten.end()) {

@@ -304,3 +304,109 @@ TEST(OptimizedSlice, StringsAndBadParametersRunTheReference) {
 
 }  // namespace
 }  // namespace parity::runtime
+
+namespace parity::runtime {
+namespace {
+
+/// Adds a Conv (`k` x ... kernel over `spatial` dims, same padding) from `in` to `out`.
+void add_conv(testing::ModelBuilder& b, const std::string& in, int64_t in_c, int64_t out_c, int64_t k, size_t spatial,
+              const std::string& out, uint32_t seed) {
+  Shape w_shape = {out_c, in_c};
+  for (size_t d = 0; d < spatial; ++d) w_shape.push_back(k);
+  b.initializer(out + "_w", random_tensor(w_shape, seed)).initializer(out + "_b", random_tensor({out_c}, seed + 1));
+  auto& node = b.node("Conv", {in, out + "_w", out + "_b"}, {out}, out);
+  auto* pads = node.add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (size_t i = 0; i < 2 * spatial; ++i) pads->add_ints(k / 2);
+}
+
+/// Runs `model` on `x` with the reference kernels and the optimized ones at 1-3 threads.
+void expect_tiers_agree(const onnx::ModelProto& model, const Tensor& x, const std::string& trace) {
+  SCOPED_TRACE(trace);
+  TensorMap feed;
+  feed.set("x", x);
+  SessionOptions reference_options;
+  reference_options.kernels = KernelTier::kReference;
+  const TensorMap expected = Session::create(model, reference_options).value().run(feed);
+  for (int threads : {1, 3}) {
+    SessionOptions options;
+    options.threads = threads;
+    const TensorMap got = Session::create(model, options).value().run(feed);
+    for (const auto& [name, tensor] : expected)
+      EXPECT_TRUE(testing::tensors_close(got.at(name), tensor, 2e-4, 2e-4)) << name << " threads " << threads;
+  }
+}
+
+/// Conv -> Slice -> Conv: the Slice reads and writes channels-last; every kind of window (channel
+/// ranges as in ShuffleNetV2, spatial windows with steps, reversed channels, one image of the batch).
+TEST(OptimizedSlice, SlicesBetweenConvolutionsStayChannelsLast) {
+  struct Window {
+    std::vector<int64_t> starts, ends, axes, steps;
+    int64_t out_channels;
+  };
+  const std::vector<Window> windows = {
+      {{0}, {3}, {1}, {1}, 3},                   // first channel half
+      {{3}, {INT64_MAX}, {1}, {1}, 3},           // second half
+      {{1, 2}, {5, 9}, {2, 3}, {1, 2}, 6},       // spatial window with a step
+      {{-1}, {INT64_MIN}, {1}, {-2}, 3},         // every second channel, reversed
+      {{1, 1}, {2, 5}, {0, 1}, {1, 1}, 4},       // one image, channels 1-4
+  };
+  for (const Window& w : windows) {
+    testing::ModelBuilder b(13);
+    b.input("x", DType::kFloat32, {2, 4, 11, 11});
+    add_conv(b, "x", 4, 6, 3, 2, "a", 5);
+    auto ints = [](const std::vector<int64_t>& v) { return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v); };
+    b.initializer("starts", ints(w.starts)).initializer("ends", ints(w.ends));
+    b.initializer("axes", ints(w.axes)).initializer("steps", ints(w.steps));
+    b.node("Slice", {"a", "starts", "ends", "axes", "steps"}, {"part"}, "slice");
+    add_conv(b, "part", w.out_channels, 2, 1, 2, "y", 9);
+    b.output("y", DType::kFloat32, {});
+    const onnx::ModelProto model = b.model();
+    expect_tiers_agree(model, random_tensor({2, 4, 11, 11}, 3), "starts " + shape_to_string(w.starts));
+#if PARITY_HAVE_DNNL
+    const Session session = Session::create(model, SessionOptions{}).value();
+    for (const auto& node : session.plan().nodes_) {
+      if (node.spec.op_type != "Slice") continue;
+      EXPECT_EQ(node.reads_channels_last, std::vector<size_t>{0});
+      EXPECT_TRUE(node.writes_channels_last);
+    }
+#endif
+  }
+}
+
+/// Concat with a negative axis between convolutions: -3 is the channel axis of 2-D convolutions'
+/// values (the channels-last hand-off); of 1-D convolutions' values it is the batch axis, which
+/// the Concat joins in NCHW order and permutes back.
+TEST(OptimizedConcat, NegativeAxesBetweenConvolutions) {
+  for (size_t spatial : {size_t{1}, size_t{2}}) {
+    for (int64_t axis : {-3, -2, 1}) {
+      testing::ModelBuilder b(13);
+      Shape x_shape = {2, 4};
+      for (size_t d = 0; d < spatial; ++d) x_shape.push_back(7);
+      std::vector<int64_t> dims(x_shape.begin(), x_shape.end());
+      b.input("x", DType::kFloat32, dims);
+      add_conv(b, "x", 4, 3, 3, spatial, "a", 11);
+      add_conv(b, "x", 4, 3, 1, spatial, "c", 13);
+      auto& concat = b.node("Concat", {"a", "c"}, {"joined"}, "concat");
+      testing::add_int_attr(concat, "axis", axis);
+      const int64_t rank = static_cast<int64_t>(spatial) + 2, normalized = axis < 0 ? axis + rank : axis;
+      add_conv(b, "joined", normalized == 1 ? 6 : 3, 2, 1, spatial, "y", 17);
+      b.output("y", DType::kFloat32, {});
+      expect_tiers_agree(b.model(), random_tensor(x_shape, 4),
+                         "spatial " + std::to_string(spatial) + " axis " + std::to_string(axis));
+#if PARITY_HAVE_DNNL
+      if (axis == -2) continue;  // not a channel axis this test hands off at plan time
+      const Session session = Session::create(b.model(), SessionOptions{}).value();
+      for (const auto& node : session.plan().nodes_) {
+        if (node.spec.op_type != "Concat") continue;
+        EXPECT_EQ(node.reads_channels_last.size(), 2u) << "spatial " << spatial << " axis " << axis;
+        EXPECT_TRUE(node.writes_channels_last);
+      }
+#endif
+    }
+  }
+}
+
+}  // namespace
+}  // namespace parity::runtime

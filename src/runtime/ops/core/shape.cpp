@@ -1,13 +1,25 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__Shape.html, onnx__Size.html
-// Shape and Size.
+// Shape and Size. Both read only the input's shape, so they take a value handed off channels-last
+// (runtime/channels_last.h: the tensor keeps its NCHW shape): ShuffleNetV2 reads the shape of every
+// block's input to split it, and would otherwise keep that input in NCHW order.
 #include <algorithm>
 
+#include "runtime/channels_last.h"
 #include "runtime/kernel.h"
 
 namespace parity::runtime {
 namespace {
 
-class ShapeOp : public Kernel {
+/// Reads input 0's shape only: any layout will do.
+class ShapeOnlyReader : public ChannelsLastKernel {
+ public:
+  bool can_write_channels_last() const override { return false; }
+  void write_channels_last() override {}
+  bool can_read_channels_last(size_t input) const override { return input == 0; }
+  void read_channels_last(size_t) override {}
+};
+
+class ShapeOp : public Kernel, public ShapeOnlyReader {
  public:
   explicit ShapeOp(const KernelInit& init) {
     start_ = init.attr_int("start", 0);
@@ -29,7 +41,7 @@ class ShapeOp : public Kernel {
   std::optional<int64_t> end_;
 };
 
-class Size : public Kernel {
+class Size : public Kernel, public ShapeOnlyReader {
  public:
   explicit Size(const KernelInit&) {}
   void compute(KernelContext& ctx) const override {

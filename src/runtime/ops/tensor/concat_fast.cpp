@@ -43,8 +43,9 @@ class FastConcat final : public Kernel, public ChannelsLastKernel {
     return std::unique_ptr<Kernel>(new FastConcat(init.attr_int("axis"), std::move(reference)));
   }
 
-  // Channels-last hand-off: only along the channel axis of NCHW-style values.
-  bool can_read_channels_last(size_t) const override { return axis_ == 1; }
+  // Channels-last hand-off: only along the channel axis of NCHW-style values (-3: the channel axis
+  // of the 4-D values 2-D convolutions make; another rank goes through NCHW order).
+  bool can_read_channels_last(size_t) const override { return axis_ == 1 || axis_ == -3; }
   void read_channels_last(size_t input) override {
     if (channels_last_inputs_.size() <= input) channels_last_inputs_.resize(input + 1, false);
     channels_last_inputs_[input] = true;
@@ -72,17 +73,28 @@ class FastConcat final : public Kernel, public ChannelsLastKernel {
     }
     const bool any_channels_last =
         channels_last_output_ || std::find(channels_last.begin(), channels_last.end(), true) != channels_last.end();
-    if (any_channels_last && out_shape->size() >= 3) {
+    const int64_t rank = inputs[0]->rank(), axis = axis_ < 0 ? axis_ + rank : axis_;
+    if (any_channels_last && axis == 1) {
       concat_channels_mixed_layouts(inputs, channels_last, *out_shape, ctx);
       return;
     }
+    if (any_channels_last) {  // a negative axis that is not the channels of this rank
+      concat_through_nchw(inputs, channels_last, axis, *out_shape, ctx);
+      return;
+    }
+    concat_blocks(inputs, axis, *out_shape, ctx.allocate_output_uninitialized(0, inputs[0]->dtype(), *out_shape), ctx);
+  }
+
+ private:
+  /// Inputs in NCHW order into `out`: one contiguous block per (outer index, input).
+  static void concat_blocks(const std::vector<const Tensor*>& inputs, int64_t axis, const Shape& out_shape, Tensor& out,
+                            KernelContext& ctx) {
     const Tensor& first = *inputs[0];
-    const int64_t rank = first.rank(), axis = axis_ < 0 ? axis_ + rank : axis_;
-    Tensor& out = ctx.allocate_output_uninitialized(0, first.dtype(), *out_shape);
+    const int64_t rank = first.rank();
     const size_t elem = dtype_size(first.dtype());
     int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= (*out_shape)[d];
-    for (int64_t d = axis + 1; d < rank; ++d) inner *= (*out_shape)[d];
+    for (int64_t d = 0; d < axis; ++d) outer *= out_shape[d];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= out_shape[d];
     // One job per (outer index, input): a contiguous block of the input to its place in the row.
     std::vector<int64_t> block_bytes, offset_bytes;
     int64_t row_bytes = 0;
@@ -114,7 +126,27 @@ class FastConcat final : public Kernel, public ChannelsLastKernel {
     });
   }
 
- private:
+  /// Channels-last values concatenated along another axis than their channels: each goes back to
+  /// NCHW order, and the result is permuted to channels-last if it is handed off so.
+  void concat_through_nchw(const std::vector<const Tensor*>& inputs, const std::vector<bool>& channels_last,
+                           int64_t axis, const Shape& out_shape, KernelContext& ctx) const {
+    std::vector<Tensor> planar;
+    planar.reserve(inputs.size());
+    std::vector<const Tensor*> planar_inputs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      planar.push_back(channels_last[i] ? change_channel_layout(*inputs[i], false) : *inputs[i]);
+      planar_inputs.push_back(&planar.back());
+    }
+    if (!channels_last_output_) {
+      concat_blocks(planar_inputs, axis, out_shape, ctx.allocate_output_uninitialized(0, inputs[0]->dtype(), out_shape),
+                    ctx);
+      return;
+    }
+    Tensor joined = Tensor::uninitialized(inputs[0]->dtype(), out_shape);
+    concat_blocks(planar_inputs, axis, out_shape, joined, ctx);
+    ctx.set_output(0, Value(change_channel_layout(joined, true)));
+  }
+
   /// Axis-1 Concat where some inputs or the output are channels-last. Channels-last inputs into a
   /// channels-last output are the plain Concat of [N * pixels, C_i] rows; any other pairing is a
   /// transposing copy per image.

@@ -8,6 +8,14 @@
 // and dims that stay adjacent in the source merged, so each contiguous run is one memcpy.
 // Strings and opset-1 attributes run the reference kernel; parameters are resolved by the same
 // code as the reference (slice_window.h), so bad ones fail the same way.
+//
+// Channels-last hand-off (runtime/channels_last.h): a channels-last input is read through its
+// channels-last strides, and a channels-last output is written with its dims walked in (N, H, W, C)
+// order, so any slice works in either layout. ShuffleNetV2 splits each block's input into channel
+// halves that go to a convolution and a Concat: both read channels-last, and the channel shuffle
+// between blocks then stays channels-last. The planner hands Slice a channels-last input only
+// where its output is handed off too (passes_layout_through).
+#include "runtime/channels_last.h"
 #include "runtime/ops/tensor/slice_window.h"
 #include "runtime/ops/tensor/tensor_util.h"
 
@@ -31,7 +39,7 @@ Tensor sub_range(const Tensor& base, int64_t first, const Shape& shape) {
                 static_cast<size_t>(first) * dtype_size(base.dtype()));
 }
 
-class FastSlice final : public Kernel {
+class FastSlice final : public Kernel, public ChannelsLastKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     auto reference = init.create_reference_kernel();
@@ -40,6 +48,12 @@ class FastSlice final : public Kernel {
     return std::unique_ptr<Kernel>(new FastSlice(std::move(attrs), std::move(reference)));
   }
 
+  bool can_read_channels_last(size_t input) const override { return input == 0; }
+  void read_channels_last(size_t input) override { channels_last_input_ = input == 0; }
+  bool can_write_channels_last() const override { return channels_last_input_; }
+  void write_channels_last() override { channels_last_output_ = true; }
+  bool passes_layout_through() const override { return true; }
+
   void compute(KernelContext& ctx) const override {
     const Tensor& data = ctx.input(0);
     if (data.dtype() == DType::kString) {
@@ -47,9 +61,26 @@ class FastSlice final : public Kernel {
       return;
     }
     const tensor_ops::SliceWindow w = tensor_ops::resolve_slice_window(attrs_, data.shape(), ctx);
-    const int64_t offset = w.source_offset(data.shape());
-    const std::vector<int64_t> strides = w.source_strides(data.shape());
-    if (shape_numel(w.out_shape) > 0 && is_contiguous_run(w.out_shape, strides)) {
+    // Source offset and strides per output dim, in the input's own layout.
+    int64_t offset = w.source_offset(data.shape());
+    std::vector<int64_t> strides = w.source_strides(data.shape());
+    if (channels_last_input_) {
+      strides = channels_last_strides(data.shape());
+      offset = 0;
+      for (size_t d = 0; d < strides.size(); ++d) {
+        offset += w.first[d] * strides[d];
+        strides[d] *= w.step[d];
+      }
+    }
+    // The output's dims in the order its elements are stored: (N, H, W, C) when channels-last.
+    Shape out_order = w.out_shape;
+    if (channels_last_output_) {
+      out_order.push_back(out_order[1]);
+      out_order.erase(out_order.begin() + 1);
+      strides.push_back(strides[1]);
+      strides.erase(strides.begin() + 1);
+    }
+    if (shape_numel(w.out_shape) > 0 && is_contiguous_run(out_order, strides)) {
       ctx.set_output(0, Value(sub_range(data, offset, w.out_shape)));
       return;
     }
@@ -59,9 +90,9 @@ class FastSlice final : public Kernel {
     // adjacent (outer stride = inner stride * inner size).
     Shape shape;
     std::vector<int64_t> merged_strides;
-    for (size_t d = 0; d < w.out_shape.size(); ++d) {
-      if (w.out_shape[d] == 1) continue;
-      shape.push_back(w.out_shape[d]);
+    for (size_t d = 0; d < out_order.size(); ++d) {
+      if (out_order[d] == 1) continue;
+      shape.push_back(out_order[d]);
       merged_strides.push_back(strides[d]);
     }
     for (size_t d = shape.size(); d-- > 1;)
@@ -93,6 +124,8 @@ class FastSlice final : public Kernel {
 
   tensor_ops::SliceAttrs attrs_;
   std::unique_ptr<Kernel> reference_;
+  bool channels_last_input_ = false;
+  bool channels_last_output_ = false;
 };
 
 }  // namespace
