@@ -441,6 +441,63 @@ TEST(OptimizedConvFusion, ChannelsLastHandOffThroughReferenceFallback) {
   EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 2e-4, 2e-4));
 }
 
+/// Inverted-residual blocks with SiLU (Conv -> Sigmoid -> Mul, EfficientNet's pattern): on AVX-512
+/// machines a Swish after a channels-last convolution runs outside oneDNN, over the output rows
+/// of each thread's slice (swish_fast.h); elsewhere it stays a post-op. Expand 1x1 (outputs big
+/// enough for row slices over threads), depthwise 3x3 / 5x5 at strides 1 and 2 with symmetric and
+/// asymmetric pads, odd channel counts, batch 2, a residual Add before the Swish, and 1x1 maps
+/// (squeeze-excitation), at 1 and 2 threads.
+TEST(OptimizedConvFusion, SwishAfterChannelsLastConvolutionsMatchesReference) {
+  struct Case {
+    Shape x;
+    int64_t expanded, kernel, stride;
+    std::vector<int64_t> pads;
+  };
+  const std::vector<Case> cases = {
+      {{1, 16, 56, 48}, 64, 3, 1, {1, 1, 1, 1}},  {{1, 16, 57, 45}, 96, 3, 2, {1, 1, 1, 1}},
+      {{2, 8, 23, 19}, 21, 5, 1, {2, 2, 2, 2}},   {{1, 24, 28, 28}, 40, 5, 2, {1, 2, 2, 1}},
+      {{1, 32, 1, 1}, 48, 1, 1, {0, 0, 0, 0}},    {{1, 12, 2, 3}, 17, 3, 1, {1, 1, 1, 1}},
+  };
+  uint32_t seed = 300;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_to_string(c.x) + " expanded " + std::to_string(c.expanded) + " kernel " +
+                 std::to_string(c.kernel) + " stride " + std::to_string(c.stride));
+    const int64_t channels = c.x[1], e = c.expanded;
+    ModelBuilder m(14);
+    m.input("x", DType::kFloat32, c.x);
+    m.initializer("w1", random_tensor({e, channels, 1, 1}, ++seed)).initializer("b1", random_tensor({e}, ++seed));
+    m.initializer("w2", random_tensor({e, 1, c.kernel, c.kernel}, ++seed)).initializer("b2", random_tensor({e}, ++seed));
+    m.initializer("w3", random_tensor({e, e, 1, 1}, ++seed));
+    m.initializer("w4", random_tensor({channels, e, 1, 1}, ++seed));
+    auto swish = [&](const std::string& in, const std::string& out) {
+      m.node("Sigmoid", {in}, {out + "_sigmoid"});
+      m.node("Mul", {in, out + "_sigmoid"}, {out});
+    };
+    m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "expand");
+    swish("c1", "s1");
+    auto& dw = m.node("Conv", {"s1", "w2", "b2"}, {"c2"}, "depthwise");
+    add_int_attr(dw, "group", e);
+    add_ints_attr(dw, "strides", {c.stride, c.stride});
+    add_ints_attr(dw, "pads", c.pads);
+    swish("c2", "s2");
+    m.node("Conv", {"s2", "w3"}, {"c3"}, "mix");
+    m.node("Add", {"c3", "s2"}, {"a3"}, "residual");  // Add then Swish: the sum post-op stays in oneDNN
+    swish("a3", "s3");
+    m.node("Conv", {"s3", "w4"}, {"y"}, "project");
+    m.output("y", DType::kFloat32, {});
+    const TensorMap feed{{"x", random_tensor(c.x, ++seed)}};
+    const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+    for (int threads : {1, 2}) {
+      runtime::SessionOptions options;
+      options.threads = threads;
+      const uint64_t before = runtime::nn::dnnl_fast_path_runs();
+      const TensorMap got = runtime::Session::create(m.model(), options).value().run(feed);
+      EXPECT_EQ(runtime::nn::dnnl_fast_path_runs() - before, 4u) << threads << " threads";
+      EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 2e-4, 2e-4)) << threads << " threads";
+    }
+  }
+}
+
 /// One session fed several spatial sizes (PP-OCR detection sees a new size per image): each shape
 /// gets its own primitives, the packed weights are shared, and every run matches the reference.
 TEST(OptimizedConvFusion, DynamicSpatialSizesMatchReference) {

@@ -155,9 +155,17 @@ bool FusedTails::fast_path_ok(const KernelContext& ctx, const Shape& out_shape) 
   return addend.dtype() == DType::kFloat32 && addend.shape() == out_shape;
 }
 
-dnnl::post_ops FusedTails::post_ops(const Shape& out_shape) const {
+std::optional<float> FusedTails::trailing_swish() const {
+  if (steps_.empty() || steps_.back().kind != Kind::kEltwise || steps_.back().algorithm != dnnl::algorithm::eltwise_swish)
+    return std::nullopt;
+  return steps_.back().alpha;
+}
+
+dnnl::post_ops FusedTails::post_ops(const Shape& out_shape, bool drop_trailing_swish) const {
   dnnl::post_ops ops;
-  for (const PostOp& op : steps_) {
+  const size_t count = drop_trailing_swish && trailing_swish() ? steps_.size() - 1 : steps_.size();
+  for (size_t i = 0; i < count; ++i) {
+    const PostOp& op = steps_[i];
     switch (op.kind) {
       case Kind::kEltwise: ops.append_eltwise(1.f, op.algorithm, op.alpha, op.beta); break;
       case Kind::kBinaryConstant:

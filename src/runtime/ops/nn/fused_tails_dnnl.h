@@ -46,8 +46,11 @@ class FusedTails {
   /// Whether the fast path can run with these inputs (the residual addend, if any, is fp32 and
   /// has exactly `out_shape`).
   bool fast_path_ok(const KernelContext& ctx, const Shape& out_shape) const;
-  /// The post-op chain for an output of `out_shape`.
-  dnnl::post_ops post_ops(const Shape& out_shape) const;
+  /// The post-op chain for an output of `out_shape`; without its last step when
+  /// `drop_trailing_swish` and that step is a Swish (the caller applies it itself).
+  dnnl::post_ops post_ops(const Shape& out_shape, bool drop_trailing_swish = false) const;
+  /// Swish's alpha when the chain ends with a Swish eltwise step (SiLU, x * sigmoid(alpha * x)).
+  std::optional<float> trailing_swish() const;
   /// Adds the memory arguments of the binary post-ops (per-channel constants).
   void add_binary_args(std::unordered_map<int, dnnl::memory>& args, const Shape& out_shape) const;
   /// The residual addend the sum post-op accumulates onto, or nullptr when there is none.
