@@ -1,7 +1,8 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__GRU.html, onnx__LSTM.html, onnx__RNN.html
 // The optimized RNN/GRU/LSTM kernels (rnn_fast.cpp) against the reference kernels (rnn.cpp) on
 // random weights over directions, layouts, batch sizes, optional inputs and outputs, GRU's
-// linear_before_reset, tiny and odd sizes, at 1 and 2 threads; the cases the fast path leaves to
+// linear_before_reset, tiny and odd sizes, at 1 and 2 threads (and steps split between threads
+// when there are fewer chains than threads); the cases the fast path leaves to
 // the reference (sequence_lens, clip, other activations) give the reference's numbers too.
 #include <gtest/gtest.h>
 
@@ -164,6 +165,36 @@ TEST(OptimizedRecurrent, TinyOddAndLargerSizes) {
       c.batch = steps == 12 ? 6 : 1;  // more rows than the direct product takes: the sgemm path
       EXPECT_EQ(expect_tiers_agree(c, 2), "optimized:rnn_fast") << describe(c);
     }
+}
+
+TEST(OptimizedRecurrent, StepsSplitBetweenThreadsWhenChainsAreFewerThanThreads) {
+  // Batch-1 one-direction layers with recurrent products on both sides of the split threshold (gates*H*H
+  // >= 64K): each step's units are split between 2 threads; hidden sizes not a multiple of the
+  // 16-unit block nor of the thread count, both GRU forms, h0/c0, reverse and layout 1.
+  for (const std::string op : {"RNN", "GRU", "LSTM"})
+    for (int64_t hidden : {int64_t{131}, int64_t{151}, int64_t{263}})
+      for (bool with_options : {false, true}) {
+        Case c;
+        c.op = op;
+        c.direction = with_options ? "reverse" : "forward";
+        c.layout = with_options ? 1 : 0;
+        c.steps = 4;
+        c.input = 19;
+        c.hidden = hidden;
+        c.initial_h = with_options;
+        c.initial_c = with_options && op == "LSTM";
+        c.linear_before_reset = with_options;
+        for (int threads : {2, 3})
+          EXPECT_EQ(expect_tiers_agree(c, threads), "optimized:rnn_fast") << describe(c) << " threads " << threads;
+      }
+  // Two chains at 3 threads (bidirectional, batch 1): chains run in turn, each step split.
+  Case bidirectional;
+  bidirectional.op = "GRU";
+  bidirectional.direction = "bidirectional";
+  bidirectional.steps = 3;
+  bidirectional.hidden = 151;
+  bidirectional.initial_h = true;
+  EXPECT_EQ(expect_tiers_agree(bidirectional, 3), "optimized:rnn_fast");
 }
 
 TEST(OptimizedRecurrent, CasesLeftToTheReferenceKeepItsNumbers) {

@@ -14,6 +14,7 @@
 // non-default activations, LSTM peepholes or input_forget, weights that are not constant.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/math/matmul_fast.h"
@@ -71,6 +72,12 @@ void project(const float* x, int64_t rows, int64_t k, const float* w, int64_t n,
       for (int64_t j = 0; j < n; ++j) row[j] += bias[j];
     }
 }
+
+/// Below this many multiply-adds in a step's recurrent product (gates*H x H), splitting a step
+/// between threads costs more in hand-offs than it saves (a 2048x512 LSTM step is ~70 us).
+constexpr int64_t kMinSplitProduct = 64 * 1024;
+/// Hidden units are split between threads in blocks of this many (whole SIMD vectors).
+constexpr int64_t kUnitBlock = 16;
 
 class FastRecurrentKernel : public Kernel {
  public:
@@ -149,23 +156,41 @@ class FastRecurrentKernel : public Kernel {
     const Tensor* h0 = ctx.has_input(5) ? &ctx.input(5) : nullptr;
     const Tensor* c0 = cell_ == Cell::kLstm && ctx.has_input(6) ? &ctx.input(6) : nullptr;
 
-    // Every (direction, batch row) is an independent chain of steps.
-    ctx.parallel_for(directions_ * batch, [&](int64_t first, int64_t last) {
-      std::vector<float> scratch(static_cast<size_t>(3 * width + 3 * hidden));
-      for (int64_t chain = first; chain < last; ++chain) {
-        const int64_t d = chain / batch, b = chain % batch;
-        const int64_t state = (layout_ == 0 ? d * batch + b : b * directions_ + d) * hidden;
-        float* h = scratch.data() + 2 * width;
-        float* c = h + hidden;
-        if (h0) std::memcpy(h, h0->data<float>() + state, sizeof(float) * hidden);
-        else std::fill_n(h, hidden, 0.0f);
-        if (c0) std::memcpy(c, c0->data<float>() + state, sizeof(float) * hidden);
-        else std::fill_n(c, hidden, 0.0f);
-        run_chain(d, b, steps, batch, xw.data() + d * rows * width, scratch.data(), h, c, y);
-        std::memcpy(final_h.data() + state, h, sizeof(float) * hidden);
-        std::memcpy(final_c.data() + state, c, sizeof(float) * hidden);
-      }
-    });
+    // Every (direction, batch row) is an independent chain of steps. With fewer chains than
+    // threads (a batch-1 forward layer), the chains run one after the other and each step's
+    // recurrent product and gate math are split between the threads by hidden unit instead.
+    const int64_t chains = directions_ * batch;
+    const bool split_steps = chains < ctx.num_threads() && width * hidden >= kMinSplitProduct;
+    auto run_one = [&](int64_t chain, std::vector<float>& scratch, const UnitRunner& for_units) {
+      const int64_t d = chain / batch, b = chain % batch;
+      const int64_t state = (layout_ == 0 ? d * batch + b : b * directions_ + d) * hidden;
+      float* h = scratch.data() + 2 * width;
+      float* c = h + 2 * hidden;
+      if (h0) std::memcpy(h, h0->data<float>() + state, sizeof(float) * hidden);
+      else std::fill_n(h, hidden, 0.0f);
+      if (c0) std::memcpy(c, c0->data<float>() + state, sizeof(float) * hidden);
+      else std::fill_n(c, hidden, 0.0f);
+      const float* h_final = run_chain(d, b, steps, batch, xw.data() + d * rows * width, scratch.data(), y, for_units);
+      std::memcpy(final_h.data() + state, h_final, sizeof(float) * hidden);
+      std::memcpy(final_c.data() + state, c, sizeof(float) * hidden);
+    };
+    const size_t scratch_size = static_cast<size_t>(2 * width + 4 * hidden);
+    if (split_steps) {
+      std::vector<float> scratch(scratch_size);
+      const int64_t blocks = (hidden + kUnitBlock - 1) / kUnitBlock;
+      const UnitRunner split = [&](const std::function<void(int64_t, int64_t)>& units) {
+        ctx.parallel_for(blocks, [&](int64_t first, int64_t last) {
+          units(first * kUnitBlock, std::min(hidden, last * kUnitBlock));
+        });
+      };
+      for (int64_t chain = 0; chain < chains; ++chain) run_one(chain, scratch, split);
+    } else {
+      const UnitRunner inline_units = [hidden](const std::function<void(int64_t, int64_t)>& units) { units(0, hidden); };
+      ctx.parallel_for(chains, [&](int64_t first, int64_t last) {
+        std::vector<float> scratch(scratch_size);
+        for (int64_t chain = first; chain < last; ++chain) run_one(chain, scratch, inline_units);
+      });
+    }
     if (ctx.has_output(1))
       std::memcpy(ctx.allocate_output_uninitialized(1, DType::kFloat32, state_shape).data<float>(), final_h.data(),
                   sizeof(float) * final_h.size());
@@ -188,71 +213,111 @@ class FastRecurrentKernel : public Kernel {
     return true;
   }
 
-  /// One direction of one batch row through every step; h and c hold the state in and out.
-  /// `xw` is this direction's input projections ([rows, gates*H], W's bias included).
-  void run_chain(int64_t d, int64_t b, int64_t steps, int64_t batch, const float* xw, float* scratch, float* h,
-                 float* c, Tensor* y) const {
+  /// Runs units(begin, end) over hidden units [0, hidden): inline, or split between threads.
+  using UnitRunner = std::function<void(const std::function<void(int64_t, int64_t)>&)>;
+
+  /// One direction of one batch row through every step. `scratch` holds [R h + Rb | gates | h | h'
+  /// | c | r . h]: h (the state in) and c are read and updated; returns where the final h is.
+  /// `xw` is this direction's input projections ([rows, gates*H], W's bias included). Each step
+  /// computes hidden unit j from its own rows of R and writes the new state to the other h
+  /// buffer, so `for_units` may split the units between threads; GRU without
+  /// linear_before_reset needs all of r . h before its candidate product, so it takes two passes.
+  const float* run_chain(int64_t d, int64_t b, int64_t steps, int64_t batch, const float* xw, float* scratch,
+                         Tensor* y, const UnitRunner& for_units) const {
     const int64_t hidden = hidden_, width = gate_count(cell_) * hidden;
     const float* r = r_.data<float>() + d * width * hidden;
     const float* rb = bias_.data() + d * 2 * width + width;
     float* hr = scratch;            // [width]: R h + Rb
     float* gate = scratch + width;  // [width]: the gates' pre-activations, then activations
-    float* rh = h + 2 * hidden;     // [hidden]: GRU without linear_before_reset: r . h
+    float* h = scratch + 2 * width;
+    float* h_next = h + hidden;
+    float* c = h + 2 * hidden;
+    float* rh = h + 3 * hidden;  // [hidden]: GRU without linear_before_reset: r . h
     const fast::EwLoops& loops = fast::loops();
     const fast::EwUnary sigmoid{fast::EwOp::kSigmoid, 0, 0}, tanh{fast::EwOp::kTanh, 0, 0};
     const bool reverse = reverse_only_ || d == 1;
+    // Rows [g*H + j0, g*H + j1) of R times h (or r . h) into hr.
+    auto recurrent = [&](const float* state, int64_t g, int64_t j0, int64_t j1) {
+      ops::small_gemm::multiply(state, hidden, r + (g * hidden + j0) * hidden, j1 - j0, hidden, hr + g * hidden + j0,
+                                width, 1);
+    };
     for (int64_t step = 0; step < steps; ++step) {
       const int64_t t = reverse ? steps - 1 - step : step;
       const float* xt = xw + (layout_ == 0 ? t * batch + b : b * steps + t) * width;
       switch (cell_) {
-        case Cell::kRnn: {
-          ops::small_gemm::multiply(h, hidden, r, hidden, hidden, hr, hidden, 1);
-          for (int64_t j = 0; j < hidden; ++j) gate[j] = xt[j] + (hr[j] + rb[j]);
-          loops.unary(tanh, gate, h, hidden);
+        case Cell::kRnn:
+          for_units([&](int64_t j0, int64_t j1) {
+            recurrent(h, 0, j0, j1);
+            for (int64_t j = j0; j < j1; ++j) gate[j] = xt[j] + (hr[j] + rb[j]);
+            loops.unary(tanh, gate + j0, h_next + j0, j1 - j0);
+          });
           break;
-        }
         case Cell::kGru: {
           // Gates z, r, h. z and r: f(Xw + Wb + Rh + Rb).
-          const int64_t recurrent_rows = linear_before_reset_ ? width : 2 * hidden;
-          ops::small_gemm::multiply(h, hidden, r, recurrent_rows, hidden, hr, width, 1);
-          for (int64_t j = 0; j < 2 * hidden; ++j) gate[j] = xt[j] + (hr[j] + rb[j]);
-          loops.unary(sigmoid, gate, gate, 2 * hidden);
-          const float* z = gate;
+          auto update_and_reset = [&](int64_t j0, int64_t j1) {
+            for (int64_t g : {0, 1}) {
+              recurrent(h, g, j0, j1);
+              for (int64_t j = g * hidden + j0; j < g * hidden + j1; ++j) gate[j] = xt[j] + (hr[j] + rb[j]);
+              loops.unary(sigmoid, gate + g * hidden + j0, gate + g * hidden + j0, j1 - j0);
+            }
+          };
+          auto new_state = [&](int64_t j0, int64_t j1) {
+            const float* z = gate;
+            float* candidate = gate + 2 * hidden;
+            loops.unary(tanh, candidate + j0, candidate + j0, j1 - j0);
+            for (int64_t j = j0; j < j1; ++j) h_next[j] = (1.0f - z[j]) * candidate[j] + z[j] * h[j];
+          };
           const float* reset = gate + hidden;
           float* candidate = gate + 2 * hidden;
           if (linear_before_reset_) {
-            for (int64_t j = 0; j < hidden; ++j)
-              candidate[j] = xt[2 * hidden + j] + reset[j] * (hr[2 * hidden + j] + rb[2 * hidden + j]);
+            for_units([&](int64_t j0, int64_t j1) {
+              update_and_reset(j0, j1);
+              recurrent(h, 2, j0, j1);
+              for (int64_t j = j0; j < j1; ++j)
+                candidate[j] = xt[2 * hidden + j] + reset[j] * (hr[2 * hidden + j] + rb[2 * hidden + j]);
+              new_state(j0, j1);
+            });
           } else {
-            for (int64_t j = 0; j < hidden; ++j) rh[j] = reset[j] * h[j];
-            ops::small_gemm::multiply(rh, hidden, r + 2 * hidden * hidden, hidden, hidden, hr + 2 * hidden, width, 1);
-            for (int64_t j = 0; j < hidden; ++j) candidate[j] = xt[2 * hidden + j] + (hr[2 * hidden + j] + rb[2 * hidden + j]);
+            for_units([&](int64_t j0, int64_t j1) {
+              update_and_reset(j0, j1);
+              for (int64_t j = j0; j < j1; ++j) rh[j] = reset[j] * h[j];
+            });
+            for_units([&](int64_t j0, int64_t j1) {
+              recurrent(rh, 2, j0, j1);
+              for (int64_t j = j0; j < j1; ++j)
+                candidate[j] = xt[2 * hidden + j] + (hr[2 * hidden + j] + rb[2 * hidden + j]);
+              new_state(j0, j1);
+            });
           }
-          loops.unary(tanh, candidate, candidate, hidden);
-          for (int64_t j = 0; j < hidden; ++j) h[j] = (1.0f - z[j]) * candidate[j] + z[j] * h[j];
           break;
         }
-        case Cell::kLstm: {
+        case Cell::kLstm:
           // Gates i, o, f, c.
-          ops::small_gemm::multiply(h, hidden, r, width, hidden, hr, width, 1);
-          for (int64_t j = 0; j < width; ++j) gate[j] = xt[j] + (hr[j] + rb[j]);
-          loops.unary(sigmoid, gate, gate, 3 * hidden);
-          loops.unary(tanh, gate + 3 * hidden, gate + 3 * hidden, hidden);
-          const float* in = gate;
-          const float* out = gate + hidden;
-          const float* forget = gate + 2 * hidden;
-          const float* candidate = gate + 3 * hidden;
-          for (int64_t j = 0; j < hidden; ++j) c[j] = forget[j] * c[j] + in[j] * candidate[j];
-          loops.unary(tanh, c, h, hidden);
-          for (int64_t j = 0; j < hidden; ++j) h[j] *= out[j];
+          for_units([&](int64_t j0, int64_t j1) {
+            const int64_t n = j1 - j0;
+            for (int64_t g = 0; g < 4; ++g) {
+              recurrent(h, g, j0, j1);
+              for (int64_t j = g * hidden + j0; j < g * hidden + j1; ++j) gate[j] = xt[j] + (hr[j] + rb[j]);
+              if (g < 3) loops.unary(sigmoid, gate + g * hidden + j0, gate + g * hidden + j0, n);
+              else loops.unary(tanh, gate + g * hidden + j0, gate + g * hidden + j0, n);
+            }
+            const float* in = gate;
+            const float* out = gate + hidden;
+            const float* forget = gate + 2 * hidden;
+            const float* cand = gate + 3 * hidden;
+            for (int64_t j = j0; j < j1; ++j) c[j] = forget[j] * c[j] + in[j] * cand[j];
+            loops.unary(tanh, c + j0, h_next + j0, n);
+            for (int64_t j = j0; j < j1; ++j) h_next[j] *= out[j];
+          });
           break;
-        }
       }
+      std::swap(h, h_next);
       if (y) {
         float* dst = y->data<float>() + (layout_ == 0 ? (t * directions_ + d) * batch + b : (b * steps + t) * directions_ + d) * hidden;
         std::memcpy(dst, h, sizeof(float) * hidden);
       }
     }
+    return h;
   }
 
   std::unique_ptr<Kernel> reference_;
