@@ -4,7 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
+
+#include "runtime/channels_last.h"
 
 namespace parity::runtime::nn {
 namespace {
@@ -25,21 +26,7 @@ std::atomic<uint64_t> fast_path_runs{0};
 uint64_t dnnl_fast_path_runs() { return fast_path_runs.load(); }
 void count_dnnl_fast_path_run() { fast_path_runs.fetch_add(1, std::memory_order_relaxed); }
 
-Tensor permute_channels(const Tensor& t, bool to_channels_last) {
-  Tensor out = Tensor::uninitialized(t.dtype(), t.shape());
-  const int64_t n = t.dim(0), c = t.dim(1), plane = c == 0 || n == 0 ? 0 : t.numel() / (n * c);
-  const size_t elem = dtype_size(t.dtype());
-  const auto* src = static_cast<const std::byte*>(t.raw_data());
-  auto* dst = static_cast<std::byte*>(out.raw_data());
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < plane; ++p) {
-        const int64_t nchw = (b * c + ch) * plane + p, nhwc = (b * plane + p) * c + ch;
-        const int64_t from = to_channels_last ? nchw : nhwc, to = to_channels_last ? nhwc : nchw;
-        std::memcpy(dst + to * elem, src + from * elem, elem);
-      }
-  return out;
-}
+Tensor permute_channels(const Tensor& t, bool to_channels_last) { return change_channel_layout(t, to_channels_last); }
 
 bool FusedTails::add(const KernelInit& tail, size_t first_extra_input, int64_t out_channels, size_t out_rank) {
   std::vector<PostOp> added;
