@@ -721,6 +721,8 @@ class PlanLoader {
     const uint64_t weights_size = parsed_.header.weights_size();
     check(p.size_bytes() <= weights_size && p.offset() <= weights_size - p.size_bytes(),
           "a constant lies outside the weights section");
+    // parity writes every tensor at a 64-byte boundary; kernels read them in place as typed arrays.
+    check(p.offset() % kAlign == 0, "a constant is not aligned to 64 bytes in the weights section");
     return Tensor(dtype, std::move(shape), parsed_.bytes, parsed_.weights_offset + p.offset());
   }
 

@@ -261,6 +261,18 @@ TEST_F(PlanRefusal, ConstantOutsideTheWeightsSection) {
   EXPECT_NE(message.find("lies outside the weights section"), std::string::npos) << message;
 }
 
+TEST_F(PlanRefusal, ConstantNotAlignedInTheWeightsSection) {
+  // Found by fuzz_plan_graph: a constant one byte off its 64-byte boundary was read in place as
+  // floats at a misaligned address (UBSan, MatMul's weight transposition at plan load).
+  const std::string message = refusal(resealed([](plan::PlanHeader&, plan::Plan& p) {
+    ASSERT_GT(p.graph().constants_size(), 0);
+    plan::PlanTensor* t = p.mutable_graph()->mutable_constants(0)->mutable_tensor();
+    ASSERT_GT(t->size_bytes(), 0u);
+    t->set_offset(t->offset() + 1);
+  }));
+  EXPECT_NE(message.find("is not aligned to 64 bytes"), std::string::npos) << message;
+}
+
 TEST_F(PlanRefusal, ConstantSizeOverflowingItsShape) {
   // 2^62 float elements: their byte count (2^64) wraps to 0, the size_bytes stored.
   const std::string message = refusal(resealed([](plan::PlanHeader&, plan::Plan& p) {
