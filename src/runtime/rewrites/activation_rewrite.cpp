@@ -12,21 +12,12 @@ namespace {
 /// Readers of every slot and the scalar constants of one planned graph.
 class PlanIndex {
  public:
-  PlanIndex(const Subgraph& g, const std::vector<std::vector<int>>& uses) : g_(g), readers_(g.slot_names_.size()) {
-    for (size_t n = 0; n < uses.size(); ++n)
-      for (int s : uses[n]) readers_[s].push_back(static_cast<int>(n));
-    is_output_.assign(g.slot_names_.size(), false);
-    for (int s : g.output_slots_) is_output_[s] = true;
+  PlanIndex(const Subgraph& g, const std::vector<std::vector<int>>& uses) : g_(g), readers_(g, uses) {
     for (const auto& [slot, value] : g.constants_) constants_[slot] = &value;
     for (const auto& [slot, value] : g.plan_time_values_) constants_[slot] = &value;
   }
 
-  /// The one node reading `slot` (inside nested graphs included), if exactly one does and the
-  /// value is not a graph output.
-  int sole_reader(int slot) const {
-    if (slot < 0 || is_output_[slot] || readers_[slot].size() != 1) return -1;
-    return readers_[slot][0];
-  }
+  int sole_reader(int slot) const { return readers_.sole_reader(slot); }
 
   /// A one-element floating constant's value (graph inputs with initializers are not constant).
   std::optional<double> scalar(int slot) const {
@@ -42,8 +33,7 @@ class PlanIndex {
 
  private:
   const Subgraph& g_;
-  std::vector<std::vector<int>> readers_;
-  std::vector<bool> is_output_;
+  SlotReaders readers_;
   std::map<int, const Value*> constants_;
 };
 
@@ -126,73 +116,41 @@ std::optional<Match> match_gelu(const PlanIndex& index, int div) {
   return Match{{div, erf, add, mul, half}, x, "Gelu", static_cast<float>(*sqrt2)};
 }
 
+ChainReplacement replacement(const Match& m) {
+  ChainReplacement r;
+  r.nodes = m.nodes;
+  r.input = m.input;
+  r.op_type = m.op;
+  r.recognized_from = std::to_string(m.nodes.size()) + " nodes";
+  if (m.sqrt2) {
+    model::Attribute a;
+    a.name = "sqrt2";
+    a.type = model::AttrType::kFloat;
+    a.f = *m.sqrt2;
+    r.attributes["sqrt2"] = a;
+  }
+  return r;
+}
+
 }  // namespace
 
 int rewrite_decomposed_activations(Subgraph& g, std::vector<std::vector<int>>& uses,
                                    const std::function<std::unique_ptr<Kernel>(const NodeSpec&)>& make_kernel) {
-  std::vector<Match> matches;
-  {
-    const PlanIndex index(g, uses);
-    std::set<int> taken;
-    for (int n = 0; n < static_cast<int>(g.nodes_.size()); ++n) {
-      std::optional<Match> m = match_hard_swish(index, n);
-      if (!m) m = match_gelu(index, n);
-      if (!m) m = match_silu(index, n);
-      if (!m) continue;
-      bool overlaps = false;
-      for (int k : m->nodes) overlaps |= taken.count(k) > 0;
-      if (overlaps) continue;
-      taken.insert(m->nodes.begin(), m->nodes.end());
-      matches.push_back(*m);
-    }
-  }
-  if (matches.empty()) return 0;
-
-  // The replacement takes the place of the chain's last node: everything it reads (x) is
-  // produced before the chain's first node, so the order stays valid.
-  std::map<int, const Match*> replace_at;
-  std::set<int> removed;
-  for (const auto& m : matches) {
-    replace_at[m.nodes.back()] = &m;
-    removed.insert(m.nodes.begin(), m.nodes.end());
-  }
-  std::vector<PlannedNode> nodes;
-  std::vector<std::vector<int>> node_uses;
+  std::vector<ChainReplacement> chains;
+  const PlanIndex index(g, uses);
+  std::set<int> taken;
   for (int n = 0; n < static_cast<int>(g.nodes_.size()); ++n) {
-    if (auto it = replace_at.find(n); it != replace_at.end()) {
-      const Match& m = *it->second;
-      const PlannedNode& last = g.nodes_[n];
-      PlannedNode node;
-      node.spec.name = last.spec.name;
-      node.spec.op_type = m.op;
-      node.spec.domain = kParityDomain;
-      node.spec.opset = 1;
-      node.spec.since_version = 1;
-      node.spec.inputs = {g.slot_names_[m.input]};
-      node.spec.outputs = {last.spec.outputs[0]};
-      if (m.sqrt2) {
-        model::Attribute a;
-        a.name = "sqrt2";
-        a.type = model::AttrType::kFloat;
-        a.f = *m.sqrt2;
-        node.spec.attributes["sqrt2"] = a;
-      }
-      node.inputs = {m.input};
-      node.outputs = {last.outputs[0]};
-      node.label = std::string(kParityDomain) + "::" + m.op + " node '" + last.spec.name + "' (recognized from " +
-                   std::to_string(m.nodes.size()) + " nodes)";
-      node.kernel = make_kernel(node.spec);
-      nodes.push_back(std::move(node));
-      node_uses.push_back({m.input});
-      continue;
-    }
-    if (removed.count(n)) continue;
-    nodes.push_back(std::move(g.nodes_[n]));
-    node_uses.push_back(std::move(uses[n]));
+    std::optional<Match> m = match_hard_swish(index, n);
+    if (!m) m = match_gelu(index, n);
+    if (!m) m = match_silu(index, n);
+    if (!m) continue;
+    bool overlaps = false;
+    for (int k : m->nodes) overlaps |= taken.count(k) > 0;
+    if (overlaps) continue;
+    taken.insert(m->nodes.begin(), m->nodes.end());
+    chains.push_back(replacement(*m));
   }
-  g.nodes_ = std::move(nodes);
-  uses = std::move(node_uses);
-  return static_cast<int>(matches.size());
+  return replace_chains(g, uses, chains, make_kernel);
 }
 
 }  // namespace parity::runtime

@@ -9,12 +9,10 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/rewrites/chain_replacement.h"
 #include "runtime/subgraph.h"
 
 namespace parity::runtime {
-
-/// The domain of the recognized activations' nodes.
-inline constexpr const char* kParityDomain = "ai.parity";
 
 /// Rewrites `g.nodes_` (and `uses`, the slots each node reads, kept parallel to it); returns how
 /// many chains it replaced. A chain is replaced only when its intermediate values have no other

@@ -1,11 +1,10 @@
 #include "runtime/rewrites/channel_shuffle_rewrite.h"
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <set>
 
-#include "runtime/rewrites/activation_rewrite.h"  // kParityDomain
+#include "runtime/rewrites/chain_replacement.h"
 
 namespace parity::runtime {
 
@@ -20,12 +19,7 @@ struct Shuffle {
 
 class ShuffleMatcher {
  public:
-  ShuffleMatcher(const Subgraph& g, const std::vector<std::vector<int>>& uses) : g_(g), readers_(g.slot_names_.size()) {
-    for (size_t n = 0; n < uses.size(); ++n)
-      for (int s : uses[n]) readers_[s].push_back(static_cast<int>(n));
-    is_output_.assign(g.slot_names_.size(), false);
-    for (int s : g.output_slots_) is_output_[s] = true;
-  }
+  ShuffleMatcher(const Subgraph& g, const std::vector<std::vector<int>>& uses) : g_(g), readers_(g, uses) {}
 
   std::optional<Shuffle> match(int reshape) const {
     Shuffle m;
@@ -90,74 +84,45 @@ class ShuffleMatcher {
     return nullptr;
   }
 
-  int sole_reader(int slot) const {
-    if (slot < 0 || is_output_[slot] || readers_[slot].size() != 1) return -1;
-    return readers_[slot][0];
-  }
+  int sole_reader(int slot) const { return readers_.sole_reader(slot); }
 
   const Subgraph& g_;
-  std::vector<std::vector<int>> readers_;
-  std::vector<bool> is_output_;
+  SlotReaders readers_;
 };
+
+ChainReplacement replacement(const Shuffle& m) {
+  ChainReplacement r;
+  r.nodes = {m.first_reshape, m.transpose, m.last_reshape};
+  r.input = m.input;
+  r.op_type = "ChannelShuffle";
+  r.recognized_from = "Reshape -> Transpose -> Reshape";
+  model::Attribute groups;
+  groups.name = "groups";
+  groups.type = model::AttrType::kInt;
+  groups.i = m.groups;
+  r.attributes["groups"] = groups;
+  model::Attribute shape;
+  shape.name = "shape";
+  shape.type = model::AttrType::kInts;
+  shape.ints = m.shape;
+  r.attributes["shape"] = shape;
+  return r;
+}
 
 }  // namespace
 
 int rewrite_channel_shuffles(Subgraph& g, std::vector<std::vector<int>>& uses,
                              const std::function<std::unique_ptr<Kernel>(const NodeSpec&)>& make_kernel) {
-  std::map<int, Shuffle> replace_at;  // by the last Reshape's position
-  std::set<int> removed;
-  {
-    const ShuffleMatcher matcher(g, uses);
-    for (int n = 0; n < static_cast<int>(g.nodes_.size()); ++n) {
-      std::optional<Shuffle> m = matcher.match(n);
-      if (!m || removed.count(m->first_reshape) || removed.count(m->transpose) || removed.count(m->last_reshape))
-        continue;
-      removed.insert({m->first_reshape, m->transpose, m->last_reshape});
-      replace_at[m->last_reshape] = *m;
-    }
-  }
-  if (replace_at.empty()) return 0;
-  // The replacement takes the last Reshape's place: its input is produced before the first one.
-  std::vector<PlannedNode> nodes;
-  std::vector<std::vector<int>> node_uses;
+  std::vector<ChainReplacement> chains;
+  std::set<int> taken;
+  const ShuffleMatcher matcher(g, uses);
   for (int n = 0; n < static_cast<int>(g.nodes_.size()); ++n) {
-    if (auto it = replace_at.find(n); it != replace_at.end()) {
-      const Shuffle& m = it->second;
-      const PlannedNode& last = g.nodes_[n];
-      PlannedNode node;
-      node.spec.name = last.spec.name;
-      node.spec.op_type = "ChannelShuffle";
-      node.spec.domain = kParityDomain;
-      node.spec.opset = 1;
-      node.spec.since_version = 1;
-      node.spec.inputs = {g.slot_names_[m.input]};
-      node.spec.outputs = {last.spec.outputs[0]};
-      model::Attribute groups;
-      groups.name = "groups";
-      groups.type = model::AttrType::kInt;
-      groups.i = m.groups;
-      node.spec.attributes["groups"] = groups;
-      model::Attribute shape;
-      shape.name = "shape";
-      shape.type = model::AttrType::kInts;
-      shape.ints = m.shape;
-      node.spec.attributes["shape"] = shape;
-      node.inputs = {m.input};
-      node.outputs = {last.outputs[0]};
-      node.label = std::string(kParityDomain) + "::ChannelShuffle node '" + last.spec.name +
-                   "' (recognized from Reshape -> Transpose -> Reshape)";
-      node.kernel = make_kernel(node.spec);
-      nodes.push_back(std::move(node));
-      node_uses.push_back({m.input});
-      continue;
-    }
-    if (removed.count(n)) continue;
-    nodes.push_back(std::move(g.nodes_[n]));
-    node_uses.push_back(std::move(uses[n]));
+    std::optional<Shuffle> m = matcher.match(n);
+    if (!m || taken.count(m->first_reshape) || taken.count(m->transpose) || taken.count(m->last_reshape)) continue;
+    taken.insert({m->first_reshape, m->transpose, m->last_reshape});
+    chains.push_back(replacement(*m));
   }
-  g.nodes_ = std::move(nodes);
-  uses = std::move(node_uses);
-  return static_cast<int>(replace_at.size());
+  return replace_chains(g, uses, chains, make_kernel);
 }
 
 }  // namespace parity::runtime
