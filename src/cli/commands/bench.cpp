@@ -59,8 +59,8 @@ class BenchCommand : public Command {
                 .arity = options::Arity::kFlag});
     iteration_args_.add_warm_up_to(parser);
     parser.add({.flags = {"--profile"},
-                .help = "Also time ref per node (the session's per-node profile) and print the operator types and nodes that "
-                        "take longest",
+                .help = "Also time ref per node (the session's per-node profile; medians of up to 9 separate runs) and print "
+                        "the operator types and nodes that take longest",
                 .arity = options::Arity::kFlag});
     parser.add({.flags = {"--profile-top"}, .help = "Operator types listed by --profile (default 8)", .metavar = "N"});
     data_loader_args_.add_to(parser);

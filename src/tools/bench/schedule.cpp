@@ -163,6 +163,19 @@ ParsedLabel parse_label(const std::string& label) {
   return p;
 }
 
+// Profiled runs per row: each node's time is its median over them, so one run disturbed by the
+// machine (a page fault, another process) moves no node's figure.
+constexpr int64_t kProfileRuns = 9;
+
+double median_of(std::vector<double> samples) {
+  PARITY_ASSERT(!samples.empty(), "median of no samples");
+  const size_t mid = samples.size() / 2;
+  std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(mid), samples.end());
+  const double upper = samples[mid];
+  if (samples.size() % 2 == 1) return upper;
+  return (upper + *std::max_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(mid))) / 2;
+}
+
 // Times ref node by node with the session's per-node profile (RunOptions::profile), on the plan
 // the timed runs used: fused activations count toward the node they are fused into.
 void profile_ref(runners::RefRunner& ref, const TensorMap& feed, const std::string& model, const Settings& settings,
@@ -193,14 +206,15 @@ void profile_ref(runners::RefRunner& ref, const TensorMap& feed, const std::stri
   runtime::RunOptions options;
   options.profile = &timings;
   ref.set_run_options(options);
-  const int runs = static_cast<int>(std::min<int64_t>(settings.iterations, 3));
+  const int runs = static_cast<int>(std::clamp<int64_t>(settings.iterations, 1, kProfileRuns));
   std::vector<NodeTime> nodes;
-  double total = 0.0;
+  std::vector<std::vector<double>> node_seconds;
+  std::vector<double> totals;
   for (int r = 0; r < runs; ++r) {
     timings.clear();
     const Clock::time_point start = Clock::now();
     ref.infer(feed, false);
-    total += seconds_since(start);
+    totals.push_back(seconds_since(start));
     if (nodes.empty()) {
       for (const auto& t : timings) {
         const ParsedLabel label = parse_label(t.label);
@@ -219,10 +233,12 @@ void profile_ref(runners::RefRunner& ref, const TensorMap& feed, const std::stri
       }
     }
     PARITY_ASSERT(timings.size() == nodes.size(), "the plan changed between profiled runs");
-    for (size_t i = 0; i < timings.size(); ++i) nodes[i].seconds += timings[i].seconds / runs;
+    node_seconds.resize(nodes.size());
+    for (size_t i = 0; i < timings.size(); ++i) node_seconds[i].push_back(timings[i].seconds);
   }
   ref.set_run_options({});
-  row.ref_profile_total = total / runs;
+  for (size_t i = 0; i < nodes.size(); ++i) nodes[i].seconds = median_of(node_seconds[i]);
+  row.ref_profile_total = median_of(totals);
 
   std::map<std::string, OpTime> by_op;
   for (const auto& node : nodes) {
