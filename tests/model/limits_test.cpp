@@ -301,5 +301,49 @@ TEST(ModelLimits, EinsumEquationNotFittingItsInputsIsOneLineNotACrash) {
   EXPECT_NE(lint.output.find("term 'ij' has 2 indices but input 0 has rank 1"), std::string::npos) << lint.output;
 }
 
+// Found by fuzz_model_load: EyeLike-9 with a dtype attribute over a value nothing defines made
+// libonnx's inference copy the shape of a null type, and `inspect model --shape-inference` and
+// `check lint` segfaulted. Every schema's inference now refuses a required input without a type
+// first (model/schemas/inference_guards.cpp), as libonnx's own type propagation does.
+TEST(ModelLimits, RequiredInputWithoutATypeFailsInferenceNotACrash) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(9);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("eye_like_of_nothing");
+  onnx::NodeProto* eye = g->add_node();
+  eye->set_op_type("EyeLike");
+  eye->set_name("eye");
+  eye->add_input("undefined_value");
+  eye->add_output("y");
+  onnx::AttributeProto* dtype = eye->add_attribute();
+  dtype->set_name("dtype");
+  dtype->set_type(onnx::AttributeProto::INT);
+  dtype->set_i(onnx::TensorProto::FLOAT);
+  g->add_output()->set_name("y");
+
+  onnx::ModelProto lenient = model;
+  model::infer_shapes(lenient);
+  EXPECT_FALSE(lenient.graph().output(0).type().tensor_type().has_shape());
+  model::ShapeInferenceOptions strict;
+  strict.strict = true;
+  onnx::ModelProto strict_model = model;
+  const std::string message = error_of([&] { model::infer_shapes(strict_model, strict); });
+  EXPECT_NE(message.find("Input 0 expected to have type but instead is null"), std::string::npos) << message;
+
+  const TempDir dir;
+  const fs::path path = dir.path() / "eye_like_of_nothing.onnx";
+  std::string bytes;
+  ASSERT_TRUE(model.SerializeToString(&bytes));
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"inspect", "model", path.string(), "--shape-inference"}, {"check", "lint", path.string()}}) {
+    const CommandResult r = run_parity(args);
+    SCOPED_TRACE(args[0]);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.exit_code << "\n" << r.output;
+    EXPECT_EQ(r.output.find("internal"), std::string::npos) << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace parity::testing

@@ -8,9 +8,16 @@
 // all index past the end of a shape (fuzz_model_load: 'ij->i' on a rank-1 input crashed
 // `inspect model --shape-inference`). They fail inference here instead, as libonnx would after
 // reading out of bounds.
+//
+// Every schema: an input whose value has no type (a name nothing defines, or the output of a node
+// whose own inference gave none) reaches inference functions that use the type unchecked, e.g.
+// EyeLike-9 with its dtype attribute copies the shape of a null type (fuzz_model_load: a 148-byte
+// model crashed `inspect model --shape-inference` and `check lint`). A required input without a
+// type fails inference first, with the message libonnx's own type propagation gives for it.
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -85,8 +92,41 @@ void guard_einsum() {
   register_schema(std::move(guarded));
 }
 
+/// Whether input `i` of a node is one the schema requires (a single formal input, or one of a
+/// variadic group past its minimum arity is not: those may be absent).
+bool is_required_input(const onnx::OpSchema& schema, size_t i) {
+  const auto& formals = schema.inputs();
+  if (formals.empty()) return false;
+  if (i < formals.size() && formals[i].GetOption() == onnx::OpSchema::Single) return true;
+  const auto& last = formals.back();
+  return i >= formals.size() - 1 && last.GetOption() == onnx::OpSchema::Variadic &&
+         i - (formals.size() - 1) < static_cast<size_t>(std::max(last.GetMinArity(), 1));
+}
+
+void guard_untyped_required_inputs() {
+  for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+    const onnx::OpSchema* registered =
+        onnx::OpSchemaRegistry::Schema(listed.Name(), listed.SinceVersion(), listed.domain());
+    if (registered == nullptr || registered->SinceVersion() != listed.SinceVersion()) continue;
+    const onnx::InferenceFunction inference = registered->GetTypeAndShapeInferenceFunction();
+    if (!inference) continue;
+    // The registry owns its schemas as non-const objects and hands out const pointers; the
+    // inference function is replaced in place, once, before any model is inferred.
+    auto* schema = const_cast<onnx::OpSchema*>(registered);
+    schema->TypeAndShapeInferenceFunction([schema, inference](onnx::InferenceContext& ctx) {
+      for (size_t i = 0; i < ctx.getNumInputs(); ++i)
+        if (ctx.getInputType(i) == nullptr && is_required_input(*schema, i))
+          fail_type_inference("Input ", i, " expected to have type but instead is null");
+      inference(ctx);
+    });
+  }
+}
+
 }  // namespace
 
-void guard_libonnx_inference() { guard_einsum(); }
+void guard_libonnx_inference() {
+  guard_einsum();
+  guard_untyped_required_inputs();
+}
 
 }  // namespace parity::model::schemas

@@ -26,15 +26,16 @@ void register_newer_onnx_schemas() {
     (void)onnx::OpSchemaRegistry::Schema("Relu", 1, "");
     auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
     libonnx_opset = ranges.Map().at(onnx::ONNX_DOMAIN).second;
-    schemas::guard_libonnx_inference();
-    if (ranges.Map().at(onnx::ONNX_DOMAIN).second >= kNewestOnnxOpset) return;  // a libonnx that knows them
-    ranges.UpdateDomainToVersion(onnx::ONNX_DOMAIN, ranges.Map().at(onnx::ONNX_DOMAIN).first, kNewestOnnxOpset);
-    if (ranges.Map().count("ai.onnx.preview") == 0) ranges.AddDomainToVersion("ai.onnx.preview", 1, 1);
-    schemas::register_tensor_schemas();
-    schemas::register_controlflow_schemas();
-    schemas::register_quantization_schemas();
-    schemas::register_math_schemas();
-    schemas::register_nn_schemas();
+    if (ranges.Map().at(onnx::ONNX_DOMAIN).second < kNewestOnnxOpset) {  // a libonnx that does not know them
+      ranges.UpdateDomainToVersion(onnx::ONNX_DOMAIN, ranges.Map().at(onnx::ONNX_DOMAIN).first, kNewestOnnxOpset);
+      if (ranges.Map().count("ai.onnx.preview") == 0) ranges.AddDomainToVersion("ai.onnx.preview", 1, 1);
+      schemas::register_tensor_schemas();
+      schemas::register_controlflow_schemas();
+      schemas::register_quantization_schemas();
+      schemas::register_math_schemas();
+      schemas::register_nn_schemas();
+    }
+    schemas::guard_libonnx_inference();  // after ours, which it guards too
   });
 }
 
