@@ -41,6 +41,13 @@ struct Candidate {
 /// Finds the Concats whose inputs could be written in place, and groups them by shared buffer.
 class PlacementPlanner {
  public:
+  /// A buffer is shared only by two Concats or more (a dense block). A lone Concat between
+  /// oneDNN convolutions is cheaper as it was: its inputs and output stay channels-last, and
+  /// placed NCHW slices would cost the convolutions around it a reorder each, more than the copy
+  /// saves (SqueezeNet's fire modules). In a dense block every Concat copied the block's earlier
+  /// maps again; placed, each is written once.
+  static constexpr size_t kMinSharers = 2;
+
   PlacementPlanner(Subgraph& g, const StaticTypeOf& type_of)
       : g_(g), type_of_(type_of), producer_(g.slot_names_.size(), -1), is_graph_output_(g.slot_names_.size(), false) {
     for (size_t n = 0; n < g.nodes_.size(); ++n)
@@ -59,7 +66,8 @@ class PlacementPlanner {
                      [](const Candidate& a, const Candidate& b) { return a.inputs.size() > b.inputs.size(); });
     for (const Candidate& c : candidates) join_or_start_group(c);
     int placed = 0;
-    for (const Group& group : groups_) placed += record(group);
+    for (const Group& group : groups_)
+      if (group.members.size() >= kMinSharers) placed += record(group);
     return placed;
   }
 

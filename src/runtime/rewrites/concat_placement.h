@@ -33,7 +33,9 @@ using StaticTypeOf = std::function<std::optional<StaticType>(int slot)>;
 /// A Concat is placed when its output's slices are contiguous, every type involved is static, and each input
 /// is a distinct value a node of this graph produces (not a Concat's output, not a graph output).
 /// A value sits in one buffer only: a Concat whose inputs are not a prefix of the list its first
-/// input was placed with (a value read by two unrelated Concats) copies as before.
+/// input was placed with (a value read by two unrelated Concats) copies as before. A buffer needs
+/// two Concats or more (a dense block's): a lone Concat keeps its copy, which the channels-last
+/// hand-off makes cheaper than NCHW slices between convolutions.
 int place_concat_inputs(Subgraph& g, const StaticTypeOf& type_of);
 
 /// Why a plan's placement (loaded from a file) could let a view reach outside its buffer or a

@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -71,7 +73,7 @@ struct BlockCase {
   int64_t batch = 1;
   int64_t size = 9;
   int layers = 4;
-  bool expose_feature = false;  // feature map 1 is also a graph output
+  bool expose_feature = false;  // feature map 2 is also a graph output
   bool concat_graph_input = false;  // the block starts from the graph input itself
 };
 
@@ -106,7 +108,7 @@ onnx::ModelProto dense_block_model(const BlockCase& c) {
   block.norm_relu("joined", channels, "t");
   block.conv("t", channels, 5, 1, "y");
   b.output("y", DType::kFloat32, {});
-  if (c.expose_feature) b.output("f1", DType::kFloat32, {});
+  if (c.expose_feature) b.output("f2", DType::kFloat32, {});
   return b.model();
 }
 
@@ -203,9 +205,10 @@ TEST(ConcatPlacement, AFeatureMapThatIsAGraphOutputKeepsItsOwnMemory) {
   expect_outputs_match_reference(model, random_feed({1, 3, c.size, c.size}));
   const Session session = Session::create(model).value();
   const Subgraph& plan = session.plan();
-  EXPECT_FALSE(plan.placed_values_.count(plan.slot("f1")));
-  // c1 reads only f0, so it is still placed; every later Concat reads f1 and copies.
-  EXPECT_EQ(placed_concats(plan), 1);
+  EXPECT_FALSE(plan.placed_values_.count(plan.slot("f2")));
+  // c1 and c2 read f0 and f1 only, so they still share a buffer; every later Concat reads f2 and copies.
+  EXPECT_EQ(placed_concats(plan), 2);
+  EXPECT_TRUE(plan.placed_values_.count(plan.slot("f1")));
 }
 
 TEST(ConcatPlacement, ConcatOfTheGraphInputCopies) {
@@ -226,17 +229,21 @@ TEST(ConcatPlacement, BatchOfTwoCopiesBecauseTheSlicesAreNotContiguous) {
   EXPECT_EQ(placed_concats(Session::create(model).value().plan()), 0);
 }
 
-/// Two convolutions of x concatenated along `axis`, then one more convolution of the result.
-onnx::ModelProto two_branch_model(int64_t axis, const Shape& x_shape) {
+/// Two convolutions of x concatenated along `axis`, and the first one alone (a prefix of the
+/// same list, so that the two Concats may share a buffer), each into a Sigmoid.
+onnx::ModelProto two_branch_model(int64_t axis, const Shape& x_shape, int64_t branch_channels = 2) {
   ModelBuilder b(13);
   BlockBuilder block(b);
   b.input("x", DType::kFloat32, x_shape);
   const int64_t in_c = x_shape[1];
-  block.conv("x", in_c, 2, 3, "a");
-  block.conv("x", in_c, 2, 1, "bb");
+  block.conv("x", in_c, branch_channels, 3, "a");
+  block.conv("x", in_c, branch_channels, 1, "bb");
+  block.concat({"a"}, "alone", axis);
   block.concat({"a", "bb"}, "joined", axis);
   b.node("Sigmoid", {"joined"}, {"y"}, "y");
+  b.node("Sigmoid", {"alone"}, {"y_alone"}, "y_alone");
   b.output("y", DType::kFloat32, {});
+  b.output("y_alone", DType::kFloat32, {});
   return b.model();
 }
 
@@ -248,7 +255,30 @@ TEST(ConcatPlacement, OtherAxesArePlacedOnlyWhereTheSlicesAreContiguous) {
   // Along the channels, counted from the end: placed.
   const onnx::ModelProto channels = two_branch_model(-3, {1, 3, 5, 6});
   expect_outputs_match_reference(channels, random_feed({1, 3, 5, 6}));
-  EXPECT_EQ(placed_concats(Session::create(channels).value().plan()), 1);
+  EXPECT_EQ(placed_concats(Session::create(channels).value().plan()), 2);
+  // Along H of single-channel maps: each input is one block again.
+  const onnx::ModelProto one_channel = two_branch_model(2, {1, 3, 5, 6}, 1);
+  expect_outputs_match_reference(one_channel, random_feed({1, 3, 5, 6}));
+  EXPECT_EQ(placed_concats(Session::create(one_channel).value().plan()), 2);
+}
+
+TEST(ConcatPlacement, ALoneConcatKeepsItsCopy) {
+  // SqueezeNet's fire module: one Concat of two convolutions, between convolutions. Placed, its
+  // NCHW slices would cost the convolutions reorders; it stays a (channels-last) copy.
+  ModelBuilder b(13);
+  BlockBuilder block(b);
+  b.input("x", DType::kFloat32, {1, 3, 6, 6});
+  block.conv("x", 3, 4, 1, "squeeze");
+  block.conv("squeeze", 4, 8, 1, "expand1");
+  block.conv("squeeze", 4, 8, 3, "expand3");
+  block.concat({"expand1", "expand3"}, "fire");
+  block.conv("fire", 16, 4, 1, "y");
+  b.output("y", DType::kFloat32, {});
+  const onnx::ModelProto model = b.model();
+  expect_outputs_match_reference(model, random_feed({1, 3, 6, 6}));
+  const Session session = Session::create(model).value();
+  EXPECT_EQ(placed_concats(session.plan()), 0);
+  EXPECT_TRUE(session.plan().shared_buffers_.empty());
 }
 
 TEST(ConcatPlacement, AValueReadByTwoUnrelatedConcatsIsPlacedForOneOfThem) {
@@ -261,15 +291,21 @@ TEST(ConcatPlacement, AValueReadByTwoUnrelatedConcatsIsPlacedForOneOfThem) {
   block.concat({"shared", "left"}, "first");
   block.concat({"shared", "right"}, "second");
   block.concat({"right", "shared"}, "third");  // the same values in another order
+  block.concat({"shared"}, "fourth");           // a prefix of "first": shares its buffer
   block.conv("first", 6, 2, 1, "y1");
   block.conv("second", 7, 2, 1, "y2");
   block.conv("third", 7, 2, 1, "y3");
-  for (const char* out : {"y1", "y2", "y3"}) b.output(out, DType::kFloat32, {});
+  block.conv("fourth", 4, 2, 1, "y4");
+  for (const char* out : {"y1", "y2", "y3", "y4"}) b.output(out, DType::kFloat32, {});
   const onnx::ModelProto model = b.model();
   expect_outputs_match_reference(model, random_feed({1, 3, 6, 6}));
   const Session session = Session::create(model).value();
-  EXPECT_EQ(placed_concats(session.plan()), 1);
+  EXPECT_EQ(placed_concats(session.plan()), 2);
   EXPECT_EQ(session.plan().shared_buffers_.size(), 1u);
+  for (const auto& node : session.plan().nodes_) {
+    if (!node.placed_concat) continue;
+    EXPECT_TRUE(node.spec.name == "first" || node.spec.name == "fourth") << node.spec.name;
+  }
 }
 
 TEST(ConcatPlacement, AnInputItsKernelDidNotWriteInPlaceIsCopiedIntoItsSlice) {
@@ -280,13 +316,16 @@ TEST(ConcatPlacement, AnInputItsKernelDidNotWriteInPlaceIsCopiedIntoItsSlice) {
   block.conv("x", 3, 4, 3, "a");
   block.conv("x", 3, 2, 1, "bb");
   b.node("Identity", {"a"}, {"same"}, "identity");
+  block.concat({"a", "same"}, "pair");
   block.concat({"a", "same", "bb"}, "joined");
   block.conv("joined", 10, 2, 1, "y");
+  block.conv("pair", 8, 2, 1, "y_pair");
   b.output("y", DType::kFloat32, {});
+  b.output("y_pair", DType::kFloat32, {});
   const onnx::ModelProto model = b.model();
   expect_outputs_match_reference(model, random_feed({1, 3, 6, 6}));
   const Session session = Session::create(model).value();
-  ASSERT_EQ(placed_concats(session.plan()), 1);
+  ASSERT_EQ(placed_concats(session.plan()), 2);
   const std::vector<Value> frame = run_keeping_every_value(session, random_feed({1, 3, 6, 6}).at("x"));
   const Subgraph& plan = session.plan();
   EXPECT_EQ(data_of(frame, plan, "joined"), data_of(frame, plan, "a"));
