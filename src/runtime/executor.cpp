@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <new>
+#include <optional>
 #include <utility>
 
+#include "runtime/concat_in_place.h"
 #include "runtime/session.h"
+#include "runtime/shared_buffer_frame.h"
 #include "runtime/subgraph.h"
 #include "runtime/thread_pool.h"
 
@@ -13,10 +16,10 @@ namespace parity::runtime {
 
 namespace {
 
-class ExecContext : public KernelContext {
+class ExecContext : public KernelContext, public PlacedOutputs {
  public:
-  ExecContext(const PlannedNode& node, std::vector<Value>& frame, RunState& state)
-      : node_(node), frame_(frame), state_(state) {}
+  ExecContext(const PlannedNode& node, std::vector<Value>& frame, RunState& state, SharedBufferFrame& shared)
+      : node_(node), frame_(frame), state_(state), shared_(shared) {}
 
   size_t num_inputs() const override { return node_.inputs.size(); }
   size_t num_outputs() const override { return node_.outputs.size(); }
@@ -57,11 +60,23 @@ class ExecContext : public KernelContext {
   }
   std::string node_label() const override { return node_.label; }
 
+  std::optional<Tensor> claim_placed_output(size_t i, DType dtype, const Shape& shape) override {
+    if (!shared_.active() || i >= node_.outputs.size() || node_.outputs[i] < 0) return std::nullopt;
+    if (claimed_.size() <= i) claimed_.resize(node_.outputs.size(), false);
+    if (claimed_[i]) return std::nullopt;  // a second allocation of the output: not the one that stays
+    std::optional<Tensor> slice = shared_.view_of(node_.outputs[i]);
+    if (!slice || slice->dtype() != dtype || slice->shape() != shape) return std::nullopt;
+    claimed_[i] = true;
+    return slice;
+  }
+
  private:
   const PlannedNode& node_;
   std::vector<Value>& frame_;
   RunState& state_;
+  SharedBufferFrame& shared_;
   std::vector<Value> scratch_;
+  std::vector<bool> claimed_;  // per output: its slice was handed out
 };
 
 [[noreturn]] void rethrow_with_node(const PlannedNode& node, const Error& e) {
@@ -101,12 +116,20 @@ std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> input
   int64_t* peak = is_main ? state.peak_activation_bytes : nullptr;
   int64_t live_bytes = 0;
   std::vector<int64_t> counted_bytes(peak ? graph.slot_names_.size() : 0, 0);  // per slot produced by a node
-  for (const PlannedNode& node : graph.nodes_) {
-    ExecContext ctx(node, frame, state);
+  SharedBufferFrame shared(graph);
+  for (size_t index = 0; index < graph.nodes_.size(); ++index) {
+    const PlannedNode& node = graph.nodes_[index];
+    ExecContext ctx(node, frame, state, shared);
     const auto start = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     try {
-      // Plan-time folded values (Constant nodes) are already in the frame.
-      if (!node.folded) node.kernel->compute(ctx);
+      // Plan-time folded values (Constant nodes) are already in the frame; a placed Concat whose
+      // inputs were written in place is a view of them.
+      const bool joined = node.placed_concat && shared.join_in_place(node, frame);
+      if (!node.folded && !joined) node.kernel->compute(ctx);
+      if (shared.active()) {
+        shared.settle_outputs(node, frame);
+        shared.release_after(static_cast<int>(index));
+      }
     } catch (const Error& e) {
       rethrow_with_node(node, e);
     } catch (const std::bad_alloc&) {

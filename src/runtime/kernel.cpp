@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/buffer_pool.h"
+#include "runtime/concat_in_place.h"
 
 namespace parity::runtime {
 
@@ -88,8 +89,19 @@ const Tensor& KernelContext::input(size_t i) const {
   return v.tensor();
 }
 
+namespace {
+/// The slice of a shared buffer output `i` was placed in (runtime/concat_in_place.h), if any.
+std::optional<Tensor> placed_output(KernelContext& ctx, size_t i, DType dtype, const Shape& shape) {
+  auto* placement = dynamic_cast<PlacedOutputs*>(&ctx);
+  return placement ? placement->claim_placed_output(i, dtype, shape) : std::nullopt;
+}
+}  // namespace
+
 Tensor& KernelContext::allocate_output(size_t i, DType dtype, const Shape& shape) {
-  if (dtype == DType::kString) {
+  if (std::optional<Tensor> placed = placed_output(*this, i, dtype, shape)) {
+    if (placed->size_bytes()) std::memset(placed->raw_data(), 0, placed->size_bytes());
+    set_output(i, Value(std::move(*placed)));
+  } else if (dtype == DType::kString) {
     set_output(i, Value(Tensor(dtype, shape)));
   } else {
     Tensor t = pooled_uninitialized_tensor(dtype, shape);
@@ -100,7 +112,8 @@ Tensor& KernelContext::allocate_output(size_t i, DType dtype, const Shape& shape
 }
 
 Tensor& KernelContext::allocate_output_uninitialized(size_t i, DType dtype, const Shape& shape) {
-  set_output(i, Value(pooled_uninitialized_tensor(dtype, shape)));
+  std::optional<Tensor> placed = placed_output(*this, i, dtype, shape);
+  set_output(i, Value(placed ? std::move(*placed) : pooled_uninitialized_tensor(dtype, shape)));
   return output_value(i).tensor();
 }
 

@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <queue>
@@ -17,6 +18,7 @@
 #include "runtime/rewrites/activation_rewrite.h"
 #include "runtime/rewrites/batch_norm_folding.h"
 #include "runtime/rewrites/channel_shuffle_rewrite.h"
+#include "runtime/rewrites/concat_placement.h"
 #include "runtime/rewrites/qdq_fusion.h"
 #include "runtime/subgraph.h"
 
@@ -393,11 +395,12 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
 
 /// Channels-last hand-off (runtime/channels_last.h): a producer writes channels-last when every
 /// node reading its output reads it through an input that accepts channels-last. A value that is a
-/// graph output or that a node reads without listing it as an input (a subgraph capture) keeps
-/// the ONNX layout.
+/// graph output, that a node reads without listing it as an input (a subgraph capture), or that
+/// lives in a Concat's shared buffer (whose slices are NCHW blocks) keeps the ONNX layout.
 void hand_off_channels_last(Subgraph& g, const std::vector<std::vector<int>>& uses) {
   std::vector<bool> keep_layout(g.slot_names_.size(), false);
   for (int s : g.output_slots_) keep_layout[s] = true;
+  for (const auto& [s, placed] : g.placed_values_) keep_layout[s] = true;
   std::vector<std::vector<std::pair<size_t, size_t>>> readers(g.slot_names_.size());  // (node, input)
   for (size_t j = 0; j < g.nodes_.size(); ++j) {
     const auto& inputs = g.nodes_[j].inputs;
@@ -809,7 +812,27 @@ class GraphPlanner {
         node.kernel_inputs = node.inputs;
       }
     fuse_tails(g_, uses_, env_, graph_);
+    place_concats();
     hand_off_channels_last(g_, uses_);
+  }
+
+  // 7a. Producers write Concats' inputs into their slices of its output (before the channels-last
+  // hand-off, which leaves those values in NCHW). fp32 plans only: a reduced-precision layer may
+  // store its output in another dtype than the model declares. PARITY_CONCAT_PLACEMENT=off
+  // leaves every Concat copying, for measuring one against the other.
+  void place_concats() {
+    static const bool disabled = [] {
+      const char* env = std::getenv("PARITY_CONCAT_PLACEMENT");
+      return env && std::string(env) == "off";
+    }();
+    if (disabled || env_.precision != Precision::kFloat32 || env_.reduced || !env_.value_types) return;
+    place_concat_inputs(g_, [&](int slot) -> std::optional<StaticType> {
+      auto it = env_.value_types->find(g_.slot_names_[slot]);
+      if (it == env_.value_types->end() || !it->second.has_tensor_type()) return std::nullopt;
+      std::optional<Shape> shape = static_shape_of(it->second);
+      if (!shape) return std::nullopt;
+      return StaticType{static_cast<DType>(it->second.tensor_type().elem_type()), std::move(*shape)};
+    });
   }
 
   // 7b. Reduced-precision layers learn which inputs arrive already rounded.

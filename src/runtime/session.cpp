@@ -42,9 +42,10 @@ struct Session::Impl {
   int reduced_storage_values = 0;
 
   const Subgraph& observable_plan() const {
-    // A plan without fusions may still hand values over channels-last, which observers must
-    // not see.
-    if (!plan->fused_nodes_ && !plan->channels_last_values_ && !reduced_storage_values) return *plan;
+    // A plan without fusions may still hand values over channels-last, or place Concats' inputs
+    // in shared buffers, which observers must not see.
+    if (!plan->fused_nodes_ && !plan->channels_last_values_ && !reduced_storage_values && plan->shared_buffers_.empty())
+      return *plan;
     PARITY_CHECK(model, kUnsupported,
                  "a plan file runs as it was built (fused), so only its outputs can be observed; run the ONNX "
                  "model for hooks and intermediate outputs");

@@ -84,6 +84,24 @@ struct PlannedNode {
   bool writes_channels_last = false;
   std::vector<size_t> reads_channels_last;  // inputs read channels-last
   DType precision = DType::kFloat32;  // the layer's precision (runtime/reduced_precision.h)
+  /// A Concat whose inputs were written into their slices of its output's shared buffer
+  /// (runtime/rewrites/concat_placement.h): not run when they are in place.
+  bool placed_concat = false;
+};
+
+/// A buffer several values are slices of (runtime/rewrites/concat_placement.h), allocated once
+/// per run of the graph.
+struct SharedBuffer {
+  DType dtype = DType::kUndefined;
+  Shape shape;
+  int last_node = -1;  // index in nodes_ of the last node that writes or joins it
+};
+
+/// Where a placed value lives: the bytes from `byte_offset` of a shared buffer, as `shape`.
+struct PlacedValue {
+  int buffer = -1;
+  size_t byte_offset = 0;
+  Shape shape;
 };
 
 class Subgraph {
@@ -110,6 +128,8 @@ class Subgraph {
   std::unordered_map<int, Value> plan_time_values_; // Constant node outputs folded at plan time
   int fused_nodes_ = 0;                             // nodes absorbed into their producer
   int channels_last_values_ = 0;                    // values handed off channels-last (runtime/channels_last.h)
+  std::vector<SharedBuffer> shared_buffers_;        // Concat placement (runtime/rewrites/concat_placement.h)
+  std::unordered_map<int, PlacedValue> placed_values_;  // by slot
 
   int slot(const std::string& name) const {
     auto it = slot_of_.find(name);

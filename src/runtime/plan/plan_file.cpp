@@ -24,6 +24,7 @@
 #include "runtime/packed_state.h"
 #include "runtime/plan/plan.pb.h"
 #include "runtime/positional_fusion.h"
+#include "runtime/rewrites/concat_placement.h"
 #include "runtime/subgraph.h"
 
 #if PARITY_HAVE_DNNL
@@ -221,6 +222,7 @@ class PlanWriter {
     for (const auto& node : g_.nodes_) write_node(node, graph.add_nodes());
     graph.set_fused_nodes(g_.fused_nodes_);
     graph.set_channels_last_values(g_.channels_last_values_);
+    write_placement(graph);
     return plan;
   }
 
@@ -317,6 +319,27 @@ class PlanWriter {
     for (const auto& d : tt.shape().dim()) out->add_shape(d.dim_value());
   }
 
+  /// Concat placement (runtime/rewrites/concat_placement.h), slots in order for a stable file.
+  void write_placement(PlanGraph& graph) const {
+    for (const SharedBuffer& b : g_.shared_buffers_) {
+      PlanSharedBuffer& saved = *graph.add_shared_buffers();
+      saved.set_dtype(static_cast<int>(b.dtype));
+      for (int64_t d : b.shape) saved.add_shape(d);
+      saved.set_last_node(b.last_node);
+    }
+    std::vector<int> slots;
+    for (const auto& [slot, placed] : g_.placed_values_) slots.push_back(slot);
+    std::sort(slots.begin(), slots.end());
+    for (int slot : slots) {
+      const PlacedValue& placed = g_.placed_values_.at(slot);
+      PlanPlacedValue& saved = *graph.add_placed_values();
+      saved.set_slot(slot);
+      saved.set_buffer(placed.buffer);
+      saved.set_byte_offset(placed.byte_offset);
+      for (int64_t d : placed.shape) saved.add_shape(d);
+    }
+  }
+
   void write_node(const PlannedNode& node, PlanNode* out) const {
     PARITY_ASSERT(!node.tactic.empty(), "plan: ", node.label, " has no recorded kernel variant");
     write_spec(node.spec, node.inputs, out->mutable_spec(), !node.folded);
@@ -338,6 +361,7 @@ class PlanWriter {
     out->set_int8_kernel(runs_native_int8(*node.kernel));
     out->set_writes_channels_last(node.writes_channels_last);
     for (size_t k : node.reads_channels_last) out->add_reads_channels_last(static_cast<uint32_t>(k));
+    out->set_placed_concat(node.placed_concat);
     if (const auto* packed = dynamic_cast<const PackedStateKernel*>(node.kernel.get()))
       if (std::optional<PackedState> state = packed->packed_state()) {
         out->set_packed_layout(state->layout);
@@ -689,11 +713,28 @@ class PlanLoader {
     for (const auto& pn : pg.nodes()) g->nodes_.push_back(load_node(pn, *g, num_slots));
     g->fused_nodes_ = pg.fused_nodes();
     g->channels_last_values_ = pg.channels_last_values();
+    load_placement(pg, *g);
     finalize_reduced_precision(*g);
     return g;
   }
 
  private:
+  /// Concat placement as planned (runtime/rewrites/concat_placement.h), checked so that no view
+  /// reaches outside its buffer.
+  void load_placement(const PlanGraph& pg, Subgraph& g) const {
+    for (const auto& b : pg.shared_buffers())
+      g.shared_buffers_.push_back({static_cast<DType>(b.dtype()), Shape(b.shape().begin(), b.shape().end()), b.last_node()});
+    for (const auto& p : pg.placed_values()) {
+      const bool added =
+          g.placed_values_.emplace(p.slot(), PlacedValue{p.buffer(), static_cast<size_t>(p.byte_offset()),
+                                                         Shape(p.shape().begin(), p.shape().end())})
+              .second;
+      check(added, "a value is placed twice");
+    }
+    const std::string why = placement_inconsistency(g);
+    check(why.empty(), why);
+  }
+
   void check(bool ok, const std::string& why) const {
     if (!ok) fail(ErrorCode::kInvalidModel, what_, " is inconsistent: ", why, kRebuildHint);
   }
@@ -754,6 +795,7 @@ class PlanLoader {
     std::map<size_t, float> scales(p.int8_scales().begin(), p.int8_scales().end());
     node.kernel = wrap_reduced_precision(std::move(node.kernel), node.kernel_spec, node.precision, std::move(scales));
     replay_fusions(node, p, g, num_slots);
+    node.placed_concat = p.placed_concat();
     node.writes_channels_last = p.writes_channels_last();
     node.reads_channels_last.assign(p.reads_channels_last().begin(), p.reads_channels_last().end());
     if (node.writes_channels_last || !node.reads_channels_last.empty()) {
