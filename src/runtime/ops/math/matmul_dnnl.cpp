@@ -469,7 +469,7 @@ Tensor run_small_product(KernelContext& ctx, const float* x, int64_t ldx, int64_
   // product is bound by reading the weights; below ~64K of them (~20 us) the hand-off to a
   // polling worker (a few us) is no longer small beside what the split saves.
   constexpr int64_t kMinParallelWeights = int64_t{1} << 16;
-  if (ctx.num_threads() > 1 && n * k >= kMinParallelWeights && n >= 16 * ctx.num_threads()) {
+  if (ctx.num_threads() > 1 && n * k >= kMinParallelWeights && n >= 2 * ctx.num_threads()) {
     ctx.parallel_for(n, [&](int64_t begin, int64_t end) { weights.multiply_columns(x, ldx, rows, begin, end, y, n); });
   } else {
     weights.multiply_columns(x, ldx, rows, 0, n, y, n);
