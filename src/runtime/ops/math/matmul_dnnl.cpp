@@ -9,8 +9,9 @@
 //   MatMul + Add), Add/Sub/Mul/Div by a constant scalar (attention scaling) and activations
 //   (dnnl_support::append_activation) run as oneDNN bias / post-ops while the output is written.
 // - A product of a few rows against constant weights (M <= small_gemm::kMaxRows) skips oneDNN:
-//   a direct vectorized loop over weights kept as [N, K] (matmul_fast.h) with the same epilogue,
-//   because a primitive's per-call cost is several times such a product's arithmetic.
+//   a direct vectorized loop over weights kept as [N, K], or large ones read in place as [K, N]
+//   (matmul_fast.h), with the same epilogue, because a primitive's per-call cost is several times
+//   such a product's arithmetic; from 64K weights its output columns split between threads.
 // - bf16 layers of a reduced-precision plan (runtime/reduced_precision.h) with constant weights
 //   run oneDNN's bf16 matmul where the CPU has AVX512-BF16: weights packed as bf16, the source
 //   rows converted to bf16 per run, fp32 accumulation and output.

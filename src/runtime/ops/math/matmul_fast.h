@@ -1,8 +1,9 @@
 // Direct matrix-vector products for the optimized MatMul/Gemm kernels when the product is a few
 // rows against constant weights (classifier heads, openWakeWord's 1x2400 by 2400x32 layers):
 // there the per-call cost of a oneDNN primitive (memory objects, argument maps, streams) is
-// several times the arithmetic, so a plain vectorized loop over weights kept as [N, K] rows is
-// faster. Picked at run time: AVX2+FMA when the CPU has it, else a portable loop.
+// several times the arithmetic, so a plain vectorized loop over weights kept as [N, K] rows (or,
+// past kMaxWeights, read in place as [K, N]) is faster, and it splits between threads by output
+// columns. Picked at run time: AVX2+FMA when the CPU has it, else a portable loop.
 #pragma once
 
 #include <cstdint>
