@@ -22,9 +22,9 @@ constexpr auto kSpinBeforeSleep = std::chrono::microseconds(200);
 struct ThreadPool::Job {
   int64_t n = 0, chunks = 0;
   const std::function<void(int64_t, int64_t)>* fn = nullptr;  // valid while a chunk is unfinished
-  std::atomic<int64_t> next{1};  // next chunk to claim (the caller runs chunk 0 unclaimed)
+  std::atomic<int64_t> next{1};                                // next chunk to claim (the caller runs 0)
   std::atomic<int64_t> done{0};                                // chunks finished
-  std::mutex done_mutex;  // guards error, and the caller's sleep on all_done
+  std::mutex done_mutex;                                       // guards error and the caller's sleep
   std::condition_variable all_done;
   std::exception_ptr error;
 };
@@ -119,8 +119,8 @@ void ThreadPool::parallel_for(int64_t n, const std::function<void(int64_t, int64
   }
   wake_.notify_all();
   // The caller always takes the first chunk, so that a kernel called once per step (a recurrent
-  // layer) finds the same slice of its data in the same core's cache at every step; a worker
-  // that started first would otherwise take it about as often as not.
+  // layer) finds the same slice of its data in the same core's cache at every step (a polling
+  // worker could otherwise claim it first; 2 threads each re-reading 1.5 MB per call: 86 -> 79 us).
   run_chunk(*job, 0);
   run_claimed_chunks(*job);
   {
