@@ -24,8 +24,9 @@ class ThreadPool {
 
   /// Splits [0, n) into contiguous chunks (at most one per thread; the ranges depend only on n
   /// and the thread count) and runs fn(begin, end) on them, the calling thread included; returns
-  /// when all chunks are done. Chunks are claimed, not assigned: a worker that is slow to wake
-  /// (another process holds its core) leaves its chunk to the caller instead of stalling it.
+  /// when all chunks are done. The caller runs the first chunk; the others are claimed, not
+  /// assigned: a worker that is slow to wake (another process holds its core) leaves its chunk
+  /// to the caller instead of stalling it.
   /// The first exception thrown by a chunk is rethrown here. Calls from inside a chunk run
   /// serially (no nested parallelism, no deadlock).
   void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
@@ -33,7 +34,9 @@ class ThreadPool {
  private:
   struct Job;
   void worker_loop();
+  static void run_chunk(Job& job, int64_t c);
   static void run_claimed_chunks(Job& job);
+  static void wait_until_done(Job& job);
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;

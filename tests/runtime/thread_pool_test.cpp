@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 namespace parity::runtime {
 namespace {
@@ -42,6 +44,25 @@ TEST(ThreadPool, BackToBackCallsAndShortLivedPools) {
     for (int call = 0; call < 200; ++call) expected += 1 + call % 5;
     EXPECT_EQ(covered.load(), expected);
   }
+}
+
+TEST(ThreadPool, WaitsForChunksThatOutlastTheCallersPolling) {
+  // The caller polls briefly for the other chunks, then sleeps until the last one ends; a chunk
+  // far longer than the poll (and one that throws late) must still be waited for.
+  ThreadPool pool(2);
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<int> finished{0};
+    pool.parallel_for(2, [&](int64_t b, int64_t) {
+      if (b == 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      ++finished;
+    });
+    EXPECT_EQ(finished.load(), 2);
+  }
+  EXPECT_THROW(pool.parallel_for(2, [](int64_t b, int64_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(b == 1 ? 20 : 0));
+    if (b == 1) throw std::runtime_error("late");
+  }),
+               std::runtime_error);
 }
 
 }  // namespace

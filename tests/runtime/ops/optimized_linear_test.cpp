@@ -547,23 +547,65 @@ TensorMap run_linear(int64_t m, int64_t k, int64_t n, bool trans_b, KernelTier t
   return session.run(feed);
 }
 
-TEST(OptimizedSmallProduct, LargeTransposedWeightsAreUsedInPlaceOnEveryThread) {
-  // A classifier layer at batch 1 beyond kMaxWeights: [N, K] weights take the direct path at any
-  // size (no packed copy), split by output columns over the threads; [K, N] ones still go to oneDNN.
+TEST(OptimizedSmallProduct, LargeWeightsAreUsedInPlaceOnEveryThread) {
+  // A classifier layer at batch 1 beyond kMaxWeights takes the direct path at any size (no packed
+  // or transposed copy), split by output columns over the threads: [N, K] weights as rows of K,
+  // [K, N] ones read row by row of N.
   const int64_t k = 2100, n = 520;
   ASSERT_GT(k * n, runtime::ops::small_gemm::kMaxWeights);
-  for (int64_t m : {1, 3})
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE("m=" + std::to_string(m) + " threads=" + std::to_string(threads));
-      const TensorMap expected = run_linear(m, k, n, true, KernelTier::kReference, 1);
-      TensorMap actual;
-      expect_direct(true, [&] { actual = run_linear(m, k, n, true, KernelTier::kOptimized, threads); });
-      EXPECT_TRUE(tensors_close(actual.at("y"), expected.at("y"), kAtol, kRtol));
-    }
-  const TensorMap expected = run_linear(1, k, n, false, KernelTier::kReference, 1);
+  for (bool trans_b : {true, false})
+    for (int64_t m : {1, 3})
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE("transB=" + std::to_string(trans_b) + " m=" + std::to_string(m) +
+                     " threads=" + std::to_string(threads));
+        const TensorMap expected = run_linear(m, k, n, trans_b, KernelTier::kReference, 1);
+        TensorMap actual;
+        expect_direct(true, [&] { actual = run_linear(m, k, n, trans_b, KernelTier::kOptimized, threads); });
+        EXPECT_TRUE(tensors_close(actual.at("y"), expected.at("y"), kAtol, kRtol));
+      }
+  // More rows than kMaxRows: oneDNN.
+  const TensorMap expected = run_linear(5, k, n, false, KernelTier::kReference, 1);
   TensorMap actual;
-  expect_direct(false, [&] { actual = run_linear(1, k, n, false, KernelTier::kOptimized, 2); });
+  expect_direct(false, [&] { actual = run_linear(5, k, n, false, KernelTier::kOptimized, 2); });
   EXPECT_TRUE(tensors_close(actual.at("y"), expected.at("y"), kAtol, kRtol));
+}
+
+TEST(OptimizedSmallProduct, ProductsSplitBetweenThreadsMatchReference) {
+  // From 64K weights a few-row product is split by output columns; the chunk edges fall inside
+  // SIMD vectors and column blocks (N not a multiple of 8 or of the kernel's block), and large
+  // [K, N] weights with few columns leave chunks narrower than a vector.
+  for (const auto& [k, n] : {std::pair<int64_t, int64_t>{300, 301}, {257, 1029}, {60000, 20}})
+    for (bool trans_b : {true, false})
+      for (int64_t m : {1, 2, 4}) {
+        SCOPED_TRACE("k=" + std::to_string(k) + " n=" + std::to_string(n) + " transB=" + std::to_string(trans_b) +
+                     " m=" + std::to_string(m));
+        const TensorMap expected = run_linear(m, k, n, trans_b, KernelTier::kReference, 1);
+        TensorMap actual;
+        expect_direct(true, [&] { actual = run_linear(m, k, n, trans_b, KernelTier::kOptimized, 2); });
+        EXPECT_TRUE(tensors_close(actual.at("y"), expected.at("y"), kAtol, kRtol));
+      }
+}
+
+TEST(OptimizedSmallProduct, ColumnsOfKnWeightsMatchTheRowsOfKLoop) {
+  // multiply_kn (dispatched and portable) on a column slice of wider [K, N] weights equals
+  // multiply on the same weights transposed to [N, K].
+  const int64_t k = 37, full_n = 1100, begin = 5, n = 1030;  // K's remainder after fours; N's after eights
+  const Tensor w_kn = random_tensor({k, full_n}, 790);
+  Tensor w_nk(DType::kFloat32, {n, k});
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < k; ++i) w_nk.data<float>()[j * k + i] = w_kn.data<float>()[i * full_n + begin + j];
+  for (int64_t rows : {1, 2, 3, 4}) {
+    SCOPED_TRACE("rows=" + std::to_string(rows));
+    const Tensor x = random_tensor({rows, k}, 791);
+    Tensor expected(DType::kFloat32, {rows, n}), fast(DType::kFloat32, {rows, n}), portable(DType::kFloat32, {rows, n});
+    runtime::ops::small_gemm::multiply(x.data<float>(), k, w_nk.data<float>(), n, k, expected.data<float>(), n, rows);
+    runtime::ops::small_gemm::multiply_kn(x.data<float>(), k, w_kn.data<float>() + begin, full_n, n, k,
+                                          fast.data<float>(), n, rows);
+    runtime::ops::small_gemm::multiply_kn_portable(x.data<float>(), k, w_kn.data<float>() + begin, full_n, n, k,
+                                                   portable.data<float>(), n, rows);
+    EXPECT_TRUE(tensors_close(fast, expected, kAtol, kRtol));
+    EXPECT_TRUE(tensors_close(portable, expected, kAtol, kRtol));
+  }
 }
 
 TEST(OptimizedSmallProduct, PortableLoopMatchesTheDispatchedOne) {

@@ -9,8 +9,9 @@
 //   MatMul + Add), Add/Sub/Mul/Div by a constant scalar (attention scaling) and activations
 //   (dnnl_support::append_activation) run as oneDNN bias / post-ops while the output is written.
 // - A product of a few rows against constant weights (M <= small_gemm::kMaxRows) skips oneDNN:
-//   a direct vectorized loop over weights kept as [N, K] (matmul_fast.h) with the same epilogue,
-//   because a primitive's per-call cost is several times such a product's arithmetic.
+//   a direct vectorized loop over weights kept as [N, K], or large ones read in place as [K, N]
+//   (matmul_fast.h), with the same epilogue, because a primitive's per-call cost is several times
+//   such a product's arithmetic; from 64K weights its output columns split between threads.
 // - bf16 layers of a reduced-precision plan (runtime/reduced_precision.h) with constant weights
 //   run oneDNN's bf16 matmul where the CPU has AVX512-BF16: weights packed as bf16, the source
 //   rows converted to bf16 per run, fp32 accumulation and output.
@@ -456,24 +457,23 @@ const Tensor* usable_bias(const KernelContext& ctx, int bias_input, const Shape&
   return last == out_shape.back() || last == 1 ? &bias : nullptr;
 }
 
-/// The direct path for a product of a few rows against constant weights kept as [N, K]: the
-/// product, the bias (broadcast from `bias_dims` = {rows or 1, N or 1}) and the epilogue.
-Tensor run_small_product(KernelContext& ctx, const float* x, int64_t ldx, int64_t rows, const Tensor& w_nk,
-                         const Tensor* bias, const memory::dims& bias_dims, const Epilogue& epilogue,
-                         const std::vector<std::pair<int, const Tensor*>>& residuals, Shape out_shape) {
-  const int64_t n = w_nk.dim(0), k = w_nk.dim(1);
+/// The direct path for a product of a few rows against constant weights (small_gemm::DirectWeights):
+/// the product, the bias (broadcast from `bias_dims` = {rows or 1, N or 1}) and the epilogue.
+Tensor run_small_product(KernelContext& ctx, const float* x, int64_t ldx, int64_t rows,
+                         const small_gemm::DirectWeights& weights, const Tensor* bias, const memory::dims& bias_dims,
+                         const Epilogue& epilogue, const std::vector<std::pair<int, const Tensor*>>& residuals,
+                         Shape out_shape) {
+  const int64_t n = weights.n(), k = weights.k();
   Tensor out = Tensor::uninitialized(DType::kFloat32, std::move(out_shape));
   float* y = out.data<float>();
-  const float* w = w_nk.data<float>();
-  // Large weights (the direct path also serves [N, K] weights of any size): output columns split
-  // over the threads, each streaming its own rows of the weights.
-  constexpr int64_t kMinParallelWeights = int64_t{1} << 20;
+  // Output columns split over the threads, each streaming its own part of the weights. Such a
+  // product is bound by reading the weights; below ~64K of them (~20 us) the hand-off to a
+  // polling worker (a few us) is no longer small beside what the split saves.
+  constexpr int64_t kMinParallelWeights = int64_t{1} << 16;
   if (ctx.num_threads() > 1 && n * k >= kMinParallelWeights && n >= 2 * ctx.num_threads()) {
-    ctx.parallel_for(n, [&](int64_t begin, int64_t end) {
-      small_gemm::multiply(x, ldx, w + begin * k, end - begin, k, y + begin, n, rows);
-    });
+    ctx.parallel_for(n, [&](int64_t begin, int64_t end) { weights.multiply_columns(x, ldx, rows, begin, end, y, n); });
   } else {
-    small_gemm::multiply(x, ldx, w, n, k, y, n, rows);
+    weights.multiply_columns(x, ldx, rows, 0, n, y, n);
   }
   if (bias) {
     const float* b = bias->data<float>();
@@ -757,9 +757,8 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
     const std::optional<Shape> sb = b ? std::optional<Shape>(b->shape()) : init.input_static_shape(1);
     if (sa && sb) epilogue_.static_out = matmul_shape(*sa, *sb);
     if (b && b->dtype() == DType::kFloat32) constant_b_ = std::move(b);
-    if (constant_b_ && constant_b_->rank() >= 2 && constant_b_->numel() <= small_gemm::kMaxWeights &&
-        constant_b_->numel() == constant_b_->dim(-2) * constant_b_->dim(-1))
-      small_b_ = small_gemm::as_rows_of_k(*constant_b_, false);
+    if (constant_b_ && constant_b_->rank() >= 2 && constant_b_->numel() == constant_b_->dim(-2) * constant_b_->dim(-1))
+      small_b_.emplace(*constant_b_, false);
     bf16_ = constant_b_ && native_bf16(init);
     if (constant_b_ && constant_b_->rank() == 2 && compute_precision_of(init) == DType::kInt8) {
       int8_.start(*constant_b_, false);
@@ -781,7 +780,7 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
 
   ReferenceChain chain_;
   std::optional<Tensor> constant_b_;
-  std::optional<Tensor> small_b_;  // constant B as [N, K] for the direct small-product path
+  std::optional<small_gemm::DirectWeights> small_b_;  // constant B for the direct small-product path
   Epilogue epilogue_;
   ds::ShapeCache<MatMulPrimitive> cache_;
   Int8Product int8_;
@@ -901,12 +900,10 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
       constant_c_ = init.constant_input(2)->clone();
       for (float& v : constant_c_->values<float>()) v *= beta;
     }
-    // Weights already [N, K] (transB, torch's nn.Linear export) take the direct path at any size:
-    // a product of a few rows streams them once in any layout, so they are used in place, where
-    // packing them would double their memory and take longer than the product (a 411 MB
-    // classifier layer: 6 s on a busy machine).
-    if (constant_b_ && (constant_b_->numel() <= small_gemm::kMaxWeights || trans_b_))
-      small_b_ = small_gemm::as_rows_of_k(*constant_b_, trans_b_);
+    // Products of a few rows take the direct path at any weight size: it streams large weights
+    // once, in place, where packing them would double their memory and take longer than the
+    // product (a 411 MB classifier layer: 6 s on a busy machine).
+    if (constant_b_) small_b_.emplace(*constant_b_, trans_b_);
     bf16_ = constant_b_ && native_bf16(init);
     if (constant_b_ && !trans_a_ && compute_precision_of(init) == DType::kInt8) {
       int8_.start(*constant_b_, trans_b_);
@@ -954,7 +951,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
   bool trans_a_, trans_b_, has_c_;
   std::optional<Tensor> constant_b_;  // alpha * B when B is constant
   std::optional<Tensor> constant_c_;  // beta * C when beta != 1
-  std::optional<Tensor> small_b_;     // alpha * B as [N, K] for the direct small-product path
+  std::optional<small_gemm::DirectWeights> small_b_;  // alpha * B for the direct small-product path
   Epilogue epilogue_;
   ds::ShapeCache<MatMulPrimitive> cache_;
   Int8Product int8_;

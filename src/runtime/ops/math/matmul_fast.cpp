@@ -1,5 +1,6 @@
 #include "runtime/ops/math/matmul_fast.h"
 
+#include <algorithm>
 #include <atomic>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -31,7 +32,69 @@ void multiply_baseline(const float* x, int64_t ldx, const float* w, int64_t n, i
   }
 }
 
+/// Outputs per pass of multiply_kn: rows x this many partial sums stay in L1 while the weights'
+/// rows stream through, each read once.
+constexpr int64_t kKnColumnBlock = 512;
+
+void multiply_kn_baseline(const float* x, int64_t ldx, const float* w, int64_t ldw, int64_t n, int64_t k_dim,
+                          float* y, int64_t ldy, int64_t rows) {
+  for (int64_t j0 = 0; j0 < n; j0 += kKnColumnBlock) {
+    const int64_t cols = std::min(kKnColumnBlock, n - j0);
+    for (int64_t r = 0; r < rows; ++r) std::fill_n(y + r * ldy + j0, cols, 0.0f);
+    for (int64_t k = 0; k < k_dim; ++k) {
+      const float* wk = w + k * ldw + j0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float xv = x[r * ldx + k];
+        float* yr = y + r * ldy + j0;
+        for (int64_t j = 0; j < cols; ++j) yr[j] += xv * wk[j];
+      }
+    }
+  }
+}
+
 #if PARITY_SMALL_GEMM_AVX2
+/// Four rows of the weights per pass over a block of outputs: each partial sum is loaded and
+/// stored once per four multiply-adds, and the four rows stream side by side.
+__attribute__((target("avx2,fma"))) void multiply_kn_avx2(const float* x, int64_t ldx, const float* w, int64_t ldw,
+                                                           int64_t n, int64_t k_dim, float* y, int64_t ldy,
+                                                           int64_t rows) {
+  for (int64_t j0 = 0; j0 < n; j0 += kKnColumnBlock) {
+    const int64_t cols = std::min(kKnColumnBlock, n - j0), cols_vec = cols & ~int64_t{7};
+    for (int64_t r = 0; r < rows; ++r) std::fill_n(y + r * ldy + j0, cols, 0.0f);
+    int64_t k = 0;
+    for (; k + 4 <= k_dim; k += 4) {
+      const float* w0 = w + k * ldw + j0;
+      const float* w1 = w0 + ldw;
+      const float* w2 = w1 + ldw;
+      const float* w3 = w2 + ldw;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* xr = x + r * ldx + k;
+        const __m256 x0 = _mm256_set1_ps(xr[0]), x1 = _mm256_set1_ps(xr[1]);
+        const __m256 x2 = _mm256_set1_ps(xr[2]), x3 = _mm256_set1_ps(xr[3]);
+        float* yr = y + r * ldy + j0;
+        int64_t j = 0;
+        for (; j < cols_vec; j += 8) {
+          __m256 acc = _mm256_loadu_ps(yr + j);
+          acc = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + j), x0, acc);
+          acc = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + j), x1, acc);
+          acc = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + j), x2, acc);
+          acc = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + j), x3, acc);
+          _mm256_storeu_ps(yr + j, acc);
+        }
+        for (; j < cols; ++j) yr[j] += xr[0] * w0[j] + xr[1] * w1[j] + xr[2] * w2[j] + xr[3] * w3[j];
+      }
+    }
+    for (; k < k_dim; ++k) {
+      const float* wk = w + k * ldw + j0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float xv = x[r * ldx + k];
+        float* yr = y + r * ldy + j0;
+        for (int64_t j = 0; j < cols; ++j) yr[j] += xv * wk[j];
+      }
+    }
+  }
+}
+
 __attribute__((target("avx2,fma"))) inline float horizontal_sum(__m256 v) {
   const __m128 lo = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 shuffled = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
@@ -145,6 +208,15 @@ __attribute__((target("avx2,fma"))) void multiply_avx2(const float* x, int64_t l
 #endif
 
 using MultiplyFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, float*, int64_t, int64_t);
+using MultiplyKnFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int64_t, float*, int64_t,
+                              int64_t);
+
+MultiplyKnFn pick_kn() {
+#if PARITY_SMALL_GEMM_AVX2
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return multiply_kn_avx2;
+#endif
+  return multiply_kn_baseline;
+}
 
 MultiplyFn pick() {
 #if PARITY_SMALL_GEMM_AVX2
@@ -160,6 +232,33 @@ void multiply(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t
   static const MultiplyFn fn = pick();
   g_runs.fetch_add(1, std::memory_order_relaxed);
   fn(x, ldx, w_nk, n, k_dim, y, ldy, rows);
+}
+
+void multiply_kn(const float* x, int64_t ldx, const float* w_kn, int64_t ldw, int64_t n, int64_t k_dim, float* y,
+                 int64_t ldy, int64_t rows) {
+  static const MultiplyKnFn fn = pick_kn();
+  g_runs.fetch_add(1, std::memory_order_relaxed);
+  fn(x, ldx, w_kn, ldw, n, k_dim, y, ldy, rows);
+}
+
+void multiply_kn_portable(const float* x, int64_t ldx, const float* w_kn, int64_t ldw, int64_t n, int64_t k_dim,
+                          float* y, int64_t ldy, int64_t rows) {
+  multiply_kn_baseline(x, ldx, w_kn, ldw, n, k_dim, y, ldy, rows);
+}
+
+DirectWeights::DirectWeights(const Tensor& weights, bool transposed) {
+  const Shape& s = weights.shape();
+  rows_of_k_ = transposed || weights.numel() <= kMaxWeights;
+  values_ = rows_of_k_ ? as_rows_of_k(weights, transposed) : weights.reshaped({s[s.size() - 2], s.back()});
+  n_ = rows_of_k_ ? values_.dim(0) : values_.dim(1);
+  k_ = rows_of_k_ ? values_.dim(1) : values_.dim(0);
+}
+
+void DirectWeights::multiply_columns(const float* x, int64_t ldx, int64_t rows, int64_t begin, int64_t end, float* y,
+                                     int64_t ldy) const {
+  const float* w = values_.data<float>();
+  if (rows_of_k_) multiply(x, ldx, w + begin * k_, end - begin, k_, y + begin, ldy, rows);
+  else multiply_kn(x, ldx, w + begin, n_, end - begin, k_, y + begin, ldy, rows);
 }
 
 Tensor as_rows_of_k(const Tensor& weights, bool transposed) {
