@@ -574,9 +574,10 @@ TEST(OptimizedSmallProduct, ProductsSplitBetweenThreadsMatchReference) {
   // From 64K weights a few-row product is split by output columns; the chunk edges fall inside
   // SIMD vectors and column blocks (N not a multiple of 8 or of the kernel's block), and large
   // [K, N] weights with few columns leave chunks narrower than a vector.
-  for (const auto& [k, n] : {std::pair<int64_t, int64_t>{300, 301}, {257, 1029}, {60000, 20}})
+  for (const auto& [k_case, n_case] : {std::pair<int64_t, int64_t>{300, 301}, {257, 1029}, {60000, 20}})
     for (bool trans_b : {true, false})
       for (int64_t m : {1, 2, 4}) {
+        const int64_t k = k_case, n = n_case;  // clang 14 cannot capture structured bindings
         SCOPED_TRACE("k=" + std::to_string(k) + " n=" + std::to_string(n) + " transB=" + std::to_string(trans_b) +
                      " m=" + std::to_string(m));
         const TensorMap expected = run_linear(m, k, n, trans_b, KernelTier::kReference, 1);
