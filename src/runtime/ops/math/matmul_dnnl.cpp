@@ -757,9 +757,12 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
     const std::optional<Shape> sb = b ? std::optional<Shape>(b->shape()) : init.input_static_shape(1);
     if (sa && sb) epilogue_.static_out = matmul_shape(*sa, *sb);
     if (b && b->dtype() == DType::kFloat32) constant_b_ = std::move(b);
-    if (constant_b_ && constant_b_->rank() >= 2 && constant_b_->numel() == constant_b_->dim(-2) * constant_b_->dim(-1))
-      small_b_.emplace(*constant_b_, false);
     bf16_ = constant_b_ && native_bf16(init);
+    // A bf16 layer's large weights stay on oneDNN's bf16 path: a few-row product is bound by
+    // reading the weights, and bf16 reads half the bytes of the fp32 direct loop.
+    if (constant_b_ && constant_b_->rank() >= 2 && constant_b_->numel() == constant_b_->dim(-2) * constant_b_->dim(-1) &&
+        (!bf16_ || constant_b_->numel() <= small_gemm::kMaxWeights))
+      small_b_.emplace(*constant_b_, false);
     if (constant_b_ && constant_b_->rank() == 2 && compute_precision_of(init) == DType::kInt8) {
       int8_.start(*constant_b_, false);
       return;  // the int8 weights pack on first use; fp32 ones only if the int8 path is declined
@@ -903,8 +906,11 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
     // Products of a few rows take the direct path at any weight size: it streams large weights
     // once, in place, where packing them would double their memory and take longer than the
     // product (a 411 MB classifier layer: 6 s on a busy machine).
-    if (constant_b_) small_b_.emplace(*constant_b_, trans_b_);
+    // [N, K] weights (transB) stayed direct at any size before the [K, N] loop existed, bf16 or not;
+    // other large bf16 weights stay on oneDNN's bf16 path, which reads half the bytes.
     bf16_ = constant_b_ && native_bf16(init);
+    if (constant_b_ && (!bf16_ || trans_b_ || constant_b_->numel() <= small_gemm::kMaxWeights))
+      small_b_.emplace(*constant_b_, trans_b_);
     if (constant_b_ && !trans_a_ && compute_precision_of(init) == DType::kInt8) {
       int8_.start(*constant_b_, trans_b_);
       return;  // the int8 weights pack on first use
