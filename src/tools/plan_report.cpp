@@ -49,8 +49,8 @@ std::string plan_report_text(const runtime::plan::PlanSummary& p, bool layers, b
            "\n";
   out += fmt::format("\n---- {} Layer(s) ----\n", p.layers.size());
   out += fmt::format("{} nodes fused into their producers, {} Constant nodes folded into weights, {} values handed "
-                     "over channels-last\n",
-                     p.fused_nodes, p.folded_constants, p.channels_last_values);
+                     "over channels-last, {} Concats without copies in {} shared buffers\n",
+                     p.fused_nodes, p.folded_constants, p.channels_last_values, p.placed_concats, p.shared_buffers);
   if (!layers) return out;
   for (size_t i = 0; i < p.layers.size(); ++i) {
     const auto& l = p.layers[i];
@@ -93,6 +93,8 @@ std::string plan_report_json(const runtime::plan::PlanSummary& p, bool layers, b
                  {"scratch_bytes", nullptr}};
   j["fused_nodes"] = p.fused_nodes;
   j["channels_last_values"] = p.channels_last_values;
+  j["placed_concats"] = p.placed_concats;
+  j["shared_buffers"] = p.shared_buffers;
   j["folded_constants"] = p.folded_constants;
   j["num_layers"] = p.layers.size();
   if (layers) {

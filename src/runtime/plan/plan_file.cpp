@@ -975,6 +975,8 @@ PlanSummary summarize_plan(const fs::path& path) {
   s.file_bytes = parsed.bytes->size_bytes();
   s.fused_nodes = pg.fused_nodes();
   s.channels_last_values = pg.channels_last_values();
+  s.shared_buffers = pg.shared_buffers_size();
+  for (const auto& node : pg.nodes()) s.placed_concats += node.placed_concat() ? 1 : 0;
   std::set<int> initializer_inputs;
   for (int i = 0; i < pg.inputs_size(); ++i) {
     if (i < pg.input_slots_size() && pg.input_slots(i) < pg.is_initializer_size() && pg.is_initializer(pg.input_slots(i)))

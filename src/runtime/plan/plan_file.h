@@ -98,6 +98,8 @@ struct PlanSummary {
   int fused_nodes = 0;
   int folded_constants = 0;           // Constant nodes computed at build time (not layers)
   int channels_last_values = 0;
+  int placed_concats = 0;             // Concats whose inputs are written into a shared buffer
+  int shared_buffers = 0;             // the buffers they share (runtime/rewrites/concat_placement.h)
   std::vector<Layer> layers;
 };
 /// Reads and validates a plan file (same checks as load_plan) without building kernels.

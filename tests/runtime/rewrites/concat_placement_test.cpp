@@ -7,9 +7,12 @@
 #include "runtime/rewrites/concat_placement.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -372,7 +375,8 @@ TEST(ConcatPlacement, ObserversSeeEveryValueInMemoryOfItsOwn) {
 TEST(ConcatPlacement, SavedPlanKeepsThePlacementAndTheOutputs) {
   const onnx::ModelProto model = dense_block_model({});
   const Session built = Session::create(model).value();
-  const Session loaded = plan::load_plan_bytes(plan::plan_to_bytes(built)).value();
+  const std::string bytes = plan::plan_to_bytes(built);
+  const Session loaded = plan::load_plan_bytes(bytes).value();
   EXPECT_EQ(loaded.plan().shared_buffers_.size(), built.plan().shared_buffers_.size());
   EXPECT_EQ(loaded.plan().placed_values_.size(), built.plan().placed_values_.size());
   EXPECT_EQ(placed_concats(loaded.plan()), placed_concats(built.plan()));
@@ -383,6 +387,16 @@ TEST(ConcatPlacement, SavedPlanKeepsThePlacementAndTheOutputs) {
     EXPECT_TRUE(want.at(name).bit_equal(got.at(name))) << name;
   const std::vector<Value> frame = run_keeping_every_value(loaded, feed.at("x"));
   EXPECT_EQ(data_of(frame, loaded.plan(), "joined"), data_of(frame, loaded.plan(), "f0"));
+
+  // `inspect model X.plan` counts them.
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("concat_placement_" + std::to_string(::getpid()) + ".plan");
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  const plan::PlanSummary summary = plan::summarize_plan(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(summary.placed_concats, placed_concats(built.plan()));
+  EXPECT_GT(summary.placed_concats, 1);
+  EXPECT_EQ(summary.shared_buffers, static_cast<int>(built.plan().shared_buffers_.size()));
 }
 
 TEST(ConcatPlacement, InconsistentPlacementsAreFound) {
