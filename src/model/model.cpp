@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <functional>
 #include <set>
 
@@ -177,11 +178,15 @@ std::string serialize_model(const Model& model) {
 
 namespace {
 
+/// The bytes a tensor's dims and type call for, saturating at INT64_MAX: the dims come from the
+/// file, so a crafted product overflows (fuzz_model_save), and every caller then refuses a size
+/// no file or protobuf can have.
 int64_t tensor_bytes(const onnx::TensorProto& t) {
   const auto dtype = static_cast<DType>(t.data_type());
   if (!is_valid_dtype(dtype) || dtype == DType::kString) return 0;
   int64_t n = static_cast<int64_t>(dtype_size(dtype));
-  for (int64_t d : t.dims()) n *= std::max<int64_t>(d, 0);
+  for (int64_t d : t.dims())
+    if (__builtin_mul_overflow(n, std::max<int64_t>(d, 0), &n)) return std::numeric_limits<int64_t>::max();
   return n;
 }
 
@@ -297,7 +302,8 @@ void save_impl(const Model& model, const fs::path& path, const SaveOptions& opti
   // Refuse before reading anything when inlining external tensors would pass the protobuf limit.
   uint64_t inlined = 0;
   for_each_tensor(out, [&](onnx::TensorProto& t) {
-    if (has_external_data(t) && !goes_external(t) && !is_weightless(t) && !model.external_data_ignored()) inlined += static_cast<uint64_t>(tensor_bytes(t));
+    if (has_external_data(t) && !goes_external(t) && !is_weightless(t) && !model.external_data_ignored())
+      inlined = std::min<uint64_t>(inlined + static_cast<uint64_t>(tensor_bytes(t)), std::numeric_limits<int64_t>::max());
   });
   PARITY_CHECK(out.ByteSizeLong() + inlined <= kProtobufLimit, kInvalidArgument, "the model would be ",
                out.ByteSizeLong() + inlined,

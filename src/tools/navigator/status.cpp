@@ -4,6 +4,8 @@
 
 #include <fstream>
 #include <iterator>
+#include <set>
+#include <string>
 
 #include "core/formats/file_io.h"
 #include "core/status.h"
@@ -287,9 +289,14 @@ WorkspaceStatus status_from_yaml(const std::string& text, const std::string& wha
     for (const auto& entry : root["samples"])
       status.sample_counts[entry.first.as<std::string>()] = entry.second.as<int64_t>();
     status.source_outputs_failure = get_or<std::string>(root, "source_outputs_failure", "");
+    // YAML lets a mapping name a key twice; a status naming a format (or a format a runtime)
+    // twice is ambiguous, and written back it would keep only one of them.
+    std::set<std::string> format_names;
     for (const auto& entry : root["formats"]) {
       FormatStatus f;
       f.format = entry.first.as<std::string>();
+      PARITY_CHECK(format_names.insert(f.format).second, kInvalidModel, what, ": format ", f.format,
+                   " is listed twice");
       f.model_path = get_or<std::string>(entry.second, "model_path", "");
       // A package comes from elsewhere: its model paths must stay inside the workspace.
       const std::filesystem::path model_path(f.model_path);
@@ -298,9 +305,12 @@ WorkspaceStatus status_from_yaml(const std::string& text, const std::string& wha
       PARITY_CHECK(!escapes, kInvalidModel, what, ": format ", f.format, " has model_path '", f.model_path,
                    "', which leads outside the workspace");
       f.export_step = step_from_node(entry.second["export"]);
+      std::set<std::string> runtime_names;
       for (const auto& r : entry.second["runtimes"]) {
         RuntimeStatus runtime;
         runtime.runtime = r.first.as<std::string>();
+        PARITY_CHECK(runtime_names.insert(runtime.runtime).second, kInvalidModel, what, ": format ", f.format,
+                     " lists runtime ", runtime.runtime, " twice");
         for (const auto& step : cell_steps())
           if (r.second[step]) runtime.steps[step] = step_from_node(r.second[step]);
         f.runtimes.push_back(std::move(runtime));

@@ -188,6 +188,27 @@ TEST(NavigatorStatus, YamlRoundTripKeepsEveryField) {
   EXPECT_THROW(nav::status_from_yaml("[1, 2", "x.yaml"), Error);
 }
 
+// Found by fuzz_nav_package: YAML lets a mapping repeat a key, and a status.yaml naming a format
+// twice read as two formats but was written back as one (the round trip lost a format).
+TEST(NavigatorStatus, AFormatOrRuntimeNamedTwiceIsOneLine) {
+  const std::string twice_format =
+      "format_version: 1\nformats:\n  onnx:\n    model_path:ts:\n  onnx:\n    model_path: onnx/model.onnx\n"
+      "    export: {status: OK}\n    runtimes: {ref: {cnnversion: {status: OK}, correctness: {status: OK}}}";
+  const std::string twice_runtime =
+      "format_version: 1\nformats:\n  onnx:\n    model_path: onnx/model.onnx\n"
+      "    runtimes: {ref: {correctness: {status: OK}}, ref: {correctness: {status: FAIL}}}";
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {twice_format, "status.yaml: format onnx is listed twice"},
+           {twice_runtime, "status.yaml: format onnx lists runtime ref twice"}}) {
+    try {
+      nav::status_from_yaml(text, "status.yaml");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A zip with one crafted entry (name, and a symlink when link_target is set) beside status.yaml.
 void write_crafted_zip(const fs::path& path, const std::string& name, const std::string& link_target = {}) {
   int error = 0;
