@@ -28,6 +28,13 @@ class ChannelsLastKernel {
   /// the planner then hands it channels-last inputs only where its own output is handed off too,
   /// so the layout conversion is not merely moved into this kernel.
   virtual bool passes_layout_through() const { return false; }
+  /// Whether writing channels-last makes this kernel change the layout itself (it reads NCHW;
+  /// BatchNormalization reading a Concat's shared buffer): the planner then hands its output off
+  /// only to readers that prefer channels-last, which would otherwise convert it themselves.
+  virtual bool converts_to_channels_last() const { return false; }
+  /// Whether reading input `input` channels-last spares this kernel a layout conversion of its
+  /// own (oneDNN convolutions reorder an NCHW input into the channels-last order they compute in).
+  virtual bool prefers_channels_last(size_t /*input*/) const { return false; }
 };
 
 /// Strides of a channels-last buffer holding a tensor of NCHW-style `shape` (rank >= 3).

@@ -396,7 +396,9 @@ void fuse_tails(Subgraph& g, std::vector<std::vector<int>>& uses, const PlanEnv&
 /// Channels-last hand-off (runtime/channels_last.h): a producer writes channels-last when every
 /// node reading its output reads it through an input that accepts channels-last. A value that is a
 /// graph output, that a node reads without listing it as an input (a subgraph capture), or that
-/// lives in a Concat's shared buffer (whose slices are NCHW blocks) keeps the ONNX layout.
+/// lives in a Concat's shared buffer (whose slices are NCHW blocks) keeps the ONNX layout. A
+/// producer that would change the layout itself to write channels-last (BatchNormalization reading
+/// such a buffer) hands off only to readers that would otherwise change it (convolutions).
 void hand_off_channels_last(Subgraph& g, const std::vector<std::vector<int>>& uses) {
   std::vector<bool> keep_layout(g.slot_names_.size(), false);
   for (int s : g.output_slots_) keep_layout[s] = true;
@@ -424,12 +426,21 @@ void hand_off_channels_last(Subgraph& g, const std::vector<std::vector<int>>& us
     }
     return true;
   };
+  // Whether every reader of `slot` would convert an NCHW value itself (after readers_accept).
+  auto readers_prefer = [&](int slot) {
+    for (auto [j, k] : readers[slot]) {
+      auto* reader = dynamic_cast<ChannelsLastKernel*>(g.nodes_[j].kernel.get());
+      if (!reader || !reader->prefers_channels_last(k)) return false;
+    }
+    return true;
+  };
   for (auto& node : g.nodes_) {
     auto* producer = dynamic_cast<ChannelsLastKernel*>(node.kernel.get());
     if (!producer || !producer->can_write_channels_last()) continue;
     const auto live = std::count_if(node.outputs.begin(), node.outputs.end(), [](int s) { return s >= 0; });
     const int slot = node.outputs.empty() ? -1 : node.outputs[0];
     if (live != 1 || !readers_accept(slot, 0)) continue;
+    if (producer->converts_to_channels_last() && !readers_prefer(slot)) continue;
     producer->write_channels_last();
     node.writes_channels_last = true;
     ++g.channels_last_values_;

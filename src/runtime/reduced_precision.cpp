@@ -512,6 +512,14 @@ class ReducedPrecisionKernel : public Kernel,
     auto* c = dynamic_cast<const ChannelsLastKernel*>(inner_.get());
     return c && c->passes_layout_through();
   }
+  bool converts_to_channels_last() const override {
+    auto* c = dynamic_cast<const ChannelsLastKernel*>(inner_.get());
+    return c && c->converts_to_channels_last();
+  }
+  bool prefers_channels_last(size_t input) const override {
+    auto* c = dynamic_cast<const ChannelsLastKernel*>(inner_.get());
+    return c && c->prefers_channels_last(input);
+  }
   std::optional<PackedState> packed_state() const override {
     auto* p = dynamic_cast<const PackedStateKernel*>(inner_.get());
     return p ? p->packed_state() : std::nullopt;

@@ -1,14 +1,18 @@
 // Optimized BatchNormalization (ops/nn/batch_norm_fast.cpp) and Resize
 // (ops/nn/resize_fast.cpp) against the reference kernels, and what they decline; BatchNormalization
-// between convolutions in channels-last order.
+// between convolutions in channels-last order, and changing an NCHW input into channels-last
+// order for a convolution (ops/nn/batch_norm_layout.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
 #include "op_tester.h"
 #include "runtime/model_builder.h"
+#include "runtime/ops/nn/batch_norm_layout.h"
+#include "runtime/plan/plan_file.h"
 #include "runtime/session_test_util.h"
 #include "runtime/subgraph.h"
 
@@ -141,6 +145,145 @@ TEST(OptimizedBatchNorm, BetweenConvolutionsStaysChannelsLast) {
 #endif
     }
   }
+}
+
+/// What scale_shift_to_channels_last must write: the NCHW loop's expressions, element by element.
+float normalized(float x, float a, float b, bool relu) {
+  const float v = x * a + b;
+  return relu && !(v > 0.0f || v != v) ? 0.0f : v;
+}
+
+TEST(BatchNormToChannelsLast, EveryTileAndTailMatchesTheNchwFormulaBitForBit) {
+  using Loop = void (*)(const float*, const float*, const float*, bool, int64_t, int64_t, int64_t, int64_t, float*);
+  const Loop loops[] = {nn::scale_shift_to_channels_last, nn::scale_shift_to_channels_last_portable};
+  const float edge[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -1e-40f};
+  // Channel counts below, at and around the 8-channel tiles; pixel counts around the 8-pixel
+  // tiles and the 64-pixel blocks (DenseNet's 7 x 7 and 14 x 14 maps among them).
+  for (int64_t channels : {1, 3, 8, 13, 32, 37})
+    for (int64_t pixels : {1, 5, 8, 49, 64, 67, 196})
+      for (bool relu : {false, true}) {
+        Tensor x = random_tensor({channels, pixels}, static_cast<uint32_t>(channels * 1000 + pixels), -3, 3);
+        for (int64_t i = 0; i < x.numel() && i < 7; ++i) x.data<float>()[i * 3 % x.numel()] = edge[i];
+        const Tensor scale = random_tensor({channels}, 91), shift = random_tensor({channels}, 92);
+        const float* a = scale.data<float>();
+        const float* b = shift.data<float>();
+        // The whole map, and a range that starts and ends inside tiles (a thread's share).
+        const std::pair<int64_t, int64_t> ranges[] = {{0, pixels}, {pixels / 3, pixels - pixels / 4}};
+        for (Loop loop : loops)
+          for (auto [begin, end] : ranges) {
+            std::vector<float> y(static_cast<size_t>(channels * pixels), 12345.0f);
+            loop(x.data<float>(), a, b, relu, channels, pixels, begin, end, y.data());
+            for (int64_t p = 0; p < pixels; ++p)
+              for (int64_t c = 0; c < channels; ++c) {
+                const float got = y[static_cast<size_t>(p * channels + c)];
+                const float want = p >= begin && p < end ? normalized(x.data<float>()[c * pixels + p], a[c], b[c], relu)
+                                                         : 12345.0f;  // outside the range: untouched
+                ASSERT_TRUE(std::memcmp(&got, &want, sizeof got) == 0 || (got != got && want != want))
+                    << "channels " << channels << " pixels " << pixels << " relu " << relu << " range [" << begin
+                    << ", " << end << ") at c " << c << " p " << p << ": " << got << " vs " << want;
+              }
+          }
+      }
+}
+
+/// x (a graph input, so NCHW) -> BatchNormalization (-> Relu) -> Conv 3x3 into "y"; `side` adds
+/// a second reader of the normalized map, a Sigmoid into "s".
+onnx::ModelProto normalized_input_model(const Shape& x, bool relu, bool side = false) {
+  testing::ModelBuilder b(15);
+  const int64_t c = x[1];
+  b.input("x", DType::kFloat32, x);
+  b.initializer("scale", random_tensor({c}, 81)).initializer("bias", random_tensor({c}, 82));
+  b.initializer("mean", random_tensor({c}, 83)).initializer("var", random_tensor({c}, 84, 0.1f, 3.0f));
+  b.initializer("w", random_tensor({6, c, 3, 3}, 85, -0.5f, 0.5f));
+  b.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"n"}, "bn");
+  const std::string conv_input = relu ? "r" : "n";
+  if (relu) b.node("Relu", {"n"}, {"r"}, "relu");
+  auto* pads = b.node("Conv", {conv_input, "w"}, {"y"}, "conv").add_attribute();
+  pads->set_name("pads");
+  pads->set_type(onnx::AttributeProto::INTS);
+  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  b.output("y", DType::kFloat32, {});
+  if (side) {
+    b.node("Sigmoid", {conv_input}, {"s"}, "side");
+    b.output("s", DType::kFloat32, {});
+  }
+  return b.model();
+}
+
+const PlannedNode& planned(const Session& session, const std::string& name) {
+  for (const auto& node : session.plan().nodes_)
+    if (node.spec.name == name) return node;
+  throw std::runtime_error("no node " + name);
+}
+
+void expect_matches_reference(const onnx::ModelProto& model, const TensorMap& feed, const std::string& what) {
+  const TensorMap expected = testing::session_with_kernels(model, KernelTier::kReference).run(feed);
+  for (int threads : {1, 2, 3}) {
+    SessionOptions options;
+    options.threads = threads;
+    const TensorMap got = Session::create(model, options).value().run(feed);
+    for (const auto& [name, t] : expected)
+      EXPECT_TRUE(testing::tensors_close(got.at(name), t, 2e-4, 2e-4))  // oneDNN sums in its own order
+          << what << " " << name << " threads " << threads;
+  }
+}
+
+TEST(BatchNormToChannelsLast, ReadsNchwAndWritesChannelsLastForAConvolution) {
+  // Odd channel counts, batches above 1, maps of a tile's size and large enough to split over
+  // threads; a dynamic batch (the kernel takes the run's shape).
+  for (const Shape& shape : {Shape{1, 5, 7, 9}, Shape{2, 13, 8, 8}, Shape{3, 3, 1, 1}, Shape{2, 16, 40, 41}})
+    for (bool relu : {false, true}) {
+      const std::string what = shape_to_string(shape) + (relu ? " relu" : "");
+      Tensor x = random_tensor(shape, 86, -3, 3);
+      x.data<float>()[0] = NAN;
+      x.data<float>()[1] = -0.0f;
+      TensorMap feed;
+      feed.set("x", x);
+      const onnx::ModelProto model = normalized_input_model(shape, relu);
+      expect_matches_reference(model, feed, what);
+#if PARITY_HAVE_DNNL
+      const Session session = Session::create(model).value();
+      const PlannedNode& bn = planned(session, "bn");
+      EXPECT_TRUE(bn.writes_channels_last && bn.reads_channels_last.empty()) << what;
+      EXPECT_EQ(planned(session, "conv").reads_channels_last, std::vector<size_t>{0}) << what;
+#endif
+    }
+  Shape dynamic{-1, 5, 6, 7};
+  const onnx::ModelProto model = normalized_input_model(dynamic, true);
+  for (int64_t batch : {1, 3}) {
+    TensorMap feed;
+    feed.set("x", random_tensor({batch, 5, 6, 7}, 87));
+    expect_matches_reference(model, feed, "dynamic batch " + std::to_string(batch));
+  }
+}
+
+TEST(BatchNormToChannelsLast, KeepsNchwWhereAReaderWouldNotConvertItself) {
+  // The normalized map also feeds a Sigmoid, which reads NCHW: the layout change would only move.
+  const onnx::ModelProto model = normalized_input_model({1, 5, 7, 9}, true, /*side=*/true);
+  TensorMap feed;
+  feed.set("x", random_tensor({1, 5, 7, 9}, 88));
+  expect_matches_reference(model, feed, "two readers");
+  const Session session = Session::create(model).value();
+  EXPECT_FALSE(planned(session, "bn").writes_channels_last);
+  // Unfused plans (hooks, "mark all") keep every value in the ONNX layout.
+  SessionOptions unfused;
+  unfused.fuse = false;
+  const Session plain = Session::create(normalized_input_model({1, 5, 7, 9}, true), unfused).value();
+  EXPECT_FALSE(planned(plain, "bn").writes_channels_last);
+}
+
+TEST(BatchNormToChannelsLast, SavedPlanKeepsTheLayoutChange) {
+  const onnx::ModelProto model = normalized_input_model({2, 7, 9, 9}, true);
+  const Session built = Session::create(model).value();
+  const Session loaded = plan::load_plan_bytes(plan::plan_to_bytes(built)).value();
+  const PlannedNode& bn = planned(loaded, "bn");
+  EXPECT_EQ(bn.writes_channels_last, planned(built, "bn").writes_channels_last);
+  EXPECT_TRUE(bn.reads_channels_last.empty());
+  TensorMap feed;
+  feed.set("x", random_tensor({2, 7, 9, 9}, 89));
+  const TensorMap want = built.run(feed);
+  const TensorMap got = loaded.run(feed);
+  for (const auto& name : want.names()) EXPECT_TRUE(want.at(name).bit_equal(got.at(name))) << name;
 }
 
 OpTester resize(const Tensor& x, const std::string& mode, const std::string& coord, const std::string& nearest,

@@ -175,6 +175,14 @@ TEST(ConcatPlacement, DenseBlockSharesOneBufferAndEachConcatIsAViewOfIt) {
   for (const auto& node : plan.nodes_)
     EXPECT_FALSE(node.writes_channels_last && !node.outputs.empty() && plan.placed_values_.count(node.outputs[0]))
         << node.label;
+#if PARITY_HAVE_DNNL
+  // Each BatchNormalization reads its Concat's NCHW view and hands its convolution channels-last
+  // (ops/nn/batch_norm_layout.h), so the convolution does not reorder its input.
+  for (const auto& node : plan.nodes_) {
+    if (node.spec.op_type != "BatchNormalization") continue;
+    EXPECT_TRUE(node.writes_channels_last && node.reads_channels_last.empty()) << node.label;
+  }
+#endif
 
   // The producers wrote in place: feature map k sits after the stem and k - 1 growth slices, and
   // every Concat's output starts where the stem does.

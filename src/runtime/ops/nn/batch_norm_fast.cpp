@@ -15,14 +15,22 @@
 // channels-last, where before every dense layer converted its Concat to channels-last for its
 // first convolution and its last convolution's output back (124 layout conversions per run).
 // Like Concat, it reads channels-last only where its output is handed off too.
+//
+// Where its input stays NCHW (DenseNet's Concats share NCHW buffers, runtime/rewrites/
+// concat_placement.h) and a convolution reads its output, it writes channels-last anyway: the
+// layout change rides on the normalizing pass (ops/nn/batch_norm_layout.h) instead of the
+// convolution reordering its input. DenseNet-121 at 1 thread: the 61 NCHW -> channels-last
+// reorders oneDNN ran before its 1x1 convolutions took 6.7 ms of a ~110 ms run (ONEDNN_VERBOSE),
+// reading and writing every dense layer's input (84 MB a run) once more after the normalization.
+// PARITY_BATCH_NORM_TO_CHANNELS_LAST=off keeps the NCHW output, for measuring one against the other.
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "runtime/channels_last.h"
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
-#if PARITY_HAVE_DNNL
-#include "runtime/ops/nn/fused_tails_dnnl.h"  // permute_channels
-#endif
+#include "runtime/ops/nn/batch_norm_layout.h"
 
 namespace parity::runtime::nn {
 namespace {
@@ -64,23 +72,32 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel, public
     return true;
   }
 
-  // Channels-last values only come from the oneDNN kernels.
+  // Channels-last values only come from the oneDNN kernels (and are only worth making for them).
   bool can_read_channels_last(size_t input) const override { return PARITY_HAVE_DNNL && input == 0; }
-  void read_channels_last(size_t) override { channels_last_ = true; }
-  bool can_write_channels_last() const override { return channels_last_; }
-  void write_channels_last() override {}  // the output keeps the input's order
+  void read_channels_last(size_t) override { input_channels_last_ = true; }
+  bool can_write_channels_last() const override {
+    return input_channels_last_ || (PARITY_HAVE_DNNL && layout_change_enabled());
+  }
+  void write_channels_last() override { output_channels_last_ = true; }
   bool passes_layout_through() const override { return true; }
+  bool converts_to_channels_last() const override { return !input_channels_last_; }
 
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const int64_t c = static_cast<int64_t>(scale_.size());
-    const bool fast = x.dtype() == DType::kFloat32 && x.rank() >= (channels_last_ ? 3 : 2) && x.dim(1) == c;
-    if (!fast) {
+    const bool any_channels_last = input_channels_last_ || output_channels_last_;
+    const bool fast = x.dtype() == DType::kFloat32 && x.rank() >= (any_channels_last ? 3 : 2) && x.dim(1) == c;
+    // A channels-last input into an NCHW output: no planner pairs them (only a hand-made plan).
+    if (!fast || (input_channels_last_ && !output_channels_last_)) {
       run_reference(ctx);
       return;
     }
-    if (channels_last_) {
+    if (input_channels_last_) {
       compute_channels_last(x, ctx);
+      return;
+    }
+    if (output_channels_last_) {
+      compute_to_channels_last(x, ctx);
       return;
     }
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, x.shape());
@@ -122,17 +139,45 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel, public
     });
   }
 
-  /// The reference kernels, on an NCHW copy of a channels-last input; the output is permuted
-  /// back into channels-last order.
+  /// An NCHW image normalized into channels-last order, split over threads by pixels.
+  void compute_to_channels_last(const Tensor& x, KernelContext& ctx) const {
+    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, x.shape());
+    const int64_t batch = x.dim(0), c = static_cast<int64_t>(scale_.size());
+    const int64_t pixels = batch * c == 0 ? 0 : x.numel() / (batch * c);
+    const float* src = x.data<float>();
+    float* dst = y.data<float>();
+    const int64_t min_pixels = std::max<int64_t>(1, fast::kMinParallelElements / std::max<int64_t>(c, 1));
+    for (int64_t b = 0; b < batch; ++b) {
+      const float* image = src + b * c * pixels;
+      float* out = dst + b * c * pixels;
+      fast::parallel_chunks(ctx, pixels, min_pixels, [&](int64_t begin, int64_t end) {
+        scale_shift_to_channels_last(image, scale_.data(), shift_.data(), relu_, c, pixels, begin, end, out);
+      });
+    }
+  }
+
+  /// The reference kernels, on an NCHW copy of a channels-last input; a channels-last output is
+  /// permuted from the reference's NCHW one.
   void run_reference(KernelContext& ctx) const {
-    if (!channels_last_) {
+    if (!input_channels_last_ && !output_channels_last_) {
       reference_.compute(ctx);
       return;
     }
-#if PARITY_HAVE_DNNL
-    reference_.compute(ctx, {{0, Value(permute_channels(ctx.input(0), false))}});
-    ctx.set_output(0, Value(permute_channels(ctx.output_value(0).tensor(), true)));
-#endif
+    // Below rank 3 both orders are the same bytes.
+    const Tensor& x = ctx.input(0);
+    if (input_channels_last_ && x.rank() >= 3) reference_.compute(ctx, {{0, Value(change_channel_layout(x, false))}});
+    else reference_.compute(ctx);
+    const Value& y = ctx.output_value(0);
+    if (output_channels_last_ && y.is_tensor() && y.tensor().rank() >= 3)
+      ctx.set_output(0, Value(change_channel_layout(y.tensor(), true)));
+  }
+
+  static bool layout_change_enabled() {
+    static const bool enabled = [] {
+      const char* env = std::getenv("PARITY_BATCH_NORM_TO_CHANNELS_LAST");
+      return !env || std::string(env) != "off";
+    }();
+    return enabled;
   }
 
   BatchNormalizationFast(std::vector<float> scale, std::vector<float> shift, ops::ReferenceChain reference)
@@ -141,7 +186,8 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel, public
   std::vector<float> scale_, shift_;
   ops::ReferenceChain reference_;  // the node's reference kernel, then the fused Relu's
   bool relu_ = false;
-  bool channels_last_ = false;  // input 0 and the output in channels-last order
+  bool input_channels_last_ = false;   // input 0 in channels-last order
+  bool output_channels_last_ = false;  // the output in channels-last order
 };
 
 }  // namespace

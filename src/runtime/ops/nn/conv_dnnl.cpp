@@ -232,6 +232,7 @@ class DnnlConvKernel : public Kernel,
   bool can_read_channels_last(size_t input) const override {
     return !transposed_ && (input == 0 || tails_.residual_input() == input);
   }
+  bool prefers_channels_last(size_t input) const override { return !transposed_ && input == 0; }
   void read_channels_last(size_t input) override {
     if (input == 0) input_channels_last_ = true;
     else residual_channels_last_ = true;

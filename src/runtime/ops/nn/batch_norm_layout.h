@@ -1,0 +1,22 @@
+// BatchNormalization that changes layout while it normalizes (ops/nn/batch_norm_fast.cpp): it
+// reads an NCHW image and writes it channels-last, so the oneDNN convolution after it gets the
+// order it computes in without reordering its input. DenseNet's dense layers read the NCHW
+// buffers their Concats share (runtime/rewrites/concat_placement.h); the layout change is folded
+// into a pass the BatchNormalization makes over memory anyway.
+#pragma once
+
+#include <cstdint>
+
+namespace parity::runtime::nn {
+
+/// y[p * channels + c] = x[c * pixels + p] * scale[c] + shift[c] (then Relu when `relu`, NaN
+/// passing through as in the reference) for every channel c and the pixels p in [p_begin, p_end)
+/// of one image: the same multiply, then add, as the NCHW loop, so results agree bit for bit.
+void scale_shift_to_channels_last(const float* x, const float* scale, const float* shift, bool relu, int64_t channels,
+                                  int64_t pixels, int64_t p_begin, int64_t p_end, float* y);
+
+/// The portable loop (what CPUs without AVX2 run); tests compare the two.
+void scale_shift_to_channels_last_portable(const float* x, const float* scale, const float* shift, bool relu,
+                                           int64_t channels, int64_t pixels, int64_t p_begin, int64_t p_end, float* y);
+
+}  // namespace parity::runtime::nn
