@@ -1,6 +1,6 @@
-// Spec: https://onnx.ai/onnx/operators/onnx__Transpose.html, onnx__Concat.html, onnx__Slice.html
-// Optimized Transpose (ops/tensor/transpose_fast.cpp), Concat (ops/tensor/concat_fast.cpp) and
-// Slice (ops/tensor/slice_fast.cpp) against the reference kernels: every perm of ranks 1-4,
+// Spec: https://onnx.ai/onnx/operators/onnx__Transpose.html, onnx__Concat.html, onnx__Slice.html, onnx__Pad.html
+// Optimized Transpose (ops/tensor/transpose_fast.cpp), Concat (ops/tensor/concat_fast.cpp),
+// Slice (ops/tensor/slice_fast.cpp) and the Pad that pads nothing (ops/tensor/pad_fast.cpp) against the reference kernels: every perm of ranks 1-4,
 // size-1 and empty dims, channel shuffle, each element size, negative axes and steps, empty
 // inputs, threads, slices that are views of their input; and the cases they leave to the
 // reference (strings, bad perms, shapes and slice parameters, which must still fail the same way).
@@ -405,6 +405,76 @@ TEST(OptimizedConcat, NegativeAxesBetweenConvolutions) {
       }
 #endif
     }
+  }
+}
+
+Tensor int64s(const std::vector<int64_t>& v) { return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v); }
+
+/// Pad with constant pads that are all zero: the optimized kernel hands its input on, in every
+/// mode, opset and dtype; any other Pad (a nonzero pad, pads known only at run time, an axes or
+/// constant_value input) is the reference kernel's, and pads that do not fit the rank fail the same way.
+TEST(OptimizedPad, ZeroPadsHandTheInputOnAndEveryOtherPadRunsTheReference) {
+  const Tensor x = random_tensor({2, 5, 7, 4}, 21);
+  const Tensor zeros = int64s({0, 0, 0, 0, 0, 0, 0, 0});
+  for (int opset : {11, 13, 18, 19})
+    for (const char* mode : {"constant", "reflect", "edge"}) {
+      SCOPED_TRACE(std::to_string(opset) + " " + mode);
+      testing::one_output_node("Pad", opset).attr("mode", mode).input(x).constant_input(zeros).tolerance(0, 0).compare_tiers();
+    }
+  for (DType dtype : {DType::kUInt8, DType::kInt64, DType::kBool})
+    testing::one_output_node("Pad", 13).input(as(x, dtype)).constant_input(zeros).tolerance(0, 0).compare_tiers();
+  testing::one_output_node("Pad", 13).input(random_tensor({0, 3}, 22)).constant_input(int64s({0, 0, 0, 0})).compare_tiers();
+
+  auto declined = [&](OpTester t, const std::string& what) {
+    SCOPED_TRACE(what);
+    t.tolerance(0, 0).compare_tiers(/*expect_optimized=*/false);
+    bool used = true;
+    t.run_outputs(KernelTier::kOptimized, &used);
+    EXPECT_FALSE(used);
+  };
+  declined(testing::one_output_node("Pad", 13).input(x).constant_input(int64s({0, 0, 1, 0, 0, 0, 0, 2})), "nonzero");
+  declined(testing::one_output_node("Pad", 13).input(x).input(zeros), "run-time pads");
+  declined(testing::one_output_node("Pad", 13).input(x).constant_input(zeros).input(Tensor::from_vector<float>({}, {1.5f})),
+           "constant_value");
+  declined(testing::one_output_node("Pad", 18).input(x).constant_input(int64s({0, 0})).missing_input().constant_input(int64s({1})),
+           "axes");
+
+  OpTester short_pads = testing::one_output_node("Pad", 13);
+  short_pads.input(x).constant_input(int64s({0, 0, 0, 0})).kernels(KernelTier::kOptimized);
+  EXPECT_NE(short_pads.run_expect_error(ErrorCode::kRuntime).find("pads has 4 entries"), std::string::npos);
+}
+
+/// DenseNet's transition: Conv -> Pad (all zero) -> AveragePool. The Pad passes the convolution's
+/// channels-last output through to the AveragePool, on odd channel counts, batches and sizes.
+TEST(OptimizedPad, ZeroPadBetweenAConvolutionAndAPoolStaysChannelsLast) {
+  for (const Shape& shape : {Shape{1, 4, 8, 8}, Shape{2, 3, 9, 7}}) {
+    testing::ModelBuilder b(13);
+    b.input("x", DType::kFloat32, std::vector<int64_t>(shape.begin(), shape.end()));
+    add_conv(b, "x", shape[1], 5, 1, 2, "a", 23);
+    b.initializer("pads", int64s({0, 0, 0, 0, 0, 0, 0, 0}));
+    b.node("Pad", {"a", "pads"}, {"padded"}, "pad");
+    auto& pool = b.node("AveragePool", {"padded"}, {"y"}, "pool");
+    auto* kernel = pool.add_attribute();
+    kernel->set_name("kernel_shape");
+    kernel->set_type(onnx::AttributeProto::INTS);
+    kernel->add_ints(2);
+    kernel->add_ints(2);
+    auto* strides = pool.add_attribute();
+    strides->CopyFrom(*kernel);
+    strides->set_name("strides");
+    b.output("y", DType::kFloat32, {});
+    const onnx::ModelProto model = b.model();
+    expect_tiers_agree(model, random_tensor(shape, 24), shape_to_string(shape));
+#if PARITY_HAVE_DNNL
+    const Session session = Session::create(model, SessionOptions{}).value();
+    for (const auto& node : session.plan().nodes_) {
+      const std::string& op = node.spec.op_type;
+      const bool reads = node.reads_channels_last == std::vector<size_t>{0};
+      EXPECT_TRUE(op != "Conv" || node.writes_channels_last) << node.label;
+      EXPECT_TRUE(op != "Pad" || (reads && node.writes_channels_last)) << node.label;
+      EXPECT_TRUE(op != "AveragePool" || reads) << node.label;
+    }
+#endif
   }
 }
 
