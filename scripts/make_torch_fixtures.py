@@ -85,6 +85,58 @@ class AttentionBlocks(torch.nn.Module):
         return x
 
 
+class DenseBlocks(torch.nn.Module):
+    """Two DenseNet dense blocks and a transition, built as torchvision builds them (each layer
+    concatenates all earlier feature maps): the Concats whose inputs ref writes into one shared
+    buffer (batch 1: the slices of a channel Concat are contiguous), behind BatchNorm + Relu and 1x1 / 3x3
+    convolutions, with channel counts that are no multiple of 8.
+    """
+
+    def __init__(self, stem=10, growth=6, bn_size=2, layers=(3, 2), classes=5):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, stem, kernel_size=3, padding=1, bias=False)
+        self.blocks = torch.nn.ModuleList()
+        self.transitions = torch.nn.ModuleList()
+        channels = stem
+        for b, count in enumerate(layers):
+            block = torch.nn.ModuleList()
+            for i in range(count):
+                block.append(torch.nn.Sequential(
+                    torch.nn.BatchNorm2d(channels + i * growth), torch.nn.ReLU(),
+                    torch.nn.Conv2d(channels + i * growth, bn_size * growth, kernel_size=1, bias=False),
+                    torch.nn.BatchNorm2d(bn_size * growth), torch.nn.ReLU(),
+                    torch.nn.Conv2d(bn_size * growth, growth, kernel_size=3, padding=1, bias=False)))
+            self.blocks.append(block)
+            channels += count * growth
+            if b + 1 < len(layers):
+                self.transitions.append(torch.nn.Sequential(
+                    torch.nn.BatchNorm2d(channels), torch.nn.ReLU(),
+                    torch.nn.Conv2d(channels, channels // 2, kernel_size=1, bias=False),
+                    torch.nn.AvgPool2d(kernel_size=2, stride=2)))
+                channels //= 2
+        self.norm = torch.nn.BatchNorm2d(channels)
+        self.fc = torch.nn.Linear(channels, classes)
+        # Trained-looking statistics, so that folding or fusing BatchNorm wrongly shows.
+        for m in self.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.normal_(0, 0.2)
+                m.running_var.uniform_(0.5, 1.5)
+                m.weight.data.uniform_(0.5, 1.5)
+                m.bias.data.normal_(0, 0.2)
+
+    def forward(self, x):
+        x = self.stem(x)
+        for b, block in enumerate(self.blocks):
+            features = [x]
+            for layer in block:
+                features.append(layer(torch.cat(features, 1)))
+            x = torch.cat(features, 1)
+            if b < len(self.transitions):
+                x = self.transitions[b](x)
+        x = torch.relu(self.norm(x))
+        return self.fc(torch.flatten(torch.nn.functional.adaptive_avg_pool2d(x, 1), 1))
+
+
 def save_tensor(array, path):
     with open(path, "wb") as f:
         f.write(numpy_helper.from_array(array).SerializeToString())
@@ -132,6 +184,7 @@ def main():
            ["vectors"], None)
     export_onnx_only("attention_blocks", AttentionBlocks(), (torch.randn(2, 8, 32),), ["x"], ["y"],
                      {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
+    export_onnx_only("dense_blocks", DenseBlocks(), (torch.randn(1, 3, 16, 16),), ["x"], ["logits"], None)
     print("wrote fixtures to", os.path.normpath(OUT))
 
 

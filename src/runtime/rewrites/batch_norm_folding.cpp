@@ -91,15 +91,7 @@ int fold_batch_norms_into_convs(Subgraph& g, std::vector<std::vector<int>>& uses
     folded_bns.insert(b);
   }
 
-  std::vector<PlannedNode> nodes;
-  std::vector<std::vector<int>> node_uses;
-  for (size_t n = 0; n < g.nodes_.size(); ++n) {
-    if (folded_bns.count(static_cast<int>(n))) continue;
-    nodes.push_back(std::move(g.nodes_[n]));
-    node_uses.push_back(std::move(uses[n]));
-  }
-  g.nodes_ = std::move(nodes);
-  uses = std::move(node_uses);
+  erase_nodes(g, uses, folded_bns);
 
   // Weights and statistics no node reads any more are dropped (they would double the memory).
   std::set<int> still_read(g.output_slots_.begin(), g.output_slots_.end());

@@ -1,6 +1,6 @@
 #include "runtime/rewrites/chain_replacement.h"
+#include "runtime/rewrites/graph_constants.h"
 
-#include <map>
 #include <set>
 
 namespace parity::runtime {
@@ -41,30 +41,18 @@ PlannedNode replacement_node(const Subgraph& g, const ChainReplacement& chain, c
 int replace_chains(Subgraph& g, std::vector<std::vector<int>>& uses, const std::vector<ChainReplacement>& chains,
                    const std::function<std::unique_ptr<Kernel>(const NodeSpec&)>& make_kernel) {
   if (chains.empty()) return 0;
-  std::map<int, const ChainReplacement*> replace_at;
-  std::set<int> removed;
-  for (const ChainReplacement& chain : chains) {
-    replace_at[chain.nodes.back()] = &chain;
-    removed.insert(chain.nodes.begin(), chain.nodes.end());
-  }
   // The replacement takes the place of the chain's last node: what it reads is produced before
   // the chain's first node, so the order stays valid.
-  std::vector<PlannedNode> nodes;
-  std::vector<std::vector<int>> node_uses;
-  for (int n = 0; n < static_cast<int>(g.nodes_.size()); ++n) {
-    if (auto it = replace_at.find(n); it != replace_at.end()) {
-      PlannedNode node = replacement_node(g, *it->second, g.nodes_[n]);
-      node.kernel = make_kernel(node.spec);
-      nodes.push_back(std::move(node));
-      node_uses.push_back({it->second->input});
-      continue;
-    }
-    if (removed.count(n)) continue;
-    nodes.push_back(std::move(g.nodes_[n]));
-    node_uses.push_back(std::move(uses[n]));
+  std::set<int> removed;
+  for (const ChainReplacement& chain : chains) {
+    const int last = chain.nodes.back();
+    PlannedNode node = replacement_node(g, chain, g.nodes_[last]);
+    node.kernel = make_kernel(node.spec);
+    g.nodes_[last] = std::move(node);
+    uses[last] = {chain.input};
+    removed.insert(chain.nodes.begin(), chain.nodes.end() - 1);
   }
-  g.nodes_ = std::move(nodes);
-  uses = std::move(node_uses);
+  erase_nodes(g, uses, removed);
   return static_cast<int>(chains.size());
 }
 

@@ -23,4 +23,19 @@ int add_constant_slot(Subgraph& g, const std::string& name, Tensor value) {
   return slot;
 }
 
+void erase_nodes(Subgraph& g, std::vector<std::vector<int>>& uses, const std::set<int>& removed) {
+  if (removed.empty()) return;
+  std::vector<PlannedNode> nodes;
+  std::vector<std::vector<int>> node_uses;
+  nodes.reserve(g.nodes_.size() - removed.size());
+  node_uses.reserve(g.nodes_.size() - removed.size());
+  for (int n = 0; n < static_cast<int>(g.nodes_.size()); ++n) {
+    if (removed.count(n)) continue;
+    nodes.push_back(std::move(g.nodes_[n]));
+    node_uses.push_back(std::move(uses[n]));
+  }
+  g.nodes_ = std::move(nodes);
+  uses = std::move(node_uses);
+}
+
 }  // namespace parity::runtime

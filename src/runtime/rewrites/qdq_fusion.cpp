@@ -227,15 +227,7 @@ int fuse_qdq_layers(Subgraph& g, std::vector<std::vector<int>>& uses, const Rewr
     removed.insert(m.quantize);
     removed.insert(m.dequantizes.begin(), m.dequantizes.end());
   }
-  std::vector<PlannedNode> nodes;
-  std::vector<std::vector<int>> node_uses;
-  for (size_t n = 0; n < g.nodes_.size(); ++n) {
-    if (removed.count(static_cast<int>(n))) continue;
-    nodes.push_back(std::move(g.nodes_[n]));
-    node_uses.push_back(std::move(uses[n]));
-  }
-  g.nodes_ = std::move(nodes);
-  uses = std::move(node_uses);
+  erase_nodes(g, uses, removed);
   return static_cast<int>(removed.size());
 }
 

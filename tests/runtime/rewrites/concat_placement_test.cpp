@@ -17,11 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "model/proto_convert.h"
 #include "runtime/model_builder.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
+#include "support/test_support.h"
 
 namespace parity::runtime {
 namespace {
@@ -431,6 +433,29 @@ TEST(ConcatPlacement, InconsistentPlacementsAreFound) {
   g.placed_values_[1] = {0, 16, {1, 3, 2, 2}};
   g.shared_buffers_[0].shape = {1, 3, 2, 2};  // too small for the output
   EXPECT_NE(placement_inconsistency(g), "");
+}
+
+
+// Real data: two dense blocks and a transition as torchvision builds them, exported by PyTorch
+// with trained-looking BatchNorm statistics (scripts/make_torch_fixtures.py); PyTorch's own
+// output is the oracle, at 1 and 2 threads and through a saved plan.
+TEST(ConcatPlacement, PyTorchDenseBlocksMatchPyTorchsOutput) {
+  const std::filesystem::path dir = testing::source_dir() / "tests" / "data" / "torch";
+  const Tensor x = model::tensor_from_pb_file(dir / "dense_blocks.input_0.pb");
+  const Tensor want = model::tensor_from_pb_file(dir / "dense_blocks.output_0.pb");
+  for (int threads : {1, 2}) {
+    SessionOptions options;
+    options.threads = threads;
+    const Session session = Session::create(dir / "dense_blocks.onnx", options).value();
+    // Block 1: four Concats (three layers' inputs and the block's output) in one buffer; block 2: three.
+    EXPECT_EQ(session.plan().shared_buffers_.size(), 2u);
+    EXPECT_EQ(placed_concats(session.plan()), 7);
+    const TensorMap feed{{"x", x}};
+    EXPECT_TRUE(testing::tensors_close(session.run(feed).at("logits"), want, 1e-4, 1e-5)) << threads << " threads";
+    const Session loaded = plan::load_plan_bytes(plan::plan_to_bytes(session)).value();
+    EXPECT_EQ(placed_concats(loaded.plan()), 7);
+    EXPECT_TRUE(testing::tensors_close(loaded.run(feed).at("logits"), want, 1e-4, 1e-5)) << threads << " threads, plan";
+  }
 }
 
 }  // namespace
