@@ -186,7 +186,8 @@ TEST(BatchNormToChannelsLast, EveryTileAndTailMatchesTheNchwFormulaBitForBit) {
       }
 }
 
-/// x (a graph input, so NCHW) -> BatchNormalization (-> Relu) -> Conv 3x3 into "y"; `side` adds
+/// x (a graph input, so NCHW) -> BatchNormalization (-> Relu) -> Conv 3x3 (3x3x3, ... by the rank
+/// of x) into "y"; `side` adds
 /// a second reader of the normalized map, a Sigmoid into "s".
 onnx::ModelProto normalized_input_model(const Shape& x, bool relu, bool side = false) {
   testing::ModelBuilder b(15);
@@ -194,14 +195,16 @@ onnx::ModelProto normalized_input_model(const Shape& x, bool relu, bool side = f
   b.input("x", DType::kFloat32, x);
   b.initializer("scale", random_tensor({c}, 81)).initializer("bias", random_tensor({c}, 82));
   b.initializer("mean", random_tensor({c}, 83)).initializer("var", random_tensor({c}, 84, 0.1f, 3.0f));
-  b.initializer("w", random_tensor({6, c, 3, 3}, 85, -0.5f, 0.5f));
+  Shape w_shape = {6, c};
+  for (size_t d = 2; d < x.size(); ++d) w_shape.push_back(3);
+  b.initializer("w", random_tensor(w_shape, 85, -0.5f, 0.5f));
   b.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"n"}, "bn");
   const std::string conv_input = relu ? "r" : "n";
   if (relu) b.node("Relu", {"n"}, {"r"}, "relu");
   auto* pads = b.node("Conv", {conv_input, "w"}, {"y"}, "conv").add_attribute();
   pads->set_name("pads");
   pads->set_type(onnx::AttributeProto::INTS);
-  for (int i = 0; i < 4; ++i) pads->add_ints(1);
+  for (size_t i = 4; i < 2 * x.size(); ++i) pads->add_ints(1);  // 1 before and after each spatial axis
   b.output("y", DType::kFloat32, {});
   if (side) {
     b.node("Sigmoid", {conv_input}, {"s"}, "side");
@@ -230,8 +233,9 @@ void expect_matches_reference(const onnx::ModelProto& model, const TensorMap& fe
 
 TEST(BatchNormToChannelsLast, ReadsNchwAndWritesChannelsLastForAConvolution) {
   // Odd channel counts, batches above 1, maps of a tile's size and large enough to split over
-  // threads; a dynamic batch (the kernel takes the run's shape).
-  for (const Shape& shape : {Shape{1, 5, 7, 9}, Shape{2, 13, 8, 8}, Shape{3, 3, 1, 1}, Shape{2, 16, 40, 41}})
+  // threads, 1-D and 3-D maps; a dynamic batch (the kernel takes the run's shape).
+  for (const Shape& shape : {Shape{1, 5, 7, 9}, Shape{2, 13, 8, 8}, Shape{3, 3, 1, 1}, Shape{2, 16, 40, 41},
+                             Shape{2, 9, 19}, Shape{1, 4, 3, 5, 6}})
     for (bool relu : {false, true}) {
       const std::string what = shape_to_string(shape) + (relu ? " relu" : "");
       Tensor x = random_tensor(shape, 86, -3, 3);
