@@ -78,6 +78,11 @@ TEST(ConvChannelSplitRule, DeepLayersSplitChannelsEarlyLayersRows) {
   // MobileNetV3's last 1x1 layers: 150K weights against 47K input floats.
   EXPECT_EQ(choose_conv_split_axis(problem(960, 160, 7, 1), 2, channels_last), ConvSplitAxis::kChannels);
   EXPECT_EQ(choose_conv_split_axis(problem(512, 512, 7, 3), 2, channels_last), ConvSplitAxis::kChannels);
+  // Winograd on channel slices (ResNet-18 128 channels at 28x28), direct on row slices.
+  runtime::nn::ConvSplitLayout winograd = channels_last;
+  winograd.winograd_slices = true;
+  EXPECT_EQ(choose_conv_split_axis(problem(128, 128, 28, 3), 2, channels_last), ConvSplitAxis::kRows);
+  EXPECT_EQ(choose_conv_split_axis(problem(128, 128, 28, 3), 2, winograd), ConvSplitAxis::kChannels);
   // An early layer: 1K weights against 200K input floats.
   EXPECT_EQ(choose_conv_split_axis(problem(16, 64, 112, 1), 2, channels_last), ConvSplitAxis::kRows);
   EXPECT_EQ(choose_conv_split_axis(problem(64, 64, 56, 3, 64), 2, channels_last), ConvSplitAxis::kRows);
@@ -240,6 +245,52 @@ TEST(ConvChannelSplit, CostRuleSplitsDeepPointwiseLayersByChannels) {
   {
     PolicyScope off(ChannelSplitPolicy::kOff);
     EXPECT_EQ(run_session(m.model(), feed, 2).channel_runs, 0u);
+  }
+}
+
+/// Squeeze-excitation 1x1 convs on 1x1 maps: below the multiply-add threshold for slicing, but
+/// bound by reading their 82K weights, which channel slices share out.
+TEST(ConvChannelSplit, WeightBoundConvolutionsOnTinyMapsSplitByChannels) {
+  ModelBuilder m(14);
+  m.input("x", DType::kFloat32, {1, 512, 1, 1});
+  m.initializer("w1", random_tensor({160, 512, 1, 1}, 711)).initializer("b1", random_tensor({160}, 712));
+  m.initializer("w2", random_tensor({512, 160, 1, 1}, 713)).initializer("b2", random_tensor({512}, 714));
+  m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "reduce");
+  m.node("Relu", {"c1"}, {"r1"}, "relu");
+  m.node("Conv", {"r1", "w2", "b2"}, {"c2"}, "expand");
+  m.node("HardSigmoid", {"c2"}, {"y"}, "gate");
+  m.output("y", DType::kFloat32, {1, 512, 1, 1});
+  const TensorMap feed{{"x", random_tensor({1, 512, 1, 1}, 715)}};
+  const Tensor want = reference_output(m.model(), feed);
+  PolicyScope scope(ChannelSplitPolicy::kCostRule);
+  EXPECT_EQ(run_session(m.model(), feed, 1).channel_runs, 0u);
+  const SessionRun two = run_session(m.model(), feed, 2);
+  EXPECT_EQ(two.fast_runs, 2u);
+  EXPECT_EQ(two.channel_runs, 2u);
+  EXPECT_TRUE(tensors_close(two.y, want, 2e-4, 2e-4));
+}
+
+/// 3x3 stride-1 convolutions of 128 channels: at 2 threads the cost rule cuts them into two
+/// 64-channel slices that each run Winograd (a residual Add fused into the second).
+TEST(ConvChannelSplit, WinogradChannelSlicesMatchReference) {
+  ModelBuilder m(14);
+  const Shape x_shape{1, 128, 14, 14};
+  m.input("x", DType::kFloat32, x_shape);
+  m.initializer("w1", random_tensor({128, 128, 3, 3}, 721)).initializer("b1", random_tensor({128}, 722));
+  m.initializer("w2", random_tensor({128, 128, 3, 3}, 723));
+  add_ints_attr(m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  m.node("Relu", {"c1"}, {"r1"}, "relu");
+  add_ints_attr(m.node("Conv", {"r1", "w2"}, {"c2"}, "conv2"), "pads", {1, 1, 1, 1});
+  m.node("Add", {"c2", "x"}, {"y"}, "residual");
+  m.output("y", DType::kFloat32, {});
+  const TensorMap feed{{"x", random_tensor(x_shape, 724)}};
+  const Tensor want = reference_output(m.model(), feed);
+  PolicyScope scope(ChannelSplitPolicy::kCostRule);
+  for (int threads : {1, 2}) {
+    const SessionRun got = run_session(m.model(), feed, threads);
+    EXPECT_EQ(got.channel_runs, threads == 1 ? 0u : 2u) << threads << " threads";
+    // Sums of 1,152 products, with Winograd's transforms: as OptimizedConvWinograd's tolerance.
+    EXPECT_TRUE(tensors_close(got.y, want, 1e-3, 1e-3)) << threads << " threads";
   }
 }
 

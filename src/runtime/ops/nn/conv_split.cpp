@@ -74,15 +74,28 @@ std::vector<int64_t> channel_slice_bounds(const ConvProblem& p, int64_t slices) 
 // channels-last order those channels are strided, which oneDNN's jit kernels do not write (they
 // fall back to ref:any), so the slice computes into a dense buffer and copies it out (and a grouped
 // slice copies its input channels in).
+//
+// Measured at 2 threads as the critical path (the slowest slice's thread CPU time, summed over a
+// model's convolutions; the shared 2-core machine gave wall times too noisy to compare), rows only
+// -> this rule: MobileNetV3-Large 4.00 -> 3.86 ms, EfficientNet-B0 7.03 -> 6.71, LR-ASPP 6.64 ->
+// 6.10, ResNet-18 16.9 -> 14.8, ResNet-50 34.6 -> 32.8; MobileNetV2, SqueezeNet, ShuffleNetV2 and
+// DenseNet-121 within noise. Channel slices everywhere were worse on every model but ResNet-18
+// (MobileNetV3 5.78 ms, MobileNetV2 7.19 against 4.24: early layers read large inputs whole, and
+// depthwise slices copy their channels in and out).
 ConvSplitAxis choose_conv_split_axis(const ConvProblem& p, int64_t slices, const ConvSplitLayout& layout) {
   const ChannelSplitPolicy policy = channel_split_policy();
   if (policy == ChannelSplitPolicy::kOff || slices < 2 || channel_slice_bounds(p, slices).empty())
     return ConvSplitAxis::kRows;
   if (policy == ChannelSplitPolicy::kAlways) return ConvSplitAxis::kChannels;
-  static const double kFloatCost = [] {
-    const char* env = std::getenv("PARITY_CONV_SPLIT_FLOAT_COST");
-    return env ? std::atof(env) : 16.0;
-  }();
+  // Row slices never run Winograd, channel slices may (conv_dnnl.cpp: from 64 channels per slice),
+  // which about halves their multiply-adds: ResNet-18's convolutions at 2 threads, critical path
+  // (thread CPU time of the slowest slice), 14.9 ms on row slices, 13.3 ms by the rule below
+  // without Winograd, 12.9 ms with these layers on Winograd channel slices.
+  if (layout.winograd_slices) return ConvSplitAxis::kChannels;
+  // About 16 multiply-adds per float moved: a core's AVX-512 FMAs against what it streams from L2
+  // and beyond. 8 and 32 picked the same layers on the models measured (MobileNetV2/V3,
+  // EfficientNet-B0, ResNet-18: critical paths within the noise of each other).
+  constexpr double kFloatCost = 16.0;
   const WindowGeometry& g = p.geom;
   const double weights = static_cast<double>(p.out_channels) * (p.in_channels / p.group) * g.kernel_numel();
   const double input = static_cast<double>(p.batch) * p.in_channels * g.in_numel();

@@ -30,6 +30,8 @@ void count_conv_channel_slice_run();
 /// Where the kernel's tensors live, as far as the cost of a channel slice is concerned.
 struct ConvSplitLayout {
   bool input_channels_last = false, output_channels_last = false;
+  /// Channel slices would run Winograd's algorithm (row slices never do: conv_dnnl.cpp).
+  bool winograd_slices = false;
 };
 
 /// Output-channel bounds of `slices` channel slices of `p`: slice s covers output channels
