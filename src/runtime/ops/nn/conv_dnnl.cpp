@@ -670,8 +670,9 @@ class DnnlConvKernel : public Kernel,
     ConvSplitLayout layout{input_channels_last_, output_channels_last_};
     layout.winograd_slices = winograd_on_channel_slices(p, chunks);
     ConvSplitAxis axis = choose_conv_split_axis(p, chunks, layout);
-    // Fewer output rows than slices: channel slices or none.
-    if (axis == ConvSplitAxis::kRows && p.geom.out[0] < chunks) return ConvSplitAxis::kChannels;
+    // Fewer output rows than slices (chunk_count gave them for channel slices): channel slices.
+    if (axis == ConvSplitAxis::kRows && p.geom.out[0] < chunks && channel_split_policy() != ChannelSplitPolicy::kOff)
+      return ConvSplitAxis::kChannels;
     return axis;
   }
 
