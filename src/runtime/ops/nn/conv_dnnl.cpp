@@ -622,8 +622,9 @@ class DnnlConvKernel : public Kernel,
     return attr;
   }
 
-  /// How many output-row slices to run in parallel: one per thread for convolutions big enough
-  /// to pay for the hand-off, never more than there are output rows.
+  /// How many slices to run in parallel: one per thread for convolutions big enough to pay for
+  /// the hand-off, never more row slices than there are output rows (split_axis picks rows or
+  /// output channels).
   int64_t chunk_count(const ConvProblem& p, const KernelContext& ctx) const {
     // Below ~256K multiply-adds a slice's thread hand-off costs more than it saves. (Measured on
     // MobileNetV2 at 2 threads once the pool's chunks became claimable: ref/ort 1.22-1.31x at
