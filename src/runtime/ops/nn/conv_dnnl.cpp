@@ -13,6 +13,10 @@
 // With several threads the output rows (first spatial dim) are split into slices, one per thread,
 // each a single-threaded primitive run on parity's thread pool: oneDNN's own OpenMP workers spin
 // after every parallel region and made 2 threads several times slower than 1 on a loaded machine.
+// Where the weights outweigh the activations (deep layers at small spatial sizes), every row slice
+// would read all the weights, so the output channels are split instead: each slice a primitive
+// over its own weights, bias and output channels (whole groups of a grouped convolution); the rule
+// that picks the axis per layer is in conv_split.cpp.
 //
 // The kernels fuse their elementwise tails (activations, scalar or per-channel affine constants,
 // a residual Add) as oneDNN post-ops; runs the fast path does not take (non-fp32 tensors, an
@@ -43,6 +47,7 @@
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/conv_core.h"
+#include "runtime/ops/nn/conv_split.h"
 #include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/ops/nn/swish_fast.h"
 
@@ -122,17 +127,19 @@ bool native_bf16() {
   return native;
 }
 
-/// One slice of the output rows (along the first spatial dim) and the input rows it reads: the
-/// primitive for that slice, its packed weights, and the reorders between the plain tensors'
-/// rows and the layouts the primitive chose. With one thread there is a single slice, the whole
-/// tensor.
+/// One slice of the output, a range of rows (along the first spatial dim) or of channels, and the
+/// part of the input it reads: the primitive for that slice, its packed weights, and the reorders
+/// between the plain tensors' views and the layouts the primitive chose. With one thread there is
+/// a single slice, the whole tensor.
 struct ConvChunk {
   dnnl::primitive primitive;
   memory weights;
   memory::desc scratchpad;
-  memory::desc x_view, y_view, addend_view;  // the slice's rows inside x / y / the residual addend
-  int64_t x_offset = 0, y_offset = 0, addend_offset = 0;  // element offset of the slice's first row
-  int64_t y_span = 0;  // channels-last output: elements of the slice's rows in one batch item (contiguous)
+  memory::desc x_view, y_view, addend_view;  // the slice inside x / y / the residual addend
+  int64_t x_offset = 0, y_offset = 0, addend_offset = 0;  // element offset of the slice's first element
+  int64_t y_span = 0;  // channels-last row slice: elements of the slice's rows in one batch item (contiguous)
+  int64_t out_channel = 0;  // the slice's first output channel: its bias and per-channel post-op operands
+  Shape y_shape;            // what the primitive computes
   memory::desc src_desc, dst_desc;     // what the primitive reads / writes
   bool reorder_src = false, reorder_dst = false;
   /// A reorder between a plain view and the primitive's layout, with a caller-provided
@@ -149,9 +156,15 @@ struct ConvChunk {
   Reorder src_in, dst_out, residual_in;
 };
 
+/// oneDNN's geometry for one run: strides, dilations (0 = dense), paddings.
+struct DnnlGeometry {
+  memory::dims strides, dilations, pad_l, pad_r;
+};
+
 /// Everything one input shape (and thread count) needs, built once.
 struct ConvPlan {
   bool supported = false;  // false: oneDNN rejected the geometry; the reference path runs
+  ConvSplitAxis axis = ConvSplitAxis::kRows;
   std::vector<ConvChunk> chunks;
   /// A trailing Swish that the primitive leaves out: each slice applies it to its own output
   /// rows right after the primitive wrote them (swish_fast.h); batch items are y_batch_stride apart.
@@ -159,9 +172,14 @@ struct ConvPlan {
   int64_t batch = 1, y_batch_stride = 0;
 };
 
-/// oneDNN's geometry for one run: strides, dilations (0 = dense), paddings.
-struct DnnlGeometry {
-  memory::dims strides, dilations, pad_l, pad_r;
+/// The part of a convolution one slice computes: its own problem (channels, groups), the shapes
+/// it reads and writes, its paddings, and where it starts inside the whole tensors.
+struct SliceExtent {
+  ConvProblem problem;
+  Shape x_shape, y_shape;
+  DnnlGeometry geometry;
+  int64_t in_row = 0, out_row = 0;          // row slices
+  int64_t in_channel = 0, out_channel = 0;  // channel slices
 };
 
 class DnnlConvKernel : public Kernel,
@@ -278,6 +296,7 @@ class DnnlConvKernel : public Kernel,
       const int64_t chunks = chunk_count(p, ctx);
       std::vector<int64_t> key = x.shape();
       key.push_back(chunks);
+      key.push_back(static_cast<int64_t>(channel_split_policy()));  // tests switch it within a process
       key.push_back(bias != nullptr);
       key.push_back(static_cast<int64_t>(x.dtype()));
       plan = cache_->get(key, [&] { return make_plan(p, bias != nullptr, chunks, x.dtype()); });
@@ -430,6 +449,12 @@ class DnnlConvKernel : public Kernel,
     return d;
   }
 
+  /// Channel slices narrower than this many output channels run direct: measured on ResNet-18 at
+  /// 2 threads (critical path, thread CPU time), Winograd on 32-channel slices of its 64-channel
+  /// 56x56 layers took 1.12-1.25 ms against 0.98 ms for direct row slices; on 64-channel slices of
+  /// the 128-channel 28x28 layers 0.74 ms against 0.94-1.06 ms.
+  static constexpr int64_t kWinogradSliceMinChannels = 64;
+
   /// The primitive descriptor of a convolution or a deconvolution.
   struct PrimitiveDesc {
     std::optional<dnnl::convolution_forward::primitive_desc> conv;
@@ -450,11 +475,13 @@ class DnnlConvKernel : public Kernel,
   /// (ResNet-50's logits: largest difference to ONNX Runtime 1.5e-5 either way);
   /// SessionOptions::winograd = false (ref's --no-winograd) keeps every convolution direct.
   /// Only whole outputs: on row slices (several threads) oneDNN picks its F(4x4,3x3) kernel for
-  /// every slice, and ResNet-18 at 2 threads took 15.7 ms against 12.3 ms sliced direct.
+  /// every slice, and ResNet-18 at 2 threads took 15.7 ms against 12.3 ms sliced direct; channel
+  /// slices would each transform the whole input again.
   bool winograd_applies(const ConvProblem& p, const DnnlGeometry& d, const Shape& y_shape) const {
     if (!winograd_allowed_ || transposed_ || int8_ || compute_type_ != memory::data_type::f32) return false;
     const WindowGeometry& g = p.geom;
     if (y_shape.size() != 4 || y_shape[2] != g.out[0]) return false;
+    if (y_shape[1] != out_channels() && y_shape[1] < kWinogradSliceMinChannels) return false;
     if (p.group != 1 || g.kernel.size() != 2 || p.in_channels < 16 || p.out_channels < 16) return false;
     for (size_t i = 0; i < 2; ++i)
       if (g.kernel[i] != 3 || d.strides[i] != 1 || d.dilations[i] != 0 || g.out[i] < 4) return false;
@@ -475,7 +502,7 @@ class DnnlConvKernel : public Kernel,
     const memory::desc src = activation_desc(x_shape, plain, compute_type_);
     const memory::desc dst =
         activation_desc(y_shape, plain, output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32);
-    const memory::desc w_plain = onnx_weights_desc(weights_.shape(), group_, transposed_);
+    const memory::desc w_plain = onnx_weights_desc(weight_shape(p), p.group, transposed_);
     const memory::desc weights(w_plain.dims(), compute_type_, memory::format_tag::any);
     // int8: the source is s8 (compute_type_), the destination stays f32 (dequantized by the output scales).
     const memory::desc bias = has_bias ? plain_desc({p.out_channels}) : memory::desc();
@@ -503,24 +530,41 @@ class DnnlConvKernel : public Kernel,
     return pd;
   }
 
-  /// Reorders the plain ONNX weights into `desc`.
-  memory pack_weights(const memory::desc& desc, int threads) const {
-    const memory::desc w_plain =
-        onnx_weights_desc(weights_.shape(), group_, transposed_, int8_ ? memory::data_type::s8 : memory::data_type::f32);
+  /// The ONNX weight shape of a convolution `p` of this kernel or of a channel slice of it.
+  Shape weight_shape(const ConvProblem& p) const {
+    if (transposed_) return weights_.shape();  // transposed convolutions are not channel-sliced
+    Shape w = weights_.shape();
+    w[0] = p.out_channels;
+    w[1] = p.in_channels / p.group;
+    return w;
+  }
+
+  /// Reorders the plain ONNX weights of output channels [first_channel, first_channel +
+  /// slice.out_channels) into `desc`: all of them for the whole convolution.
+  memory pack_weights(const memory::desc& desc, const ConvProblem& slice, int64_t first_channel, int threads) const {
+    const memory::data_type type = int8_ ? memory::data_type::s8 : memory::data_type::f32;
+    const Shape w_shape = weight_shape(slice);
+    const memory::desc w_plain = onnx_weights_desc(w_shape, slice.group, transposed_, type);
     memory packed(desc, cpu_engine());
-    memory source = wrap(w_plain, int8_ ? int8_weights_ : weights_);
+    const Tensor& plain = int8_ ? int8_weights_ : weights_;
+    const int64_t channel_elements = shape_numel(Shape(w_shape.begin() + 1, w_shape.end()));
+    auto* first = static_cast<std::byte*>(const_cast<void*>(plain.raw_data())) +
+                  first_channel * channel_elements * static_cast<int64_t>(dtype_size(plain.dtype()));
+    memory source(w_plain, cpu_engine(), first);
     dnnl_support::execute(dnnl::reorder(source, packed), {{DNNL_ARG_FROM, source}, {DNNL_ARG_TO, packed}}, threads);
     return packed;
   }
 
-  /// The weights packed into `desc`, shared by every plan (input shape, slice) that wants that
-  /// layout: a model with dynamic spatial dims sees many shapes but few weight layouts.
-  memory packed_weights(const memory::desc& desc) const {
+  /// The weights of output channels from `first_channel` on packed into `desc`, shared by every
+  /// plan (input shape, slice) that wants that layout: a model with dynamic spatial dims sees many
+  /// shapes but few weight layouts. Channel slices of equal size share a layout, not their
+  /// weights, hence the first channel in the key.
+  memory packed_weights(const memory::desc& desc, const ConvProblem& slice, int64_t first_channel) const {
     std::lock_guard<std::mutex> lock(packed_mutex_);
-    for (const memory& m : packed_)
-      if (m.get_desc() == desc) return m;
-    packed_.push_back(pack_weights(desc, 1));
-    return packed_.back();
+    for (const PackedWeights& w : packed_)
+      if (w.first_channel == first_channel && w.packed.get_desc() == desc) return w.packed;
+    packed_.push_back({first_channel, pack_weights(desc, slice, first_channel, 1)});
+    return packed_.back().packed;
   }
 
   /// Plan time, static input shape: packs the weights for the unfused primitive; plans for the
@@ -548,7 +592,7 @@ class DnnlConvKernel : public Kernel,
       const PrimitiveDesc pd = make_primitive_desc(p, input_shape(p), p.output_shape(), *d, false, primitive_attr());
       prepacked_desc_ = pd.base().weights_desc();
       dnnl_support::ThreadScope scope(1);
-      prepacked_ = pack_weights(prepacked_desc_, 1);
+      prepacked_ = pack_weights(prepacked_desc_, p, 0, 1);
     } catch (const Error&) {
       // A static shape that does not fit the weights: the run reports it.
     } catch (const dnnl::error&) {
@@ -579,8 +623,9 @@ class DnnlConvKernel : public Kernel,
     return attr;
   }
 
-  /// How many output-row slices to run in parallel: one per thread for convolutions big enough
-  /// to pay for the hand-off, never more than there are output rows.
+  /// How many slices to run in parallel: one per thread for convolutions big enough to pay for
+  /// the hand-off, never more row slices than there are output rows (split_axis picks rows or
+  /// output channels).
   int64_t chunk_count(const ConvProblem& p, const KernelContext& ctx) const {
     // Below ~256K multiply-adds a slice's thread hand-off costs more than it saves. (Measured on
     // MobileNetV2 at 2 threads once the pool's chunks became claimable: ref/ort 1.22-1.31x at
@@ -597,7 +642,102 @@ class DnnlConvKernel : public Kernel,
       return dnnl_support::row_chunk_count(ctx, g.in[0], 1, macs, kMinParallelWork);
     }
     const int64_t macs = shape_numel(p.output_shape()) * (p.in_channels / p.group) * p.geom.kernel_numel();
-    return dnnl_support::row_chunk_count(ctx, p.geom.out[0], 1, macs, kMinParallelWork);
+    const int64_t threads = ctx.num_threads();
+    auto channel_slices_possible = [&] {
+      return threads > 1 && channel_split_possible() && channel_split_policy() != ChannelSplitPolicy::kOff &&
+             !channel_slice_bounds(p, threads).empty();
+    };
+    // Below the threshold, a convolution of many weights on a tiny map (MobileNetV3's
+    // squeeze-excitation 1x1 convs on 1x1 maps, 113K-230K weights) is bound by reading its weights,
+    // which channel slices share out: MobileNetV3-Large's convolutions at 2 threads, critical path
+    // (thread CPU time of the slowest slice), 3.79 -> 3.53 ms with these split.
+    constexpr int64_t kWeightBoundWeights = int64_t{1} << 16;
+    if (macs < kMinParallelWork) return weights_.numel() >= kWeightBoundWeights && channel_slices_possible() ? threads : 1;
+    // Channel slices need no rows to split: a 1-row output may take them.
+    const int64_t row_chunks = dnnl_support::row_chunk_count(ctx, p.geom.out[0], 1, macs, kMinParallelWork);
+    if (row_chunks < threads && channel_slices_possible()) return threads;
+    return row_chunks;
+  }
+
+  /// Whether this kernel's slices may be output-channel ranges: fp32 convolutions. int8 output
+  /// scales and the bf16 paths stay on row slices (their per-channel scales and rounding would
+  /// need slicing too, and bf16 is not native on the machines measured); so do ConvTransposes.
+  bool channel_split_possible() const {
+    return !transposed_ && !int8_ && compute_type_ == memory::data_type::f32 && !output_reduced_;
+  }
+
+  /// Which axis `chunks` slices of `p` cut (conv_split.h); rows when channel slices are not possible.
+  ConvSplitAxis split_axis(const ConvProblem& p, int64_t chunks) const {
+    if (chunks < 2 || !channel_split_possible()) return ConvSplitAxis::kRows;
+    ConvSplitLayout layout{input_channels_last_, output_channels_last_};
+    layout.winograd_slices = winograd_on_channel_slices(p, chunks);
+    ConvSplitAxis axis = choose_conv_split_axis(p, chunks, layout);
+    // Fewer output rows than slices (chunk_count gave them for channel slices): channel slices.
+    if (axis == ConvSplitAxis::kRows && p.geom.out[0] < chunks && channel_split_policy() != ChannelSplitPolicy::kOff)
+      return ConvSplitAxis::kChannels;
+    return axis;
+  }
+
+  /// Whether `chunks` channel slices of `p` would each run Winograd (winograd_applies): row slices
+  /// never do.
+  bool winograd_on_channel_slices(const ConvProblem& p, int64_t chunks) const {
+    const std::vector<int64_t> bounds = channel_slice_bounds(p, chunks);
+    std::optional<DnnlGeometry> d = dnnl_geometry(p);
+    if (bounds.empty() || !d) return false;
+    for (size_t c = 0; c + 1 < bounds.size(); ++c) {
+      const SliceExtent slice = channel_slice(p, *d, bounds, static_cast<int64_t>(c));
+      if (!winograd_applies(slice.problem, slice.geometry, slice.y_shape)) return false;
+    }
+    return true;
+  }
+
+  /// Output rows [o0, o1) of the first spatial dim (slice c of `chunks`) and the input rows
+  /// [i0, i1) they read; the slice's own paddings are whatever of its window lies outside the
+  /// input. nullopt for a slice that reads only padding.
+  std::optional<SliceExtent> row_slice(const ConvProblem& p, const DnnlGeometry& full, int64_t c, int64_t chunks) const {
+    const WindowGeometry& g = p.geom;
+    SliceExtent slice{p, input_shape(p), p.output_shape(), full};
+    int64_t o0 = g.out[0] * c / chunks, o1 = g.out[0] * (c + 1) / chunks;
+    int64_t i0 = 0, i1 = g.in[0];
+    if (chunks > 1 && transposed_) {  // non-overlapping windows (chunk_count)
+      i0 = g.in[0] * c / chunks;
+      i1 = g.in[0] * (c + 1) / chunks;
+      if (i1 <= i0) return std::nullopt;
+      o0 = i0 * g.strides[0];
+      o1 = i1 * g.strides[0];
+    } else if (chunks > 1) {
+      const int64_t ek = (g.kernel[0] - 1) * g.dilations[0] + 1;
+      const int64_t start = o0 * g.strides[0] - g.pad_begin[0], end = (o1 - 1) * g.strides[0] - g.pad_begin[0] + ek;
+      i0 = std::max<int64_t>(0, start);
+      i1 = std::min<int64_t>(g.in[0], end);
+      if (i1 <= i0) return std::nullopt;
+      slice.geometry.pad_l[0] = i0 - start;
+      slice.geometry.pad_r[0] = end - i1;
+    }
+    slice.x_shape[2] = i1 - i0;
+    slice.y_shape[2] = o1 - o0;
+    slice.in_row = i0;
+    slice.out_row = o0;
+    return slice;
+  }
+
+  /// Output channels [bounds[c], bounds[c + 1]) (whole groups) and the input channels they read:
+  /// all of them, or their groups' for a grouped convolution.
+  SliceExtent channel_slice(const ConvProblem& p, const DnnlGeometry& full, const std::vector<int64_t>& bounds,
+                            int64_t c) const {
+    SliceExtent slice{p, {}, {}, full};
+    const int64_t m0 = bounds[c], m1 = bounds[c + 1];
+    slice.problem.out_channels = m1 - m0;
+    if (p.group > 1) {
+      const int64_t out_per_group = p.out_channels / p.group, in_per_group = p.in_channels / p.group;
+      slice.problem.group = (m1 - m0) / out_per_group;
+      slice.problem.in_channels = slice.problem.group * in_per_group;
+      slice.in_channel = m0 / out_per_group * in_per_group;
+    }
+    slice.out_channel = m0;
+    slice.x_shape = input_shape(slice.problem);
+    slice.y_shape = slice.problem.output_shape();
+    return slice;
   }
 
   /// Whether a trailing Swish runs as swish_in_place over each slice's output rows instead of as
@@ -615,80 +755,29 @@ class DnnlConvKernel : public Kernel,
   }
 
   ConvPlan make_plan(const ConvProblem& p, bool has_bias, int64_t chunks, DType x_dtype) const {
-    const memory::data_type x_type = int8_                            ? memory::data_type::s8
-                                     : x_dtype == DType::kBFloat16 ? memory::data_type::bf16
-                                                                   : memory::data_type::f32;
-    const memory::data_type y_type = output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32;
     ConvPlan plan;
+    const ConvSplitAxis axis = split_axis(p, chunks);
+    plan.axis = axis;
     std::optional<DnnlGeometry> full = dnnl_geometry(p);
     if (!full) return plan;
     dnnl_support::ThreadScope scope(1);
-    const Shape x_shape = input_shape(p), y_shape = p.output_shape();
-    auto strides_of = [](const Shape& shape, bool channels_last) {
-      return channels_last ? channels_last_strides(shape) : shape_strides(shape);
-    };
-    const std::vector<int64_t> x_strides = strides_of(x_shape, input_channels_last_);
-    const std::vector<int64_t> y_strides = strides_of(y_shape, output_channels_last_);
-    const std::vector<int64_t> addend_strides = strides_of(y_shape, residual_channels_last_);
-    const WindowGeometry& g = p.geom;
+    const Shape y_shape = p.output_shape();
+    const std::vector<int64_t> channel_bounds =
+        axis == ConvSplitAxis::kChannels ? channel_slice_bounds(p, chunks) : std::vector<int64_t>{};
+    if (axis == ConvSplitAxis::kChannels && channel_bounds.empty()) return plan;
     try {
       dnnl::primitive_attr attr = primitive_attr();
       if (separate_swish()) {
         plan.swish_after = tails_.trailing_swish();
         plan.batch = y_shape[0];
-        plan.y_batch_stride = y_strides[0];
+        plan.y_batch_stride = (output_channels_last_ ? channels_last_strides(y_shape) : shape_strides(y_shape))[0];
       }
-      attr.set_post_ops(tails_.post_ops(y_shape, plan.swish_after.has_value()));
       for (int64_t c = 0; c < chunks; ++c) {
-        // Output rows [o0, o1) of the first spatial dim read input rows [i0, i1); the slice's
-        // own paddings are whatever of its window lies outside the input.
-        int64_t o0 = g.out[0] * c / chunks, o1 = g.out[0] * (c + 1) / chunks;
-        DnnlGeometry d = *full;
-        int64_t i0 = 0, i1 = g.in[0];
-        if (chunks > 1 && transposed_) {  // non-overlapping windows (chunk_count)
-          i0 = g.in[0] * c / chunks;
-          i1 = g.in[0] * (c + 1) / chunks;
-          if (i1 <= i0) return plan;
-          o0 = i0 * g.strides[0];
-          o1 = i1 * g.strides[0];
-        } else if (chunks > 1) {
-          const int64_t ek = (g.kernel[0] - 1) * g.dilations[0] + 1;
-          const int64_t start = o0 * g.strides[0] - g.pad_begin[0], end = (o1 - 1) * g.strides[0] - g.pad_begin[0] + ek;
-          i0 = std::max<int64_t>(0, start);
-          i1 = std::min<int64_t>(g.in[0], end);
-          if (i1 <= i0) return plan;  // a slice that reads only padding
-          d.pad_l[0] = i0 - start;
-          d.pad_r[0] = end - i1;
-        }
-        Shape xc = x_shape, yc = y_shape;
-        xc[2] = i1 - i0;
-        yc[2] = o1 - o0;
-        ConvChunk chunk;
-        const PrimitiveDesc typed = make_primitive_desc(p, xc, yc, d, has_bias, attr);
-        const dnnl::primitive_desc& pd = typed.base();
-        chunk.primitive = typed.primitive();
-        chunk.scratchpad = pd.scratchpad_desc();
-        const memory::desc w_desc = pd.weights_desc();
-        chunk.weights = prepacked_ && w_desc == prepacked_desc_ ? prepacked_ : packed_weights(w_desc);
-        chunk.x_view = memory::desc(dnnl_support::to_dims(xc), x_type, x_strides);
-        chunk.y_view = memory::desc(dnnl_support::to_dims(yc), y_type, y_strides);
-        chunk.addend_view = memory::desc(dnnl_support::to_dims(yc), memory::data_type::f32, addend_strides);
-        chunk.x_offset = i0 * x_strides[2];
-        chunk.y_offset = o0 * y_strides[2];
-        chunk.y_span = (o1 - o0) * y_strides[2];
-        chunk.addend_offset = o0 * addend_strides[2];
-        chunk.src_desc = pd.src_desc();
-        chunk.dst_desc = pd.dst_desc();
-        chunk.reorder_src = chunk.src_desc != chunk.x_view;
-        chunk.reorder_dst = chunk.dst_desc != chunk.y_view;
-        auto reorder = [](const memory::desc& from, const memory::desc& to) {
-          const dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, plan_attr());
-          return ConvChunk::Reorder{dnnl::reorder(pd), pd.scratchpad_desc()};
-        };
-        if (chunk.reorder_src) chunk.src_in = reorder(chunk.x_view, chunk.src_desc);
-        if (chunk.reorder_dst) chunk.dst_out = reorder(chunk.dst_desc, chunk.y_view);
-        if (tails_.has_residual()) chunk.residual_in = reorder(chunk.addend_view, chunk.dst_desc);
-        plan.chunks.push_back(std::move(chunk));
+        std::optional<SliceExtent> slice =
+            axis == ConvSplitAxis::kChannels ? channel_slice(p, *full, channel_bounds, c) : row_slice(p, *full, c, chunks);
+        if (!slice) return plan;  // a row slice that reads only padding
+        attr.set_post_ops(tails_.post_ops(slice->y_shape, plan.swish_after.has_value()));
+        plan.chunks.push_back(make_chunk(p, *slice, has_bias, attr, x_dtype));
       }
       plan.supported = true;
     } catch (const dnnl::error&) {
@@ -696,6 +785,60 @@ class DnnlConvKernel : public Kernel,
       plan.chunks.clear();
     }
     return plan;
+  }
+
+  /// The primitive, weights, views and reorders of one slice of `p`.
+  ConvChunk make_chunk(const ConvProblem& p, const SliceExtent& slice, bool has_bias, const dnnl::primitive_attr& attr,
+                       DType x_dtype) const {
+    const memory::data_type x_type = int8_                            ? memory::data_type::s8
+                                     : x_dtype == DType::kBFloat16 ? memory::data_type::bf16
+                                                                   : memory::data_type::f32;
+    const memory::data_type y_type = output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32;
+    auto strides_of = [](const Shape& shape, bool channels_last) {
+      return channels_last ? channels_last_strides(shape) : shape_strides(shape);
+    };
+    // Views keep the whole tensors' strides: a slice's rows or channels inside them.
+    const Shape y_shape = p.output_shape();
+    const std::vector<int64_t> x_strides = strides_of(input_shape(p), input_channels_last_);
+    const std::vector<int64_t> y_strides = strides_of(y_shape, output_channels_last_);
+    const std::vector<int64_t> addend_strides = strides_of(y_shape, residual_channels_last_);
+    ConvChunk chunk;
+    const PrimitiveDesc typed = make_primitive_desc(slice.problem, slice.x_shape, slice.y_shape, slice.geometry,
+                                                    has_bias, attr);
+    const dnnl::primitive_desc& pd = typed.base();
+    chunk.primitive = typed.primitive();
+    chunk.scratchpad = pd.scratchpad_desc();
+    const memory::desc w_desc = pd.weights_desc();
+    const bool whole_weights = slice.problem.out_channels == p.out_channels;
+    chunk.weights = whole_weights && prepacked_ && w_desc == prepacked_desc_
+                        ? prepacked_
+                        : packed_weights(w_desc, slice.problem, slice.out_channel);
+    chunk.x_view = memory::desc(dnnl_support::to_dims(slice.x_shape), x_type, x_strides);
+    chunk.y_view = memory::desc(dnnl_support::to_dims(slice.y_shape), y_type, y_strides);
+    chunk.addend_view = memory::desc(dnnl_support::to_dims(slice.y_shape), memory::data_type::f32, addend_strides);
+    chunk.x_offset = slice.in_row * x_strides[2] + slice.in_channel * x_strides[1];
+    chunk.y_offset = slice.out_row * y_strides[2] + slice.out_channel * y_strides[1];
+    // Row slices: their rows; channel slices that write y directly: their elements, which are then
+    // contiguous (otherwise the swish pass runs on the dense buffer before the copy).
+    chunk.y_span = whole_weights ? slice.y_shape[2] * y_strides[2] : shape_numel(slice.y_shape) / slice.y_shape[0];
+    chunk.addend_offset = slice.out_row * addend_strides[2] + slice.out_channel * addend_strides[1];
+    chunk.out_channel = slice.out_channel;
+    chunk.y_shape = slice.y_shape;
+    chunk.src_desc = pd.src_desc();
+    chunk.dst_desc = pd.dst_desc();
+    // A channel slice of a channels-last tensor is strided, which oneDNN's jit kernels do not take
+    // (they fall back to ref:any): the primitive reads and writes dense buffers, and jit reorders
+    // copy the slice's channels in and out.
+    chunk.reorder_src = chunk.src_desc != chunk.x_view;
+    chunk.reorder_dst = chunk.dst_desc != chunk.y_view;
+    auto reorder = [](const memory::desc& from, const memory::desc& to) {
+      const dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, plan_attr());
+      return ConvChunk::Reorder{dnnl::reorder(pd), pd.scratchpad_desc()};
+    };
+    if (chunk.reorder_src) chunk.src_in = reorder(chunk.x_view, chunk.src_desc);
+    if (chunk.reorder_dst) chunk.dst_out = reorder(chunk.dst_desc, chunk.y_view);
+    if (tails_.has_residual()) chunk.residual_in = reorder(chunk.addend_view, chunk.dst_desc);
+    return chunk;
   }
 
   void run(const ConvPlan& plan, const Tensor& x, const Tensor* bias, const Shape& out_shape, KernelContext& ctx) const {
@@ -706,8 +849,6 @@ class DnnlConvKernel : public Kernel,
     auto* y_bytes = static_cast<std::byte*>(y.raw_data());
     const size_t x_size = dtype_size(x.dtype()), y_size = dtype_size(y.dtype());
     float* addend_data = addend ? const_cast<float*>(addend->data<float>()) : nullptr;
-    std::optional<memory> bias_memory;
-    if (bias) bias_memory = wrap(plain_desc({bias->numel()}), *bias);
     auto run_chunk = [&](const ConvChunk& chunk) {
       dnnl_support::ThreadScope scope(1);
       dnnl::stream stream(cpu_engine());
@@ -725,18 +866,29 @@ class DnnlConvKernel : public Kernel,
         chunk.residual_in.run(stream, addend_view, dst);
       }
       std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, chunk.weights}, {DNNL_ARG_DST, dst}};
-      if (bias_memory) args[DNNL_ARG_BIAS] = *bias_memory;
+      if (bias) {
+        float* channels = const_cast<float*>(bias->data<float>()) + chunk.out_channel;
+        args[DNNL_ARG_BIAS] = memory(plain_desc({chunk.y_shape[1]}), cpu_engine(), channels);
+      }
       if (chunk.scratchpad.get_size() > 0) args[DNNL_ARG_SCRATCHPAD] = dnnl_support::thread_scratchpad(chunk.scratchpad);
-      tails_.add_binary_args(args, out_shape);
+      tails_.add_binary_args(args, chunk.y_shape, chunk.out_channel);
       chunk.primitive.execute(stream, args);
+      if (plan.swish_after && chunk.reorder_dst) {
+        // Elementwise on the slice's dense buffer before it is copied out (a channel slice's
+        // output channels are strided in y).
+        stream.wait();
+        const int64_t elements = static_cast<int64_t>(chunk.dst_desc.get_size() / sizeof(float));
+        swish_in_place(static_cast<float*>(dst.get_data_handle()), elements, *plan.swish_after);
+      }
       if (chunk.reorder_dst) chunk.dst_out.run(stream, dst, y_view);
       stream.wait();
-      if (plan.swish_after) {
+      if (plan.swish_after && !chunk.reorder_dst) {
         float* rows = reinterpret_cast<float*>(y_bytes) + chunk.y_offset;
         for (int64_t b = 0; b < plan.batch; ++b) swish_in_place(rows + b * plan.y_batch_stride, chunk.y_span, *plan.swish_after);
       }
     };
     const int64_t chunks = static_cast<int64_t>(plan.chunks.size());
+    if (plan.axis == ConvSplitAxis::kChannels) count_conv_channel_slice_run();
     if (chunks == 1) {
       run_chunk(plan.chunks[0]);
       return;
@@ -768,7 +920,11 @@ class DnnlConvKernel : public Kernel,
   memory prepacked_;
   Tensor prepacked_data_;  // the bytes behind prepacked_ when restored from a plan
   mutable std::mutex packed_mutex_;
-  mutable std::vector<memory> packed_;
+  struct PackedWeights {
+    int64_t first_channel = 0;
+    memory packed;
+  };
+  mutable std::vector<PackedWeights> packed_;
   std::unique_ptr<dnnl_support::ShapeCache<ConvPlan>> cache_;
 };
 

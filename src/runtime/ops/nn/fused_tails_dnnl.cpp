@@ -156,7 +156,7 @@ dnnl::post_ops FusedTails::post_ops(const Shape& out_shape, bool drop_trailing_s
     switch (op.kind) {
       case Kind::kEltwise: ops.append_eltwise(1.f, op.algorithm, op.alpha, op.beta); break;
       case Kind::kBinaryConstant:
-        ops.append_binary(op.algorithm, per_channel_desc(op.constant.numel(), out_shape.size()));
+        ops.append_binary(op.algorithm, per_channel_desc(out_shape[1], out_shape.size()));
         break;
       case Kind::kSum: ops.append_sum(1.f); break;
     }
@@ -164,12 +164,14 @@ dnnl::post_ops FusedTails::post_ops(const Shape& out_shape, bool drop_trailing_s
   return ops;
 }
 
-void FusedTails::add_binary_args(std::unordered_map<int, dnnl::memory>& args, const Shape& out_shape) const {
+void FusedTails::add_binary_args(std::unordered_map<int, dnnl::memory>& args, const Shape& out_shape,
+                                 int64_t first_channel) const {
   for (size_t i = 0; i < steps_.size(); ++i) {
     const PostOp& op = steps_[i];
     if (op.kind != Kind::kBinaryConstant) continue;
+    float* channels = const_cast<float*>(op.constant.data<float>()) + first_channel;
     args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] =
-        dnnl_support::wrap(per_channel_desc(op.constant.numel(), out_shape.size()), op.constant);
+        dnnl::memory(per_channel_desc(out_shape[1], out_shape.size()), dnnl_support::cpu_engine(), channels);
   }
 }
 

@@ -46,13 +46,16 @@ class FusedTails {
   /// Whether the fast path can run with these inputs (the residual addend, if any, is fp32 and
   /// has exactly `out_shape`).
   bool fast_path_ok(const KernelContext& ctx, const Shape& out_shape) const;
-  /// The post-op chain for an output of `out_shape`; without its last step when
+  /// The post-op chain for an output of `out_shape` (a slice of the head's output channels when
+  /// out_shape[1] is fewer than the head's); without its last step when
   /// `drop_trailing_swish` and that step is a Swish (the caller applies it itself).
   dnnl::post_ops post_ops(const Shape& out_shape, bool drop_trailing_swish = false) const;
   /// Swish's alpha when the chain ends with a Swish eltwise step (SiLU, x * sigmoid(alpha * x)).
   std::optional<float> trailing_swish() const;
-  /// Adds the memory arguments of the binary post-ops (per-channel constants).
-  void add_binary_args(std::unordered_map<int, dnnl::memory>& args, const Shape& out_shape) const;
+  /// Adds the memory arguments of the binary post-ops (per-channel constants): out_shape[1] of
+  /// them from `first_channel` on, for a primitive that computes that channel range.
+  void add_binary_args(std::unordered_map<int, dnnl::memory>& args, const Shape& out_shape,
+                       int64_t first_channel = 0) const;
   /// The residual addend the sum post-op accumulates onto, or nullptr when there is none.
   const Tensor* residual(const KernelContext& ctx) const;
 
