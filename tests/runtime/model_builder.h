@@ -72,6 +72,13 @@ inline void add_int_attr(onnx::NodeProto& n, const std::string& name, int64_t v)
   a->set_i(v);
 }
 
+inline void add_ints_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& values) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+}
+
 inline void add_graph_attr(onnx::NodeProto& n, const std::string& name, const onnx::GraphProto& g) {
   auto* a = n.add_attribute();
   a->set_name(name);

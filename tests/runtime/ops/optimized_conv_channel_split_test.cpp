@@ -27,13 +27,6 @@ using nn::random_tensor;
 using runtime::nn::ChannelSplitPolicy;
 using runtime::nn::ConvSplitAxis;
 
-void add_ints_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& values) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
-}
-
 /// Sets the process's channel-split policy for one test and restores the environment's after.
 class PolicyScope {
  public:

@@ -24,13 +24,6 @@ namespace {
 
 using nn::random_tensor;
 
-void add_ints_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& values) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
-}
-
 /// x -> Conv -> Add(other, .) -> Relu -> Conv(1x1) -> Mul(s, .) -> Add(., b) -> Clip(0, 6)
 ///   -> Conv -> Add(per-channel constant) -> HardSwish -> Conv -> Add(broadcast run-time addend)
 ///   -> Conv(depthwise) -> Sigmoid -> y

@@ -40,13 +40,7 @@ Tensor uniform(const Shape& shape, uint32_t seed, float lo, float hi) {
   return t;
 }
 
-void add_ints_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& values) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
-}
-
+using testing::add_ints_attr;
 struct ConvCase {
   std::string name;
   Shape x;                  // N, C, H, W

@@ -20,13 +20,7 @@ Tensor random_tensor(const Shape& shape, uint32_t seed) { return testing::random
 
 Tensor ints(const std::vector<int64_t>& v) { return Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v); }
 
-void add_ints_attr(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values) {
-  auto* a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
-}
-
+using testing::add_ints_attr;
 struct ShuffleCase {
   int64_t groups = 2;
   int64_t size = 5;

@@ -30,13 +30,7 @@ namespace {
 
 using testing::ModelBuilder;
 
-void add_ints_attr(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values) {
-  auto* a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t v : values) a->add_ints(v);
-}
-
+using testing::add_ints_attr;
 /// Adds graph pieces with random weights, each a new name.
 class BlockBuilder {
  public:
