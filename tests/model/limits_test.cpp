@@ -301,6 +301,84 @@ TEST(ModelLimits, EinsumEquationNotFittingItsInputsIsOneLineNotACrash) {
   EXPECT_NE(lint.output.find("term 'ij' has 2 indices but input 0 has rank 1"), std::string::npos) << lint.output;
 }
 
+/// y = ConvTranspose(x, w) at `opset`, x of `x_dims`, w of `w_dims`, kernel_shape [3, 3].
+onnx::ModelProto conv_transpose_model(int opset, const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(opset);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("conv_transpose");
+  for (const auto& [name, dims] : {std::pair{"x", x_dims}, std::pair{"w", w_dims}}) {
+    onnx::ValueInfoProto* v = g->add_input();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  g->add_output()->set_name("y");
+  onnx::NodeProto* node = g->add_node();
+  node->set_op_type("ConvTranspose");
+  node->set_name("deconv");
+  node->add_input("x");
+  node->add_input("w");
+  node->add_output("y");
+  onnx::AttributeProto* kernel_shape = node->add_attribute();
+  kernel_shape->set_name("kernel_shape");
+  kernel_shape->set_type(onnx::AttributeProto::INTS);
+  kernel_shape->add_ints(3);
+  kernel_shape->add_ints(3);
+  return model;
+}
+
+// Found by fuzz_model_load: libonnx 1.17's ConvTranspose inference (every version) reads the
+// weight's second dim for the output channels without checking the weight's rank, and a rank-1
+// weight under a rank-4 input crashed `inspect model --shape-inference`. The ranks are checked
+// inside ConvTranspose's inference (model/schemas/inference_guards.cpp).
+TEST(ModelLimits, ConvTransposeWeightOfAnotherRankIsOneLineNotACrash) {
+  for (int opset : {8, 11, 22}) {
+    SCOPED_TRACE(opset);
+    const onnx::ModelProto model = conv_transpose_model(opset, {1, 1, 3, 3}, {2});
+    onnx::ModelProto lenient = model;
+    model::infer_shapes(lenient);
+    EXPECT_FALSE(lenient.graph().output(0).type().tensor_type().has_shape());
+    model::ShapeInferenceOptions strict;
+    strict.strict = true;
+    onnx::ModelProto strict_model = model;
+    const std::string message = error_of([&] { model::infer_shapes(strict_model, strict); });
+    EXPECT_NE(message.find("ConvTranspose: the weight has rank 1 but the input has rank 4"), std::string::npos)
+        << message;
+
+    // A weight of the input's rank still infers through libonnx's own function: 1x2x3x3 -> 1x2x5x5.
+    onnx::ModelProto valid = conv_transpose_model(opset, {1, 1, 3, 3}, {1, 2, 3, 3});
+    model::infer_shapes(valid, strict);
+    const auto& shape = valid.graph().output(0).type().tensor_type().shape();
+    ASSERT_EQ(shape.dim_size(), 4);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(shape.dim(i).dim_value(), (std::vector<int64_t>{1, 2, 5, 5}[i]));
+  }
+
+  // The fuzzer's input itself (opset 8, output_shape and strides given), through the CLI.
+  const std::string crash(
+      "\x08\x03\x12\x0c\x62\x61\x63\x6b\x65\x6e\x64\x2d\x74\x65\x73\x74\x3a\xf0\x01\x0a\x77\x0a\x01\x78"
+      "\x0a\x01\x77\x12\x01\x79\x1a\x04\x74\x65\x73\x74\x22\x0d\x43\x6f\x6e\x76\x54\x72\x61\x6e\x73\x70"
+      "\x6f\x73\x65\x2a\x15\x0a\x0c\x6b\x65\x72\x6e\x65\x6c\x5f\x73\x68\x61\x70\x65\x40\x03\x40\x03\xa0"
+      "\x01\x07\x2a\x17\x0a\x0e\x6f\x75\x74\x70\x75\x74\x5f\x70\x61\x64\x64\x69\x6e\x67\x40\x01\x40\x01"
+      "\xa0\x01\x07\x2a\x15\x0a\x0c\x6f\x75\x74\x70\x75\x74\x5f\x73\x68\x61\x70\x65\x40\x0a\x40\x08\xa0"
+      "\x01\x07\x2a\x10\x0a\x07\x73\x74\x72\x69\x64\x65\x73\x40\x03\x40\x02\xa0\x01\x07\x12\x1e\x74\x65"
+      "\x73\x74\x5f\x63\x6f\x6e\x76\x74\x72\x61\x6e\x73\x70\x6f\x73\x65\x5f\x77\x69\x74\x68\x5f\x6b\x65"
+      "\x72\x6e\x65\x6c\x5a\x1b\x0a\x01\x78\x12\x16\x0a\x14\x08\x01\x12\x10\x0a\x02\x08\x01\x0a\x02\x08"
+      "\x01\x0a\x02\x08\x03\x0a\x02\x08\x03\x5a\x1b\x0a\x01\x77\x12\x16\x0a\x14\x08\x01\x12\x10\x0a\x02"
+      "\x08\x01\xf9\x02\x08\x02\x0a\x02\x08\x03\x0a\x02\x08\x03\x62\x1b\x0a\x01\x79\x12\x16\x0a\x14\x08"
+      "\x01\x12\x10\x0a\x02\x08\x01\x0a\x02\x08\x02\x0a\x02\x08\x0a\x0a\x02\x08\x08\x42\x02\x10\x08",
+      263);
+  const TempDir dir;
+  const fs::path path = dir.path() / "conv_transpose_rank_1_weight.onnx";
+  std::ofstream(path, std::ios::binary).write(crash.data(), static_cast<std::streamsize>(crash.size()));
+  const CommandResult inspect = run_parity({"inspect", "model", path.string(), "--shape-inference"});
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
+  const CommandResult lint = run_parity({"check", "lint", path.string()});
+  EXPECT_TRUE(lint.exit_code == 0 || lint.exit_code == 1) << lint.exit_code << "\n" << lint.output;
+  EXPECT_NE(lint.output.find("the weight has rank 1 but the input has rank 4"), std::string::npos) << lint.output;
+}
+
 // Found by fuzz_model_load: EyeLike-9 with a dtype attribute over a value nothing defines made
 // libonnx's inference copy the shape of a null type, and `inspect model --shape-inference` and
 // `check lint` segfaulted. Every schema's inference now refuses a required input without a type

@@ -9,6 +9,11 @@
 // `inspect model --shape-inference`). They fail inference here instead, as libonnx would after
 // reading out of bounds.
 //
+// ConvTranspose-1/11/22 (onnx/defs/nn/defs.cc, old.cc): with kernel_shape given, the output's
+// channel count is read from the weight's second dim without checking the weight's rank
+// (fuzz_model_load: a rank-1 weight under a rank-4 input crashed `inspect model --shape-inference`).
+// The weight must have the input's rank (C x M/group x k1 x ... x kn); inference fails otherwise.
+//
 // Every schema: an input whose value has no type (a name nothing defines, or the output of a node
 // whose own inference gave none) reaches inference functions that use the type unchecked, e.g.
 // EyeLike-9 with its dtype attribute copies the shape of a null type (fuzz_model_load: a 148-byte
@@ -92,6 +97,32 @@ void guard_einsum() {
   register_schema(std::move(guarded));
 }
 
+/// Fails inference when the data and weight shapes are both known and their ranks differ.
+void check_conv_transpose_weight_rank(onnx::InferenceContext& ctx) {
+  if (!onnx::hasNInputShapes(ctx, 2)) return;
+  const int input_rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+  const int weight_rank = ctx.getInputType(1)->tensor_type().shape().dim_size();
+  if (input_rank != weight_rank)
+    fail_shape_inference("ConvTranspose: the weight has rank ", weight_rank, " but the input has rank ", input_rank,
+                         " (the weight must be C x M/group x k1 x ... x kn)");
+}
+
+void guard_conv_transpose() {
+  for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+    if (listed.Name() != "ConvTranspose" || !listed.domain().empty()) continue;
+    const onnx::OpSchema* registered = onnx::OpSchemaRegistry::Schema("ConvTranspose", listed.SinceVersion(), "");
+    if (registered == nullptr || registered->SinceVersion() != listed.SinceVersion()) continue;
+    const onnx::InferenceFunction libonnx_inference = registered->GetTypeAndShapeInferenceFunction();
+    if (!libonnx_inference) continue;
+    // Replaced in place as in guard_untyped_required_inputs, before any model is inferred.
+    const_cast<onnx::OpSchema*>(registered)->TypeAndShapeInferenceFunction(
+        [libonnx_inference](onnx::InferenceContext& ctx) {
+          check_conv_transpose_weight_rank(ctx);
+          libonnx_inference(ctx);
+        });
+  }
+}
+
 /// Whether input `i` of a node is one the schema requires (a single formal input, or one of a
 /// variadic group past its minimum arity is not: those may be absent).
 bool is_required_input(const onnx::OpSchema& schema, size_t i) {
@@ -126,6 +157,8 @@ void guard_untyped_required_inputs() {
 
 void guard_libonnx_inference() {
   guard_einsum();
+  guard_conv_transpose();
+  // Last, so that its check of untyped inputs runs before the guards above read input types.
   guard_untyped_required_inputs();
 }
 
