@@ -379,6 +379,55 @@ TEST(ModelLimits, ConvTransposeWeightOfAnotherRankIsOneLineNotACrash) {
   EXPECT_NE(lint.output.find("the weight has rank 1 but the input has rank 4"), std::string::npos) << lint.output;
 }
 
+// Found by a rank sweep of the ONNX node tests under ASan (each input redeclared at ranks 0-5):
+// libonnx 1.17's data propagation for Add/Sub/Mul/Div broadcasts an operand's propagated value
+// by reading its element 0, also when that value is empty (the Shape of a scalar) and the other
+// has one element. Shape inference with data propagation (`inspect model --shape-inference`)
+// crashed. An empty operand now propagates nothing (model/schemas/inference_guards.cpp).
+TEST(ModelLimits, ArithmeticOnTheEmptyShapeOfAScalarIsNotACrash) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    SCOPED_TRACE(op);
+    onnx::ModelProto model;
+    model.set_ir_version(8);
+    model.add_opset_import()->set_version(14);
+    onnx::GraphProto* g = model.mutable_graph();
+    g->set_name("shape_of_scalar");
+    onnx::ValueInfoProto* x = g->add_input();
+    x->set_name("x");
+    x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    x->mutable_type()->mutable_tensor_type()->mutable_shape();  // rank 0
+    onnx::TensorProto* one = g->add_initializer();
+    one->set_name("one");
+    one->set_data_type(onnx::TensorProto::INT64);
+    one->add_dims(1);
+    one->add_int64_data(1);
+    onnx::NodeProto* shape = g->add_node();
+    shape->set_op_type("Shape");
+    shape->add_input("x");
+    shape->add_output("s");
+    onnx::NodeProto* arithmetic = g->add_node();
+    arithmetic->set_op_type(op);
+    arithmetic->add_input("s");
+    arithmetic->add_input("one");
+    arithmetic->add_output("y");
+    g->add_output()->set_name("y");
+
+    // [0] broadcast with [1] is [0]: inference still gives y its shape, data propagation gives nothing.
+    model::infer_shapes(model, /*data_prop=*/true);
+    const auto& y = model.graph().output(0).type().tensor_type();
+    ASSERT_EQ(y.shape().dim_size(), 1);
+    EXPECT_EQ(y.shape().dim(0).dim_value(), 0);
+
+    const TempDir dir;
+    const fs::path path = dir.path() / "shape_of_scalar.onnx";
+    std::string bytes;
+    ASSERT_TRUE(model.SerializeToString(&bytes));
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    const CommandResult inspect = run_parity({"inspect", "model", path.string(), "--shape-inference"});
+    EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
+  }
+}
+
 // Found by fuzz_model_load: EyeLike-9 with a dtype attribute over a value nothing defines made
 // libonnx's inference copy the shape of a null type, and `inspect model --shape-inference` and
 // `check lint` segfaulted. Every schema's inference now refuses a required input without a type

@@ -14,6 +14,12 @@
 // (fuzz_model_load: a rank-1 weight under a rank-4 input crashed `inspect model --shape-inference`).
 // The weight must have the input's rank (C x M/group x k1 x ... x kn); inference fails otherwise.
 //
+// Add/Sub/Mul/Div data propagation (onnx/defs/math/defs.cc, MathOpDataPropagator): an operand
+// whose propagated value is an empty vector (the Shape of a scalar) broadcast against a one-element
+// vector reads element 0 of the empty one (a rank sweep of the node tests' inputs under ASan:
+// Sub-14 in the expanded Attention-24 tests). An empty operand propagates nothing instead; the
+// node's shape inference is untouched.
+//
 // Every schema: an input whose value has no type (a name nothing defines, or the output of a node
 // whose own inference gave none) reaches inference functions that use the type unchecked, e.g.
 // EyeLike-9 with its dtype attribute copies the shape of a null type (fuzz_model_load: a 148-byte
@@ -123,6 +129,24 @@ void guard_conv_transpose() {
   }
 }
 
+void guard_math_data_propagation() {
+  for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+    const std::string& name = listed.Name();
+    if (!listed.domain().empty() || (name != "Add" && name != "Sub" && name != "Mul" && name != "Div")) continue;
+    const onnx::OpSchema* registered = onnx::OpSchemaRegistry::Schema(name, listed.SinceVersion(), "");
+    if (registered == nullptr || registered->SinceVersion() != listed.SinceVersion() ||
+        !registered->has_data_propagation_function())
+      continue;
+    const onnx::DataPropagationFunction libonnx_propagation = registered->GetDataPropagationFunction();
+    const_cast<onnx::OpSchema*>(registered)->PartialDataPropagationFunction(
+        [libonnx_propagation](onnx::DataPropagationContext& ctx) {
+          for (size_t i = 0; i < 2 && i < ctx.getNumInputs(); ++i)
+            if (const onnx::TensorShapeProto* value = ctx.getInputData(i); value && value->dim_size() == 0) return;
+          libonnx_propagation(ctx);
+        });
+  }
+}
+
 /// Whether input `i` of a node is one the schema requires (a single formal input, or one of a
 /// variadic group past its minimum arity is not: those may be absent).
 bool is_required_input(const onnx::OpSchema& schema, size_t i) {
@@ -158,6 +182,7 @@ void guard_untyped_required_inputs() {
 void guard_libonnx_inference() {
   guard_einsum();
   guard_conv_transpose();
+  guard_math_data_propagation();
   // Last, so that its check of untyped inputs runs before the guards above read input types.
   guard_untyped_required_inputs();
 }
