@@ -301,8 +301,9 @@ TEST(ModelLimits, EinsumEquationNotFittingItsInputsIsOneLineNotACrash) {
   EXPECT_NE(lint.output.find("term 'ij' has 2 indices but input 0 has rank 1"), std::string::npos) << lint.output;
 }
 
-/// y = ConvTranspose(x, w) at `opset`, x of `x_dims`, w of `w_dims`, kernel_shape [3, 3].
-onnx::ModelProto conv_transpose_model(int opset, const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims) {
+/// y = `op`(x, w) at `opset`, x of `x_dims`, w of `w_dims`, kernel_shape [3, 3].
+onnx::ModelProto conv_transpose_model(int opset, const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims,
+                                      const std::string& op = "ConvTranspose") {
   onnx::ModelProto model;
   model.set_ir_version(8);
   model.add_opset_import()->set_version(opset);
@@ -316,7 +317,7 @@ onnx::ModelProto conv_transpose_model(int opset, const std::vector<int64_t>& x_d
   }
   g->add_output()->set_name("y");
   onnx::NodeProto* node = g->add_node();
-  node->set_op_type("ConvTranspose");
+  node->set_op_type(op);
   node->set_name("deconv");
   node->add_input("x");
   node->add_input("w");
@@ -344,7 +345,7 @@ TEST(ModelLimits, ConvTransposeWeightOfAnotherRankIsOneLineNotACrash) {
     strict.strict = true;
     onnx::ModelProto strict_model = model;
     const std::string message = error_of([&] { model::infer_shapes(strict_model, strict); });
-    EXPECT_NE(message.find("ConvTranspose: the weight has rank 1 but the input has rank 4"), std::string::npos)
+    EXPECT_NE(message.find("ConvTranspose: the weight (input 1) has rank 1 but the input has rank 4"), std::string::npos)
         << message;
 
     // A weight of the input's rank still infers through libonnx's own function: 1x2x3x3 -> 1x2x5x5.
@@ -353,6 +354,16 @@ TEST(ModelLimits, ConvTransposeWeightOfAnotherRankIsOneLineNotACrash) {
     const auto& shape = valid.graph().output(0).type().tensor_type().shape();
     ASSERT_EQ(shape.dim_size(), 4);
     for (int i = 0; i < 4; ++i) EXPECT_EQ(shape.dim(i).dim_value(), (std::vector<int64_t>{1, 2, 5, 5}[i]));
+  }
+
+  // Conv-22 takes one kernel dim per weight dim past 2 and indexed the input's dims with them.
+  for (int opset : {11, 22}) {
+    onnx::ModelProto conv = conv_transpose_model(opset, {1, 1, 3, 3}, {1, 1, 3, 3, 3, 3}, "Conv");
+    model::ShapeInferenceOptions strict;
+    strict.strict = true;
+    const std::string message = error_of([&] { model::infer_shapes(conv, strict); });
+    EXPECT_NE(message.find("Conv: the weight (input 1) has rank 6 but the input has rank 4"), std::string::npos)
+        << message;
   }
 
   // The fuzzer's input itself (opset 8, output_shape and strides given), through the CLI.
@@ -376,7 +387,7 @@ TEST(ModelLimits, ConvTransposeWeightOfAnotherRankIsOneLineNotACrash) {
   EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
   const CommandResult lint = run_parity({"check", "lint", path.string()});
   EXPECT_TRUE(lint.exit_code == 0 || lint.exit_code == 1) << lint.exit_code << "\n" << lint.output;
-  EXPECT_NE(lint.output.find("the weight has rank 1 but the input has rank 4"), std::string::npos) << lint.output;
+  EXPECT_NE(lint.output.find("the weight (input 1) has rank 1 but the input has rank 4"), std::string::npos) << lint.output;
 }
 
 // Found by a rank sweep of the ONNX node tests under ASan (each input redeclared at ranks 0-5):

@@ -9,10 +9,14 @@
 // `inspect model --shape-inference`). They fail inference here instead, as libonnx would after
 // reading out of bounds.
 //
-// ConvTranspose-1/11/22 (onnx/defs/nn/defs.cc, old.cc): with kernel_shape given, the output's
-// channel count is read from the weight's second dim without checking the weight's rank
-// (fuzz_model_load: a rank-1 weight under a rank-4 input crashed `inspect model --shape-inference`).
-// The weight must have the input's rank (C x M/group x k1 x ... x kn); inference fails otherwise.
+// Convolutions and MaxUnpool (onnx/defs/nn/defs.cc, old.cc) read dims of their second tensor
+// without checking its rank: ConvTranspose-1/11/22 with kernel_shape given take the output
+// channels from the weight's dim 1 (fuzz_model_load: a rank-1 weight under a rank-4 input crashed
+// `inspect model --shape-inference`); Conv-22, ConvInteger and QLinearConv without kernel_shape
+// take one kernel dim per weight dim past 2 and index the input's dims, dilations and pads with
+// them, so a weight of higher rank reads past all three; MaxUnpool takes the channels from the
+// indices' dim 1 (the last three found by a rank sweep of the node tests' inputs under ASan). The
+// spec gives these tensors the input's rank; inference fails otherwise.
 //
 // Add/Sub/Mul/Div data propagation (onnx/defs/math/defs.cc, MathOpDataPropagator): an operand
 // whose propagated value is an empty vector (the Shape of a scalar) broadcast against a one-element
@@ -103,29 +107,44 @@ void guard_einsum() {
   register_schema(std::move(guarded));
 }
 
-/// Fails inference when the data and weight shapes are both known and their ranks differ.
-void check_conv_transpose_weight_rank(onnx::InferenceContext& ctx) {
-  if (!onnx::hasNInputShapes(ctx, 2)) return;
+/// An operator whose tensor at `other_index` must have the rank of its input 0.
+struct SameRankAsInput {
+  const char* op;
+  size_t other_index;
+  const char* other_name;
+};
+
+constexpr SameRankAsInput kSameRankAsInput[] = {
+    {"Conv", 1, "weight"},        {"ConvInteger", 1, "weight"},   {"QLinearConv", 3, "weight"},
+    {"ConvTranspose", 1, "weight"}, {"DeformConv", 1, "weight"}, {"MaxUnpool", 1, "indices"},
+};
+
+/// Fails inference when both shapes are known and their ranks differ.
+void check_same_rank_as_input(onnx::InferenceContext& ctx, const SameRankAsInput& rule) {
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, rule.other_index)) return;
   const int input_rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
-  const int weight_rank = ctx.getInputType(1)->tensor_type().shape().dim_size();
-  if (input_rank != weight_rank)
-    fail_shape_inference("ConvTranspose: the weight has rank ", weight_rank, " but the input has rank ", input_rank,
-                         " (the weight must be C x M/group x k1 x ... x kn)");
+  const int other_rank = ctx.getInputType(rule.other_index)->tensor_type().shape().dim_size();
+  if (input_rank != other_rank)
+    fail_shape_inference(rule.op, ": the ", rule.other_name, " (input ", rule.other_index, ") has rank ", other_rank,
+                         " but the input has rank ", input_rank);
 }
 
-void guard_conv_transpose() {
+void guard_same_rank_inputs() {
   for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
-    if (listed.Name() != "ConvTranspose" || !listed.domain().empty()) continue;
-    const onnx::OpSchema* registered = onnx::OpSchemaRegistry::Schema("ConvTranspose", listed.SinceVersion(), "");
-    if (registered == nullptr || registered->SinceVersion() != listed.SinceVersion()) continue;
-    const onnx::InferenceFunction libonnx_inference = registered->GetTypeAndShapeInferenceFunction();
-    if (!libonnx_inference) continue;
-    // Replaced in place as in guard_untyped_required_inputs, before any model is inferred.
-    const_cast<onnx::OpSchema*>(registered)->TypeAndShapeInferenceFunction(
-        [libonnx_inference](onnx::InferenceContext& ctx) {
-          check_conv_transpose_weight_rank(ctx);
-          libonnx_inference(ctx);
-        });
+    if (!listed.domain().empty()) continue;
+    for (const SameRankAsInput& rule : kSameRankAsInput) {
+      if (listed.Name() != rule.op) continue;
+      const onnx::OpSchema* registered = onnx::OpSchemaRegistry::Schema(rule.op, listed.SinceVersion(), "");
+      if (registered == nullptr || registered->SinceVersion() != listed.SinceVersion()) continue;
+      const onnx::InferenceFunction libonnx_inference = registered->GetTypeAndShapeInferenceFunction();
+      if (!libonnx_inference) continue;
+      // Replaced in place as in guard_untyped_required_inputs, before any model is inferred.
+      const_cast<onnx::OpSchema*>(registered)->TypeAndShapeInferenceFunction(
+          [libonnx_inference, rule](onnx::InferenceContext& ctx) {
+            check_same_rank_as_input(ctx, rule);
+            libonnx_inference(ctx);
+          });
+    }
   }
 }
 
@@ -181,7 +200,7 @@ void guard_untyped_required_inputs() {
 
 void guard_libonnx_inference() {
   guard_einsum();
-  guard_conv_transpose();
+  guard_same_rank_inputs();
   guard_math_data_propagation();
   // Last, so that its check of untyped inputs runs before the guards above read input types.
   guard_untyped_required_inputs();
