@@ -1,13 +1,17 @@
-// libonnx's inference functions index input shapes before they check ranks (Einsum, ConvTranspose,
-// Conv, MaxUnpool, the arithmetic data propagators: model/schemas/inference_guards.cpp). A crafted
-// model reaches them with any rank, so this sweep redeclares every input of every ONNX 1.23 node
-// test at ranks 0-5 (dims 1, 2, 0 or symbolic) and runs shape inference with data propagation, as
-// `inspect model --shape-inference` does. Without the guards it crashes; under `make
-// test-sanitize` it also catches reads past a shape that happen not to crash.
+// libonnx's inference functions index input shapes and use attributes as indices or divisors
+// before they check them (Einsum, ConvTranspose, Conv, MaxUnpool, LayerNormalization, GatherND,
+// pooling strides, the arithmetic data propagators: model/schemas/inference_guards.cpp). A crafted
+// model reaches them with any rank and any attribute value, so these sweeps redeclare every input
+// of every ONNX node test (1.12's and 1.23's) at ranks 0-5, and set every integer attribute to
+// extreme values, and run shape inference with data propagation, as `inspect model
+// --shape-inference` does. Without the guards they crash; under `make test-sanitize` they also
+// catch reads past a shape that happen not to crash.
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +24,39 @@ namespace parity::testing {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// Calls `visit` with each node test's name and model from ONNX 1.12's and 1.23's suites; returns
+/// how many there were. Fails the test when a suite is missing in CI.
+int for_each_node_test(const std::function<void(const std::string&, const onnx::ModelProto&)>& visit) {
+  int models = 0;
+  for (const fs::path& suite : {onnx_testdata_dir() / "node", source_dir() / ".cache/onnx-testdata-1.23/node"}) {
+    if (!fs::exists(suite)) {
+      if (std::getenv("CI")) ADD_FAILURE() << suite << " is missing; run scripts/setup.sh";
+      continue;
+    }
+    for (const auto& entry : fs::directory_iterator(suite)) {
+      const fs::path path = entry.path() / "model.onnx";
+      if (!fs::exists(path)) continue;
+      auto loaded = model::load_model(path);
+      if (!loaded.is_ok()) {
+        ADD_FAILURE() << path << ": " << loaded.error().what();
+        continue;
+      }
+      ++models;
+      visit(entry.path().filename().string(), loaded.value().proto());
+    }
+  }
+  return models;
+}
+
+/// Lenient inference skips a node whose inference fails; it may still refuse the model (a
+/// malformed attribute), but must not crash.
+void infer_without_crashing(onnx::ModelProto& model) {
+  try {
+    model::infer_shapes(model, /*data_prop=*/true);
+  } catch (const Error&) {
+  }
+}
 
 enum class DimKind { kOne, kTwo, kZero, kSymbolic };
 
@@ -39,43 +76,75 @@ void redeclare_input(onnx::ModelProto& model, int input, int rank, DimKind kind)
 }
 
 TEST(InferenceRankSweep, EveryNodeTestInputAtRanksZeroToFiveInfersWithoutCrashing) {
-  const fs::path suite = source_dir() / ".cache/onnx-testdata-1.23/node";
-  if (!fs::exists(suite)) {
-    if (std::getenv("CI")) FAIL() << suite << " is missing; run scripts/setup.sh";
-    GTEST_SKIP() << suite << " is missing (run scripts/setup.sh)";
-  }
-  int models = 0, variants = 0, failed_inference = 0;
-  for (const auto& entry : fs::directory_iterator(suite)) {
-    const fs::path path = entry.path() / "model.onnx";
-    if (!fs::exists(path)) continue;
-    auto loaded = model::load_model(path);
-    ASSERT_TRUE(loaded.is_ok()) << path;
-    ++models;
-    const onnx::ModelProto& original = loaded.value().proto();
+  int variants = 0;
+  const int models = for_each_node_test([&](const std::string& name, const onnx::ModelProto& original) {
     for (int input = 0; input < original.graph().input_size(); ++input) {
       if (!original.graph().input(input).type().has_tensor_type()) continue;
       for (int rank = 0; rank <= 5; ++rank) {
         for (DimKind kind : {DimKind::kOne, DimKind::kTwo, DimKind::kZero, DimKind::kSymbolic}) {
-          SCOPED_TRACE(entry.path().filename().string() + " input " + std::to_string(input) + " rank " +
-                       std::to_string(rank) + " kind " + std::to_string(static_cast<int>(kind)));
+          SCOPED_TRACE(name + " input " + std::to_string(input) + " rank " + std::to_string(rank) + " kind " +
+                       std::to_string(static_cast<int>(kind)));
           onnx::ModelProto variant = original;
           redeclare_input(variant, input, rank, kind);
           ++variants;
-          // Lenient inference skips a node whose inference fails; it may still refuse the model
-          // (a malformed attribute), but must not crash.
-          try {
-            model::infer_shapes(variant, /*data_prop=*/true);
-          } catch (const Error&) {
-            ++failed_inference;
+          infer_without_crashing(variant);
+        }
+      }
+    }
+  });
+  EXPECT_EQ(models, 932 + 1884);
+  EXPECT_GT(variants, 120000);
+  RecordProperty("variants", variants);
+}
+
+/// Values that inference functions use as indices, counts or sizes when they come from an
+/// attribute: out of range both ways, zero, and the int64 extremes.
+const std::vector<int64_t> kExtremeInts = {-100, -2, -1, 0, 1, 7, 100, INT64_MAX, INT64_MIN};
+
+/// Each INT attribute of each node set to each extreme value; each INTS attribute replaced by an
+/// empty list, one extreme value, and eight copies of one.
+std::vector<onnx::ModelProto> attribute_variants(const onnx::ModelProto& original) {
+  std::vector<onnx::ModelProto> variants;
+  const auto& nodes = original.graph().node();
+  for (int n = 0; n < nodes.size(); ++n) {
+    for (int a = 0; a < nodes[n].attribute_size(); ++a) {
+      const onnx::AttributeProto& attribute = nodes[n].attribute(a);
+      if (attribute.type() == onnx::AttributeProto::INT) {
+        for (int64_t value : kExtremeInts) {
+          variants.push_back(original);
+          variants.back().mutable_graph()->mutable_node(n)->mutable_attribute(a)->set_i(value);
+        }
+      } else if (attribute.type() == onnx::AttributeProto::INTS) {
+        variants.push_back(original);
+        variants.back().mutable_graph()->mutable_node(n)->mutable_attribute(a)->clear_ints();
+        for (int64_t value : kExtremeInts) {
+          for (int copies : {1, 8}) {
+            variants.push_back(original);
+            onnx::AttributeProto* changed = variants.back().mutable_graph()->mutable_node(n)->mutable_attribute(a);
+            changed->clear_ints();
+            for (int c = 0; c < copies; ++c) changed->add_ints(value);
           }
         }
       }
     }
   }
-  EXPECT_EQ(models, 1884);
-  EXPECT_GT(variants, 80000);
+  return variants;
+}
+
+TEST(InferenceRankSweep, EveryNodeTestIntAttributeAtExtremeValuesInfersWithoutCrashing) {
+  int variants = 0;
+  for_each_node_test([&](const std::string& name, const onnx::ModelProto& original) {
+    // An expanded test is its operator's function body: ops with their own tests here, whose
+    // every attribute would be varied again in a graph of dozens of nodes (5x the sweep's time).
+    if (name.ends_with("_expanded")) return;
+    for (onnx::ModelProto& variant : attribute_variants(original)) {
+      SCOPED_TRACE(name + " variant " + std::to_string(variants));
+      ++variants;
+      infer_without_crashing(variant);
+    }
+  });
+  EXPECT_GT(variants, 20000);
   RecordProperty("variants", variants);
-  RecordProperty("failed_inference", failed_inference);
 }
 
 }  // namespace

@@ -439,6 +439,65 @@ TEST(ModelLimits, ArithmeticOnTheEmptyShapeOfAScalarIsNotACrash) {
   }
 }
 
+/// y = `op`(inputs...) at `opset`: every input float of `dims`, `attribute` an INT or INTS.
+onnx::ModelProto one_node_model(const std::string& op, int opset, const std::vector<std::vector<int64_t>>& input_dims,
+                                const std::string& attribute, const std::vector<int64_t>& values, bool ints) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(opset);
+  onnx::GraphProto* g = model.mutable_graph();
+  g->set_name("one_node");
+  onnx::NodeProto* node = g->add_node();
+  node->set_op_type(op);
+  for (size_t i = 0; i < input_dims.size(); ++i) {
+    onnx::ValueInfoProto* v = g->add_input();
+    v->set_name("x" + std::to_string(i));
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(i == 1 && op == "GatherND" ? onnx::TensorProto::INT64
+                                                                                      : onnx::TensorProto::FLOAT);
+    v->mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (int64_t d : input_dims[i]) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+    node->add_input(v->name());
+  }
+  node->add_output("y");
+  g->add_output()->set_name("y");
+  onnx::AttributeProto* attr = node->add_attribute();
+  attr->set_name(attribute);
+  attr->set_type(ints ? onnx::AttributeProto::INTS : onnx::AttributeProto::INT);
+  if (ints)
+    for (int64_t v : values) attr->add_ints(v);
+  else
+    attr->set_i(values.at(0));
+  return model;
+}
+
+// Found by the attribute sweep (tests/model/inference_rank_sweep_test.cpp) under ASan: libonnx
+// uses these attributes as indices or divisors unchecked; a stride of 0 divided by zero (LpPool),
+// LayerNormalization's axis and GatherND's batch_dims indexed past the input's dims.
+TEST(ModelLimits, AttributesUsedAsIndicesOrDivisorsAreCheckedBeforeInference) {
+  struct Case {
+    onnx::ModelProto model;
+    std::string expected;
+  };
+  std::vector<Case> cases;
+  cases.push_back({one_node_model("LpPool", 22, {{1, 1, 8}}, "strides", {0}, true),
+                   "LpPool: attribute strides has the value 0; it must be 1 or more"});
+  cases.back().model.mutable_graph()->mutable_node(0)->add_attribute()->CopyFrom(
+      one_node_model("LpPool", 22, {{1}}, "kernel_shape", {2}, true).graph().node(0).attribute(0));
+  cases.push_back({one_node_model("LayerNormalization", 17, {{2, 3}}, "axis", {INT64_MAX}, false),
+                   "LayerNormalization: axis 9223372036854775807 is outside [-2, 1]"});
+  cases.push_back({one_node_model("GatherND", 13, {{2, 3}, {2, 1}}, "batch_dims", {-100}, false),
+                   "GatherND: batch_dims -100 must be in [0, 2)"});
+  for (Case& c : cases) {
+    SCOPED_TRACE(c.expected);
+    onnx::ModelProto lenient = c.model;
+    model::infer_shapes(lenient);
+    model::ShapeInferenceOptions strict;
+    strict.strict = true;
+    const std::string message = error_of([&] { model::infer_shapes(c.model, strict); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+  }
+}
+
 // Found by fuzz_model_load: EyeLike-9 with a dtype attribute over a value nothing defines made
 // libonnx's inference copy the shape of a null type, and `inspect model --shape-inference` and
 // `check lint` segfaulted. Every schema's inference now refuses a required input without a type

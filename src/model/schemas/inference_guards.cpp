@@ -18,6 +18,11 @@
 // indices' dim 1 (the last three found by a rank sweep of the node tests' inputs under ASan). The
 // spec gives these tensors the input's rank; inference fails otherwise.
 //
+// Attributes used as indices or divisors unchecked (the attribute sweep in
+// tests/model/inference_rank_sweep_test.cpp under ASan): pooling and convolution strides,
+// dilations and kernel_shape of 0 divide by zero (LpPool-22); LayerNormalization's axis outside
+// [-rank, rank) and GatherND's negative batch_dims index past the input's dims. They fail inference.
+//
 // Add/Sub/Mul/Div data propagation (onnx/defs/math/defs.cc, MathOpDataPropagator): an operand
 // whose propagated value is an empty vector (the Shape of a scalar) broadcast against a one-element
 // vector reads element 0 of the empty one (a rank sweep of the node tests' inputs under ASan:
@@ -33,6 +38,7 @@
 #include <onnx/defs/shape_inference.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -129,23 +135,61 @@ void check_same_rank_as_input(onnx::InferenceContext& ctx, const SameRankAsInput
                          " but the input has rank ", input_rank);
 }
 
-void guard_same_rank_inputs() {
+/// Runs `check` before libonnx's inference for every version of `op` (default domain). The
+/// registry owns its schemas as non-const objects and hands out const pointers; the function is
+/// replaced in place, once, before any model is inferred.
+void check_before_inference(const std::string& op, const std::function<void(onnx::InferenceContext&)>& check) {
   for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
-    if (!listed.domain().empty()) continue;
-    for (const SameRankAsInput& rule : kSameRankAsInput) {
-      if (listed.Name() != rule.op) continue;
-      const onnx::OpSchema* registered = onnx::OpSchemaRegistry::Schema(rule.op, listed.SinceVersion(), "");
-      if (registered == nullptr || registered->SinceVersion() != listed.SinceVersion()) continue;
-      const onnx::InferenceFunction libonnx_inference = registered->GetTypeAndShapeInferenceFunction();
-      if (!libonnx_inference) continue;
-      // Replaced in place as in guard_untyped_required_inputs, before any model is inferred.
-      const_cast<onnx::OpSchema*>(registered)->TypeAndShapeInferenceFunction(
-          [libonnx_inference, rule](onnx::InferenceContext& ctx) {
-            check_same_rank_as_input(ctx, rule);
-            libonnx_inference(ctx);
-          });
-    }
+    if (listed.Name() != op || !listed.domain().empty()) continue;
+    const onnx::OpSchema* registered = onnx::OpSchemaRegistry::Schema(op, listed.SinceVersion(), "");
+    if (registered == nullptr || registered->SinceVersion() != listed.SinceVersion()) continue;
+    const onnx::InferenceFunction libonnx_inference = registered->GetTypeAndShapeInferenceFunction();
+    if (!libonnx_inference) continue;
+    const_cast<onnx::OpSchema*>(registered)->TypeAndShapeInferenceFunction(
+        [libonnx_inference, check](onnx::InferenceContext& ctx) {
+          check(ctx);
+          libonnx_inference(ctx);
+        });
   }
+}
+
+void guard_same_rank_inputs() {
+  for (const SameRankAsInput& rule : kSameRankAsInput)
+    check_before_inference(rule.op, [rule](onnx::InferenceContext& ctx) { check_same_rank_as_input(ctx, rule); });
+}
+
+int input_rank(onnx::InferenceContext& ctx, size_t index) {
+  return ctx.getInputType(index)->tensor_type().shape().dim_size();
+}
+
+/// Fails inference unless every value of the INTS attributes `names` is at least 1.
+void check_positive_ints(onnx::InferenceContext& ctx, const char* op, std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (const onnx::AttributeProto* attribute = ctx.getAttribute(name))
+      for (int64_t value : attribute->ints())
+        if (value < 1) fail_shape_inference(op, ": attribute ", name, " has the value ", value, "; it must be 1 or more");
+}
+
+void guard_attribute_ranges() {
+  for (const char* op : {"AveragePool", "MaxPool", "LpPool", "Conv", "ConvInteger", "QLinearConv", "ConvTranspose"})
+    check_before_inference(op, [op](onnx::InferenceContext& ctx) {
+      check_positive_ints(ctx, op, {"strides", "dilations", "kernel_shape"});
+    });
+  check_before_inference("LayerNormalization", [](onnx::InferenceContext& ctx) {
+    if (!onnx::hasInputShape(ctx, 0)) return;
+    const int64_t rank = input_rank(ctx, 0);
+    const int64_t axis = onnx::getAttribute(ctx, "axis", -1);
+    if (axis < -rank || axis >= rank)
+      fail_shape_inference("LayerNormalization: axis ", axis, " is outside [", -rank, ", ", rank - 1, "]");
+  });
+  check_before_inference("GatherND", [](onnx::InferenceContext& ctx) {
+    if (!onnx::hasNInputShapes(ctx, 2)) return;
+    const int64_t batch_dims = onnx::getAttribute(ctx, "batch_dims", 0);
+    const int64_t limit = std::min(input_rank(ctx, 0), input_rank(ctx, 1));
+    if (batch_dims < 0 || batch_dims >= limit)
+      fail_shape_inference("GatherND: batch_dims ", batch_dims, " must be in [0, ", limit,
+                           "), below the ranks of data and indices");
+  });
 }
 
 void guard_math_data_propagation() {
@@ -202,6 +246,7 @@ void guard_libonnx_inference() {
   guard_einsum();
   guard_same_rank_inputs();
   guard_math_data_propagation();
+  guard_attribute_ranges();
   // Last, so that its check of untyped inputs runs before the guards above read input types.
   guard_untyped_required_inputs();
 }

@@ -34,15 +34,26 @@ Dim divided(const Dim& dim, int64_t divisor) {
   return out;
 }
 
+// A dim from a crafted model or attribute may be near INT64_MAX; a result past it is no shape.
 Dim multiplied(const Dim& dim, int64_t factor) {
   Dim out;
-  if (dim.has_dim_value() && factor > 0) out.set_dim_value(dim.dim_value() * factor);
+  int64_t product = 0;
+  if (dim.has_dim_value() && factor > 0) {
+    if (__builtin_mul_overflow(dim.dim_value(), factor, &product))
+      fail_shape_inference("a dimension of ", dim.dim_value(), " times ", factor, " overflows 64 bits");
+    out.set_dim_value(product);
+  }
   return out;
 }
 
 Dim summed(const Dim& a, const Dim& b) {
   Dim out;
-  if (a.has_dim_value() && b.has_dim_value()) out.set_dim_value(a.dim_value() + b.dim_value());
+  int64_t sum = 0;
+  if (a.has_dim_value() && b.has_dim_value()) {
+    if (__builtin_add_overflow(a.dim_value(), b.dim_value(), &sum))
+      fail_shape_inference("dimensions ", a.dim_value(), " and ", b.dim_value(), " add past 64 bits");
+    out.set_dim_value(sum);
+  }
   return out;
 }
 
@@ -249,7 +260,8 @@ void infer_causal_conv(onnx::InferenceContext& ctx) {
   if (x == nullptr) return;
   onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
   Dim state;
-  if (w != nullptr && w->dim(2).has_dim_value()) state.set_dim_value(w->dim(2).dim_value() - 1);
+  if (w != nullptr && w->dim(2).has_dim_value() && w->dim(2).dim_value() >= 1)
+    state.set_dim_value(w->dim(2).dim_value() - 1);
   set_output_shape(ctx, 1, {x->dim(0), x->dim(1), state});
 }
 
