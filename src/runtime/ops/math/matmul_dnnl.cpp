@@ -94,7 +94,8 @@ struct Epilogue {
     using alg = dnnl::algorithm;
     return std::all_of(steps.begin(), steps.end(), [](const Step& s) {
       return s.residual || s.alg == alg::eltwise_linear || s.alg == alg::eltwise_relu ||
-             s.alg == alg::eltwise_clip_v2 || s.alg == alg::eltwise_logistic || s.alg == alg::eltwise_tanh;
+             s.alg == alg::eltwise_clip_v2 || s.alg == alg::eltwise_logistic || s.alg == alg::eltwise_tanh ||
+             s.alg == alg::eltwise_hardswish;
     });
   }
 
@@ -118,6 +119,9 @@ struct Epilogue {
         for (int64_t e = 0; e < count; ++e) y[e] = 1.f / (1.f + std::exp(-y[e]));
       } else if (s.alg == alg::eltwise_tanh) {
         for (int64_t e = 0; e < count; ++e) y[e] = std::tanh(y[e]);
+      } else if (s.alg == alg::eltwise_hardswish) {
+        // ONNX's form, as the reference kernel computes it (MobileNetV3's classifier head).
+        for (int64_t e = 0; e < count; ++e) y[e] *= std::max(0.f, std::min(1.f, y[e] / 6.f + 0.5f));
       }
     }
   }
