@@ -467,18 +467,10 @@ Tensor run_small_product(KernelContext& ctx, const float* x, int64_t ldx, int64_
                          const small_gemm::DirectWeights& weights, const Tensor* bias, const memory::dims& bias_dims,
                          const Epilogue& epilogue, const std::vector<std::pair<int, const Tensor*>>& residuals,
                          Shape out_shape) {
-  const int64_t n = weights.n(), k = weights.k();
+  const int64_t n = weights.n();
   Tensor out = Tensor::uninitialized(DType::kFloat32, std::move(out_shape));
   float* y = out.data<float>();
-  // Output columns split over the threads, each streaming its own part of the weights. Such a
-  // product is bound by reading the weights; below ~64K of them (~20 us) the hand-off to a
-  // polling worker (a few us) is no longer small beside what the split saves.
-  constexpr int64_t kMinParallelWeights = int64_t{1} << 16;
-  if (ctx.num_threads() > 1 && n * k >= kMinParallelWeights && n >= 2 * ctx.num_threads()) {
-    ctx.parallel_for(n, [&](int64_t begin, int64_t end) { weights.multiply_columns(x, ldx, rows, begin, end, y, n); });
-  } else {
-    weights.multiply_columns(x, ldx, rows, 0, n, y, n);
-  }
+  weights.multiply_all(ctx, x, ldx, rows, y);
   if (bias) {
     const float* b = bias->data<float>();
     const bool per_row = bias_dims[0] != 1, per_column = bias_dims[1] != 1;
