@@ -1,7 +1,9 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__MaxPool.html, onnx__AveragePool.html,
 //       onnx__GlobalMaxPool.html, onnx__GlobalAveragePool.html
 // Optimized MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool (fp32) on oneDNN, beside the
-// reference kernels in pool.cpp. The primitive is cached per input shape and runs single-threaded.
+// reference kernels in pool.cpp. The primitive is cached per input shape and runs single-threaded;
+// at several threads a 2-D MaxPool between convolutions (channels-last in and out) runs a direct
+// loop instead, its output rows split over the threads.
 // Tensors are NCHW, except that a pool reads and writes channels-last values when the planner
 // pairs it with convolutions (runtime/channels_last.h): ResNet-50's stem MaxPool and its
 // GlobalAveragePool read the convolutions' layout instead of converting it first.
