@@ -132,7 +132,7 @@ TEST(ConvChannelSplit, SlicesOfOneConvolutionMatchReference) {
       {{1, 21, 40, 36}, {21, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 21},
       {{1, 24, 12, 12}, {36, 6, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 4},
       {{1, 72, 3, 3}, {52, 72, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 1},
-      {{1, 960, 1, 1}, {288, 960, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1},
+      {{1, 960, 1, 2}, {288, 960, 1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1},  // (1x1 maps: direct products)
       {{2, 24, 61}, {40, 24, 5}, {1}, {2}, {4, 4}, 1},
       {{1, 8, 6, 7, 5}, {24, 8, 3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, 1},
   };
@@ -241,19 +241,20 @@ TEST(ConvChannelSplit, CostRuleSplitsDeepPointwiseLayersByChannels) {
   }
 }
 
-/// Squeeze-excitation 1x1 convs on 1x1 maps: below the multiply-add threshold for slicing, but
-/// bound by reading their 82K weights, which channel slices share out.
+/// Squeeze-excitation-like 1x1 convs on 1x2 maps: below the multiply-add threshold for slicing,
+/// but bound by reading their 82K weights, which channel slices share out. (On 1x1 maps they are
+/// direct products instead: optimized_conv_point_product_test.cpp.)
 TEST(ConvChannelSplit, WeightBoundConvolutionsOnTinyMapsSplitByChannels) {
   ModelBuilder m(14);
-  m.input("x", DType::kFloat32, {1, 512, 1, 1});
+  m.input("x", DType::kFloat32, {1, 512, 1, 2});
   m.initializer("w1", random_tensor({160, 512, 1, 1}, 711)).initializer("b1", random_tensor({160}, 712));
   m.initializer("w2", random_tensor({512, 160, 1, 1}, 713)).initializer("b2", random_tensor({512}, 714));
   m.node("Conv", {"x", "w1", "b1"}, {"c1"}, "reduce");
   m.node("Relu", {"c1"}, {"r1"}, "relu");
   m.node("Conv", {"r1", "w2", "b2"}, {"c2"}, "expand");
   m.node("HardSigmoid", {"c2"}, {"y"}, "gate");
-  m.output("y", DType::kFloat32, {1, 512, 1, 1});
-  const TensorMap feed{{"x", random_tensor({1, 512, 1, 1}, 715)}};
+  m.output("y", DType::kFloat32, {1, 512, 1, 2});
+  const TensorMap feed{{"x", random_tensor({1, 512, 1, 2}, 715)}};
   const Tensor want = reference_output(m.model(), feed);
   PolicyScope scope(ChannelSplitPolicy::kCostRule);
   EXPECT_EQ(run_session(m.model(), feed, 1).channel_runs, 0u);

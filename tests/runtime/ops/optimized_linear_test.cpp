@@ -673,8 +673,10 @@ TEST(OptimizedSmallProduct, FusedTailsRunInTheDirectLoop) {
   compare_small_chain(1, {"Residual", "Tanh", "Sub"}, true, 772);
   compare_small_chain(3, {"Clip", "Residual"}, true, 773);
   compare_small_chain(1, {"LeakyRelu"}, true, 774);
-  // HardSwish is a oneDNN post-op the direct loop does not implement.
-  compare_small_chain(1, {"HardSwish"}, false, 775);
+  compare_small_chain(1, {"HardSwish"}, true, 775);
+  compare_small_chain(2, {"Mul", "HardSwish"}, true, 779);
+  // Elu is a oneDNN post-op the direct loop does not implement.
+  compare_small_chain(1, {"Elu"}, false, 780);
 }
 
 TEST(OptimizedLinear, PostOpsOfOneAlgorithmKeepTheirOwnParameters) {

@@ -94,7 +94,8 @@ struct Epilogue {
     using alg = dnnl::algorithm;
     return std::all_of(steps.begin(), steps.end(), [](const Step& s) {
       return s.residual || s.alg == alg::eltwise_linear || s.alg == alg::eltwise_relu ||
-             s.alg == alg::eltwise_clip_v2 || s.alg == alg::eltwise_logistic || s.alg == alg::eltwise_tanh;
+             s.alg == alg::eltwise_clip_v2 || s.alg == alg::eltwise_logistic || s.alg == alg::eltwise_tanh ||
+             s.alg == alg::eltwise_hardswish;
     });
   }
 
@@ -118,6 +119,9 @@ struct Epilogue {
         for (int64_t e = 0; e < count; ++e) y[e] = 1.f / (1.f + std::exp(-y[e]));
       } else if (s.alg == alg::eltwise_tanh) {
         for (int64_t e = 0; e < count; ++e) y[e] = std::tanh(y[e]);
+      } else if (s.alg == alg::eltwise_hardswish) {
+        // ONNX's form, as the reference kernel computes it (MobileNetV3's classifier head).
+        for (int64_t e = 0; e < count; ++e) y[e] *= std::max(0.f, std::min(1.f, y[e] / 6.f + 0.5f));
       }
     }
   }
@@ -463,18 +467,10 @@ Tensor run_small_product(KernelContext& ctx, const float* x, int64_t ldx, int64_
                          const small_gemm::DirectWeights& weights, const Tensor* bias, const memory::dims& bias_dims,
                          const Epilogue& epilogue, const std::vector<std::pair<int, const Tensor*>>& residuals,
                          Shape out_shape) {
-  const int64_t n = weights.n(), k = weights.k();
+  const int64_t n = weights.n();
   Tensor out = Tensor::uninitialized(DType::kFloat32, std::move(out_shape));
   float* y = out.data<float>();
-  // Output columns split over the threads, each streaming its own part of the weights. Such a
-  // product is bound by reading the weights; below ~64K of them (~20 us) the hand-off to a
-  // polling worker (a few us) is no longer small beside what the split saves.
-  constexpr int64_t kMinParallelWeights = int64_t{1} << 16;
-  if (ctx.num_threads() > 1 && n * k >= kMinParallelWeights && n >= 2 * ctx.num_threads()) {
-    ctx.parallel_for(n, [&](int64_t begin, int64_t end) { weights.multiply_columns(x, ldx, rows, begin, end, y, n); });
-  } else {
-    weights.multiply_columns(x, ldx, rows, 0, n, y, n);
-  }
+  weights.multiply_all(ctx, x, ldx, rows, y);
   if (bias) {
     const float* b = bias->data<float>();
     const bool per_row = bias_dims[0] != 1, per_column = bias_dims[1] != 1;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "runtime/kernel.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define PARITY_SMALL_GEMM_AVX2 1
@@ -259,6 +261,18 @@ void DirectWeights::multiply_columns(const float* x, int64_t ldx, int64_t rows, 
   const float* w = values_.data<float>();
   if (rows_of_k_) multiply(x, ldx, w + begin * k_, end - begin, k_, y + begin, ldy, rows);
   else multiply_kn(x, ldx, w + begin, n_, end - begin, k_, y + begin, ldy, rows);
+}
+
+void DirectWeights::multiply_all(KernelContext& ctx, const float* x, int64_t ldx, int64_t rows, float* y) const {
+  // Each thread streams its own part of the weights: such a product is bound by reading them.
+  // Below ~64K of them (~20 us) the hand-off to a polling worker (a few us) is no longer small
+  // beside what the split saves.
+  constexpr int64_t kMinParallelWeights = int64_t{1} << 16;
+  if (ctx.num_threads() > 1 && n_ * k_ >= kMinParallelWeights && n_ >= 2 * ctx.num_threads()) {
+    ctx.parallel_for(n_, [&](int64_t begin, int64_t end) { multiply_columns(x, ldx, rows, begin, end, y, n_); });
+  } else {
+    multiply_columns(x, ldx, rows, 0, n_, y, n_);
+  }
 }
 
 Tensor as_rows_of_k(const Tensor& weights, bool transposed) {

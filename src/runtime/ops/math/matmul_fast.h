@@ -10,6 +10,10 @@
 
 #include "core/tensor.h"
 
+namespace parity::runtime {
+class KernelContext;
+}
+
 namespace parity::runtime::ops::small_gemm {
 
 /// Products of at most this many rows take the direct path.
@@ -50,6 +54,9 @@ class DirectWeights {
   /// Output columns [begin, end) of y[rows, ldy] = x[rows, ldx] * W (y points at column 0).
   void multiply_columns(const float* x, int64_t ldx, int64_t rows, int64_t begin, int64_t end, float* y,
                         int64_t ldy) const;
+  /// y[rows, N] (dense) = x[rows, ldx] * W, the output columns split over ctx's threads when the
+  /// weights are many enough for the split to pay.
+  void multiply_all(KernelContext& ctx, const float* x, int64_t ldx, int64_t rows, float* y) const;
 
  private:
   Tensor values_;  // [N, K] when rows_of_k_, else [K, N]

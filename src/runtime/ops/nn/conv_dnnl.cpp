@@ -36,6 +36,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/buffer_pool.h"
@@ -46,6 +48,7 @@
 #include "runtime/reduced_storage.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
+#include "runtime/ops/math/matmul_fast.h"
 #include "runtime/ops/nn/conv_core.h"
 #include "runtime/ops/nn/conv_split.h"
 #include "runtime/ops/nn/fused_tails_dnnl.h"
@@ -103,6 +106,15 @@ ActivationLayout activation_layout() {
     return ActivationLayout::kAny;
   }();
   return layout;
+}
+
+/// PARITY_CONV_POINT_PRODUCT=off sends convolutions on 1x1 maps back to oneDNN (for measuring).
+bool point_product_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("PARITY_CONV_POINT_PRODUCT");
+    return !(env && std::string(env) == "off");
+  }();
+  return enabled;
 }
 
 bool is_pointwise(const ConvProblem& p) {
@@ -205,6 +217,7 @@ class DnnlConvKernel : public Kernel,
     // An int8 layer: the weights (fake-quantized by the layer's init) as their int8 values.
     if (compute_precision_of(init) == DType::kInt8) kernel->start_int8();
     const auto* source = dynamic_cast<const PackedStateSource*>(&init);
+    kernel->start_point_product();
     if (source && source->saved_packed_state()) kernel->restore(*source->saved_packed_state(), init);
     else if (std::optional<Shape> x = init.input_static_shape(0)) kernel->prepack(*x);
     return kernel;
@@ -291,6 +304,11 @@ class DnnlConvKernel : public Kernel,
     bool fast = source_ok && shape_numel(out_shape) > 0 && x.numel() > 0 &&
                 (!bias || (bias->dtype() == DType::kFloat32 && bias->numel() == p.out_channels)) &&
                 tails_.fast_path_ok(ctx, out_shape);
+    if (fast && runs_point_product(p, x)) {
+      run_point_product(p, x, bias, out_shape, ctx);
+      count_dnnl_fast_path_run();
+      return;
+    }
     std::shared_ptr<const ConvPlan> plan;
     if (fast) {
       const int64_t chunks = chunk_count(p, ctx);
@@ -331,6 +349,41 @@ class DnnlConvKernel : public Kernel,
       window_ = WindowAttrs::parse(init, /*has_dilations=*/true, /*has_ceil_mode=*/false);
       group_ = init.attr_int("group", 1);
     }
+  }
+
+  /// A convolution of a 1x1 kernel (group 1) on 1x1 maps, MobileNetV3's squeeze-excitation
+  /// layers, is a product of a few rows against [O, I] weights: it runs the direct small-product
+  /// loop (ops/math/matmul_fast.h), whose cost is reading the weights, where a oneDNN primitive
+  /// took 10-12 us per call on the smallest ones and read the larger ones more slowly.
+  void start_point_product() {
+    if (transposed_ || group_ != 1 || !point_product_enabled()) return;
+    const Shape& w = weights_.shape();
+    if (std::any_of(w.begin() + 2, w.end(), [](int64_t k) { return k != 1; })) return;
+    point_weights_.emplace(weights_.reshaped({w[0], w[1]}), /*transposed=*/true);
+  }
+
+  bool runs_point_product(const ConvProblem& p, const Tensor& x) const {
+    if (!point_weights_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (p.batch > ops::small_gemm::kMaxRows || !tails_.loops_ok()) return false;
+    const WindowGeometry& g = p.geom;
+    for (int64_t d = 0; d < g.rank; ++d)
+      if (g.in[d] != 1 || g.out[d] != 1 || g.pad_begin[d] != 0) return false;
+    return true;
+  }
+
+  /// A [N, C, 1, ...] tensor is the same in NCHW and channels-last order, so no layout matters.
+  void run_point_product(const ConvProblem& p, const Tensor& x, const Tensor* bias, const Shape& out_shape,
+                         KernelContext& ctx) const {
+    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+    float* out = y.data<float>();
+    point_weights_->multiply_all(ctx, x.data<float>(), p.in_channels, p.batch, out);
+    if (bias) {
+      const float* b = bias->data<float>();
+      for (int64_t r = 0; r < p.batch; ++r)
+        for (int64_t c = 0; c < p.out_channels; ++c) out[r * p.out_channels + c] += b[c];
+    }
+    const Tensor* addend = tails_.residual(ctx);
+    tails_.apply_to_rows(out, p.batch, p.out_channels, addend ? addend->data<float>() : nullptr);
   }
 
   /// int8: the weights' values and per-channel scales; the source's data type becomes s8.
@@ -926,6 +979,7 @@ class DnnlConvKernel : public Kernel,
   };
   mutable std::vector<PackedWeights> packed_;
   std::unique_ptr<dnnl_support::ShapeCache<ConvPlan>> cache_;
+  std::optional<ops::small_gemm::DirectWeights> point_weights_;  // see start_point_product()
 };
 
 struct DnnlConv {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 
 #include "runtime/channels_last.h"
 
@@ -172,6 +173,63 @@ void FusedTails::add_binary_args(std::unordered_map<int, dnnl::memory>& args, co
     float* channels = const_cast<float*>(op.constant.data<float>()) + first_channel;
     args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(i)) | DNNL_ARG_SRC_1] =
         dnnl::memory(per_channel_desc(out_shape[1], out_shape.size()), dnnl_support::cpu_engine(), channels);
+  }
+}
+
+bool FusedTails::loops_ok() const {
+  using alg = dnnl::algorithm;
+  return std::all_of(steps_.begin(), steps_.end(), [](const PostOp& op) {
+    return op.kind != Kind::kEltwise || op.algorithm == alg::eltwise_linear || op.algorithm == alg::eltwise_relu ||
+           op.algorithm == alg::eltwise_clip_v2 || op.algorithm == alg::eltwise_logistic ||
+           op.algorithm == alg::eltwise_tanh || op.algorithm == alg::eltwise_hardswish;
+  });
+}
+
+namespace {
+
+/// One eltwise step over `count` values (an algorithm FusedTails::loops_ok accepts), in the
+/// reference kernels' own forms.
+void apply_eltwise(dnnl::algorithm algorithm, float alpha, float beta, float* y, int64_t count) {
+  using alg = dnnl::algorithm;
+  switch (algorithm) {
+    case alg::eltwise_linear:
+      for (int64_t e = 0; e < count; ++e) y[e] = alpha * y[e] + beta;
+      break;
+    case alg::eltwise_relu:
+      for (int64_t e = 0; e < count; ++e) y[e] = y[e] > 0.f ? y[e] : (alpha == 0.f ? 0.f : alpha * y[e]);
+      break;
+    case alg::eltwise_clip_v2:
+      for (int64_t e = 0; e < count; ++e) y[e] = std::min(std::max(y[e], alpha), beta);
+      break;
+    case alg::eltwise_logistic:
+      for (int64_t e = 0; e < count; ++e) y[e] = 1.f / (1.f + std::exp(-y[e]));
+      break;
+    case alg::eltwise_tanh:
+      for (int64_t e = 0; e < count; ++e) y[e] = std::tanh(y[e]);
+      break;
+    case alg::eltwise_hardswish:
+      for (int64_t e = 0; e < count; ++e) y[e] *= std::max(0.f, std::min(1.f, y[e] / 6.f + 0.5f));
+      break;
+    default: PARITY_CHECK(false, kInternal, "FusedTails: no loop for eltwise algorithm ", static_cast<int>(algorithm));
+  }
+}
+
+}  // namespace
+
+void FusedTails::apply_to_rows(float* y, int64_t rows, int64_t channels, const float* residual) const {
+  for (const PostOp& op : steps_) {
+    if (op.kind == Kind::kEltwise) {
+      apply_eltwise(op.algorithm, op.alpha, op.beta, y, rows * channels);
+    } else if (op.kind == Kind::kSum) {
+      for (int64_t e = 0; e < rows * channels; ++e) y[e] += residual[e];
+    } else {
+      const float* c = op.constant.data<float>();
+      const bool multiply = op.algorithm == dnnl::algorithm::binary_mul;
+      for (int64_t r = 0; r < rows; ++r) {
+        float* row = y + r * channels;
+        for (int64_t k = 0; k < channels; ++k) row[k] = multiply ? row[k] * c[k] : row[k] + c[k];
+      }
+    }
   }
 }
 

@@ -15,8 +15,9 @@
 
 namespace parity::runtime::nn {
 
-/// How many runs of the oneDNN Conv/ConvTranspose/pool kernels took the oneDNN path rather than
-/// the reference fallback, process-wide; lets tests check that a case really ran on oneDNN.
+/// How many runs of the oneDNN Conv/ConvTranspose/pool kernels took their fast path (oneDNN, or a
+/// conv's direct product on 1x1 maps) rather than the reference fallback, process-wide; lets
+/// tests check that a case really ran optimized.
 uint64_t dnnl_fast_path_runs();
 void count_dnnl_fast_path_run();
 
@@ -56,6 +57,12 @@ class FusedTails {
   /// them from `first_channel` on, for a primitive that computes that channel range.
   void add_binary_args(std::unordered_map<int, dnnl::memory>& args, const Shape& out_shape,
                        int64_t first_channel = 0) const;
+  /// Whether apply_to_rows() computes every step (the direct product of a conv on a 1x1 map).
+  bool loops_ok() const;
+  /// Runs the steps in place over `rows` rows of `channels` values, each row one image's whole
+  /// output (a 1x1 map, where NCHW and channels-last agree), as the post-ops would; `residual`
+  /// holds the sum step's addend in the same order (nullptr without one).
+  void apply_to_rows(float* y, int64_t rows, int64_t channels, const float* residual) const;
   /// The residual addend the sum post-op accumulates onto, or nullptr when there is none.
   const Tensor* residual(const KernelContext& ctx) const;
 
