@@ -46,7 +46,14 @@ class Scan : public Kernel {
       return;
     }
     // Scan-8: run each batch entry separately (axis 1 is the sequence axis), then stack.
-    const int64_t batch = ctx.input(1).shape().at(0);
+    if (ctx.input(1).rank() < 1) ctx.fail("input 1 is a scalar; Scan-8 needs the batch size as its first dim");
+    const int64_t batch = ctx.input(1).dim(0);
+    for (int64_t i = 1; i <= num_state_ + num_scan_inputs_; ++i)
+      if (ctx.input(i).rank() < 1 || ctx.input(i).dim(0) != batch)
+        ctx.fail("input ", i, " has shape ", shape_to_string(ctx.input(i).shape()), "; Scan-8 needs the batch size ",
+                 batch, " as its first dim");
+    if (ctx.has_input(0) && ctx.input(0).numel() != batch)
+      ctx.fail("sequence_lens has ", ctx.input(0).numel(), " values for a batch of ", batch);
     std::vector<std::vector<Tensor>> state_parts(num_state_), output_parts(num_scan_outputs_);
     for (int64_t b = 0; b < batch; ++b) {
       std::vector<Value> states, scans;
@@ -76,6 +83,7 @@ class Scan : public Kernel {
       if (axis < 0 || axis >= t.rank()) ctx.fail("scan_input_axes[", i, "] is out of range for rank ", t.rank());
       axes[i] = axis;
       const int64_t n = t.shape()[axis];
+      if (length > n) ctx.fail("sequence length ", length, " is longer than scan input ", i, "'s ", n, " steps");
       if (length < 0) {
         if (seq_len >= 0 && seq_len != n) ctx.fail("scan inputs have different sequence lengths (", seq_len, " and ", n, ")");
         seq_len = n;

@@ -124,12 +124,24 @@ class Col2ImKernel : public Kernel {
     const auto dil = attr_or(dilations_, dims, 1, "dilations");
     const auto str = attr_or(strides_, dims, 1, "strides");
     const auto pad = attr_or(pads_, 2 * dims, 0, "pads");
+    // The sizes come from the model's tensors: checked before they divide, multiply or index.
+    for (size_t d = 0; d < dims; ++d) {
+      if (image[d] < 1 || block[d] < 1 || str[d] < 1 || dil[d] < 1 || pad[d] < 0 || pad[d + dims] < 0)
+        ctx.fail("spatial dim ", d, ": image_shape ", image[d], ", block_shape ", block[d], ", stride ", str[d],
+                 ", dilation ", dil[d], " must be 1 or more and pads ", pad[d], ", ", pad[d + dims], " not negative");
+    }
     std::vector<int64_t> blocks(dims);  // sliding-block positions per spatial dim
     int64_t block_numel = 1, positions = 1;
     for (size_t d = 0; d < dims; ++d) {
-      blocks[d] = (image[d] + pad[d] + pad[d + dims] - dil[d] * (block[d] - 1) - 1) / str[d] + 1;
-      block_numel *= block[d];
-      positions *= blocks[d];
+      int64_t span = 0, padded = 0;
+      if (__builtin_add_overflow(image[d], pad[d], &padded) || __builtin_add_overflow(padded, pad[d + dims], &padded) ||
+          __builtin_mul_overflow(dil[d], block[d] - 1, &span) || span > padded - 1)
+        ctx.fail("spatial dim ", d, ": the dilated block (", block[d], " x dilation ", dil[d],
+                 ") does not fit the padded image (", image[d], ")");
+      blocks[d] = (padded - span - 1) / str[d] + 1;
+      if (__builtin_mul_overflow(block_numel, block[d], &block_numel) ||
+          __builtin_mul_overflow(positions, blocks[d], &positions))
+        ctx.fail("the block or position count overflows 64 bits");
     }
     if (x.rank() != 3 || x.dim(1) % block_numel != 0 || x.dim(2) != positions)
       ctx.fail("input shape ", shape_to_string(x.shape()), " must be [N, C * ", block_numel, ", ", positions, "]");
