@@ -339,6 +339,13 @@ class LinearAttentionKernel : public Kernel {
     }
     // decay: per KV head (last dim kv_heads) or per key feature (kv_heads * d_k); beta: per KV
     // head or shared (last dim 1); erase_gate: per key feature.
+    // The per-step inputs are [batch, sequence, width]; their width is checked below.
+    for (size_t i : {4, 5, 6})
+      if (ctx.has_input(i) && (ctx.input(i).rank() != 3 || ctx.input(i).dim(0) != b || ctx.input(i).dim(1) != steps))
+        ctx.fail("input ", i, " has shape ", shape_to_string(ctx.input(i).shape()), "; it must be [", b, ", ", steps,
+                 ", width]");
+    if (ctx.has_input(6) && ctx.input(6).dim(2) != kv_heads_ * dk)
+      ctx.fail("erase_gate's last dimension must be kv_num_heads * d_k (", kv_heads_ * dk, ")");
     const std::vector<A> decay = ctx.has_input(4) ? load_as<A>(ctx.input(4)) : std::vector<A>();
     const std::vector<A> beta = ctx.has_input(5) ? load_as<A>(ctx.input(5)) : std::vector<A>();
     const std::vector<A> erase = ctx.has_input(6) ? load_as<A>(ctx.input(6)) : std::vector<A>();

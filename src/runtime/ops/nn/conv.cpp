@@ -160,7 +160,8 @@ class QLinearConvKernel : public Kernel {
     for (size_t i = 0; i < acc.size(); ++i) {
       const int64_t m = (static_cast<int64_t>(i) / plane) % p.out_channels;
       const double scaled = static_cast<double>(acc[i]) * (x_scale * w_scale[m] / y_scale);
-      q[i] = static_cast<int32_t>(std::clamp(std::nearbyint(scaled) + static_cast<double>(y_zp), lo, hi));
+      const double rounded = std::nearbyint(scaled) + static_cast<double>(y_zp);
+      q[i] = std::isnan(rounded) ? 0 : static_cast<int32_t>(std::clamp(rounded, lo, hi));  // NaN: a zero y_scale
     }
     Tensor& y = ctx.allocate_output(0, out_dtype, p.output_shape());
     store_to(y, q);

@@ -225,8 +225,10 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
       ctx.parallel_for(p.batch * channels, [&](int64_t begin, int64_t end) {
         for (int64_t row = begin; row < end; ++row) {
           const double m = multipliers_[row % channels];
-          for (int64_t i = row * plane; i < (row + 1) * plane; ++i)
-            out[i] = static_cast<Q>(std::clamp(std::nearbyint(static_cast<double>(a[i]) * m) + y_zero_point_, lo, hi));
+          for (int64_t i = row * plane; i < (row + 1) * plane; ++i) {
+            const double v = std::nearbyint(static_cast<double>(a[i]) * m) + y_zero_point_;
+            out[i] = std::isnan(v) ? Q{0} : static_cast<Q>(std::clamp(v, lo, hi));  // NaN: as the reference
+          }
         }
       });
     };

@@ -201,6 +201,11 @@ std::vector<double> resize_axis(const std::vector<double>& data, Shape& shape, i
 void run_resize(KernelContext& ctx, const ResizeAttrs& a, const Tensor& x, const std::vector<int64_t>& out_sizes,
                 const std::vector<double>& scales, const std::vector<double>& roi) {
   const int64_t rank = x.rank();
+  // An empty output has no sample positions; its scale (0 from sizes of 0) must not reach the taps.
+  if (std::find(out_sizes.begin(), out_sizes.end(), 0) != out_sizes.end()) {
+    ctx.allocate_output(0, x.dtype(), Shape(out_sizes.begin(), out_sizes.end()));
+    return;
+  }
   std::vector<double> data = load_as<double>(x);
   Shape shape = x.shape();
   for (int64_t d = 0; d < rank; ++d) {
@@ -224,8 +229,10 @@ void run_resize(KernelContext& ctx, const ResizeAttrs& a, const Tensor& x, const
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         T* p = y.data<T>();
         for (size_t i = 0; i < data.size(); ++i)
-          p[i] = static_cast<T>(std::clamp(std::nearbyint(data[i]), static_cast<double>(std::numeric_limits<T>::lowest()),
-                                           static_cast<double>(std::numeric_limits<T>::max())));
+          p[i] = std::isnan(data[i]) ? T{0}  // a NaN extrapolation_value
+                                     : static_cast<T>(std::clamp(std::nearbyint(data[i]),
+                                                                 static_cast<double>(std::numeric_limits<T>::lowest()),
+                                                                 static_cast<double>(std::numeric_limits<T>::max())));
       } else {
         ctx.fail("unsupported dtype ", dtype_name(x.dtype()));
       }

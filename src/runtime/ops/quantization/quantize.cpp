@@ -20,8 +20,11 @@ namespace {
 // 19, 21, 23, 25) go through core/low_precision.h, one byte per element.
 using QuantTypes = TypeList<uint8_t, int8_t, uint16_t, int16_t>;
 
+/// NaN (0 / a zero scale, or a NaN input) has no integer value and converting it is undefined
+/// behaviour; the spec leaves it open, and 0 is what it becomes here.
 template <typename Q>
 Q saturate(double v) {
+  if (std::isnan(v)) return Q{0};
   v = std::clamp(v, static_cast<double>(std::numeric_limits<Q>::lowest()), static_cast<double>(std::numeric_limits<Q>::max()));
   return static_cast<Q>(v);
 }

@@ -1,6 +1,7 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__MatMulInteger.html, onnx__QLinearMatMul.html
 // MatMulInteger and QLinearMatMul: integer matrix products with zero points (scalar, or per row of
 // A / per column of B), numpy.matmul batching.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -116,7 +117,8 @@ class QLinearMatMulKernel final : public Kernel {
       Q* out = y.data<Q>();
       for (size_t i = 0; i < acc.size(); ++i) {
         double v = std::nearbyint(static_cast<double>(static_cast<float>(acc[i]) * multiplier)) + zero;
-        v = std::min<double>(std::max<double>(v, std::numeric_limits<Q>::lowest()), std::numeric_limits<Q>::max());
+        // NaN (a zero y_scale over a zero product) has no integer value: 0, as QuantizeLinear gives.
+        v = std::isnan(v) ? 0.0 : std::clamp<double>(v, std::numeric_limits<Q>::lowest(), std::numeric_limits<Q>::max());
         out[i] = static_cast<Q>(v);
       }
     });

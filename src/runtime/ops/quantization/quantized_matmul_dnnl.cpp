@@ -161,7 +161,7 @@ class DnnlQuantizedMatMulKernel : public Kernel, public NativeInt8Kernel {
     const double lo = std::numeric_limits<Q>::lowest(), hi = std::numeric_limits<Q>::max();
     for (int64_t i = 0; i < acc.numel(); ++i) {
       const double v = std::nearbyint(static_cast<double>(static_cast<float>(a[i]) * multiplier_)) + y_zero_point_;
-      out[i] = static_cast<Q>(std::min(std::max(v, lo), hi));
+      out[i] = std::isnan(v) ? Q{0} : static_cast<Q>(std::min(std::max(v, lo), hi));  // NaN: as the reference
     }
   }
 
