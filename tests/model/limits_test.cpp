@@ -193,6 +193,17 @@ TEST(ModelLimits, NodeLackingARequiredAttributeIsOneLineNotACrash) {
   EXPECT_NE(r.output.find("num_scan_inputs"), std::string::npos) << r.output;
 }
 
+/// `inspect model --shape-inference` and `check lint` on a model file holding `bytes`.
+struct InspectAndLint {
+  CommandResult inspect, lint;
+};
+InspectAndLint inspect_and_lint(const std::string& bytes, const std::string& file_name) {
+  const TempDir dir;
+  const fs::path path = dir.path() / file_name;
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return {run_parity({"inspect", "model", path.string(), "--shape-inference"}), run_parity({"check", "lint", path.string()})};
+}
+
 /// y = Einsum(x) with `equation`, x of `x_dims`, opset 12; with `reduce_first`, x is first
 /// ReduceSum'd over its last axis (keepdims 0), so the Einsum's input rank comes from inference.
 onnx::ModelProto einsum_model(const std::string& equation, const std::vector<int64_t>& x_dims, bool reduce_first = false) {
@@ -291,12 +302,8 @@ TEST(ModelLimits, EinsumEquationNotFittingItsInputsIsOneLineNotACrash) {
       "\x6d\x5a\x13\x0a\x01\x78\x12\x0e\x0a\x0c\x08\x0b\x12\x08\x0a\x02\x08\x03\x28\x02\x08\x04\x62\x0f"
       "\x0a\x01\x79\x12\x0a\x0a\x08\x08\x0b\x12\x04\x0a\x02\x08\x03\x42\x04\x0a\x00\x10\x0c",
       117);
-  const TempDir dir;
-  const fs::path path = dir.path() / "einsum_rank_mismatch.onnx";
-  std::ofstream(path, std::ios::binary).write(crash.data(), static_cast<std::streamsize>(crash.size()));
-  const CommandResult inspect = run_parity({"inspect", "model", path.string(), "--shape-inference"});
+  const auto [inspect, lint] = inspect_and_lint(crash, "einsum_rank_mismatch.onnx");
   EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
-  const CommandResult lint = run_parity({"check", "lint", path.string()});
   EXPECT_EQ(lint.exit_code, 0) << lint.output;
   EXPECT_NE(lint.output.find("term 'ij' has 2 indices but input 0 has rank 1"), std::string::npos) << lint.output;
 }
@@ -380,12 +387,8 @@ TEST(ModelLimits, ConvTransposeWeightOfAnotherRankIsOneLineNotACrash) {
       "\x08\x01\xf9\x02\x08\x02\x0a\x02\x08\x03\x0a\x02\x08\x03\x62\x1b\x0a\x01\x79\x12\x16\x0a\x14\x08"
       "\x01\x12\x10\x0a\x02\x08\x01\x0a\x02\x08\x02\x0a\x02\x08\x0a\x0a\x02\x08\x08\x42\x02\x10\x08",
       263);
-  const TempDir dir;
-  const fs::path path = dir.path() / "conv_transpose_rank_1_weight.onnx";
-  std::ofstream(path, std::ios::binary).write(crash.data(), static_cast<std::streamsize>(crash.size()));
-  const CommandResult inspect = run_parity({"inspect", "model", path.string(), "--shape-inference"});
+  const auto [inspect, lint] = inspect_and_lint(crash, "conv_transpose_rank_1_weight.onnx");
   EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
-  const CommandResult lint = run_parity({"check", "lint", path.string()});
   EXPECT_TRUE(lint.exit_code == 0 || lint.exit_code == 1) << lint.exit_code << "\n" << lint.output;
   EXPECT_NE(lint.output.find("the weight (input 1) has rank 1 but the input has rank 4"), std::string::npos) << lint.output;
 }

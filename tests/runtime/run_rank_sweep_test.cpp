@@ -37,40 +37,33 @@ bool plan_and_run_with_zero_feeds(const onnx::ModelProto& model, const fs::path&
 
 TEST(RunRankSweep, EveryNodeTestWithAnInputAtAnotherRankRunsOrFailsCleanly) {
   int variants = 0, ran = 0;
-  for (const fs::path& suite : {onnx_testdata_dir() / "node", source_dir() / ".cache/onnx-testdata-1.23/node"}) {
-    if (!fs::exists(suite)) {
-      if (std::getenv("CI")) ADD_FAILURE() << suite << " is missing; run scripts/setup.sh";
-      continue;
-    }
-    for (const auto& entry : fs::directory_iterator(suite)) {
-      const fs::path path = entry.path() / "model.onnx";
-      const std::string name = entry.path().filename().string();
-      // Expanded tests are function bodies of ops that have their own tests here.
-      if (!fs::exists(path) || name.ends_with("_expanded")) continue;
-      auto loaded = model::load_model(path);
-      ASSERT_TRUE(loaded.is_ok()) << path;
-      const onnx::ModelProto& original = loaded.value().proto();
-      for (int input = 0; input < original.graph().input_size(); ++input) {
-        if (!original.graph().input(input).type().has_tensor_type()) continue;
-        for (int rank : {0, 1, 3, 5}) {
-          for (int64_t dim : {1, 2, 0}) {
-            SCOPED_TRACE(name + " input " + std::to_string(input) + " rank " + std::to_string(rank) + " dims " +
-                         std::to_string(dim));
-            onnx::ModelProto variant = original;
-            auto* shape =
-                variant.mutable_graph()->mutable_input(input)->mutable_type()->mutable_tensor_type()->mutable_shape();
-            shape->Clear();
-            for (int d = 0; d < rank; ++d) shape->add_dim()->set_dim_value(dim);
-            ++variants;
-            try {
-              ran += plan_and_run_with_zero_feeds(variant, entry.path()) ? 1 : 0;
-            } catch (const Error&) {
-            }
+  for_each_onnx_node_test([&](const fs::path& test_dir) {
+    const std::string name = test_dir.filename().string();
+    // Expanded tests are function bodies of ops that have their own tests here.
+    if (name.ends_with("_expanded")) return;
+    auto loaded = model::load_model(test_dir / "model.onnx");
+    ASSERT_TRUE(loaded.is_ok()) << test_dir;
+    const onnx::ModelProto& original = loaded.value().proto();
+    for (int input = 0; input < original.graph().input_size(); ++input) {
+      if (!original.graph().input(input).type().has_tensor_type()) continue;
+      for (int rank : {0, 1, 3, 5}) {
+        for (int64_t dim : {1, 2, 0}) {
+          SCOPED_TRACE(name + " input " + std::to_string(input) + " rank " + std::to_string(rank) + " dims " +
+                       std::to_string(dim));
+          onnx::ModelProto variant = original;
+          auto* shape =
+              variant.mutable_graph()->mutable_input(input)->mutable_type()->mutable_tensor_type()->mutable_shape();
+          shape->Clear();
+          for (int d = 0; d < rank; ++d) shape->add_dim()->set_dim_value(dim);
+          ++variants;
+          try {
+            ran += plan_and_run_with_zero_feeds(variant, test_dir) ? 1 : 0;
+          } catch (const Error&) {
           }
         }
       }
     }
-  }
+  });
   EXPECT_GT(variants, 40000);
   EXPECT_GT(ran, 1000);
   RecordProperty("variants", variants);

@@ -1,5 +1,6 @@
 #include "support/test_support.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -71,6 +72,22 @@ fs::path source_dir() { return PARITY_SOURCE_DIR; }
 fs::path shared_dir() { return PARITY_SHARED_DIR; }
 fs::path fixtures_dir() { return shared_dir() / "fixtures"; }
 fs::path onnx_testdata_dir() { return PARITY_ONNX_TESTDATA; }
+
+int for_each_onnx_node_test(const std::function<void(const fs::path& test_dir)>& visit) {
+  int tests = 0;
+  for (const fs::path& suite : {onnx_testdata_dir() / "node", source_dir() / ".cache/onnx-testdata-1.23/node"}) {
+    if (!fs::exists(suite)) {
+      if (std::getenv("CI")) ADD_FAILURE() << suite << " is missing; run scripts/setup.sh";
+      continue;
+    }
+    for (const auto& entry : fs::directory_iterator(suite)) {
+      if (!fs::exists(entry.path() / "model.onnx")) continue;
+      ++tests;
+      visit(entry.path());
+    }
+  }
+  return tests;
+}
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ std::filesystem::path source_dir();
 std::filesystem::path shared_dir();
 std::filesystem::path fixtures_dir();  // ../shared/fixtures
 std::filesystem::path onnx_testdata_dir();
+/// Calls `visit` with the folder of every ONNX node test that has a model.onnx (ONNX 1.12's suite,
+/// then 1.23's) and returns how many. A missing suite fails the calling test under CI.
+int for_each_onnx_node_test(const std::function<void(const std::filesystem::path& test_dir)>& visit);
 std::string read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::string& contents);
 
