@@ -135,11 +135,16 @@ void check_same_rank_as_input(onnx::InferenceContext& ctx, const SameRankAsInput
                          " but the input has rank ", input_rank);
 }
 
+using Schemas = std::vector<onnx::OpSchema>;
+
 /// Runs `check` before libonnx's inference for every version of `op` (default domain). The
 /// registry owns its schemas as non-const objects and hands out const pointers; the function is
-/// replaced in place, once, before any model is inferred.
-void check_before_inference(const std::string& op, const std::function<void(onnx::InferenceContext&)>& check) {
-  for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+/// replaced in place, once, before any model is inferred. `schemas` is the registry's list, copied
+/// once for all guards (each copy is the whole registry: under ASan, whose quarantine keeps freed
+/// memory, a copy per guard added 70 MB to the first model load).
+void check_before_inference(const Schemas& schemas, const std::string& op,
+                            const std::function<void(onnx::InferenceContext&)>& check) {
+  for (const onnx::OpSchema& listed : schemas) {
     if (listed.Name() != op || !listed.domain().empty()) continue;
     const onnx::OpSchema* registered = onnx::OpSchemaRegistry::Schema(op, listed.SinceVersion(), "");
     if (registered == nullptr || registered->SinceVersion() != listed.SinceVersion()) continue;
@@ -153,9 +158,9 @@ void check_before_inference(const std::string& op, const std::function<void(onnx
   }
 }
 
-void guard_same_rank_inputs() {
+void guard_same_rank_inputs(const Schemas& schemas) {
   for (const SameRankAsInput& rule : kSameRankAsInput)
-    check_before_inference(rule.op, [rule](onnx::InferenceContext& ctx) { check_same_rank_as_input(ctx, rule); });
+    check_before_inference(schemas, rule.op, [rule](onnx::InferenceContext& ctx) { check_same_rank_as_input(ctx, rule); });
 }
 
 int input_rank(onnx::InferenceContext& ctx, size_t index) {
@@ -170,19 +175,19 @@ void check_positive_ints(onnx::InferenceContext& ctx, const char* op, std::initi
         if (value < 1) fail_shape_inference(op, ": attribute ", name, " has the value ", value, "; it must be 1 or more");
 }
 
-void guard_attribute_ranges() {
+void guard_attribute_ranges(const Schemas& schemas) {
   for (const char* op : {"AveragePool", "MaxPool", "LpPool", "Conv", "ConvInteger", "QLinearConv", "ConvTranspose"})
-    check_before_inference(op, [op](onnx::InferenceContext& ctx) {
+    check_before_inference(schemas, op, [op](onnx::InferenceContext& ctx) {
       check_positive_ints(ctx, op, {"strides", "dilations", "kernel_shape"});
     });
-  check_before_inference("LayerNormalization", [](onnx::InferenceContext& ctx) {
+  check_before_inference(schemas, "LayerNormalization", [](onnx::InferenceContext& ctx) {
     if (!onnx::hasInputShape(ctx, 0)) return;
     const int64_t rank = input_rank(ctx, 0);
     const int64_t axis = onnx::getAttribute(ctx, "axis", -1);
     if (axis < -rank || axis >= rank)
       fail_shape_inference("LayerNormalization: axis ", axis, " is outside [", -rank, ", ", rank - 1, "]");
   });
-  check_before_inference("GatherND", [](onnx::InferenceContext& ctx) {
+  check_before_inference(schemas, "GatherND", [](onnx::InferenceContext& ctx) {
     if (!onnx::hasNInputShapes(ctx, 2)) return;
     const int64_t batch_dims = onnx::getAttribute(ctx, "batch_dims", 0);
     const int64_t limit = std::min(input_rank(ctx, 0), input_rank(ctx, 1));
@@ -192,8 +197,8 @@ void guard_attribute_ranges() {
   });
 }
 
-void guard_math_data_propagation() {
-  for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+void guard_math_data_propagation(const Schemas& schemas) {
+  for (const onnx::OpSchema& listed : schemas) {
     const std::string& name = listed.Name();
     if (!listed.domain().empty() || (name != "Add" && name != "Sub" && name != "Mul" && name != "Div")) continue;
     const onnx::OpSchema* registered = onnx::OpSchemaRegistry::Schema(name, listed.SinceVersion(), "");
@@ -221,8 +226,8 @@ bool is_required_input(const onnx::OpSchema& schema, size_t i) {
          i - (formals.size() - 1) < static_cast<size_t>(std::max(last.GetMinArity(), 1));
 }
 
-void guard_untyped_required_inputs() {
-  for (const onnx::OpSchema& listed : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+void guard_untyped_required_inputs(const Schemas& schemas) {
+  for (const onnx::OpSchema& listed : schemas) {
     const onnx::OpSchema* registered =
         onnx::OpSchemaRegistry::Schema(listed.Name(), listed.SinceVersion(), listed.domain());
     if (registered == nullptr || registered->SinceVersion() != listed.SinceVersion()) continue;
@@ -244,11 +249,12 @@ void guard_untyped_required_inputs() {
 
 void guard_libonnx_inference() {
   guard_einsum();
-  guard_same_rank_inputs();
-  guard_math_data_propagation();
-  guard_attribute_ranges();
+  const Schemas schemas = onnx::OpSchemaRegistry::get_all_schemas_with_history();
+  guard_same_rank_inputs(schemas);
+  guard_math_data_propagation(schemas);
+  guard_attribute_ranges(schemas);
   // Last, so that its check of untyped inputs runs before the guards above read input types.
-  guard_untyped_required_inputs();
+  guard_untyped_required_inputs(schemas);
 }
 
 }  // namespace parity::model::schemas
