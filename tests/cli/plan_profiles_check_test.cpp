@@ -8,7 +8,7 @@
 #include <fstream>
 #include <random>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "support/require.h"
 #include "support/test_support.h"
 

@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "model/proto_convert.h"
 #include "model/shape_inference.h"
+#include "support/model_builder.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -311,30 +312,10 @@ TEST(ModelLimits, EinsumEquationNotFittingItsInputsIsOneLineNotACrash) {
 /// y = `op`(x, w) at `opset`, x of `x_dims`, w of `w_dims`, kernel_shape [3, 3].
 onnx::ModelProto conv_transpose_model(int opset, const std::vector<int64_t>& x_dims, const std::vector<int64_t>& w_dims,
                                       const std::string& op = "ConvTranspose") {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.add_opset_import()->set_version(opset);
-  onnx::GraphProto* g = model.mutable_graph();
-  g->set_name("conv_transpose");
-  for (const auto& [name, dims] : {std::pair{"x", x_dims}, std::pair{"w", w_dims}}) {
-    onnx::ValueInfoProto* v = g->add_input();
-    v->set_name(name);
-    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    for (int64_t d : dims) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-  }
-  g->add_output()->set_name("y");
-  onnx::NodeProto* node = g->add_node();
-  node->set_op_type(op);
-  node->set_name("deconv");
-  node->add_input("x");
-  node->add_input("w");
-  node->add_output("y");
-  onnx::AttributeProto* kernel_shape = node->add_attribute();
-  kernel_shape->set_name("kernel_shape");
-  kernel_shape->set_type(onnx::AttributeProto::INTS);
-  kernel_shape->add_ints(3);
-  kernel_shape->add_ints(3);
-  return model;
+  ModelBuilder builder(opset);
+  builder.input("x", DType::kFloat32, x_dims).input("w", DType::kFloat32, w_dims).untyped_output("y");
+  add_ints_attr(builder.node(op, {"x", "w"}, {"y"}, "deconv"), "kernel_shape", {3, 3});
+  return builder.model();
 }
 
 // Found by fuzz_model_load: libonnx 1.17's ConvTranspose inference (every version) reads the
@@ -401,30 +382,11 @@ TEST(ModelLimits, ConvTransposeWeightOfAnotherRankIsOneLineNotACrash) {
 TEST(ModelLimits, ArithmeticOnTheEmptyShapeOfAScalarIsNotACrash) {
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
     SCOPED_TRACE(op);
-    onnx::ModelProto model;
-    model.set_ir_version(8);
-    model.add_opset_import()->set_version(14);
-    onnx::GraphProto* g = model.mutable_graph();
-    g->set_name("shape_of_scalar");
-    onnx::ValueInfoProto* x = g->add_input();
-    x->set_name("x");
-    x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-    x->mutable_type()->mutable_tensor_type()->mutable_shape();  // rank 0
-    onnx::TensorProto* one = g->add_initializer();
-    one->set_name("one");
-    one->set_data_type(onnx::TensorProto::INT64);
-    one->add_dims(1);
-    one->add_int64_data(1);
-    onnx::NodeProto* shape = g->add_node();
-    shape->set_op_type("Shape");
-    shape->add_input("x");
-    shape->add_output("s");
-    onnx::NodeProto* arithmetic = g->add_node();
-    arithmetic->set_op_type(op);
-    arithmetic->add_input("s");
-    arithmetic->add_input("one");
-    arithmetic->add_output("y");
-    g->add_output()->set_name("y");
+    ModelBuilder builder(14);
+    builder.input("x", DType::kFloat32, {}).initializer("one", Tensor::from_vector<int64_t>({1}, {1})).untyped_output("y");
+    builder.node("Shape", {"x"}, {"s"});
+    builder.node(op, {"s", "one"}, {"y"});
+    onnx::ModelProto model = builder.model();
 
     // [0] broadcast with [1] is [0]: inference still gives y its shape, data propagation gives nothing.
     model::infer_shapes(model, /*data_prop=*/true);
@@ -442,35 +404,21 @@ TEST(ModelLimits, ArithmeticOnTheEmptyShapeOfAScalarIsNotACrash) {
   }
 }
 
-/// y = `op`(inputs...) at `opset`: every input float of `dims`, `attribute` an INT or INTS.
+/// y = `op`(inputs...) at `opset`: every input float of `dims` (GatherND's indices int64),
+/// `attribute` an INT or INTS.
 onnx::ModelProto one_node_model(const std::string& op, int opset, const std::vector<std::vector<int64_t>>& input_dims,
                                 const std::string& attribute, const std::vector<int64_t>& values, bool ints) {
-  onnx::ModelProto model;
-  model.set_ir_version(8);
-  model.add_opset_import()->set_version(opset);
-  onnx::GraphProto* g = model.mutable_graph();
-  g->set_name("one_node");
-  onnx::NodeProto* node = g->add_node();
-  node->set_op_type(op);
+  ModelBuilder builder(opset);
+  onnx::NodeProto& node = builder.node(op, {}, {"y"});
   for (size_t i = 0; i < input_dims.size(); ++i) {
-    onnx::ValueInfoProto* v = g->add_input();
-    v->set_name("x" + std::to_string(i));
-    v->mutable_type()->mutable_tensor_type()->set_elem_type(i == 1 && op == "GatherND" ? onnx::TensorProto::INT64
-                                                                                      : onnx::TensorProto::FLOAT);
-    v->mutable_type()->mutable_tensor_type()->mutable_shape();
-    for (int64_t d : input_dims[i]) v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
-    node->add_input(v->name());
+    const std::string name = "x" + std::to_string(i);
+    builder.input(name, i == 1 && op == "GatherND" ? DType::kInt64 : DType::kFloat32, input_dims[i]);
+    node.add_input(name);
   }
-  node->add_output("y");
-  g->add_output()->set_name("y");
-  onnx::AttributeProto* attr = node->add_attribute();
-  attr->set_name(attribute);
-  attr->set_type(ints ? onnx::AttributeProto::INTS : onnx::AttributeProto::INT);
-  if (ints)
-    for (int64_t v : values) attr->add_ints(v);
-  else
-    attr->set_i(values.at(0));
-  return model;
+  builder.untyped_output("y");
+  if (ints) add_ints_attr(node, attribute, values);
+  else add_int_attr(node, attribute, values.at(0));
+  return builder.model();
 }
 
 // Found by the attribute sweep (tests/model/inference_rank_sweep_test.cpp) under ASan: libonnx

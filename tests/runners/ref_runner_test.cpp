@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "../runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runners/registry.h"
 #include "support/test_support.h"
 

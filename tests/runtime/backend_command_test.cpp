@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "model_builder.h"
+#include "support/model_builder.h"
 #include "support/require.h"
 #include "support/test_support.h"
 

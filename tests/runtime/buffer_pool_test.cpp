@@ -7,7 +7,7 @@
 #include <thread>
 #include <vector>
 
-#include "model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/session.h"
 
 namespace parity::runtime {

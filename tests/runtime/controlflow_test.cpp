@@ -1,7 +1,7 @@
 // Nested graphs (If/Loop/Scan with outer-scope values), sequences and optionals through Session.
 #include <gtest/gtest.h>
 
-#include "model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/session.h"
 
 namespace parity::runtime {

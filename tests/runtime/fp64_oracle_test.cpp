@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/session.h"
 
 namespace parity::runtime {

@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/session.h"
 
 namespace parity::runtime {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/subgraph.h"
 
 namespace parity::runtime {

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "runtime/kernel.h"
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "support/test_support.h"
 #include "tools/tactic_diff.h"
 

@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 
 namespace parity {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "support/test_support.h"
 
 namespace parity {

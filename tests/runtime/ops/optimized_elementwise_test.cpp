@@ -10,7 +10,7 @@
 #include <map>
 #include <random>
 
-#include "../model_builder.h"
+#include "support/model_builder.h"
 #include "op_tester.h"
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"

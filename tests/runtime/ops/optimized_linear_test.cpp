@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/kernel.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/ops/nn/pool_dnnl.h"
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"

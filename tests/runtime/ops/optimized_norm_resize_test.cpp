@@ -10,7 +10,7 @@
 #include <random>
 
 #include "op_tester.h"
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/ops/nn/batch_norm_layout.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/session_test_util.h"

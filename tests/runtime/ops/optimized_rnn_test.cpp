@@ -6,7 +6,7 @@
 // the reference (sequence_lens, clip, other activations) give the reference's numbers too.
 #include <gtest/gtest.h>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"

@@ -11,7 +11,7 @@
 #include <numeric>
 
 #include "op_tester.h"
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
 

@@ -18,7 +18,7 @@
 #include <tuple>
 #include <type_traits>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/plan/plan_file.h"

@@ -12,7 +12,7 @@
 #include <oneapi/dnnl/dnnl_types.h>
 #endif
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/plan/plan.pb.h"
 #include "runtime/subgraph.h"
 #include "support/test_support.h"

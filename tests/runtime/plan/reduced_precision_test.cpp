@@ -11,7 +11,7 @@
 #include <random>
 
 #include "core/float16.h"
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/session.h"

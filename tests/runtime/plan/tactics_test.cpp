@@ -7,7 +7,7 @@
 
 #include <random>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"
 #include "runtime/session_test_util.h"

@@ -2,7 +2,7 @@
 // numbers as running both nodes, and only when the normalization is inference-mode and constant.
 #include <gtest/gtest.h>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"
 #include "runtime/session_test_util.h"

@@ -5,7 +5,7 @@
 // that are not a shuffle, or whose intermediate values are seen, stay as they are.
 #include <gtest/gtest.h>
 
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"
 #include "runtime/session_test_util.h"

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "model/proto_convert.h"
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/session.h"

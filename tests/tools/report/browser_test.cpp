@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runners/registry.h"
-#include "runtime/model_builder.h"
+#include "support/model_builder.h"
 #include "support/test_support.h"
 
 namespace parity::testing {

@@ -1,4 +1,4 @@
-// Builds small ONNX models in memory for executor tests.
+// Builds small ONNX models in memory for tests (executor, inference and limits tests).
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -31,6 +31,11 @@ class ModelBuilder {
   }
   ModelBuilder& output(const std::string& name, DType dtype, const std::vector<int64_t>& dims) {
     set_tensor_type(graph().add_output(), name, dtype, dims);
+    return *this;
+  }
+  /// An output with neither type nor shape, for tests of what inference fills in.
+  ModelBuilder& untyped_output(const std::string& name) {
+    graph().add_output()->set_name(name);
     return *this;
   }
   ModelBuilder& initializer(const std::string& name, const Tensor& t) {
