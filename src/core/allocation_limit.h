@@ -14,4 +14,9 @@ namespace parity {
 /// memory or $PARITY_MAX_TENSOR_BYTES, is one kInvalidArgument line naming the shape.
 size_t checked_tensor_bytes(DType dtype, const Shape& shape);
 
+/// Caps the bytes of any one tensor from now on, for programs that run untrusted models in a
+/// budget ($PARITY_MAX_TENSOR_BYTES sets the starting cap; the default is the machine's memory).
+/// Returns the previous cap.
+size_t set_max_tensor_bytes(size_t bytes);
+
 }  // namespace parity

@@ -4,6 +4,7 @@
 #include <complex>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -129,8 +130,33 @@ decltype(auto) visit_numeric_dtype(DType dtype, Fn&& fn) {
   }
 }
 
+namespace detail {
+/// Float to integer as x86's truncating conversions (what compilers emit there for a C++ cast,
+/// and so what ONNX Runtime's Cast gives on this hardware): through int32 for types of 32 bits or
+/// less except uint32, through int64 otherwise, with NaN and values outside the intermediate type
+/// giving its minimum ("integer indefinite"), which the narrowing then wraps. uint64 takes
+/// [2^63, 2^64) directly and gives 0 above. Spelled out because in C++ those conversions are
+/// undefined behaviour.
+template <typename To, typename From>
+inline To float_to_integer(From v) {
+  const double d = static_cast<double>(v);
+  if constexpr (std::is_same_v<To, uint64_t>) {
+    if (d >= 0x1p64) return 0;
+    if (d >= 0x1p63) return static_cast<uint64_t>(d);
+  }
+  if constexpr (sizeof(To) < 4 || std::is_same_v<To, int32_t>) {
+    const int32_t wide = d > -0x1p31 - 1 && d < 0x1p31 ? static_cast<int32_t>(d) : std::numeric_limits<int32_t>::min();
+    return static_cast<To>(wide);
+  } else {
+    const int64_t wide = d >= -0x1p63 && d < 0x1p63 ? static_cast<int64_t>(d) : std::numeric_limits<int64_t>::min();
+    return static_cast<To>(wide);
+  }
+}
+}  // namespace detail
+
 /// Converts between element types with C++/numpy semantics (float->int truncates toward zero,
-/// fp16/bf16 round to nearest even). Used by Cast and by the data loaders.
+/// fp16/bf16 round to nearest even; NaN and out-of-range floats as detail::float_to_integer says).
+/// Used by Cast and by the data loaders.
 template <typename To, typename From>
 inline To convert_scalar(const From& v) {
   if constexpr (std::is_same_v<To, From>) {
@@ -146,6 +172,8 @@ inline To convert_scalar(const From& v) {
     return convert_scalar<To>(static_cast<float>(v));
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    return detail::float_to_integer<To>(v);
   } else {
     return static_cast<To>(v);
   }

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,7 +41,8 @@ std::string shape_to_string(const Shape& shape) {
 std::vector<int64_t> shape_strides(const Shape& shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
+    PARITY_CHECK(!__builtin_mul_overflow(strides[i + 1], shape[i + 1], &strides[i]), kInvalidArgument, "shape ",
+                 shape_to_string(shape), " has more elements than a 64-bit count can hold");
   return strides;
 }
 
@@ -73,9 +75,10 @@ class StringStorage final : public Storage {
 };
 
 // The largest tensor parity allocates: the machine's physical memory, or PARITY_MAX_TENSOR_BYTES
-// (fuzzers and sanitizer runs set it low so a huge shape is an error, not an allocator abort).
-size_t max_tensor_bytes() {
-  static const size_t limit = [] {
+// (fuzzers and sanitizer runs set it low so a huge shape is an error, not an allocator abort), or
+// what set_max_tensor_bytes last chose.
+std::atomic<size_t>& tensor_byte_limit() {
+  static std::atomic<size_t> limit = [] {
     if (const char* env = std::getenv("PARITY_MAX_TENSOR_BYTES"); env && *env) return static_cast<size_t>(std::strtoull(env, nullptr, 10));
     const long pages = ::sysconf(_SC_PHYS_PAGES);
     const long page = ::sysconf(_SC_PAGESIZE);
@@ -83,6 +86,8 @@ size_t max_tensor_bytes() {
   }();
   return limit;
 }
+
+size_t max_tensor_bytes() { return tensor_byte_limit().load(std::memory_order_relaxed); }
 
 std::string gib(size_t bytes) {
   char text[32];
@@ -111,6 +116,8 @@ std::shared_ptr<Storage> allocate_storage(DType dtype, const Shape& shape, int64
 }  // namespace
 
 size_t checked_tensor_bytes(DType dtype, const Shape& shape) { return checked_bytes(dtype, shape, shape_numel(shape)); }
+
+size_t set_max_tensor_bytes(size_t bytes) { return tensor_byte_limit().exchange(bytes); }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
   PARITY_CHECK(is_valid_dtype(dtype), kInvalidArgument, "cannot create a tensor of dtype ",

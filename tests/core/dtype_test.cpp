@@ -41,6 +41,27 @@ TEST(DType, NumpyDescr) {
   EXPECT_FALSE(dtype_from_numpy_descr("<U5").has_value());
 }
 
+// What a C++ cast compiles to on x86-64 (and so ONNX Runtime's Cast there), without the undefined
+// behaviour: checked against a plain static_cast built for generic x86-64.
+TEST(ConvertScalar, NanAndOutOfRangeFloatsBecomeX86sIntegerIndefinite) {
+  const float nan = std::nanf("");
+  EXPECT_EQ(convert_scalar<int32_t>(nan), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(convert_scalar<int64_t>(3e38f), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(convert_scalar<int8_t>(300.0f), 44);
+  EXPECT_EQ(convert_scalar<uint8_t>(-1.5f), 255);
+  EXPECT_EQ(convert_scalar<int32_t>(1e10), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(convert_scalar<int16_t>(1e10), 0);
+  EXPECT_EQ(convert_scalar<uint32_t>(1e10), 1410065408u);
+  EXPECT_EQ(convert_scalar<uint64_t>(1.8e19), 18000000000000000000ull);
+  EXPECT_EQ(convert_scalar<uint64_t>(1e20), 0u);
+  EXPECT_EQ(convert_scalar<uint64_t>(static_cast<double>(nan)), uint64_t{1} << 63);
+  // In range: truncation toward zero, as before.
+  EXPECT_EQ(convert_scalar<int32_t>(-2.9f), -2);
+  EXPECT_EQ(convert_scalar<int64_t>(-0x1p63), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(convert_scalar<uint16_t>(65535.9), 65535);
+  EXPECT_EQ(convert_scalar<int32_t>(Float16(-7.5f)), -7);
+}
+
 TEST(Float16, ExactValuesAndRounding) {
   EXPECT_EQ(Float16(1.0f).bits, 0x3c00);
   EXPECT_EQ(Float16(-2.0f).bits, 0xc000);

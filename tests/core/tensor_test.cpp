@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/allocation_limit.h"
 #include "core/metadata.h"
+#include "core/status.h"
 
 namespace parity {
 namespace {
@@ -55,6 +57,20 @@ TEST(Tensor, ReshapeChecksCount) {
   EXPECT_EQ(a.reshaped({3, 2}).shape(), (Shape{3, 2}));
   EXPECT_THROW(a.reshaped({4}), Error);
   EXPECT_THROW(Tensor(DType::kFloat32, {-1}), Error);
+}
+
+TEST(Tensor, AllocationsAboveTheCapAreOneErrorNamingTheShape) {
+  const size_t previous = set_max_tensor_bytes(4096);
+  EXPECT_NO_THROW(Tensor(DType::kFloat32, {1024}));
+  try {
+    Tensor(DType::kFloat32, {2, 1024});
+    ADD_FAILURE() << "8 KiB passed a 4 KiB cap";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("float32 tensor of shape (2, 1024) needs"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(checked_tensor_bytes(DType::kInt64, {513}), Error);
+  EXPECT_EQ(set_max_tensor_bytes(previous), 4096u);
+  EXPECT_NO_THROW(Tensor(DType::kFloat32, {2, 1024}));
 }
 
 TEST(TensorMetadata, PrintsLikePolygraphy) {

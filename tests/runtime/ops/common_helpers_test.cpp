@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
+#include <limits>
 
 #include "runtime/ops/common/axis.h"
 #include "runtime/ops/common/broadcast.h"
 #include "runtime/ops/common/dispatch.h"
+#include "runtime/ops/common/float_index.h"
 
 namespace parity::runtime::ops {
 namespace {
@@ -64,6 +67,29 @@ TEST(Broadcast, ForEachScalarAndEmpty) {
   EXPECT_EQ(calls, 1);
   for_each_broadcast(Shape{3, 0}, std::array<Shape, 1>{Shape{1}}, [&](int64_t, const auto&) { ++calls; });
   EXPECT_EQ(calls, 1);
+}
+
+TEST(SampleIndex, FiniteCoordinatesConvertAndTheRestLandFarOutside) {
+  EXPECT_EQ(sample_index(3.0), 3);
+  EXPECT_EQ(sample_index(-2.0), -2);
+  EXPECT_EQ(sample_index(0.0), 0);
+  EXPECT_EQ(sample_index(std::nan("")), -kFarOutsideIndex);
+  EXPECT_EQ(sample_index(std::numeric_limits<double>::infinity()), kFarOutsideIndex);
+  EXPECT_EQ(sample_index(-std::numeric_limits<double>::infinity()), -kFarOutsideIndex);
+  EXPECT_EQ(sample_index(3e38), kFarOutsideIndex);
+  EXPECT_EQ(sample_index(-3e38), -kFarOutsideIndex);
+  // Bicubic taps reach 2 past the position: still no overflow.
+  EXPECT_GT(sample_index(1e300) + 2, 0);
+}
+
+TEST(FitsInt64, OnlyFiniteValuesInsideTheRange) {
+  EXPECT_TRUE(fits_int64(0.0));
+  EXPECT_TRUE(fits_int64(-0x1p63));
+  EXPECT_TRUE(fits_int64(9.2e18));
+  EXPECT_FALSE(fits_int64(0x1p63));
+  EXPECT_FALSE(fits_int64(-0x1p64));
+  EXPECT_FALSE(fits_int64(std::nan("")));
+  EXPECT_FALSE(fits_int64(std::numeric_limits<double>::infinity()));
 }
 
 TEST(Axis, Normalize) {

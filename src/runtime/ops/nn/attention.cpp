@@ -209,6 +209,9 @@ class AttentionKernel : public Kernel {
       nonpad = read_int64s(ctx.input(6));
       if (static_cast<int64_t>(nonpad.size()) != d.q.batch)
         ctx.fail("nonpad_kv_seqlen has ", nonpad.size(), " values for a batch of ", d.q.batch);
+      for (size_t b = 0; b < nonpad.size(); ++b)
+        if (nonpad[b] < 0 || nonpad[b] > d.total)
+          ctx.fail("nonpad_kv_seqlen[", b, "] is ", nonpad[b], ", outside the ", d.total, " keys");
     }
     std::optional<AttentionMask<A>> mask;
     if (ctx.has_input(3)) mask.emplace(ctx.input(3), d.q.batch, d.q.heads, d.q.seq, ctx);

@@ -148,6 +148,9 @@ class AttentionFast final : public Kernel {
       const Tensor& nonpad = ctx.input(6);
       if (nonpad.dtype() != DType::kInt64 || nonpad.numel() != d.q.batch) return std::nullopt;
       d.nonpad.assign(nonpad.data<int64_t>(), nonpad.data<int64_t>() + nonpad.numel());
+      // Out-of-range counts are the reference kernel's error to report.
+      for (int64_t count : d.nonpad)
+        if (count < 0 || count > d.total) return std::nullopt;
     }
     if (ctx.has_input(3)) {
       const Tensor& m = ctx.input(3);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/ops/common/float_index.h"
 #include "runtime/ops/nn/conv_core.h"
 
 namespace parity::runtime::nn {
@@ -295,7 +296,7 @@ class DeformConvKernel : public Kernel {
     const A y0 = std::floor(y), x0 = std::floor(x);
     const A ly = y - y0, lx = x - x0;
     auto at = [&](int64_t yy, int64_t xx) { return yy < 0 || yy >= h || xx < 0 || xx >= w ? A(0) : plane[yy * w + xx]; };
-    const auto yi = static_cast<int64_t>(y0), xi = static_cast<int64_t>(x0);
+    const int64_t yi = sample_index(y0), xi = sample_index(x0);
     return at(yi, xi) * (1 - ly) * (1 - lx) + at(yi, xi + 1) * (1 - ly) * lx + at(yi + 1, xi) * ly * (1 - lx) +
            at(yi + 1, xi + 1) * ly * lx;
   }

@@ -5,6 +5,7 @@
 // linear/cubic. AffineGrid (opset 20) builds such grids.
 #include <cmath>
 
+#include "runtime/ops/common/float_index.h"
 #include "runtime/ops/nn/nn_common.h"
 
 namespace parity::runtime::nn {
@@ -15,11 +16,12 @@ enum class PaddingMode { kZeros, kBorder, kReflection };
 
 double reflect(double x, double twice_low, double twice_high) {
   if (twice_low == twice_high) return 0.0;
+  if (!std::isfinite(x)) return x;  // sample_index puts it outside the input
   const double lo = twice_low / 2, span = (twice_high - twice_low) / 2;
   x = std::fabs(x - lo);
   const double extra = std::fmod(x, span);
-  const int64_t flips = static_cast<int64_t>(std::floor(x / span));
-  return flips % 2 == 0 ? extra + lo : span - extra + lo;
+  const int64_t flips = static_cast<int64_t>(std::fmod(std::floor(x / span), 2.0));
+  return flips == 0 ? extra + lo : span - extra + lo;
 }
 
 class GridSampleKernel : public Kernel {
@@ -95,15 +97,15 @@ class GridSampleKernel : public Kernel {
                          iz = apply_padding(unnormalize(g[2], d), d);
             double v = 0;
             if (mode_ == SampleMode::kNearest) {
-              v = voxel(static_cast<int64_t>(std::nearbyint(iz)), static_cast<int64_t>(std::nearbyint(iy)),
-                        static_cast<int64_t>(std::nearbyint(ix)));
+              v = voxel(sample_index(std::nearbyint(iz)), sample_index(std::nearbyint(iy)),
+                        sample_index(std::nearbyint(ix)));
             } else {
               const double x0 = std::floor(ix), y0 = std::floor(iy), z0 = std::floor(iz);
               const double t[3] = {ix - x0, iy - y0, iz - z0};
               for (int corner = 0; corner < 8; ++corner) {
                 const int dx = corner & 1, dy = (corner >> 1) & 1, dz = corner >> 2;
                 const double weight = (dx ? t[0] : 1 - t[0]) * (dy ? t[1] : 1 - t[1]) * (dz ? t[2] : 1 - t[2]);
-                v += weight * voxel(static_cast<int64_t>(z0) + dz, static_cast<int64_t>(y0) + dy, static_cast<int64_t>(x0) + dx);
+                v += weight * voxel(sample_index(z0) + dz, sample_index(y0) + dy, sample_index(x0) + dx);
               }
             }
             out[nc * points + p] = static_cast<A>(v);
@@ -137,7 +139,7 @@ class GridSampleKernel : public Kernel {
       const double tx = ix - x0, ty = iy - y0;
       auto bounded = [&](double yy, double xx) {
         const double px = apply_padding(xx, w), py = apply_padding(yy, h);
-        return pixel(static_cast<int64_t>(py), static_cast<int64_t>(px));
+        return pixel(sample_index(py), sample_index(px));
       };
       auto coeffs = [](double t) {
         const double a = -0.75;
@@ -156,10 +158,10 @@ class GridSampleKernel : public Kernel {
     }
     const double ix = apply_padding(unnormalize(gx, w), w), iy = apply_padding(unnormalize(gy, h), h);
     if (mode_ == SampleMode::kNearest)
-      return pixel(static_cast<int64_t>(std::nearbyint(iy)), static_cast<int64_t>(std::nearbyint(ix)));
+      return pixel(sample_index(std::nearbyint(iy)), sample_index(std::nearbyint(ix)));
     const double x0 = std::floor(ix), y0 = std::floor(iy);
     const double lx = ix - x0, ly = iy - y0;
-    const auto xi = static_cast<int64_t>(x0), yi = static_cast<int64_t>(y0);
+    const int64_t xi = sample_index(x0), yi = sample_index(y0);
     return pixel(yi, xi) * (1 - lx) * (1 - ly) + pixel(yi, xi + 1) * lx * (1 - ly) + pixel(yi + 1, xi) * (1 - lx) * ly +
            pixel(yi + 1, xi + 1) * lx * ly;
   }

@@ -8,7 +8,9 @@
 // + weight). Axes whose size and coordinates do not change are skipped.
 #include <cmath>
 
+#include "core/allocation_limit.h"
 #include "runtime/ops/common/axis.h"
+#include "runtime/ops/common/float_index.h"
 #include "runtime/ops/nn/nn_common.h"
 
 namespace parity::runtime::nn {
@@ -60,7 +62,7 @@ struct AntialiasFilter {
   int64_t first_offset = 0, width = 0;
   AntialiasFilter(ResizeMode mode, double scale) {
     const double support = mode == ResizeMode::kCubic ? 2.0 : 1.0;
-    first_offset = static_cast<int64_t>(std::floor(-support / scale)) + 1;
+    first_offset = sample_index(std::floor(-support / scale)) + 1;
     width = 2 - 2 * first_offset;  // offsets symmetric about the coordinate
   }
   double weight(ResizeMode mode, double t, double cubic_a) const {
@@ -78,6 +80,7 @@ AxisTaps make_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
   const bool antialias = a.antialias && a.mode != ResizeMode::kNearest && scale < 1.0;
   const AntialiasFilter filter(a.mode, std::min(scale, 1.0));
   if (antialias) taps.width = filter.width;
+  checked_tensor_bytes(DType::kFloat64, Shape{out, taps.width});  // the tap tables below
   taps.index.assign(static_cast<size_t>(out * taps.width), 0);
   taps.weight.assign(static_cast<size_t>(out * taps.width), 0.0);
   taps.outside.assign(static_cast<size_t>(out), 0);
@@ -113,11 +116,11 @@ AxisTaps make_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
       int64_t i = 0;
       const double fl = std::floor(xo);
       switch (a.nearest) {
-        case NearestMode::kRoundPreferFloor: i = static_cast<int64_t>(xo - fl == 0.5 ? fl : std::round(xo)); break;
-        case NearestMode::kRoundPreferCeil: i = static_cast<int64_t>(xo - fl == 0.5 ? fl + 1 : std::round(xo)); break;
-        case NearestMode::kFloor: i = static_cast<int64_t>(fl); break;
-        case NearestMode::kCeil: i = static_cast<int64_t>(std::ceil(xo)); break;
-        case NearestMode::kSimple: i = static_cast<int64_t>(scale < 1 ? std::ceil(xo) : std::trunc(xo)); break;
+        case NearestMode::kRoundPreferFloor: i = sample_index(xo - fl == 0.5 ? fl : std::round(xo)); break;
+        case NearestMode::kRoundPreferCeil: i = sample_index(xo - fl == 0.5 ? fl + 1 : std::round(xo)); break;
+        case NearestMode::kFloor: i = sample_index(fl); break;
+        case NearestMode::kCeil: i = sample_index(std::ceil(xo)); break;
+        case NearestMode::kSimple: i = sample_index(scale < 1 ? std::ceil(xo) : std::trunc(xo)); break;
       }
       idx[0] = clamp(i);
       w[0] = 1.0;
@@ -125,7 +128,7 @@ AxisTaps make_taps(const ResizeAttrs& a, int64_t in, int64_t out, double scale, 
     }
     // Base index: the sample at or left of xo, preferring the left one when xo is integral
     // (ratio in (0, 1]), as the ONNX reference does.
-    const int64_t base = static_cast<int64_t>(std::ceil(xo)) - 1;
+    const int64_t base = sample_index(std::ceil(xo)) - 1;
     const double ratio = xo - static_cast<double>(base);
     if (antialias) {
       double sum = 0;
@@ -195,6 +198,13 @@ std::vector<double> resize_axis(const std::vector<double>& data, Shape& shape, i
   });
   shape[axis] = out;
   return result;
+}
+
+/// floor(dim * scale): the length of axis `axis` resized by a positive scale from the model.
+int64_t resized_length(const KernelContext& ctx, int64_t dim, double scale, int64_t axis) {
+  const double length = std::floor(static_cast<double>(dim) * scale);
+  if (!fits_int64(length)) ctx.fail("scale ", scale, " makes axis ", axis, " too long");
+  return static_cast<int64_t>(length);
 }
 
 /// Runs the separable resize given per-axis output sizes and scales.
@@ -315,12 +325,12 @@ class ResizeKernel : public Kernel {
         out[d] = sizes[d];
         scales[d] = x.dim(d) == 0 ? 1.0 : static_cast<double>(sizes[d]) / static_cast<double>(x.dim(d));
       }
-      if (policy_ != AspectPolicy::kStretch) keep_aspect_ratio(x, resized_axes, out, scales);
+      if (policy_ != AspectPolicy::kStretch) keep_aspect_ratio(ctx, x, resized_axes, out, scales);
     } else {
       if (static_cast<int64_t>(scales.size()) != rank) ctx.fail("scales has ", scales.size(), " values, rank is ", rank);
       for (int64_t d = 0; d < rank; ++d) {
         if (!(scales[d] > 0)) ctx.fail("scales must be positive, got ", scales[d]);
-        out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(d)) * scales[d]));
+        out[d] = resized_length(ctx, x.dim(d), scales[d], d);
       }
     }
     run_resize(ctx, a_, x, out, scales, roi);
@@ -357,14 +367,16 @@ class ResizeKernel : public Kernel {
 
   /// not_larger / not_smaller: one scale (the smallest / largest of sizes[d] / in[d] over the
   /// resized axes) for every resized axis, the sizes rounded from it.
-  void keep_aspect_ratio(const Tensor& x, const std::vector<int64_t>& axes, std::vector<int64_t>& out,
-                         std::vector<double>& scales) const {
+  void keep_aspect_ratio(const KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& axes,
+                         std::vector<int64_t>& out, std::vector<double>& scales) const {
     double scale = policy_ == AspectPolicy::kNotLarger ? std::numeric_limits<double>::infinity() : 0.0;
     for (int64_t d : axes)
       scale = policy_ == AspectPolicy::kNotLarger ? std::min(scale, scales[d]) : std::max(scale, scales[d]);
     for (int64_t d : axes) {
       scales[d] = scale;
-      out[d] = static_cast<int64_t>(std::nearbyint(scale * static_cast<double>(x.dim(d))));
+      const double length = std::nearbyint(scale * static_cast<double>(x.dim(d)));
+      if (!fits_int64(length)) ctx.fail("keeping the aspect ratio makes axis ", d, " too long");
+      out[d] = static_cast<int64_t>(length);
     }
   }
 
@@ -397,7 +409,7 @@ class UpsampleKernel : public Kernel {
     std::vector<int64_t> out(scales.size());
     for (size_t d = 0; d < scales.size(); ++d) {
       if (!(scales[d] > 0)) ctx.fail("scales must be positive");
-      out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(d)) * scales[d]));
+      out[d] = resized_length(ctx, x.dim(d), scales[d], static_cast<int64_t>(d));
     }
     run_resize(ctx, a_, x, out, scales, {});
   }

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "runtime/ops/common/elementwise_fast.h"
+#include "runtime/ops/common/float_index.h"
 #include "runtime/ops/nn/nn_common.h"
 
 namespace parity::runtime::nn {
@@ -114,8 +115,9 @@ class ResizeFast final : public Kernel {
     } else {
       if (static_cast<int64_t>(scales.size()) != rank) return false;
       for (int64_t d = 0; d < rank; ++d) {
-        if (!(scales[d] > 0)) return false;
-        out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(d)) * scales[d]));
+        const double length = std::floor(static_cast<double>(x.dim(d)) * scales[d]);
+        if (!(scales[d] > 0) || !fits_int64(length)) return false;  // the reference kernel reports it
+        out[d] = static_cast<int64_t>(length);
       }
     }
     for (int64_t d = 0; d + 2 < rank; ++d)
@@ -218,17 +220,17 @@ class ResizeFast final : public Kernel {
         int64_t i = 0;
         const double fl = std::floor(xo);
         switch (nearest_) {
-          case Nearest::kRoundPreferFloor: i = static_cast<int64_t>(xo - fl == 0.5 ? fl : std::round(xo)); break;
-          case Nearest::kRoundPreferCeil: i = static_cast<int64_t>(xo - fl == 0.5 ? fl + 1 : std::round(xo)); break;
-          case Nearest::kFloor: i = static_cast<int64_t>(fl); break;
-          case Nearest::kCeil: i = static_cast<int64_t>(std::ceil(xo)); break;
+          case Nearest::kRoundPreferFloor: i = sample_index(xo - fl == 0.5 ? fl : std::round(xo)); break;
+          case Nearest::kRoundPreferCeil: i = sample_index(xo - fl == 0.5 ? fl + 1 : std::round(xo)); break;
+          case Nearest::kFloor: i = sample_index(fl); break;
+          case Nearest::kCeil: i = sample_index(std::ceil(xo)); break;
         }
         m.i0[o] = m.i1[o] = clamp(i);
         m.w0[o] = 1.0f;
         m.w1[o] = 0.0f;
         continue;
       }
-      const int64_t base = static_cast<int64_t>(std::ceil(xo)) - 1;
+      const int64_t base = sample_index(std::ceil(xo)) - 1;
       const double ratio = xo - static_cast<double>(base);
       m.i0[o] = clamp(base);
       m.i1[o] = clamp(base + 1);

@@ -70,7 +70,7 @@ class RoiAlignKernel : public Kernel {
               double yy = y1 + ph * bin_h + (iy + 0.5) * bin_h / static_cast<double>(grid_h);
               double xx = x1 + pw * bin_w + (ix + 0.5) * bin_w / static_cast<double>(grid_w);
               Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
-              if (!(yy < -1.0 || yy > h || xx < -1.0 || xx > w)) {
+              if (yy >= -1.0 && yy <= h && xx >= -1.0 && xx <= w) {  // NaN is outside too
                 yy = std::max(yy, 0.0);
                 xx = std::max(xx, 0.0);
                 int64_t y_lo = static_cast<int64_t>(yy), x_lo = static_cast<int64_t>(xx), y_hi, x_hi;

@@ -1,6 +1,7 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__SplitToSequence.html, onnx__ConcatFromSequence.html
 // SplitToSequence and ConcatFromSequence.
 #include "runtime/kernel.h"
+#include "runtime/ops/common/axis.h"
 #include "runtime/tensor_util.h"
 
 namespace parity::runtime {
@@ -21,17 +22,19 @@ class SplitToSequence : public Kernel {
       for (int64_t i = 0; i < dim; ++i) items.push_back(keepdims_ ? slice_axis(x, axis, i, 1) : take_axis(x, axis, i));
     } else {
       const Tensor& split = ctx.input(1);
+      const std::vector<int64_t> split_values = ops::read_int_values(ctx, split, "split");
       std::vector<int64_t> sizes;
       if (split.rank() == 0) {
-        const int64_t chunk = static_cast<int64_t>(split.value_as_double(0));
+        const int64_t chunk = split_values.at(0);
         if (chunk <= 0) ctx.fail("split size must be positive, got ", chunk);
-        for (int64_t s = 0; s < dim; s += chunk) sizes.push_back(std::min(chunk, dim - s));
+        for (int64_t s = 0; s < dim; s += sizes.back()) sizes.push_back(std::min(chunk, dim - s));
       } else {
         int64_t total = 0;
-        for (int64_t i = 0; i < split.numel(); ++i) {
-          sizes.push_back(static_cast<int64_t>(split.value_as_double(i)));
-          if (sizes.back() < 0) ctx.fail("split sizes must not be negative");
-          total += sizes.back();
+        for (int64_t size : split_values) {
+          if (size < 0) ctx.fail("split sizes must not be negative");
+          if (size > dim - total) ctx.fail("split sizes sum past axis ", axis, " of size ", dim);
+          sizes.push_back(size);
+          total += size;
         }
         if (total != dim) ctx.fail("split sizes sum to ", total, " but axis ", axis, " has ", dim);
       }

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/allocation_limit.h"
+#include "runtime/ops/common/float_index.h"
 #include "runtime/ops/nn/nn_common.h"
 
 namespace parity::runtime::nn {
@@ -257,15 +259,17 @@ class MelWeightMatrixKernel : public Kernel {
     const double lower = scalar_double(ctx, 3, "lower_edge_hertz");
     const double upper = scalar_double(ctx, 4, "upper_edge_hertz");
     if (mel_bins <= 0 || dft_length <= 0 || sample_rate <= 0) ctx.fail("num_mel_bins, dft_length and sample_rate must be positive");
-    if (lower < 0 || upper <= lower) ctx.fail("need 0 <= lower_edge_hertz < upper_edge_hertz");
+    if (!(lower >= 0 && upper > lower && std::isfinite(upper)))
+      ctx.fail("need 0 <= lower_edge_hertz < upper_edge_hertz < infinity, got ", lower, " and ", upper);
     const int64_t spectrum_bins = dft_length / 2 + 1;
+    checked_tensor_bytes(DType::kFloat64, Shape{spectrum_bins, mel_bins});  // the matrix built below
     auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
     const double low_mel = to_mel(lower), high_mel = to_mel(upper);
     const double step = (high_mel - low_mel) / static_cast<double>(mel_bins + 2);
     std::vector<int64_t> edges(static_cast<size_t>(mel_bins + 2));
     for (int64_t i = 0; i < mel_bins + 2; ++i) {
       const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low_mel) / 2595.0) - 1.0);
-      edges[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
+      edges[i] = sample_index(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
     }
     std::vector<double> out(static_cast<size_t>(spectrum_bins * mel_bins), 0.0);
     auto set = [&](int64_t j, int64_t i, double v) {

@@ -105,6 +105,7 @@ class SplitKernel final : public Kernel {
     int64_t total = 0;
     for (int64_t s : sizes) {
       if (s < 0) ctx.fail("split sizes ", shape_to_string(sizes), " contain a negative size");
+      if (s > dim - total) ctx.fail("split sizes ", shape_to_string(sizes), " sum past axis ", axis, " of size ", dim);
       total += s;
     }
     if (total != dim)

@@ -1,5 +1,6 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__Expand.html, onnx__Tile.html
 // Expand (broadcast to a shape) and Tile (repeat).
+#include "core/allocation_limit.h"
 #include "runtime/ops/tensor/tensor_util.h"
 
 namespace parity::runtime {
@@ -48,7 +49,9 @@ class TileKernel final : public Kernel {
     for (size_t d = 0; d < repeats.size(); ++d) {
       if (repeats[d] < 0) ctx.fail("repeats ", shape_to_string(repeats), " has a negative entry");
       const int64_t dim = data.shape()[d];
-      out_shape[d] = dim * repeats[d];
+      if (__builtin_mul_overflow(dim, repeats[d], &out_shape[d]))
+        ctx.fail("repeats ", shape_to_string(repeats), " make axis ", d, " too large to address");
+      checked_tensor_bytes(DType::kInt64, Shape{out_shape[d]});  // the axis's index map
       maps[d].resize(static_cast<size_t>(out_shape[d]));
       for (int64_t o = 0; o < out_shape[d]; ++o) maps[d][o] = o % dim;
     }

@@ -2,6 +2,7 @@
 // OneHot.
 #include <cmath>
 
+#include "runtime/ops/common/float_index.h"
 #include "runtime/ops/tensor/tensor_util.h"
 
 namespace parity::runtime {
@@ -14,7 +15,7 @@ std::vector<int64_t> numeric_as_int64(const Tensor& t, const KernelContext& ctx,
   std::vector<int64_t> out(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) {
     const double v = t.value_as_double(i);
-    if (!std::isfinite(v)) ctx.fail(what, " holds the non-finite value ", v);
+    if (!fits_int64(v)) ctx.fail(what, " holds ", v, ", which is not an int64 value");
     out[i] = static_cast<int64_t>(v);
   }
   return out;

@@ -1,6 +1,7 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__Pad.html, onnx__CenterCropPad.html
 // Pad: versions 1/2 take pads ('paddings' in 1) and value as attributes; 11+ take pads and
 // constant_value as inputs, 18 adds the axes input, 19 the wrap mode. CenterCropPad (opset 18).
+#include "core/allocation_limit.h"
 #include "runtime/ops/common/axis.h"
 #include "runtime/ops/tensor/tensor_util.h"
 
@@ -75,9 +76,13 @@ class PadKernel final : public Kernel {
     Shape out_shape(static_cast<size_t>(rank));
     for (int64_t d = 0; d < rank; ++d) {
       const int64_t dim = data.shape()[d];
-      out_shape[d] = dim + begin[d] + end[d];
-      if (out_shape[d] < 0)
-        ctx.fail("pads ", shape_to_string(pads), " remove more than the ", dim, " elements of axis ", d);
+      // Each side may remove at most the axis; the sum is checked because pads come from data.
+      if (begin[d] < -dim || end[d] < -dim || __builtin_add_overflow(dim, begin[d], &out_shape[d]) ||
+          __builtin_add_overflow(out_shape[d], end[d], &out_shape[d]) ||
+          out_shape[d] < 0)
+        ctx.fail("pads ", shape_to_string(pads), " remove more than the ", dim, " elements of axis ", d,
+                 " or make it too large to address");
+      checked_tensor_bytes(DType::kInt64, Shape{out_shape[d]});  // the axis's index map below
       if (dim == 0 && out_shape[d] > 0 && mode_ != PadMode::kConstant)
         ctx.fail("cannot pad the empty axis ", d, " in a non-constant mode");
       maps[d].resize(static_cast<size_t>(out_shape[d]));

@@ -1,7 +1,9 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__Range.html
 // Range.
 #include <cmath>
+#include <limits>
 
+#include "runtime/ops/common/float_index.h"
 #include "runtime/ops/tensor/tensor_util.h"
 
 namespace parity::runtime {
@@ -32,12 +34,17 @@ class RangeKernel final : public Kernel {
         if constexpr (std::is_integral_v<T>) {
           if (delta == 0) ctx.fail("delta must not be 0");
           const int64_t s = start, l = limit, d = delta;
-          if ((d > 0 && l > s) || (d < 0 && l < s)) count = (l - s - (d > 0 ? 1 : -1)) / d + 1;
+          // In 128 bits: limit - start of int64 inputs can overflow 64.
+          if ((d > 0 && l > s) || (d < 0 && l < s)) {
+            const __int128 n = (static_cast<__int128>(l) - s - (d > 0 ? 1 : -1)) / d + 1;
+            if (n > std::numeric_limits<int64_t>::max()) ctx.fail("the range holds ", static_cast<double>(n), " elements, too many to address");
+            count = static_cast<int64_t>(n);
+          }
         } else {
           const double d = static_cast<double>(delta);
           if (d == 0.0 || std::isnan(d)) ctx.fail("delta must be a non-zero number");
           const double n = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / d);
-          if (!std::isfinite(n)) ctx.fail("the number of elements is not finite");
+          if (!fits_int64(n)) ctx.fail("the range holds ", n, " elements, too many to address");
           count = n > 0 ? static_cast<int64_t>(n) : 0;
         }
         Tensor& out = ctx.allocate_output(0, dtype, {count});

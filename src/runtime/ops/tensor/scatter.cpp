@@ -200,16 +200,19 @@ class TensorScatterKernel final : public Kernel {
       using S = typename decltype(tag)::type;
       const S* src = elements<S>(update);
       S* dst = elements<S>(out);
-      for (int64_t b = 0; b < batch; ++b)
+      for (int64_t b = 0; b < batch; ++b) {
+        // Reduced to the cache first: write_indices come from data, and start + k may overflow.
+        int64_t first = starts[b];
+        if (circular_ && max_len > 0) first = (first % max_len + max_len) % max_len;
+        else if (first < 0 || first > max_len - len)
+          ctx.fail("batch ", b, " writes ", len, " positions from ", first, ", past the cache length ", max_len);
         for (int64_t o = 0; o < outer; ++o)
           for (int64_t k = 0; k < len; ++k) {
-            int64_t pos = starts[b] + k;
-            if (circular_) pos = ((pos % max_len) + max_len) % max_len;
-            else if (pos < 0 || pos >= max_len)
-              ctx.fail("batch ", b, " writes position ", pos, " outside the cache length ", max_len);
+            const int64_t pos = circular_ ? (first + k) % max_len : first + k;
             const S* from = src + ((b * outer + o) * len + k) * inner;
             std::copy(from, from + inner, dst + ((b * outer + o) * max_len + pos) * inner);
           }
+      }
     });
     ctx.set_output(0, Value(std::move(out)));
   }
