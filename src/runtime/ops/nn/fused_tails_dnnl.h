@@ -71,6 +71,8 @@ class FusedTails {
     float lo = 0.f, hi = 0.f;  // Clip's bounds
   };
   std::optional<SimpleChain> simple_chain() const;
+  /// Whether the chain is exactly one Swish.
+  bool lone_swish() const { return steps_.size() == 1 && trailing_swish().has_value(); }
   /// The residual addend the sum post-op accumulates onto, or nullptr when there is none.
   const Tensor* residual(const KernelContext& ctx) const;
 
