@@ -425,6 +425,8 @@ class DnnlConvKernel : public Kernel,
   /// longer reductions the loop reads its weights once per few pixels, and EfficientNet's
   /// 192 -> 1152 layers on 7x7 maps took twice oneDNN's time.
   static constexpr int64_t kPointwiseDirectMaxInput = 64;
+  /// Output channels up to which a 1x1 convolution with a residual Add takes the direct loop.
+  static constexpr int64_t kPointwiseResidualMaxOutput = 64;
 
   /// Packs the weights (and a constant bias) for the direct loop, when this is a narrow 1x1
   /// convolution; whether a run takes it depends on the layouts and tails (runs_pointwise_direct).
@@ -536,10 +538,11 @@ class DnnlConvKernel : public Kernel,
     // a trailing Swish, which then runs on each tile while it is in L1 instead of as a pass over
     // the whole output (EfficientNet's 16 -> 96 at 112x112: 1.22 -> 1.11 ms), and a residual Add
     // on a short reduction, whose addend oneDNN first copies into the output (MobileNetV3's
-    // 16 -> 16 at 112x112: 0.13 -> 0.09 ms). Without either, oneDNN's kernel was as fast or
-    // faster (16 -> 96 + Clip at 112x112: 0.52 ms against 0.61 ms), so it keeps those.
+    // 16 -> 16 at 112x112: 0.13 -> 0.09 ms); not on wide outputs (ResNet-50's 64 -> 256 + Add +
+    // Relu at 56x56: 1.20 -> 1.25 ms). Without either, oneDNN's kernel was as fast or faster
+    // (16 -> 96 + Clip at 112x112: 0.52 ms against 0.61 ms), so it keeps those.
     const bool swish = tails_.trailing_swish().has_value();
-    const bool residual = tails_.has_residual();
+    const bool residual = tails_.has_residual() && p.out_channels <= kPointwiseResidualMaxOutput;
     if (!swish && !residual) return false;
     if (tails_.has_residual() && !residual_channels_last_) return false;
     const WindowGeometry& g = p.geom;
