@@ -153,10 +153,19 @@ __attribute__((target("avx512f"))) void channel_means_avx512(const float* image,
 }
 #endif
 
+/// PARITY_GLOBAL_POOL_WIDE=off keeps the portable loop on one thread (for measuring).
+bool wide_global_pool_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("PARITY_GLOBAL_POOL_WIDE");
+    return !(env && std::string(env) == "off");
+  }();
+  return enabled;
+}
+
 using ChannelMeansFn = void (*)(const float*, int64_t, int64_t, int64_t, int64_t, float*, double*, float*);
 ChannelMeansFn pick_channel_means() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) return channel_means_avx512;
+  if (wide_global_pool_enabled() && __builtin_cpu_supports("avx512f")) return channel_means_avx512;
 #endif
   return channel_means_portable;
 }
@@ -256,7 +265,8 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
       // Averages (channel_means_body); with several threads, each image's channels split between
       // them in multiples of 16 once the image has 32K values or more.
       static const ChannelMeansFn channel_means = pick_channel_means();
-      const int64_t parts = ctx.num_threads() > 1 && plane * c >= (int64_t{1} << 15) && c >= 32 ? 2 : 1;
+      const int64_t parts =
+          wide_global_pool_enabled() && ctx.num_threads() > 1 && plane * c >= (int64_t{1} << 15) && c >= 32 ? 2 : 1;
       auto bound = [&](int64_t part) { return part == parts ? c : (c * part / parts) & ~int64_t{15}; };
       auto run_parts = [&](int64_t begin, int64_t end) {
         std::vector<float> partial(static_cast<size_t>(c));
