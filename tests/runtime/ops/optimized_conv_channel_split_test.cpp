@@ -174,16 +174,18 @@ TEST(ConvChannelSplit, SlicesOfOneConvolutionMatchReference) {
 }
 
 /// Convolutions handing channels-last values to each other, whose channel slices are strided in
-/// those tensors: x -> Conv 3x3 (37 channels) + per-channel Add -> Swish -> depthwise 5x5 -> Relu
+/// those tensors: x -> Conv 3x3 (69 channels) + per-channel Add -> Swish -> depthwise 5x5 -> Relu
 /// -> Conv 1x1 (48) -> Swish -> Conv 1x1 (48) + residual Add of the previous output -> y.
+/// (69 channels, not fewer than 65: a 1x1 conv of up to 64 input channels with a Swish runs the
+/// direct loop of conv_pointwise_fast.h instead of oneDNN's slices.)
 TEST(ConvChannelSplit, ChannelsLastChainWithSwishAndResidualMatchesReference) {
   ModelBuilder m(14);
   const Shape x_shape{1, 24, 20, 18};  // every conv above the kernel's threshold for slicing
   m.input("x", DType::kFloat32, x_shape);
-  m.initializer("w1", random_tensor({37, 24, 3, 3}, 601)).initializer("b1", random_tensor({37}, 602));
-  m.initializer("shift", random_tensor({1, 37, 1, 1}, 603));
-  m.initializer("w2", random_tensor({37, 1, 5, 5}, 604)).initializer("b2", random_tensor({37}, 605));
-  m.initializer("w3", random_tensor({48, 37, 1, 1}, 606));
+  m.initializer("w1", random_tensor({69, 24, 3, 3}, 601)).initializer("b1", random_tensor({69}, 602));
+  m.initializer("shift", random_tensor({1, 69, 1, 1}, 603));
+  m.initializer("w2", random_tensor({69, 1, 5, 5}, 604)).initializer("b2", random_tensor({69}, 605));
+  m.initializer("w3", random_tensor({48, 69, 1, 1}, 606));
   m.initializer("w4", random_tensor({48, 48, 1, 1}, 607)).initializer("b4", random_tensor({48}, 608));
   auto swish = [&](const std::string& in, const std::string& out) {
     m.node("Sigmoid", {in}, {out + "_sigmoid"});
@@ -193,7 +195,7 @@ TEST(ConvChannelSplit, ChannelsLastChainWithSwishAndResidualMatchesReference) {
   m.node("Add", {"c1", "shift"}, {"a1"}, "shift1");
   swish("a1", "s1");
   auto& dw = m.node("Conv", {"s1", "w2", "b2"}, {"c2"}, "depthwise");
-  add_int_attr(dw, "group", 37);
+  add_int_attr(dw, "group", 69);
   add_ints_attr(dw, "pads", {2, 2, 2, 2});
   m.node("Relu", {"c2"}, {"r2"}, "relu2");
   m.node("Conv", {"r2", "w3"}, {"c3"}, "expand");

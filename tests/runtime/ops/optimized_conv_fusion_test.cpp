@@ -417,6 +417,33 @@ TEST(OptimizedConvFusion, PoolsReadingChannelsLastFeedOtherNodes) {
   for (const char* name : {"y1", "y2", "y3"}) EXPECT_TRUE(tensors_close(got.at(name), want.at(name), 1e-5, 1e-5)) << name;
 }
 
+/// Conv -> GlobalAveragePool on channels-last maps (pool_dnnl.cpp, channel_means): odd channel
+/// counts (vector remainders), planes from 1x1 to 41x43 (blocks of 64 positions and their tail),
+/// batch 2, and at 2 and 3 threads the channels of large images split between threads.
+TEST(OptimizedConvFusion, GlobalAveragePoolOfChannelsLastMapsMatchesReference) {
+  struct Case {
+    int64_t channels, h, w;
+  };
+  uint32_t seed = 950;
+  for (const Case c : {Case{37, 41, 43}, Case{48, 30, 30}, Case{200, 14, 14}, Case{7, 9, 8}, Case{33, 1, 1}}) {
+    SCOPED_TRACE("channels=" + std::to_string(c.channels) + " " + std::to_string(c.h) + "x" + std::to_string(c.w));
+    ModelBuilder m(14);
+    m.input("x", DType::kFloat32, {2, 5, c.h, c.w});
+    m.initializer("w", random_tensor({c.channels, 5, 3, 3}, ++seed)).initializer("b", random_tensor({c.channels}, ++seed));
+    add_ints_attr(m.node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+    m.node("GlobalAveragePool", {"c"}, {"y"}, "pool");
+    m.output("y", DType::kFloat32, {2, c.channels, 1, 1});
+    const TensorMap feed{{"x", random_tensor({2, 5, c.h, c.w}, ++seed)}};
+    const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
+    for (int threads : {1, 2, 3}) {
+      runtime::SessionOptions options;
+      options.threads = threads;
+      const TensorMap got = runtime::Session::create(m.model(), options).value().run(feed);
+      EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 1e-5, 1e-5)) << threads << " threads";
+    }
+  }
+}
+
 TEST(OptimizedConvFusion, ChannelsLastHandOffThroughReferenceFallback) {
   ModelBuilder m(14);
   m.input("x", DType::kFloat32, {1, 6, 9, 8});

@@ -148,6 +148,30 @@ TEST(ConvPointProduct, FusedTailsRunInTheDirectLoop) {
     }
 }
 
+/// EfficientNet's squeeze-excitation reduce layer: Conv 1x1 on a 1x1 map -> SiLU (Sigmoid + Mul,
+/// which the planner runs as one Swish): the Swish is one of the loop's tails (swish_fast.h).
+TEST(ConvPointProduct, SwishTailRunsInTheDirectLoop) {
+  for (int64_t batch : {1, 2})
+    for (bool residual_first : {false, true}) {
+      SCOPED_TRACE("batch=" + std::to_string(batch) + " residual first=" + std::to_string(residual_first));
+      ModelBuilder m(14);
+      m.input("x", DType::kFloat32, {batch, 13, 1, 1});
+      m.input("r", DType::kFloat32, {batch, 11, 1, 1});
+      m.initializer("w", random_tensor({11, 13, 1, 1}, 880)).initializer("b", random_tensor({11}, 881));
+      m.node("Conv", {"x", "w", "b"}, {"c"});
+      std::string in = "c";
+      if (residual_first) {
+        m.node("Add", {"c", "r"}, {"a"});
+        in = "a";
+      }
+      m.node("Sigmoid", {in}, {"s"});
+      m.node("Mul", {in, "s"}, {"y"});
+      m.output("y", DType::kFloat32, {batch, 11, 1, 1});
+      const TensorMap feed{{"x", random_tensor({batch, 13, 1, 1}, 882)}, {"r", random_tensor({batch, 11, 1, 1}, 883)}};
+      expect_matches_reference(m.model(), feed, 1);
+    }
+}
+
 TEST(ConvPointProduct, OtherConvolutionsStayOnOneDnn) {
   // A tail the loops do not implement.
   {

@@ -380,9 +380,9 @@ namespace {
 /// A non-empty `scale_shape` replaces s by a constant of that shape; the pooled map is then a
 /// graph output, so that the depthwise Conv still has two readers and does not absorb the Mul.
 onnx::ModelProto squeeze_excitation_model(int64_t channels, int64_t size, bool scale_first,
-                                          const Shape& scale_shape = {}) {
+                                          const Shape& scale_shape = {}, int64_t batch = 1) {
   testing::ModelBuilder b(17);
-  b.input("x", DType::kFloat32, {1, channels, size, size}).output("out", DType::kFloat32, {1, 8, size, size});
+  b.input("x", DType::kFloat32, {batch, channels, size, size}).output("out", DType::kFloat32, {batch, 8, size, size});
   b.initializer("dw", testing::random_uniform({channels, 1, 3, 3}, 31, -0.5f, 0.5f));
   b.initializer("fc", testing::random_uniform({channels, channels, 1, 1}, 32, -0.5f, 0.5f));
   b.initializer("proj", testing::random_uniform({8, channels, 1, 1}, 33, -0.5f, 0.5f));
@@ -398,7 +398,7 @@ onnx::ModelProto squeeze_excitation_model(int64_t channels, int64_t size, bool s
     b.node("Sigmoid", {"logits"}, {"s"}, "gate");
   } else {
     b.initializer("s", testing::random_uniform(scale_shape, 34, 0.f, 1.f));
-    b.output("pooled", DType::kFloat32, {1, channels, 1, 1});
+    b.output("pooled", DType::kFloat32, {batch, channels, 1, 1});
   }
   if (scale_first) b.node("Mul", {"s", "y"}, {"z"}, "scale");
   else b.node("Mul", {"y", "s"}, {"z"}, "scale");
@@ -433,6 +433,27 @@ TEST(OptimizedElementwise, SqueezeExcitationMulStaysChannelsLastBetweenConvoluti
               << channels << " " << scale_first << " " << shape_to_string(scale_shape);
 #endif
         }
+}
+
+// The channels-last x * s loop (elementwise_fast.cpp, scale_rows) on maps large enough to split
+// between threads: batch 2 with one gate per image (the split crosses the images' boundary), odd
+// and vector-sized channel counts, and a constant gate shared by both images.
+TEST(OptimizedElementwise, SqueezeExcitationMulOnLargeMapsAndBatches) {
+  for (int64_t channels : {37, 48, 3})
+    for (const Shape& scale_shape : {Shape{}, Shape{channels, 1, 1}})
+      for (int threads : {1, 2}) {
+        const auto model = squeeze_excitation_model(channels, 40, false, scale_shape, 2);
+        TensorMap feed;
+        feed.set("x", testing::random_uniform({2, channels, 40, 40}, 39, -2, 2));
+        SessionOptions reference_options;
+        reference_options.kernels = KernelTier::kReference;
+        const Tensor expected = Session::create(model, reference_options).value().run(feed).at("out");
+        SessionOptions options;
+        options.threads = threads;
+        const Session optimized = Session::create(model, options).value();
+        EXPECT_TRUE(testing::tensors_close(optimized.run(feed).at("out"), expected, 1e-5, 1e-5))
+            << channels << " " << shape_to_string(scale_shape) << " threads " << threads;
+      }
 }
 
 // A map the Mul reads channels-last but hands on in plain order (its reader is a graph output).

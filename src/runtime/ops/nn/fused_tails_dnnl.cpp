@@ -1,4 +1,5 @@
 #include "runtime/ops/nn/fused_tails_dnnl.h"
+#include "runtime/ops/nn/swish_fast.h"
 
 #if PARITY_HAVE_DNNL
 
@@ -181,7 +182,8 @@ bool FusedTails::loops_ok() const {
   return std::all_of(steps_.begin(), steps_.end(), [](const PostOp& op) {
     return op.kind != Kind::kEltwise || op.algorithm == alg::eltwise_linear || op.algorithm == alg::eltwise_relu ||
            op.algorithm == alg::eltwise_clip_v2 || op.algorithm == alg::eltwise_logistic ||
-           op.algorithm == alg::eltwise_tanh || op.algorithm == alg::eltwise_hardswish;
+           op.algorithm == alg::eltwise_tanh || op.algorithm == alg::eltwise_hardswish ||
+           (op.algorithm == alg::eltwise_swish && fast_swish_available());
   });
 }
 
@@ -210,6 +212,9 @@ void apply_eltwise(dnnl::algorithm algorithm, float alpha, float beta, float* y,
     case alg::eltwise_hardswish:
       for (int64_t e = 0; e < count; ++e) y[e] *= std::max(0.f, std::min(1.f, y[e] / 6.f + 0.5f));
       break;
+    case alg::eltwise_swish:  // the pass the convolutions run after oneDNN too (swish_fast.h)
+      swish_in_place(y, count, alpha);
+      break;
     default: PARITY_CHECK(false, kInternal, "FusedTails: no loop for eltwise algorithm ", static_cast<int>(algorithm));
   }
 }
@@ -231,6 +236,33 @@ void FusedTails::apply_to_rows(float* y, int64_t rows, int64_t channels, const f
       }
     }
   }
+}
+
+std::optional<FusedTails::SimpleChain> FusedTails::simple_chain() const {
+  using alg = dnnl::algorithm;
+  SimpleChain chain;
+  size_t next = 0;
+  if (next < steps_.size() && steps_[next].kind == Kind::kSum) {
+    chain.sum = true;
+    ++next;
+  }
+  if (next < steps_.size()) {
+    const PostOp& op = steps_[next++];
+    if (op.kind != Kind::kEltwise) return std::nullopt;
+    if (op.algorithm == alg::eltwise_relu && op.alpha == 0.f) {
+      chain.activation = SimpleChain::Activation::kRelu;
+    } else if (op.algorithm == alg::eltwise_clip_v2) {
+      chain.activation = SimpleChain::Activation::kClip;
+      chain.lo = op.alpha;
+      chain.hi = op.beta;
+    } else if (op.algorithm == alg::eltwise_hardswish) {
+      chain.activation = SimpleChain::Activation::kHardSwish;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (next != steps_.size()) return std::nullopt;
+  return chain;
 }
 
 const Tensor* FusedTails::residual(const KernelContext& ctx) const {

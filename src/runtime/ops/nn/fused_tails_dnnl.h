@@ -63,6 +63,16 @@ class FusedTails {
   /// output (a 1x1 map, where NCHW and channels-last agree), as the post-ops would; `residual`
   /// holds the sum step's addend in the same order (nullptr without one).
   void apply_to_rows(float* y, int64_t rows, int64_t channels, const float* residual) const;
+  /// The chain when it is at most a residual sum followed by at most one Relu, Clip or HardSwish
+  /// (what a loop can apply to values still in registers); nullopt for any other chain.
+  struct SimpleChain {
+    bool sum = false;  // the residual Add comes first
+    enum class Activation { kNone, kRelu, kClip, kHardSwish } activation = Activation::kNone;
+    float lo = 0.f, hi = 0.f;  // Clip's bounds
+  };
+  std::optional<SimpleChain> simple_chain() const;
+  /// Whether the chain is exactly one Swish.
+  bool lone_swish() const { return steps_.size() == 1 && trailing_swish().has_value(); }
   /// The residual addend the sum post-op accumulates onto, or nullptr when there is none.
   const Tensor* residual(const KernelContext& ctx) const;
 

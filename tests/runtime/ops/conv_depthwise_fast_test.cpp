@@ -1,0 +1,190 @@
+// Spec: https://onnx.ai/onnx/operators/onnx__Conv.html (group = channels)
+// The direct loop for depthwise convolutions between channels-last maps
+// (runtime/ops/nn/conv_depthwise_fast.h): the loop against a double-precision convolution over odd
+// channel counts (vector remainders), kernels 1x1 to 5x5, strides 1 and 2, asymmetric and
+// oversized paddings, maps narrower than the kernel, every activation and Swish; and sessions
+// (batch 2, 1 and 2 threads) against the reference kernels.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/model_builder.h"
+#include "runtime/ops/nn/conv_depthwise_fast.h"
+#include "runtime/ops/nn_harness.h"
+#include "runtime/ops/op_tester.h"
+#include "runtime/session.h"
+#include "support/test_support.h"
+
+namespace parity::testing {
+namespace {
+
+using runtime::nn::PointwiseEpilogue;
+using Activation = PointwiseEpilogue::Activation;
+
+std::vector<float> random_values(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+double finish(double v, Activation a, double lo, double hi, bool swish) {
+  switch (a) {
+    case Activation::kRelu: v = std::max(v, 0.0); break;
+    case Activation::kClip: v = std::min(std::max(v, lo), hi); break;
+    case Activation::kHardSwish: v = v * std::max(0.0, std::min(1.0, v / 6.0 + 0.5)); break;
+    default: break;
+  }
+  return swish ? v / (1.0 + std::exp(-v)) : v;
+}
+
+TEST(OptimizedConvDepthwise, RowsMatchDoubleConvolution) {
+  struct Geometry {
+    int64_t h, w, k, stride, pad_top, pad_left, pad_bottom, pad_right;
+  };
+  const std::vector<Geometry> geometries = {
+      {9, 13, 3, 1, 1, 1, 1, 1},  {9, 13, 3, 2, 1, 1, 1, 1},  {20, 21, 3, 2, 0, 1, 1, 0}, {7, 7, 5, 1, 2, 2, 2, 2},
+      {11, 10, 5, 2, 1, 2, 2, 1}, {2, 3, 3, 1, 1, 1, 1, 1},   {1, 1, 3, 1, 1, 1, 1, 1},   {6, 17, 1, 1, 0, 0, 0, 0},
+      {5, 4, 3, 1, 2, 3, 2, 3},   {30, 30, 3, 1, 1, 1, 1, 1},
+  };
+  uint32_t seed = 1;
+  for (const Geometry& geo : geometries)
+    for (int64_t channels : {1, 7, 16, 17, 33, 72})
+      for (int variant = 0; variant < 6; ++variant) {
+        SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " k=" + std::to_string(geo.k) +
+                     " stride=" + std::to_string(geo.stride) + " channels=" + std::to_string(channels) +
+                     " variant=" + std::to_string(variant));
+        runtime::nn::DepthwiseGeometry g;
+        g.in_h = geo.h;
+        g.in_w = geo.w;
+        g.out_h = (geo.h + geo.pad_top + geo.pad_bottom - geo.k) / geo.stride + 1;
+        g.out_w = (geo.w + geo.pad_left + geo.pad_right - geo.k) / geo.stride + 1;
+        g.stride_h = g.stride_w = geo.stride;
+        g.pad_top = geo.pad_top;
+        g.pad_left = geo.pad_left;
+        const std::vector<float> w = random_values(static_cast<size_t>(channels * geo.k * geo.k), ++seed);
+        const std::vector<float> bias = random_values(static_cast<size_t>(channels), ++seed);
+        const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * channels), ++seed);
+        const bool with_bias = variant != 1;
+        const runtime::nn::DepthwiseWeights packed =
+            runtime::nn::pack_depthwise_weights(w.data(), channels, geo.k, geo.k, with_bias ? bias.data() : nullptr);
+        PointwiseEpilogue e;
+        e.activation = static_cast<Activation>(variant % 4);  // none, Relu, Clip, HardSwish
+        e.lo = -0.3f;
+        e.hi = 0.4f;
+        const float alpha = 1.f;
+        const bool swish = variant >= 4;
+        if (swish) e.activation = Activation::kNone;
+        // A guard value past the end: stores must stop at the last pixel's last channel.
+        std::vector<float> y(static_cast<size_t>(g.out_h * g.out_w * channels + 1), 12345.f);
+        // Rows in two calls, as two threads would run them.
+        const int64_t split = g.out_h / 2;
+        runtime::nn::depthwise_rows(x.data(), packed, g, 0, split, y.data(), e, swish ? &alpha : nullptr);
+        runtime::nn::depthwise_rows(x.data(), packed, g, split, g.out_h, y.data(), e, swish ? &alpha : nullptr);
+        for (int64_t oy = 0; oy < g.out_h; ++oy)
+          for (int64_t ox = 0; ox < g.out_w; ++ox)
+            for (int64_t c = 0; c < channels; ++c) {
+              double want = with_bias ? bias[c] : 0.0;
+              for (int64_t ky = 0; ky < geo.k; ++ky)
+                for (int64_t kx = 0; kx < geo.k; ++kx) {
+                  const int64_t iy = oy * geo.stride - geo.pad_top + ky, ix = ox * geo.stride - geo.pad_left + kx;
+                  if (iy < 0 || iy >= geo.h || ix < 0 || ix >= geo.w) continue;
+                  want += static_cast<double>(x[(iy * geo.w + ix) * channels + c]) * w[(c * geo.k + ky) * geo.k + kx];
+                }
+              want = finish(want, e.activation, e.lo, e.hi, swish);
+              ASSERT_NEAR(y[(oy * g.out_w + ox) * channels + c], want, 1e-5 * (1 + std::abs(want)) * geo.k)
+                  << "pixel " << oy << "," << ox << " channel " << c;
+            }
+        EXPECT_EQ(y.back(), 12345.f);
+      }
+}
+
+#if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
+
+Tensor conv_weights(const Shape& shape, uint32_t seed) {
+  Tensor w = nn::random_tensor(shape, seed);
+  const float scale = 1.f / std::sqrt(static_cast<float>(w.numel() / shape[0]));
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] *= scale;
+  return w;
+}
+
+/// x -> Conv 3x3 (c -> c) -> depthwise Conv (k x k, stride, pads) -> `tail` -> Conv 1x1 (c -> 5)
+/// -> y: the depthwise conv between two convolutions reads and writes channels-last. Tails:
+/// "Relu", "Clip" (0, 6), "HardSwish", "Swish" (Sigmoid + Mul), "" (none), "Elu" (not a
+/// direct-loop tail: stays on oneDNN).
+ModelBuilder depthwise_between_convs(const Shape& x, int64_t k, int64_t stride, const std::vector<int64_t>& pads,
+                                     const std::string& tail, uint32_t seed) {
+  const int64_t c = x[1];
+  ModelBuilder m(14);
+  m.input("x", DType::kFloat32, x);
+  m.initializer("w0", conv_weights({c, c, 3, 3}, seed)).initializer("b0", nn::random_tensor({c}, seed + 1));
+  m.initializer("w1", conv_weights({c, 1, k, k}, seed + 2)).initializer("b1", nn::random_tensor({c}, seed + 3));
+  m.initializer("w2", conv_weights({5, c, 1, 1}, seed + 4));
+  m.initializer("lo", Tensor::scalar<float>(0.f)).initializer("hi", Tensor::scalar<float>(6.f));
+  add_ints_attr(m.node("Conv", {"x", "w0", "b0"}, {"a"}, "conv0"), "pads", {1, 1, 1, 1});
+  auto& dw = m.node("Conv", {"a", "w1", "b1"}, {"d"}, "depthwise");
+  add_int_attr(dw, "group", c);
+  add_ints_attr(dw, "strides", {stride, stride});
+  add_ints_attr(dw, "pads", pads);
+  std::string last = "d";
+  if (tail == "Swish") {
+    m.node("Sigmoid", {"d"}, {"d_sigmoid"});
+    m.node("Mul", {"d", "d_sigmoid"}, {"t"});
+    last = "t";
+  } else if (tail == "Clip") {
+    m.node("Clip", {"d", "lo", "hi"}, {"t"});
+    last = "t";
+  } else if (!tail.empty()) {
+    m.node(tail, {"d"}, {"t"});
+    last = "t";
+  }
+  m.node("Conv", {last, "w2"}, {"y"}, "project");
+  m.output("y", DType::kFloat32, {});
+  return m;
+}
+
+TEST(OptimizedConvDepthwise, SessionsMatchReferenceKernels) {
+  struct Case {
+    Shape x;
+    int64_t k, stride;
+    std::vector<int64_t> pads;
+    std::string tail;
+    bool direct;
+  };
+  const std::vector<Case> cases = {
+      {{1, 32, 24, 20}, 3, 1, {1, 1, 1, 1}, "Swish", true},   {{2, 13, 11, 9}, 3, 2, {1, 1, 1, 1}, "Relu", true},
+      {{1, 72, 14, 15}, 3, 1, {1, 1, 1, 1}, "Clip", true},    {{2, 24, 10, 10}, 3, 2, {0, 0, 1, 1}, "HardSwish", true},
+      {{1, 17, 7, 6}, 3, 1, {1, 1, 1, 1}, "", true},          {{1, 40, 12, 12}, 5, 1, {2, 2, 2, 2}, "Swish", false},
+      {{1, 16, 8, 8}, 3, 1, {1, 1, 1, 1}, "Elu", false},
+  };
+  uint32_t seed = 700;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(shape_to_string(c.x) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride) + " " + c.tail);
+    const ModelBuilder m = depthwise_between_convs(c.x, c.k, c.stride, c.pads, c.tail, seed += 10);
+    const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
+    runtime::SessionOptions reference;
+    reference.kernels = runtime::KernelTier::kReference;
+    const Tensor want = runtime::Session::create(m.model(), reference).value().run(feed).at("y");
+    for (int threads : {1, 2}) {
+      runtime::SessionOptions options;
+      options.threads = threads;
+      const uint64_t before = runtime::nn::depthwise_direct_calls();
+      const Tensor got = runtime::Session::create(m.model(), options).value().run(feed).at("y");
+      const uint64_t calls = runtime::nn::depthwise_direct_calls() - before;
+      if (!runtime::nn::depthwise_direct_available()) EXPECT_EQ(calls, 0u);
+      else if (c.direct) EXPECT_GT(calls, 0u) << threads << " threads";
+      else EXPECT_EQ(calls, 0u) << threads << " threads";
+      EXPECT_TRUE(tensors_close(got, want, 2e-4, 2e-4)) << threads << " threads";
+    }
+  }
+}
+
+#endif  // PARITY_HAVE_DNNL
+
+}  // namespace
+}  // namespace parity::testing
