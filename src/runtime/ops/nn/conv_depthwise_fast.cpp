@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "runtime/ops/nn/conv_epilogue.h"
 #include "runtime/ops/nn/swish_fast.h"
 
 // GCC 12 flags the intrinsics' own _mm512_undefined_ps operands as maybe-uninitialized.
@@ -17,17 +18,6 @@ namespace parity::runtime::nn {
 namespace {
 
 std::atomic<uint64_t> calls{0};
-
-using Activation = PointwiseEpilogue::Activation;
-
-float activate(float v, const PointwiseEpilogue& e) {
-  switch (e.activation) {
-    case Activation::kRelu: return v > 0.f ? v : 0.f;
-    case Activation::kClip: return std::min(std::max(v, e.lo), e.hi);
-    case Activation::kHardSwish: return v * std::max(0.f, std::min(1.f, v / 6.f + 0.5f));
-    default: return v;
-  }
-}
 
 /// First and one-past-last kernel tap along one axis whose input index lies inside [0, size).
 void tap_range(int64_t out, int64_t stride, int64_t pad, int64_t k, int64_t size, int64_t& lo, int64_t& hi) {
@@ -57,19 +47,6 @@ void depthwise_scalar(const float* x, const DepthwiseWeights& w, const Depthwise
 }
 
 #if PARITY_DEPTHWISE_X86
-__attribute__((target("avx512f"), always_inline)) inline __m512 activate_vector(__m512 v, const PointwiseEpilogue& e) {
-  switch (e.activation) {
-    case Activation::kRelu: return _mm512_max_ps(v, _mm512_setzero_ps());
-    case Activation::kClip: return _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(e.lo)), _mm512_set1_ps(e.hi));
-    case Activation::kHardSwish: {
-      // v * clamp(v / 6 + 0.5, 0, 1), times 1/6 as oneDNN's post-op (within an ulp of the gate).
-      const __m512 gate = _mm512_fmadd_ps(v, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f));
-      return _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(gate, _mm512_setzero_ps()), _mm512_set1_ps(1.f)));
-    }
-    default: return v;
-  }
-}
-
 /// X output pixels from `ox` on, channels [cb, cb + 16) (`mask` the valid ones), taps
 /// [ky0, ky1) x [kx0, kx1) that lie inside the input for all X of them.
 template <int X, bool kFull>

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "runtime/ops/nn/conv_epilogue.h"
+
 // GCC 12 flags the intrinsics' own _mm512_undefined_ps operands as maybe-uninitialized.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
@@ -15,16 +17,6 @@ namespace parity::runtime::nn {
 namespace {
 
 std::atomic<uint64_t> calls{0};
-
-float activate(float v, const PointwiseEpilogue& e) {
-  using A = PointwiseEpilogue::Activation;
-  switch (e.activation) {
-    case A::kRelu: return v > 0.f ? v : 0.f;
-    case A::kClip: return std::min(std::max(v, e.lo), e.hi);
-    case A::kHardSwish: return v * std::max(0.f, std::min(1.f, v / 6.f + 0.5f));
-    default: return v;
-  }
-}
 
 void pointwise_scalar(const float* x, int64_t rows, const PointwiseWeights& w, float* y, const PointwiseEpilogue& e) {
   for (int64_t r = 0; r < rows; ++r) {
@@ -42,20 +34,8 @@ void pointwise_scalar(const float* x, int64_t rows, const PointwiseWeights& w, f
 #if PARITY_POINTWISE_X86
 /// The epilogue on one vector of outputs at `at` (offset into y's and the residual's rows).
 __attribute__((target("avx512f"))) inline __m512 finish(__m512 v, const PointwiseEpilogue& e, int64_t at, __mmask16 mask) {
-  using A = PointwiseEpilogue::Activation;
   if (e.residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, e.residual + at));
-  switch (e.activation) {
-    case A::kRelu: return _mm512_max_ps(v, _mm512_setzero_ps());
-    case A::kClip: return _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(e.lo)), _mm512_set1_ps(e.hi));
-    case A::kHardSwish: {
-      // v * clamp(v / 6 + 0.5, 0, 1); times 1/6 rather than a division (as oneDNN's post-op):
-      // within an ulp of the reference's gate, and a division per vector would cost more than the
-      // rest of the epilogue.
-      const __m512 gate = _mm512_fmadd_ps(v, _mm512_set1_ps(1.f / 6.f), _mm512_set1_ps(0.5f));
-      return _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(gate, _mm512_setzero_ps()), _mm512_set1_ps(1.f)));
-    }
-    default: return v;
-  }
+  return activate_vector(v, e);
 }
 
 /// P pixels x NB vectors of 16 output channels (starting at channel `first`): P * NB
