@@ -1,6 +1,7 @@
 // Helpers for tests that compare the kernel tiers and plan rewrites through whole sessions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,30 @@ inline runtime::Session session_with_kernels(const onnx::ModelProto& model, runt
   auto session = runtime::Session::create(model, options);
   if (!session) throw session.error();
   return std::move(session).value();
+}
+
+/// Output `name` of `model` run once with `feed` on the reference kernels (the oracle).
+inline Tensor reference_output(const onnx::ModelProto& model, const TensorMap& feed, const std::string& name = "y") {
+  return session_with_kernels(model, runtime::KernelTier::kReference).run(feed).at(name);
+}
+
+/// An optimized run's output and how far a kernel's process-wide run counter moved during it.
+struct CountedRun {
+  Tensor output;
+  uint64_t counted = 0;
+};
+
+/// Runs `model` on the optimized kernels at `threads`: tests of a direct kernel check both that
+/// it ran (`counter`) and what it computed.
+inline CountedRun optimized_run_counting(const onnx::ModelProto& model, const TensorMap& feed, int threads,
+                                         uint64_t (*counter)(), const std::string& name = "y") {
+  runtime::SessionOptions options;
+  options.threads = threads;
+  auto session = runtime::Session::create(model, options);
+  if (!session) throw session.error();
+  const uint64_t before = counter();
+  Tensor output = session.value().run(feed).at(name);
+  return {std::move(output), counter() - before};
 }
 
 /// Labels of the nodes a plain run executes, in order (from RunOptions.profile): what fused or

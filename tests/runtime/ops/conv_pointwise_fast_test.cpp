@@ -16,6 +16,7 @@
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"
+#include "runtime/session_test_util.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -139,19 +140,13 @@ TEST(OptimizedConvPointwise, SessionsMatchReferenceKernels) {
     SCOPED_TRACE(shape_to_string(c.x) + " -> " + std::to_string(c.expanded) + " " + c.tail);
     const ModelBuilder m = pointwise_between_convs(c.x, c.expanded, c.tail, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    runtime::SessionOptions reference;
-    reference.kernels = runtime::KernelTier::kReference;
-    const Tensor want = runtime::Session::create(m.model(), reference).value().run(feed).at("y");
+    const Tensor want = reference_output(m.model(), feed);
     for (int threads : {1, 2}) {
-      runtime::SessionOptions options;
-      options.threads = threads;
-      const uint64_t before = runtime::nn::pointwise_direct_calls();
-      const Tensor got = runtime::Session::create(m.model(), options).value().run(feed).at("y");
-      const uint64_t calls = runtime::nn::pointwise_direct_calls() - before;
-      if (!runtime::nn::pointwise_direct_available()) EXPECT_EQ(calls, 0u);
-      else if (c.direct) EXPECT_GT(calls, 0u) << threads << " threads";
-      else EXPECT_EQ(calls, 0u) << threads << " threads";
-      EXPECT_TRUE(tensors_close(got, want, 2e-4, 2e-4)) << threads << " threads";
+      const CountedRun run = optimized_run_counting(m.model(), feed, threads, runtime::nn::pointwise_direct_calls);
+      if (!runtime::nn::pointwise_direct_available()) EXPECT_EQ(run.counted, 0u);
+      else if (c.direct) EXPECT_GT(run.counted, 0u) << threads << " threads";
+      else EXPECT_EQ(run.counted, 0u) << threads << " threads";
+      EXPECT_TRUE(tensors_close(run.output, want, 2e-4, 2e-4)) << threads << " threads";
     }
   }
 }

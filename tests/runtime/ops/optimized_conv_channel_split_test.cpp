@@ -143,7 +143,8 @@ TEST(ConvChannelSplit, SlicesOfOneConvolutionMatchReference) {
     const int64_t out_channels = c.w[0];
     ModelBuilder probe(14);
     probe.input("x", DType::kFloat32, c.x);
-    probe.initializer("w", random_tensor(c.w, ++seed)).initializer("b", random_tensor({out_channels}, ++seed));
+    probe.initializer("w", random_tensor(c.w, ++seed));
+    probe.initializer("b", random_tensor({out_channels}, ++seed));
     auto& conv = probe.node("Conv", {"x", "w", "b"}, {"y"}, "conv");
     add_ints_attr(conv, "strides", c.strides);
     add_ints_attr(conv, "dilations", c.dilations);

@@ -244,7 +244,8 @@ TEST(OptimizedConvFusion, RowSlicesOverThreadsMatchReference) {
     SCOPED_TRACE(shape_to_string(c.x) + " * " + shape_to_string(c.w));
     ModelBuilder m(14);
     m.input("x", DType::kFloat32, c.x);
-    m.initializer("w", random_tensor(c.w, ++seed)).initializer("b", random_tensor({c.w[0]}, ++seed));
+    m.initializer("w", random_tensor(c.w, ++seed));
+    m.initializer("b", random_tensor({c.w[0]}, ++seed));
     auto& conv = m.node("Conv", {"x", "w", "b"}, {"c"}, "conv");
     add_ints_attr(conv, "strides", c.strides);
     add_ints_attr(conv, "dilations", c.dilations);
@@ -289,7 +290,8 @@ TEST(OptimizedConvFusion, DisjointConvTransposeRowSlicesMatchReference) {
     SCOPED_TRACE(shape_to_string(c.x) + " * " + shape_to_string(c.w));
     ModelBuilder m(14);
     m.input("x", DType::kFloat32, c.x);
-    m.initializer("w", random_tensor(c.w, ++seed)).initializer("b", random_tensor({c.w[1]}, ++seed));
+    m.initializer("w", random_tensor(c.w, ++seed));
+    m.initializer("b", random_tensor({c.w[1]}, ++seed));
     auto& deconv = m.node("ConvTranspose", {"x", "w", "b"}, {"y"}, "deconv");
     add_ints_attr(deconv, "strides", c.strides);
     add_ints_attr(deconv, "pads", c.pads);
@@ -429,7 +431,8 @@ TEST(OptimizedConvFusion, GlobalAveragePoolOfChannelsLastMapsMatchesReference) {
     SCOPED_TRACE("channels=" + std::to_string(c.channels) + " " + std::to_string(c.h) + "x" + std::to_string(c.w));
     ModelBuilder m(14);
     m.input("x", DType::kFloat32, {2, 5, c.h, c.w});
-    m.initializer("w", random_tensor({c.channels, 5, 3, 3}, ++seed)).initializer("b", random_tensor({c.channels}, ++seed));
+    m.initializer("w", random_tensor({c.channels, 5, 3, 3}, ++seed));
+    m.initializer("b", random_tensor({c.channels}, ++seed));
     add_ints_attr(m.node("Conv", {"x", "w", "b"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
     m.node("GlobalAveragePool", {"c"}, {"y"}, "pool");
     m.output("y", DType::kFloat32, {2, c.channels, 1, 1});
@@ -485,8 +488,10 @@ TEST(OptimizedConvFusion, SwishAfterChannelsLastConvolutionsMatchesReference) {
     const int64_t channels = c.x[1], e = c.expanded;
     ModelBuilder m(14);
     m.input("x", DType::kFloat32, c.x);
-    m.initializer("w1", random_tensor({e, channels, 1, 1}, ++seed)).initializer("b1", random_tensor({e}, ++seed));
-    m.initializer("w2", random_tensor({e, 1, c.kernel, c.kernel}, ++seed)).initializer("b2", random_tensor({e}, ++seed));
+    m.initializer("w1", random_tensor({e, channels, 1, 1}, ++seed));
+    m.initializer("b1", random_tensor({e}, ++seed));
+    m.initializer("w2", random_tensor({e, 1, c.kernel, c.kernel}, ++seed));
+    m.initializer("b2", random_tensor({e}, ++seed));
     m.initializer("w3", random_tensor({e, e, 1, 1}, ++seed));
     m.initializer("w4", random_tensor({channels, e, 1, 1}, ++seed));
     auto swish = [&](const std::string& in, const std::string& out) {

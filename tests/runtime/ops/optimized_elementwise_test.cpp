@@ -78,7 +78,10 @@ TEST(OptimizedBinary, EveryBroadcastKind) {
   };
   uint32_t seed = 10;
   for (const auto& [sa, sb] : cases)
-    for (const char* op : kBinaryOps) compare_binary(op, random_tensor(sa, seed++), random_tensor(sb, seed++));
+    for (const char* op : kBinaryOps) {
+      const Tensor a = random_tensor(sa, seed++);
+      compare_binary(op, a, random_tensor(sb, seed++));
+    }
 }
 
 TEST(OptimizedBinary, PatternsBeyondFourGroupsDelegate) {

@@ -12,6 +12,7 @@
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"
+#include "runtime/session_test_util.h"
 #include "support/test_support.h"
 
 #if PARITY_HAVE_DNNL
@@ -63,18 +64,12 @@ TEST(DirectMaxPool, ChannelsLastWindowsMatchReference) {
     const bool large = shape_numel(c.x) >= (int64_t{1} << 16);
     const ModelBuilder m = pool_between_convolutions(c, seed);
     const TensorMap feed{{"x", random_tensor(c.x, seed + 2)}};
-    runtime::SessionOptions reference;
-    reference.kernels = runtime::KernelTier::kReference;
-    const Tensor want = runtime::Session::create(m.model(), reference).value().run(feed).at("y");
+    const Tensor want = reference_output(m.model(), feed);
     // One thread: oneDNN's jit kernel is the faster one.
     for (int threads : {1, 2}) {
-      runtime::SessionOptions options;
-      options.threads = threads;
-      const uint64_t before = runtime::nn::direct_max_pool_runs();
-      const TensorMap got = runtime::Session::create(m.model(), options).value().run(feed);
-      const uint64_t expected = threads == 2 && large ? 1 : 0;
-      EXPECT_EQ(runtime::nn::direct_max_pool_runs() - before, expected) << threads << " threads";
-      EXPECT_TRUE(tensors_close(got.at("y"), want, 1e-4, 1e-4)) << threads << " threads";
+      const CountedRun run = optimized_run_counting(m.model(), feed, threads, runtime::nn::direct_max_pool_runs);
+      EXPECT_EQ(run.counted, threads == 2 && large ? 1u : 0u) << threads << " threads";
+      EXPECT_TRUE(tensors_close(run.output, want, 1e-4, 1e-4)) << threads << " threads";
     }
     seed += 3;
   }

@@ -108,8 +108,10 @@ onnx::ModelProto dense_layers_model(int64_t size) {
     conv("x", 4, 6, 3, n + "a");
     conv("x", 4, 5, 1, n + "b");
     testing::add_int_attr(b.node("Concat", {n + "a", n + "b"}, {n + "cat"}, n + "cat"), "axis", 1);
-    b.initializer(n + "scale", random_tensor({11}, ++seed)).initializer(n + "bias", random_tensor({11}, ++seed));
-    b.initializer(n + "mean", random_tensor({11}, ++seed)).initializer(n + "var", random_tensor({11}, ++seed, 0.1f, 3.0f));
+    b.initializer(n + "scale", random_tensor({11}, ++seed));
+    b.initializer(n + "bias", random_tensor({11}, ++seed));
+    b.initializer(n + "mean", random_tensor({11}, ++seed));
+    b.initializer(n + "var", random_tensor({11}, ++seed, 0.1f, 3.0f));
     b.node("BatchNormalization", {n + "cat", n + "scale", n + "bias", n + "mean", n + "var"}, {n + "bn"}, n + "bn");
     if (relu) b.node("Relu", {n + "bn"}, {n + "r"}, n + "relu");
     conv(relu ? n + "r" : n + "bn", 11, 3, 1, n);

@@ -142,7 +142,8 @@ onnx::ModelProto fire_model(int64_t size) {
   b.input("x", DType::kFloat32, {2, 4, size, size});
   int seed = 40;
   auto conv = [&](const std::string& in, int64_t in_c, int64_t out_c, int64_t k, const std::string& out) {
-    b.initializer(out + "_w", random_tensor({out_c, in_c, k, k}, ++seed)).initializer(out + "_b", random_tensor({out_c}, ++seed));
+    b.initializer(out + "_w", random_tensor({out_c, in_c, k, k}, ++seed));
+    b.initializer(out + "_b", random_tensor({out_c}, ++seed));
     auto& node = b.node("Conv", {in, out + "_w", out + "_b"}, {out}, out);
     auto* pads = node.add_attribute();
     pads->set_name("pads");

@@ -256,8 +256,11 @@ TEST(ReducedPrecision, LayerPrecisionsAndConstraints) {
   // none: the per-layer request is ignored.
   config.constraints = runtime::PrecisionConstraints::kNone;
   const Session unconstrained = build(model, config);  // named: a temporary would die before the loop
-  for (const auto& node : unconstrained.plan().nodes_)
-    if (node.kernel_spec.name == "c2") EXPECT_EQ(node.precision, DType::kFloat16);
+  for (const auto& node : unconstrained.plan().nodes_) {
+    if (node.kernel_spec.name == "c2") {
+      EXPECT_EQ(node.precision, DType::kFloat16);
+    }
+  }
   // A data-movement layer cannot run in fp16: prefer falls back, obey refuses with one line.
   config.layer_precisions = {{"reshape", DType::kFloat16}};
   config.constraints = runtime::PrecisionConstraints::kPrefer;

@@ -175,7 +175,9 @@ TEST(ActivationRewrite, StandaloneSiluMatchesTheChainIncludingEdgeValues) {
     const Tensor expected = make_session(model, KernelTier::kReference).run(feed).at("out");
     const Tensor actual = optimized.run(feed).at("out");
     EXPECT_TRUE(testing::tensors_close(actual, expected, 1e-6, 1e-6)) << shape_to_string(shape);
-    if (x.numel() > 0) EXPECT_TRUE(any_label_contains(profile_run(optimized, feed), "ai.parity::Swish"));
+    if (x.numel() > 0) {
+      EXPECT_TRUE(any_label_contains(profile_run(optimized, feed), "ai.parity::Swish"));
+    }
   }
   // NaN stays NaN.
   TensorMap feed;
