@@ -15,6 +15,7 @@
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/session.h"
+#include "runtime/session_test_util.h"
 #include "runtime/subgraph.h"
 
 namespace parity::runtime {
@@ -417,9 +418,7 @@ TEST(OptimizedElementwise, SqueezeExcitationMulStaysChannelsLastBetweenConvoluti
           const auto model = squeeze_excitation_model(channels, 9, scale_first, scale_shape);
           TensorMap feed;
           feed.set("x", testing::random_uniform({1, channels, 9, 9}, 35, -2, 2));
-          SessionOptions reference_options;
-          reference_options.kernels = KernelTier::kReference;
-          const Tensor expected = Session::create(model, reference_options).value().run(feed).at("out");
+          const Tensor expected = testing::reference_output(model, feed, "out");
           SessionOptions options;
           options.threads = threads;
           const Session optimized = Session::create(model, options).value();
@@ -448,9 +447,7 @@ TEST(OptimizedElementwise, SqueezeExcitationMulOnLargeMapsAndBatches) {
         const auto model = squeeze_excitation_model(channels, 40, false, scale_shape, 2);
         TensorMap feed;
         feed.set("x", testing::random_uniform({2, channels, 40, 40}, 39, -2, 2));
-        SessionOptions reference_options;
-        reference_options.kernels = KernelTier::kReference;
-        const Tensor expected = Session::create(model, reference_options).value().run(feed).at("out");
+        const Tensor expected = testing::reference_output(model, feed, "out");
         SessionOptions options;
         options.threads = threads;
         const Session optimized = Session::create(model, options).value();
