@@ -449,6 +449,33 @@ TEST(ModelLimits, AttributesUsedAsIndicesOrDivisorsAreCheckedBeforeInference) {
   }
 }
 
+// Found by the constant-input value sweep (tests/runtime/run_value_sweep_test.cpp): libonnx's
+// SplitToSequence inference takes the axis modulo a constant scalar split (SIGFPE at 0) and sums a
+// constant 1-D split unchecked (signed overflow).
+TEST(ModelLimits, ConstantSplitToSequenceSizesAreCheckedBeforeInference) {
+  struct Case {
+    Tensor split;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {Tensor::scalar<int64_t>(0), "SplitToSequence: the scalar split is 0; it must be 1 or more"},
+      {Tensor::scalar<int64_t>(INT64_MIN), "the scalar split is -9223372036854775808"},
+      {Tensor::from_vector<int64_t>({2}, {INT64_MAX, INT64_MAX}), "the split overflows at 9223372036854775807"},
+      {Tensor::from_vector<int32_t>({2}, {4, -1}), "the split has the negative entry -1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.expected);
+    ModelBuilder builder(11);
+    builder.input("x", DType::kFloat32, {6, 2}).initializer("split", c.split).untyped_output("seq");
+    builder.node("SplitToSequence", {"x", "split"}, {"seq"});
+    onnx::ModelProto model = builder.model();
+    model::ShapeInferenceOptions strict;
+    strict.strict = true;
+    const std::string message = error_of([&] { model::infer_shapes(model, strict); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+  }
+}
+
 // Found by fuzz_model_load: EyeLike-9 with a dtype attribute over a value nothing defines made
 // libonnx's inference copy the shape of a null type, and `inspect model --shape-inference` and
 // `check lint` segfaulted. Every schema's inference now refuses a required input without a type

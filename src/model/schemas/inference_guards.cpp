@@ -29,6 +29,11 @@
 // Sub-14 in the expanded Attention-24 tests). An empty operand propagates nothing instead; the
 // node's shape inference is untouched.
 //
+// SplitToSequence-11 (onnx/defs/sequence/defs.cc) divides the axis by a constant scalar split and
+// sums a constant 1-D one unchecked: a split of 0 raised SIGFPE, INT64_MAX entries overflowed (the
+// constant-input value sweep in tests/runtime/run_value_sweep_test.cpp). Inference fails unless a
+// scalar split is positive and 1-D entries are non-negative with a sum that fits.
+//
 // Every schema: an input whose value has no type (a name nothing defines, or the output of a node
 // whose own inference gave none) reaches inference functions that use the type unchecked, e.g.
 // EyeLike-9 with its dtype attribute copies the shape of a null type (fuzz_model_load: a 148-byte
@@ -36,6 +41,7 @@
 // type fails inference first, with the message libonnx's own type propagation gives for it.
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
+#include <onnx/defs/tensor_proto_util.h>
 
 #include <algorithm>
 #include <functional>
@@ -215,6 +221,32 @@ void guard_math_data_propagation(const Schemas& schemas) {
   }
 }
 
+/// The values of a constant int32 or int64 tensor (empty for other types).
+std::vector<int64_t> constant_integers(const onnx::TensorProto& tensor) {
+  if (tensor.data_type() == onnx::TensorProto::INT64) return onnx::ParseData<int64_t>(&tensor);
+  if (tensor.data_type() != onnx::TensorProto::INT32) return {};
+  const std::vector<int32_t> values = onnx::ParseData<int32_t>(&tensor);
+  return {values.begin(), values.end()};
+}
+
+void guard_constant_splits(const Schemas& schemas) {
+  check_before_inference(schemas, "SplitToSequence", [](onnx::InferenceContext& ctx) {
+    const onnx::TensorProto* split = ctx.getNumInputs() > 1 ? ctx.getInputData(1) : nullptr;
+    if (split == nullptr) return;
+    const std::vector<int64_t> sizes = constant_integers(*split);
+    if (split->dims_size() == 0) {
+      if (sizes.size() == 1 && sizes[0] < 1)
+        fail_shape_inference("SplitToSequence: the scalar split is ", sizes[0], "; it must be 1 or more");
+      return;
+    }
+    int64_t sum = 0;
+    for (int64_t size : sizes)
+      if (size < 0 || __builtin_add_overflow(sum, size, &sum))
+        fail_shape_inference("SplitToSequence: the split ", size < 0 ? "has the negative entry " : "overflows at ",
+                             size, "; entries must be 0 or more and sum to the axis");
+  });
+}
+
 /// Whether input `i` of a node is one the schema requires (a single formal input, or one of a
 /// variadic group past its minimum arity is not: those may be absent).
 bool is_required_input(const onnx::OpSchema& schema, size_t i) {
@@ -253,6 +285,7 @@ void guard_libonnx_inference() {
   guard_same_rank_inputs(schemas);
   guard_math_data_propagation(schemas);
   guard_attribute_ranges(schemas);
+  guard_constant_splits(schemas);
   // Last, so that its check of untyped inputs runs before the guards above read input types.
   guard_untyped_required_inputs(schemas);
 }
