@@ -52,18 +52,6 @@ void save(const onnx::ModelProto& model, const fs::path& path) {
   ASSERT_TRUE(model.SerializeToOstream(&out));
 }
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    EXPECT_FALSE(e.is_internal()) << e.what();
-    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "no error";
-  return "";
-}
-
 // Runs `parity run MODEL --ref` and returns its error line, checking exit code 1.
 std::string run_error(const fs::path& model, std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"run", model.string(), "--ref"};
@@ -79,7 +67,7 @@ TEST(ModelLimits, DimsLargerThanTheStoredValuesFailBeforeAllocating) {
   // 2^40 x 2^20 floats (4 PiB) over one stored value: must not try to allocate.
   const onnx::ModelProto model = model_with_initializer({int64_t{1} << 40, int64_t{1} << 20}, 1);
   const std::string message =
-      error_of([&] { model::tensor_from_proto(model.graph().initializer(0), fs::path()); });
+      user_error_of([&] { model::tensor_from_proto(model.graph().initializer(0), fs::path()); });
   EXPECT_NE(message.find("needs 1152921504606846976 values but the model stores 1"), std::string::npos) << message;
 
   TempDir dir;
@@ -91,14 +79,14 @@ TEST(ModelLimits, RawDataShorterThanTheShapeFailsBeforeAllocating) {
   onnx::ModelProto model = model_with_initializer({int64_t{1} << 45}, 0);
   model.mutable_graph()->mutable_initializer(0)->set_raw_data(std::string(8, '\0'));
   const std::string message =
-      error_of([&] { model::tensor_from_proto(model.graph().initializer(0), fs::path()); });
+      user_error_of([&] { model::tensor_from_proto(model.graph().initializer(0), fs::path()); });
   EXPECT_NE(message.find("needs 140737488355328 bytes, got 8"), std::string::npos) << message;
 }
 
 TEST(ModelLimits, ElementCountOverflowingInt64IsOneLine) {
   const onnx::ModelProto model = model_with_initializer({int64_t{1} << 62, 4, 4}, 1);
   const std::string message =
-      error_of([&] { model::tensor_from_proto(model.graph().initializer(0), fs::path()); });
+      user_error_of([&] { model::tensor_from_proto(model.graph().initializer(0), fs::path()); });
   EXPECT_NE(message.find("has more elements than a 64-bit count can hold"), std::string::npos) << message;
   EXPECT_EQ(shape_numel({0, int64_t{1} << 62, 1024}), 0);  // empty stays empty, no overflow
 }
@@ -146,7 +134,7 @@ TEST(ModelLimits, SubgraphsNestedPastProtobufsDepthLimitAreOneLine) {
   }
   TempDir dir;
   save(model, dir / "deep.onnx");
-  const std::string message = error_of([&] { model::load_model(dir / "deep.onnx").value(); });
+  const std::string message = user_error_of([&] { model::load_model(dir / "deep.onnx").value(); });
   EXPECT_NE(message.find("nested deeper than"), std::string::npos) << message;
   const std::string line = run_error(dir / "deep.onnx");
   EXPECT_NE(line.find("nested deeper than"), std::string::npos) << line;
@@ -161,7 +149,7 @@ TEST(ModelLimits, ModelFilesOfTwoGigabytesOrMoreAreRefusedWithoutReading) {
   }
   // A sparse file: 2 GiB + 1 byte on paper, nothing on disk, never read by the check.
   ASSERT_EQ(::truncate(path.c_str(), (int64_t{2} << 30) + 1), 0);
-  const std::string message = error_of([&] { model::load_model(path).value(); });
+  const std::string message = user_error_of([&] { model::load_model(path).value(); });
   EXPECT_NE(message.find("protobuf cannot parse messages of 2 GiB or more"), std::string::npos) << message;
 }
 
@@ -181,7 +169,7 @@ TEST(ModelLimits, NodeLackingARequiredAttributeIsOneLineNotACrash) {
     if (attributes->Get(i).name() == "num_scan_inputs") attributes->DeleteSubrange(i--, 1);
   }
   onnx::ModelProto copy = model;
-  const std::string message = error_of([&] { model::infer_shapes(copy); });
+  const std::string message = user_error_of([&] { model::infer_shapes(copy); });
   EXPECT_NE(message.find("node 'scan_node' (Scan) lacks its required attribute 'num_scan_inputs'"), std::string::npos)
       << message;
 
@@ -281,7 +269,7 @@ TEST(ModelLimits, EinsumEquationNotFittingItsInputsIsOneLineNotACrash) {
     EXPECT_FALSE(lenient.graph().output(0).type().tensor_type().has_shape());
     model::ShapeInferenceOptions strict;
     strict.strict = true;
-    const std::string message = error_of([&] { model::infer_shapes(model, strict); });
+    const std::string message = user_error_of([&] { model::infer_shapes(model, strict); });
     EXPECT_NE(message.find(c.expected), std::string::npos) << message;
   }
   // Equations that fit still infer their output shapes through libonnx's own function.
@@ -332,7 +320,7 @@ TEST(ModelLimits, ConvTransposeWeightOfAnotherRankIsOneLineNotACrash) {
     model::ShapeInferenceOptions strict;
     strict.strict = true;
     onnx::ModelProto strict_model = model;
-    const std::string message = error_of([&] { model::infer_shapes(strict_model, strict); });
+    const std::string message = user_error_of([&] { model::infer_shapes(strict_model, strict); });
     EXPECT_NE(message.find("ConvTranspose: the weight (input 1) has rank 1 but the input has rank 4"), std::string::npos)
         << message;
 
@@ -349,7 +337,7 @@ TEST(ModelLimits, ConvTransposeWeightOfAnotherRankIsOneLineNotACrash) {
     onnx::ModelProto conv = conv_transpose_model(opset, {1, 1, 3, 3}, {1, 1, 3, 3, 3, 3}, "Conv");
     model::ShapeInferenceOptions strict;
     strict.strict = true;
-    const std::string message = error_of([&] { model::infer_shapes(conv, strict); });
+    const std::string message = user_error_of([&] { model::infer_shapes(conv, strict); });
     EXPECT_NE(message.find("Conv: the weight (input 1) has rank 6 but the input has rank 4"), std::string::npos)
         << message;
   }
@@ -444,7 +432,7 @@ TEST(ModelLimits, AttributesUsedAsIndicesOrDivisorsAreCheckedBeforeInference) {
     model::infer_shapes(lenient);
     model::ShapeInferenceOptions strict;
     strict.strict = true;
-    const std::string message = error_of([&] { model::infer_shapes(c.model, strict); });
+    const std::string message = user_error_of([&] { model::infer_shapes(c.model, strict); });
     EXPECT_NE(message.find(c.expected), std::string::npos) << message;
   }
 }
@@ -471,7 +459,7 @@ TEST(ModelLimits, ConstantSplitToSequenceSizesAreCheckedBeforeInference) {
     onnx::ModelProto model = builder.model();
     model::ShapeInferenceOptions strict;
     strict.strict = true;
-    const std::string message = error_of([&] { model::infer_shapes(model, strict); });
+    const std::string message = user_error_of([&] { model::infer_shapes(model, strict); });
     EXPECT_NE(message.find(c.expected), std::string::npos) << message;
   }
 }
@@ -503,7 +491,7 @@ TEST(ModelLimits, RequiredInputWithoutATypeFailsInferenceNotACrash) {
   model::ShapeInferenceOptions strict;
   strict.strict = true;
   onnx::ModelProto strict_model = model;
-  const std::string message = error_of([&] { model::infer_shapes(strict_model, strict); });
+  const std::string message = user_error_of([&] { model::infer_shapes(strict_model, strict); });
   EXPECT_NE(message.find("Input 0 expected to have type but instead is null"), std::string::npos) << message;
 
   const TempDir dir;

@@ -77,6 +77,20 @@ inline void add_int_attr(onnx::NodeProto& n, const std::string& name, int64_t v)
   a->set_i(v);
 }
 
+inline void add_float_attr(onnx::NodeProto& n, const std::string& name, float v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+inline void add_string_attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
 inline void add_ints_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& values) {
   auto* a = n.add_attribute();
   a->set_name(name);

@@ -9,6 +9,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/status.h"
 #include "runners/registry.h"
 #include "support/require.h"
 
@@ -115,5 +116,17 @@ std::string runner_unavailable_reason(const std::string& name) {
 }
 
 std::string missing_file_reason(const fs::path& path) { return path.string() + " missing (run scripts/setup.sh)"; }
+
+std::string user_error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    EXPECT_FALSE(e.is_internal()) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
 
 }  // namespace parity::testing

@@ -42,6 +42,9 @@ std::filesystem::path onnx_testdata_dir();
 /// then 1.23's) and returns how many. A missing suite fails the calling test under CI.
 int for_each_onnx_node_test(const std::function<void(const std::filesystem::path& test_dir)>& visit);
 std::string read_file(const std::filesystem::path& path);
+/// The message of the parity::Error `fn` throws; the test fails unless it throws one, and one
+/// that is a user error (not an internal one) of a single line.
+std::string user_error_of(const std::function<void()>& fn);
 void write_file(const std::filesystem::path& path, const std::string& contents);
 
 }  // namespace parity::testing
