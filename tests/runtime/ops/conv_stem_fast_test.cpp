@@ -52,6 +52,7 @@ TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
       {9, 13, 1, 1, 1, 1, 1},  {9, 13, 2, 1, 1, 1, 1}, {20, 21, 2, 0, 1, 1, 0}, {23, 23, 2, 0, 0, 0, 0},
       {11, 10, 2, 2, 3, 1, 0}, {2, 3, 1, 1, 1, 1, 1},  {1, 1, 1, 1, 1, 1, 1},   {1, 1, 2, 1, 1, 1, 1},
       {5, 4, 1, 2, 3, 2, 3},   {8, 70, 2, 1, 1, 1, 1}, {6, 50, 1, 1, 1, 1, 1},
+      {10, 11, 3, 1, 1, 1, 1}, {7, 40, 2, 0, 2, 2, 1},
   };
   struct Channels {
     int64_t in, out;
@@ -60,7 +61,8 @@ TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
   uint32_t seed = 1;
   for (const Geometry& geo : geometries)
     for (const Channels& ch : channel_counts)
-      for (int variant = 0; variant < 6; ++variant) {
+      for (int variant = 0; variant < 8; ++variant) {
+        // Each pair of layouts in and out, with an activation (0-3) and then with a Swish (4-7).
         const bool x_channels_last = variant % 2 == 1, y_channels_last = variant / 2 % 2 == 1;
         SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " stride=" +
                      std::to_string(geo.stride) + " in=" + std::to_string(ch.in) + " out=" + std::to_string(ch.out) +
@@ -82,7 +84,7 @@ TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
         const runtime::nn::StemWeights packed =
             runtime::nn::pack_stem_weights(w.data(), ch.out, ch.in, k, k, with_bias ? bias.data() : nullptr);
         PointwiseEpilogue e;
-        // Every activation over the layouts: none, Relu, Clip, HardSwish, then Swish twice.
+        // None, Relu, Clip or HardSwish, varying with the case.
         e.activation = static_cast<Activation>((variant + seed) % 4);
         e.lo = -0.3f;
         e.hi = 0.4f;
