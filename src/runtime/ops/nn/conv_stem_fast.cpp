@@ -41,7 +41,6 @@ __attribute__((target("avx512f"))) void copy_even(const float* from, float* d, i
 
 /// d[m] = from[m * step] for m in [0, n).
 void copy_strided(const float* from, int64_t step, float* d, int64_t n) {
-  if (n <= 0) return;
   if (step == 1) {
     std::copy(from, from + n, d);
     return;
@@ -93,7 +92,7 @@ struct Strip {
           const int64_t m0 = std::min(length, first >= 0 ? 0 : (-first + s - 1) / s);
           const int64_t m1 = std::max(m0, std::min(length, g.in_w - first > 0 ? (g.in_w - first + s - 1) / s : 0));
           std::fill(d, d + m0, 0.f);
-          copy_strided(src + (m0 * s + first) * step, s * step, d + m0, m1 - m0);
+          if (m1 > m0) copy_strided(src + (m0 * s + first) * step, s * step, d + m0, m1 - m0);
           std::fill(d + m1, d + length, 0.f);
         }
       }
