@@ -53,6 +53,7 @@
 #include "runtime/ops/nn/conv_depthwise_fast.h"
 #include "runtime/ops/nn/conv_pointwise_fast.h"
 #include "runtime/ops/nn/conv_split.h"
+#include "runtime/ops/nn/conv_stem_fast.h"
 #include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/ops/nn/swish_fast.h"
 
@@ -135,6 +136,16 @@ bool depthwise_direct_enabled() {
   static const bool enabled = [] {
     const char* env = std::getenv("PARITY_CONV_DEPTHWISE_DIRECT");
     return !(env && std::string(env) == "off") && depthwise_direct_available();
+  }();
+  return enabled;
+}
+
+/// PARITY_CONV_STEM_DIRECT=off keeps oneDNN for the stem convolutions that conv_stem_fast.h
+/// handles (for measuring one against the other).
+bool stem_direct_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("PARITY_CONV_STEM_DIRECT");
+    return !(env && std::string(env) == "off") && stem_direct_available();
   }();
   return enabled;
 }
@@ -242,6 +253,7 @@ class DnnlConvKernel : public Kernel,
     kernel->start_point_product();
     kernel->start_pointwise_direct(init);
     kernel->start_depthwise_direct(init);
+    kernel->start_stem_direct(init);
     if (source && source->saved_packed_state()) kernel->restore(*source->saved_packed_state(), init);
     else if (std::optional<Shape> x = init.input_static_shape(0)) kernel->prepack(*x);
     return kernel;
@@ -330,6 +342,11 @@ class DnnlConvKernel : public Kernel,
                 tails_.fast_path_ok(ctx, out_shape);
     if (fast && runs_point_product(p, x)) {
       run_point_product(p, x, bias, out_shape, ctx);
+      count_dnnl_fast_path_run();
+      return;
+    }
+    if (fast && runs_stem_direct(p, x, bias)) {
+      run_stem_direct(p, x, out_shape, ctx);
       count_dnnl_fast_path_run();
       return;
     }
@@ -512,6 +529,77 @@ class DnnlConvKernel : public Kernel,
         const int64_t image = r / g.out_h, oy = r - image * g.out_h, stop = std::min(end, (image + 1) * g.out_h);
         depthwise_rows(in + image * in_image, w, g, oy, oy + (stop - r), out + image * out_image, e,
                        swish ? &*swish : nullptr);
+        r = stop;
+      }
+    };
+    if (rows > 1 && ctx.num_threads() > 1) ctx.parallel_for(rows, run_rows);
+    else run_rows(0, rows);
+  }
+
+  /// Input channels up to which a 3x3 group-1 convolution runs the direct stem loop: the RGB
+  /// stems of image networks, whose reduction (27 taps) is too short for oneDNN's kernels.
+  static constexpr int64_t kStemDirectMaxInput = 4;
+
+  /// Packs the weights (and a constant bias) for the direct stem loop when this is a 2-D 3x3
+  /// convolution of at most kStemDirectMaxInput input channels.
+  void start_stem_direct(const KernelInit& init) {
+    if (transposed_ || group_ != 1 || !stem_direct_enabled() || weights_.rank() != 4) return;
+    const Shape& w = weights_.shape();
+    if (w[1] > kStemDirectMaxInput || w[2] != 3 || w[3] != 3) return;
+    std::optional<Tensor> bias;
+    if (init.num_inputs() > 2 && init.has_input(2)) {
+      bias = init.constant_input(2);
+      if (!bias || bias->dtype() != DType::kFloat32 || bias->numel() != w[0]) return;
+    }
+    stem_direct_.emplace(pack_stem_weights(weights_.data<float>(), w[0], w[1], w[2], w[3], bias ? bias->data<float>() : nullptr));
+    stem_bias_ = bias.has_value();
+  }
+
+  bool runs_stem_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
+    if (!stem_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (output_reduced_ || x.rank() != 4 || (bias != nullptr) != stem_bias_) return false;
+    // An activation (in registers) or a lone Swish (on each finished row); no residual Add.
+    const std::optional<FusedTails::SimpleChain> simple = tails_.simple_chain();
+    if (!(simple && !simple->sum) && !(tails_.lone_swish() && fast_swish_available())) return false;
+    const WindowGeometry& g = p.geom;
+    for (int64_t d = 0; d < g.rank; ++d)
+      if (g.dilations[d] != 1 || g.pad_begin[d] < 0 || g.pad_end[d] < 0) return false;
+    return true;
+  }
+
+  /// Either layout in and out (the model's NCHW input, usually, and channels-last towards the next
+  /// convolution): output rows of all images split between the threads.
+  void run_stem_direct(const ConvProblem& p, const Tensor& x, const Shape& out_shape, KernelContext& ctx) const {
+    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+    const WindowGeometry& wg = p.geom;
+    DepthwiseGeometry g;
+    g.in_h = wg.in[0];
+    g.in_w = wg.in[1];
+    g.out_h = wg.out[0];
+    g.out_w = wg.out[1];
+    g.stride_h = wg.strides[0];
+    g.stride_w = wg.strides[1];
+    g.pad_top = wg.pad_begin[0];
+    g.pad_left = wg.pad_begin[1];
+    PointwiseEpilogue e;
+    std::optional<float> swish;
+    if (const std::optional<FusedTails::SimpleChain> simple = tails_.simple_chain()) {
+      e.activation = pointwise_activation(simple->activation);
+      e.lo = simple->lo;
+      e.hi = simple->hi;
+    } else {
+      swish = tails_.trailing_swish();
+    }
+    const StemWeights& w = *stem_direct_;
+    const int64_t in_image = g.in_h * g.in_w * w.in, out_image = g.out_h * g.out_w * w.out;
+    const float* in = x.data<float>();
+    float* out = y.data<float>();
+    const int64_t rows = p.batch * g.out_h;
+    auto run_rows = [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end;) {
+        const int64_t image = r / g.out_h, oy = r - image * g.out_h, stop = std::min(end, (image + 1) * g.out_h);
+        stem_rows(in + image * in_image, input_channels_last_, w, g, oy, oy + (stop - r), out + image * out_image,
+                  output_channels_last_, e, swish ? &*swish : nullptr);
         r = stop;
       }
     };
@@ -1183,6 +1271,8 @@ class DnnlConvKernel : public Kernel,
   std::unique_ptr<dnnl_support::ShapeCache<ConvPlan>> cache_;
   std::optional<ops::small_gemm::DirectWeights> point_weights_;  // see start_point_product()
   std::optional<DepthwiseWeights> depthwise_direct_;  // see start_depthwise_direct()
+  std::optional<StemWeights> stem_direct_;  // see start_stem_direct()
+  bool stem_bias_ = false;
   bool depthwise_bias_ = false;                      // the packed weights hold the node's bias
   std::optional<PointwiseWeights> pointwise_direct_;  // see start_pointwise_direct()
   bool pointwise_bias_ = false;                      // the packed weights hold the node's bias
