@@ -1,6 +1,8 @@
 // Helpers for tests that compare the kernel tiers and plan rewrites through whole sessions.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +42,13 @@ inline CountedRun optimized_run_counting(const onnx::ModelProto& model, const Te
   const uint64_t before = counter();
   Tensor output = session.value().run(feed).at(name);
   return {std::move(output), counter() - before};
+}
+
+/// Checks that a direct kernel ran in `run` exactly when the CPU has it (`available`) and the case
+/// should take it (`expected`).
+inline void expect_direct_path(const CountedRun& run, bool available, bool expected, int threads) {
+  if (available && expected) EXPECT_GT(run.counted, 0u) << threads << " threads: the direct path did not run";
+  else EXPECT_EQ(run.counted, 0u) << threads << " threads: the direct path ran";
 }
 
 /// Labels of the nodes a plain run executes, in order (from RunOptions.profile): what fused or

@@ -171,9 +171,7 @@ TEST(OptimizedConvDepthwise, SessionsMatchReferenceKernels) {
     const Tensor want = reference_output(m.model(), feed);
     for (int threads : {1, 2}) {
       const CountedRun run = optimized_run_counting(m.model(), feed, threads, runtime::nn::depthwise_direct_calls);
-      if (!runtime::nn::depthwise_direct_available()) EXPECT_EQ(run.counted, 0u);
-      else if (c.direct) EXPECT_GT(run.counted, 0u) << threads << " threads";
-      else EXPECT_EQ(run.counted, 0u) << threads << " threads";
+      expect_direct_path(run, runtime::nn::depthwise_direct_available(), c.direct, threads);
       EXPECT_TRUE(tensors_close(run.output, want, 2e-4, 2e-4)) << threads << " threads";
     }
   }
