@@ -17,6 +17,7 @@
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"
+#include "runtime/ops/direct_conv_test_util.h"
 #include "runtime/session_test_util.h"
 #include "support/test_support.h"
 
@@ -25,24 +26,6 @@ namespace {
 
 using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
-
-std::vector<float> random_values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-double finish(double v, Activation a, double lo, double hi, bool swish) {
-  switch (a) {
-    case Activation::kRelu: v = std::max(v, 0.0); break;
-    case Activation::kClip: v = std::min(std::max(v, lo), hi); break;
-    case Activation::kHardSwish: v = v * std::max(0.0, std::min(1.0, v / 6.0 + 0.5)); break;
-    default: break;
-  }
-  return swish ? v / (1.0 + std::exp(-v)) : v;
-}
 
 TEST(OptimizedConvDepthwise, RowsMatchDoubleConvolution) {
   struct Geometry {
@@ -168,12 +151,7 @@ TEST(OptimizedConvDepthwise, SessionsMatchReferenceKernels) {
     SCOPED_TRACE(shape_to_string(c.x) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride) + " " + c.tail);
     const ModelBuilder m = depthwise_between_convs(c.x, c.k, c.stride, c.pads, c.tail, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    const Tensor want = reference_output(m.model(), feed);
-    for (int threads : {1, 2}) {
-      const CountedRun run = optimized_run_counting(m.model(), feed, threads, runtime::nn::depthwise_direct_calls);
-      expect_direct_path(run, runtime::nn::depthwise_direct_available(), c.direct, threads);
-      EXPECT_TRUE(tensors_close(run.output, want, 2e-4, 2e-4)) << threads << " threads";
-    }
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::depthwise_direct_calls, runtime::nn::depthwise_direct_available(), c.direct);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session.h"
+#include "runtime/ops/direct_conv_test_util.h"
 #include "runtime/session_test_util.h"
 #include "support/test_support.h"
 
@@ -24,23 +25,6 @@ namespace {
 
 using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
-
-std::vector<float> random_values(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-double activate(double v, Activation a, double lo, double hi) {
-  switch (a) {
-    case Activation::kRelu: return std::max(v, 0.0);
-    case Activation::kClip: return std::min(std::max(v, lo), hi);
-    case Activation::kHardSwish: return v * std::max(0.0, std::min(1.0, v / 6.0 + 0.5));
-    default: return v;
-  }
-}
 
 TEST(OptimizedConvPointwise, RowsMatchDoubleProductWithEveryEpilogue) {
   uint32_t seed = 1;
@@ -70,7 +54,7 @@ TEST(OptimizedConvPointwise, RowsMatchDoubleProductWithEveryEpilogue) {
               double want = with_bias ? bias[o] : 0.0;
               for (int64_t i = 0; i < in; ++i) want += static_cast<double>(x[r * in + i]) * w[o * in + i];
               if (e.residual) want += residual[r * out + o];
-              want = activate(want, e.activation, e.lo, e.hi);
+              want = finish(want, e.activation, e.lo, e.hi, false);
               ASSERT_NEAR(y[r * out + o], want, 1e-5 * (1 + std::abs(want)) * std::sqrt(static_cast<double>(in)))
                   << "row " << r << " channel " << o;
             }
@@ -140,12 +124,7 @@ TEST(OptimizedConvPointwise, SessionsMatchReferenceKernels) {
     SCOPED_TRACE(shape_to_string(c.x) + " -> " + std::to_string(c.expanded) + " " + c.tail);
     const ModelBuilder m = pointwise_between_convs(c.x, c.expanded, c.tail, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    const Tensor want = reference_output(m.model(), feed);
-    for (int threads : {1, 2}) {
-      const CountedRun run = optimized_run_counting(m.model(), feed, threads, runtime::nn::pointwise_direct_calls);
-      expect_direct_path(run, runtime::nn::pointwise_direct_available(), c.direct, threads);
-      EXPECT_TRUE(tensors_close(run.output, want, 2e-4, 2e-4)) << threads << " threads";
-    }
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::pointwise_direct_calls, runtime::nn::pointwise_direct_available(), c.direct);
   }
 }
 

@@ -484,23 +484,21 @@ class DnnlConvKernel : public Kernel,
     depthwise_bias_ = bias.has_value();
   }
 
-  bool runs_depthwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
-    if (!depthwise_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
-    if (!input_channels_last_ || !output_channels_last_ || output_reduced_ || x.rank() != 4) return false;
-    if ((bias != nullptr) != depthwise_bias_ || p.in_channels != p.group || p.out_channels != p.group) return false;
-    // An activation (in registers) or a lone Swish (on each finished row); no residual Add.
+  /// Whether the fused tails suit the direct row loops (depthwise, stem): an activation they apply
+  /// in registers or a lone Swish they apply to each finished row; no residual Add.
+  bool row_loop_takes_tails() const {
     const std::optional<FusedTails::SimpleChain> simple = tails_.simple_chain();
-    if (!(simple && !simple->sum) && !(tails_.lone_swish() && fast_swish_available())) return false;
-    const WindowGeometry& g = p.geom;
+    return (simple && !simple->sum) || (tails_.lone_swish() && fast_swish_available());
+  }
+
+  static bool undilated_with_nonnegative_pads(const WindowGeometry& g) {
     for (int64_t d = 0; d < g.rank; ++d)
       if (g.dilations[d] != 1 || g.pad_begin[d] < 0 || g.pad_end[d] < 0) return false;
     return true;
   }
 
-  /// Channels-last in and out: output rows of all images split between the threads.
-  void run_depthwise_direct(const ConvProblem& p, const Tensor& x, const Shape& out_shape, KernelContext& ctx) const {
-    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
-    const WindowGeometry& wg = p.geom;
+  /// One image's 2-D geometry as the direct row loops take it.
+  static DepthwiseGeometry image_geometry(const WindowGeometry& wg) {
     DepthwiseGeometry g;
     g.in_h = wg.in[0];
     g.in_w = wg.in[1];
@@ -510,15 +508,37 @@ class DnnlConvKernel : public Kernel,
     g.stride_w = wg.strides[1];
     g.pad_top = wg.pad_begin[0];
     g.pad_left = wg.pad_begin[1];
+    return g;
+  }
+
+  /// The row loops' epilogue for the accepted tails (row_loop_takes_tails): the activation, or
+  /// none and the Swish's alpha.
+  std::pair<PointwiseEpilogue, std::optional<float>> row_loop_epilogue() const {
     PointwiseEpilogue e;
-    std::optional<float> swish;
     if (const std::optional<FusedTails::SimpleChain> simple = tails_.simple_chain()) {
       e.activation = pointwise_activation(simple->activation);
       e.lo = simple->lo;
       e.hi = simple->hi;
-    } else {
-      swish = tails_.trailing_swish();
+      return {e, std::nullopt};
     }
+    return {e, tails_.trailing_swish()};
+  }
+
+  bool runs_depthwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
+    if (!depthwise_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (!input_channels_last_ || !output_channels_last_ || output_reduced_ || x.rank() != 4) return false;
+    if ((bias != nullptr) != depthwise_bias_ || p.in_channels != p.group || p.out_channels != p.group) return false;
+    return row_loop_takes_tails() && undilated_with_nonnegative_pads(p.geom);
+  }
+
+  /// Channels-last in and out: output rows of all images split between the threads.
+  void run_depthwise_direct(const ConvProblem& p, const Tensor& x, const Shape& out_shape, KernelContext& ctx) const {
+    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+    const DepthwiseGeometry g = image_geometry(p.geom);
+    // Named, not a structured binding: clang 14 does not let lambdas capture those.
+    const std::pair<PointwiseEpilogue, std::optional<float>> epilogue = row_loop_epilogue();
+    const PointwiseEpilogue& e = epilogue.first;
+    const std::optional<float>& swish = epilogue.second;
     const int64_t c = p.out_channels, in_image = g.in_h * g.in_w * c, out_image = g.out_h * g.out_w * c;
     const float* in = x.data<float>();
     float* out = y.data<float>();
@@ -558,38 +578,18 @@ class DnnlConvKernel : public Kernel,
   bool runs_stem_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
     if (!stem_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (output_reduced_ || x.rank() != 4 || (bias != nullptr) != stem_bias_) return false;
-    // An activation (in registers) or a lone Swish (on each finished row); no residual Add.
-    const std::optional<FusedTails::SimpleChain> simple = tails_.simple_chain();
-    if (!(simple && !simple->sum) && !(tails_.lone_swish() && fast_swish_available())) return false;
-    const WindowGeometry& g = p.geom;
-    for (int64_t d = 0; d < g.rank; ++d)
-      if (g.dilations[d] != 1 || g.pad_begin[d] < 0 || g.pad_end[d] < 0) return false;
-    return true;
+    return row_loop_takes_tails() && undilated_with_nonnegative_pads(p.geom);
   }
 
   /// Either layout in and out (the model's NCHW input, usually, and channels-last towards the next
   /// convolution): output rows of all images split between the threads.
   void run_stem_direct(const ConvProblem& p, const Tensor& x, const Shape& out_shape, KernelContext& ctx) const {
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
-    const WindowGeometry& wg = p.geom;
-    DepthwiseGeometry g;
-    g.in_h = wg.in[0];
-    g.in_w = wg.in[1];
-    g.out_h = wg.out[0];
-    g.out_w = wg.out[1];
-    g.stride_h = wg.strides[0];
-    g.stride_w = wg.strides[1];
-    g.pad_top = wg.pad_begin[0];
-    g.pad_left = wg.pad_begin[1];
-    PointwiseEpilogue e;
-    std::optional<float> swish;
-    if (const std::optional<FusedTails::SimpleChain> simple = tails_.simple_chain()) {
-      e.activation = pointwise_activation(simple->activation);
-      e.lo = simple->lo;
-      e.hi = simple->hi;
-    } else {
-      swish = tails_.trailing_swish();
-    }
+    const DepthwiseGeometry g = image_geometry(p.geom);
+    // Named, not a structured binding: clang 14 does not let lambdas capture those.
+    const std::pair<PointwiseEpilogue, std::optional<float>> epilogue = row_loop_epilogue();
+    const PointwiseEpilogue& e = epilogue.first;
+    const std::optional<float>& swish = epilogue.second;
     const StemWeights& w = *stem_direct_;
     const int64_t in_image = g.in_h * g.in_w * w.in, out_image = g.out_h * g.out_w * w.out;
     const float* in = x.data<float>();
