@@ -90,13 +90,6 @@ TEST(OptimizedConvDepthwise, RowsMatchDoubleConvolution) {
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
 
-Tensor conv_weights(const Shape& shape, uint32_t seed) {
-  Tensor w = nn::random_tensor(shape, seed);
-  const float scale = 1.f / std::sqrt(static_cast<float>(w.numel() / shape[0]));
-  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] *= scale;
-  return w;
-}
-
 /// x -> Conv 3x3 (c -> c) -> depthwise Conv (k x k, stride, pads) -> `tail` -> Conv 1x1 (c -> 5)
 /// -> y: the depthwise conv between two convolutions reads and writes channels-last. Tails:
 /// "Relu", "Clip" (0, 6), "HardSwish", "Swish" (Sigmoid + Mul), "" (none), "Elu" (not a
@@ -115,18 +108,7 @@ ModelBuilder depthwise_between_convs(const Shape& x, int64_t k, int64_t stride, 
   add_int_attr(dw, "group", c);
   add_ints_attr(dw, "strides", {stride, stride});
   add_ints_attr(dw, "pads", pads);
-  std::string last = "d";
-  if (tail == "Swish") {
-    m.node("Sigmoid", {"d"}, {"d_sigmoid"});
-    m.node("Mul", {"d", "d_sigmoid"}, {"t"});
-    last = "t";
-  } else if (tail == "Clip") {
-    m.node("Clip", {"d", "lo", "hi"}, {"t"});
-    last = "t";
-  } else if (!tail.empty()) {
-    m.node(tail, {"d"}, {"t"});
-    last = "t";
-  }
+  const std::string last = append_tail(m, "d", tail);
   m.node("Conv", {last, "w2"}, {"y"}, "project");
   m.output("y", DType::kFloat32, {});
   return m;

@@ -64,13 +64,6 @@ TEST(OptimizedConvPointwise, RowsMatchDoubleProductWithEveryEpilogue) {
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
 
-Tensor conv_weights(const Shape& shape, uint32_t seed) {
-  Tensor w = nn::random_tensor(shape, seed);
-  const float scale = 1.f / std::sqrt(static_cast<float>(w.numel() / shape[0]));
-  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] *= scale;
-  return w;
-}
-
 /// x -> Conv 3x3 (c -> c) -> Conv 1x1 (c -> e) -> `tail` -> Conv 3x3 (e -> c) -> y, the 1x1 conv
 /// between two convolutions so that it reads and writes channels-last. Tails: "Swish" (Sigmoid +
 /// Mul, which the planner fuses as one Swish), "Residual" (Add of the first conv's output; e = c),

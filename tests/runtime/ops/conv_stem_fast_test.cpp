@@ -105,13 +105,6 @@ TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
 
-Tensor conv_weights(const Shape& shape, uint32_t seed) {
-  Tensor w = nn::random_tensor(shape, seed);
-  const float scale = 1.f / std::sqrt(static_cast<float>(w.numel() / shape[0]));
-  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] *= scale;
-  return w;
-}
-
 /// [before: Conv 1x1 (c -> c), so the stem reads channels-last] -> stem Conv 3x3 (c -> out,
 /// stride, pads) -> `tail` -> [after: Conv 1x1 (out -> 5), so the stem writes channels-last] -> y.
 /// Tails: "Relu", "Clip" (0, 6), "HardSwish", "Swish" (Sigmoid + Mul), "" (none), "Elu" (not a
@@ -133,18 +126,7 @@ ModelBuilder stem_model(const Shape& x, int64_t out, int64_t stride, const std::
   auto& stem = m.node("Conv", {first, "w1", "b1"}, {"d"}, "stem");
   add_ints_attr(stem, "strides", {stride, stride});
   add_ints_attr(stem, "pads", pads);
-  std::string last = "d";
-  if (tail == "Swish") {
-    m.node("Sigmoid", {"d"}, {"d_sigmoid"});
-    m.node("Mul", {"d", "d_sigmoid"}, {"t"});
-    last = "t";
-  } else if (tail == "Clip") {
-    m.node("Clip", {"d", "lo", "hi"}, {"t"});
-    last = "t";
-  } else if (!tail.empty()) {
-    m.node(tail, {"d"}, {"t"});
-    last = "t";
-  }
+  const std::string last = append_tail(m, "d", tail);
   if (after) m.node("Conv", {last, "w2"}, {"y"}, "after");
   else m.node("Identity", {last}, {"y"});
   m.output("y", DType::kFloat32, {});

@@ -11,9 +11,13 @@
 #include <random>
 #include <vector>
 
+#include <string>
+
 #include "runtime/ops/nn/conv_pointwise_fast.h"
+#include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session_test_util.h"
+#include "support/model_builder.h"
 
 namespace parity::testing {
 
@@ -24,6 +28,31 @@ inline std::vector<float> random_values(size_t n, uint32_t seed) {
   std::vector<float> v(n);
   for (float& x : v) x = dist(rng);
   return v;
+}
+
+/// Convolution weights of `shape` from `seed`, scaled by 1/sqrt(fan-in) so that chained layers
+/// keep values of order one.
+inline Tensor conv_weights(const Shape& shape, uint32_t seed) {
+  Tensor w = nn::random_tensor(shape, seed);
+  const float scale = 1.f / std::sqrt(static_cast<float>(w.numel() / shape[0]));
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] *= scale;
+  return w;
+}
+
+/// Appends `tail` after value `value` and returns the last value: "Swish" (Sigmoid + Mul), "Clip"
+/// (reading initializers "lo" and "hi"), "" (none), or any unary op by name ("Relu",
+/// "HardSwish", "Elu").
+inline std::string append_tail(ModelBuilder& m, const std::string& value, const std::string& tail) {
+  if (tail.empty()) return value;
+  if (tail == "Swish") {
+    m.node("Sigmoid", {value}, {value + "_sigmoid"});
+    m.node("Mul", {value, value + "_sigmoid"}, {"t"});
+  } else if (tail == "Clip") {
+    m.node("Clip", {value, "lo", "hi"}, {"t"});
+  } else {
+    m.node(tail, {value}, {"t"});
+  }
+  return "t";
 }
 
 /// The epilogue's activation in double, then a Swish when `swish`.
