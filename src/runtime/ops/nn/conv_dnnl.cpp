@@ -32,6 +32,7 @@
 #if PARITY_HAVE_DNNL
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -511,17 +512,40 @@ class DnnlConvKernel : public Kernel,
     return g;
   }
 
-  /// The row loops' epilogue for the accepted tails (row_loop_takes_tails): the activation, or
-  /// none and the Swish's alpha.
-  std::pair<PointwiseEpilogue, std::optional<float>> row_loop_epilogue() const {
-    PointwiseEpilogue e;
+  /// What the row loops apply after the sum: an activation, or a Swish on each finished row.
+  struct RowLoopEpilogue {
+    PointwiseEpilogue activation;
+    std::optional<float> swish_alpha;
+    const float* swish() const { return swish_alpha ? &*swish_alpha : nullptr; }
+  };
+
+  /// The row loops' epilogue for the accepted tails (row_loop_takes_tails).
+  RowLoopEpilogue row_loop_epilogue() const {
+    RowLoopEpilogue epilogue;
     if (const std::optional<FusedTails::SimpleChain> simple = tails_.simple_chain()) {
-      e.activation = pointwise_activation(simple->activation);
-      e.lo = simple->lo;
-      e.hi = simple->hi;
-      return {e, std::nullopt};
+      epilogue.activation.activation = pointwise_activation(simple->activation);
+      epilogue.activation.lo = simple->lo;
+      epilogue.activation.hi = simple->hi;
+    } else {
+      epilogue.swish_alpha = tails_.trailing_swish();
     }
-    return {e, tails_.trailing_swish()};
+    return epilogue;
+  }
+
+  /// Calls rows(image, first, last) on bands of output rows of every image, the batch's rows
+  /// split between the threads (a band never crosses an image).
+  static void split_image_rows(KernelContext& ctx, int64_t batch, int64_t out_h,
+                               const std::function<void(int64_t, int64_t, int64_t)>& rows) {
+    auto run_rows = [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end;) {
+        const int64_t image = r / out_h, oy = r - image * out_h, stop = std::min(end, (image + 1) * out_h);
+        rows(image, oy, oy + (stop - r));
+        r = stop;
+      }
+    };
+    const int64_t total = batch * out_h;
+    if (total > 1 && ctx.num_threads() > 1) ctx.parallel_for(total, run_rows);
+    else run_rows(0, total);
   }
 
   bool runs_depthwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
@@ -535,25 +559,15 @@ class DnnlConvKernel : public Kernel,
   void run_depthwise_direct(const ConvProblem& p, const Tensor& x, const Shape& out_shape, KernelContext& ctx) const {
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
     const DepthwiseGeometry g = image_geometry(p.geom);
-    // Named, not a structured binding: clang 14 does not let lambdas capture those.
-    const std::pair<PointwiseEpilogue, std::optional<float>> epilogue = row_loop_epilogue();
-    const PointwiseEpilogue& e = epilogue.first;
-    const std::optional<float>& swish = epilogue.second;
+    const RowLoopEpilogue epilogue = row_loop_epilogue();
     const int64_t c = p.out_channels, in_image = g.in_h * g.in_w * c, out_image = g.out_h * g.out_w * c;
     const float* in = x.data<float>();
     float* out = y.data<float>();
     const DepthwiseWeights& w = *depthwise_direct_;
-    const int64_t rows = p.batch * g.out_h;
-    auto run_rows = [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end;) {
-        const int64_t image = r / g.out_h, oy = r - image * g.out_h, stop = std::min(end, (image + 1) * g.out_h);
-        depthwise_rows(in + image * in_image, w, g, oy, oy + (stop - r), out + image * out_image, e,
-                       swish ? &*swish : nullptr);
-        r = stop;
-      }
-    };
-    if (rows > 1 && ctx.num_threads() > 1) ctx.parallel_for(rows, run_rows);
-    else run_rows(0, rows);
+    split_image_rows(ctx, p.batch, g.out_h, [&](int64_t image, int64_t first, int64_t last) {
+      depthwise_rows(in + image * in_image, w, g, first, last, out + image * out_image, epilogue.activation,
+                     epilogue.swish());
+    });
   }
 
   /// Input channels up to which a 3x3 group-1 convolution runs the direct stem loop: the RGB
@@ -586,25 +600,15 @@ class DnnlConvKernel : public Kernel,
   void run_stem_direct(const ConvProblem& p, const Tensor& x, const Shape& out_shape, KernelContext& ctx) const {
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
     const DepthwiseGeometry g = image_geometry(p.geom);
-    // Named, not a structured binding: clang 14 does not let lambdas capture those.
-    const std::pair<PointwiseEpilogue, std::optional<float>> epilogue = row_loop_epilogue();
-    const PointwiseEpilogue& e = epilogue.first;
-    const std::optional<float>& swish = epilogue.second;
+    const RowLoopEpilogue epilogue = row_loop_epilogue();
     const StemWeights& w = *stem_direct_;
     const int64_t in_image = g.in_h * g.in_w * w.in, out_image = g.out_h * g.out_w * w.out;
     const float* in = x.data<float>();
     float* out = y.data<float>();
-    const int64_t rows = p.batch * g.out_h;
-    auto run_rows = [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end;) {
-        const int64_t image = r / g.out_h, oy = r - image * g.out_h, stop = std::min(end, (image + 1) * g.out_h);
-        stem_rows(in + image * in_image, input_channels_last_, w, g, oy, oy + (stop - r), out + image * out_image,
-                  output_channels_last_, e, swish ? &*swish : nullptr);
-        r = stop;
-      }
-    };
-    if (rows > 1 && ctx.num_threads() > 1) ctx.parallel_for(rows, run_rows);
-    else run_rows(0, rows);
+    split_image_rows(ctx, p.batch, g.out_h, [&](int64_t image, int64_t first, int64_t last) {
+      stem_rows(in + image * in_image, input_channels_last_, w, g, first, last, out + image * out_image,
+                output_channels_last_, epilogue.activation, epilogue.swish());
+    });
   }
 
   static PointwiseEpilogue::Activation pointwise_activation(FusedTails::SimpleChain::Activation a) {
