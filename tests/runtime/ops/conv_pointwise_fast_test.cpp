@@ -30,7 +30,7 @@ TEST(OptimizedConvPointwise, RowsMatchDoubleProductWithEveryEpilogue) {
   uint32_t seed = 1;
   for (int64_t in : {1, 3, 16, 17, 24, 64})
     for (int64_t out : {1, 5, 16, 17, 33, 64, 96, 130})
-      for (int64_t rows : {1, 7, 23, 100})
+      for (int64_t rows : {1, 7, 15, 23, 100})
         for (int variant = 0; variant < 5; ++variant) {
           SCOPED_TRACE("in=" + std::to_string(in) + " out=" + std::to_string(out) + " rows=" + std::to_string(rows) +
                        " variant=" + std::to_string(variant));

@@ -39,20 +39,21 @@ inline Tensor conv_weights(const Shape& shape, uint32_t seed) {
   return w;
 }
 
-/// Appends `tail` after value `value` and returns the last value: "Swish" (Sigmoid + Mul), "Clip"
-/// (reading initializers "lo" and "hi"), "" (none), or any unary op by name ("Relu",
-/// "HardSwish", "Elu").
-inline std::string append_tail(ModelBuilder& m, const std::string& value, const std::string& tail) {
+/// Appends `tail` after value `value` and returns the last value (`out`): "Swish" (Sigmoid +
+/// Mul), "Clip" (reading initializers "lo" and "hi"), "" (none: `value` itself), or any unary op
+/// by name ("Relu", "HardSwish", "Elu").
+inline std::string append_tail(ModelBuilder& m, const std::string& value, const std::string& tail,
+                               const std::string& out = "t") {
   if (tail.empty()) return value;
   if (tail == "Swish") {
     m.node("Sigmoid", {value}, {value + "_sigmoid"});
-    m.node("Mul", {value, value + "_sigmoid"}, {"t"});
+    m.node("Mul", {value, value + "_sigmoid"}, {out});
   } else if (tail == "Clip") {
-    m.node("Clip", {value, "lo", "hi"}, {"t"});
+    m.node("Clip", {value, "lo", "hi"}, {out});
   } else {
-    m.node(tail, {value}, {"t"});
+    m.node(tail, {value}, {out});
   }
-  return "t";
+  return out;
 }
 
 /// The epilogue's activation in double, then a Swish when `swish`.

@@ -26,19 +26,19 @@ void tap_range(int64_t out, int64_t stride, int64_t pad, int64_t k, int64_t size
   hi = std::min<int64_t>(k, size - start);
 }
 
-void depthwise_scalar(const float* x, const DepthwiseWeights& w, const DepthwiseGeometry& g, int64_t oy, float* y,
-                      const PointwiseEpilogue& e) {
+void depthwise_scalar(const float* const* rows, const DepthwiseWeights& w, const DepthwiseGeometry& g, int64_t oy,
+                      float* y_row, const PointwiseEpilogue& e) {
   const int64_t c = w.channels;
   int64_t ky0, ky1;
   tap_range(oy, g.stride_h, g.pad_top, w.kh, g.in_h, ky0, ky1);
   for (int64_t ox = 0; ox < g.out_w; ++ox) {
     int64_t kx0, kx1;
     tap_range(ox, g.stride_w, g.pad_left, w.kw, g.in_w, kx0, kx1);
-    float* out = y + (oy * g.out_w + ox) * c;
+    float* out = y_row + ox * c;
     for (int64_t k = 0; k < c; ++k) out[k] = w.bias[k];
     for (int64_t ky = ky0; ky < ky1; ++ky)
       for (int64_t kx = kx0; kx < kx1; ++kx) {
-        const float* in = x + ((oy * g.stride_h - g.pad_top + ky) * g.in_w + ox * g.stride_w - g.pad_left + kx) * c;
+        const float* in = rows[ky] + (ox * g.stride_w - g.pad_left + kx) * c;
         const float* tap = w.packed.data() + (ky * w.kw + kx) * w.padded;
         for (int64_t k = 0; k < c; ++k) out[k] += in[k] * tap[k];
       }
@@ -48,12 +48,14 @@ void depthwise_scalar(const float* x, const DepthwiseWeights& w, const Depthwise
 
 #if PARITY_DEPTHWISE_X86
 /// X output pixels from `ox` on, channels [cb, cb + 16) (`mask` the valid ones), taps
-/// [ky0, ky1) x [kx0, kx1) that lie inside the input for all X of them.
+/// [ky0, ky1) x [kx0, kx1) that lie inside the input for all X of them; rows[ky] is the input
+/// row tap row ky reads.
 template <int X, bool kFull>
-__attribute__((target("avx512f"), always_inline)) inline void depthwise_block(const float* x, const DepthwiseWeights& w,
-                                                              const DepthwiseGeometry& g, int64_t oy, int64_t ox,
+__attribute__((target("avx512f"), always_inline)) inline void depthwise_block(const float* const* rows,
+                                                              const DepthwiseWeights& w, const DepthwiseGeometry& g,
+                                                              int64_t ox,
                                                               int64_t ky0, int64_t ky1, int64_t kx0, int64_t kx1,
-                                                              int64_t cb, __mmask16 mask, float* y,
+                                                              int64_t cb, __mmask16 mask, float* y_row,
                                                               const PointwiseEpilogue& e) {
   const int64_t c = w.channels;
   __m512 acc[X];
@@ -62,7 +64,7 @@ __attribute__((target("avx512f"), always_inline)) inline void depthwise_block(co
   for (int j = 0; j < X; ++j) acc[j] = bias;
   const int64_t pixel_step = g.stride_w * c;
   for (int64_t ky = ky0; ky < ky1; ++ky) {
-    const float* row = x + ((oy * g.stride_h - g.pad_top + ky) * g.in_w + ox * g.stride_w - g.pad_left) * c + cb;
+    const float* row = rows[ky] + (ox * g.stride_w - g.pad_left) * c + cb;
     const float* taps = w.packed.data() + ky * w.kw * w.padded + cb;
     for (int64_t kx = kx0; kx < kx1; ++kx) {
       const __m512 tap = _mm512_loadu_ps(taps + kx * w.padded);
@@ -74,7 +76,7 @@ __attribute__((target("avx512f"), always_inline)) inline void depthwise_block(co
       }
     }
   }
-  float* out = y + (oy * g.out_w + ox) * c + cb;
+  float* out = y_row + ox * c + cb;
 #pragma GCC unroll 8
   for (int j = 0; j < X; ++j) {
     if (kFull) _mm512_storeu_ps(out + j * c, activate_vector(acc[j], e));
@@ -84,20 +86,20 @@ __attribute__((target("avx512f"), always_inline)) inline void depthwise_block(co
 
 /// X output pixels from `ox` on, channels [c0, c1).
 template <int X>
-__attribute__((target("avx512f"))) void depthwise_pixels(const float* x, const DepthwiseWeights& w,
-                                                         const DepthwiseGeometry& g, int64_t oy, int64_t ox, int64_t ky0,
+__attribute__((target("avx512f"))) void depthwise_pixels(const float* const* rows, const DepthwiseWeights& w,
+                                                         const DepthwiseGeometry& g, int64_t ox, int64_t ky0,
                                                          int64_t ky1, int64_t kx0, int64_t kx1, int64_t c0, int64_t c1,
-                                                         float* y, const PointwiseEpilogue& e) {
+                                                         float* y_row, const PointwiseEpilogue& e) {
   for (int64_t cb = c0; cb < c1; cb += 16) {
     const int64_t left = w.channels - cb;
     const __mmask16 mask = static_cast<__mmask16>(left >= 16 ? 0xFFFF : (1u << left) - 1);
-    if (left >= 16) depthwise_block<X, true>(x, w, g, oy, ox, ky0, ky1, kx0, kx1, cb, mask, y, e);
-    else depthwise_block<X, false>(x, w, g, oy, ox, ky0, ky1, kx0, kx1, cb, mask, y, e);
+    if (left >= 16) depthwise_block<X, true>(rows, w, g, ox, ky0, ky1, kx0, kx1, cb, mask, y_row, e);
+    else depthwise_block<X, false>(rows, w, g, ox, ky0, ky1, kx0, kx1, cb, mask, y_row, e);
   }
 }
 
-__attribute__((target("avx512f"))) void depthwise_row_avx512(const float* x, const DepthwiseWeights& w,
-                                                             const DepthwiseGeometry& g, int64_t oy, float* y,
+__attribute__((target("avx512f"))) void depthwise_row_avx512(const float* const* rows, const DepthwiseWeights& w,
+                                                             const DepthwiseGeometry& g, int64_t oy, float* y_row,
                                                              const PointwiseEpilogue& e) {
   int64_t ky0, ky1;
   tap_range(oy, g.stride_h, g.pad_top, w.kh, g.in_h, ky0, ky1);
@@ -115,10 +117,10 @@ __attribute__((target("avx512f"))) void depthwise_row_avx512(const float* x, con
     const int64_t c1 = std::min(w.channels, c0 + group);
     auto pixels = [&](int64_t ox, int64_t count, int64_t kx0, int64_t kx1) {
       switch (count) {
-        case 8: depthwise_pixels<8>(x, w, g, oy, ox, ky0, ky1, kx0, kx1, c0, c1, y, e); break;
-        case 4: depthwise_pixels<4>(x, w, g, oy, ox, ky0, ky1, kx0, kx1, c0, c1, y, e); break;
-        case 2: depthwise_pixels<2>(x, w, g, oy, ox, ky0, ky1, kx0, kx1, c0, c1, y, e); break;
-        default: depthwise_pixels<1>(x, w, g, oy, ox, ky0, ky1, kx0, kx1, c0, c1, y, e); break;
+        case 8: depthwise_pixels<8>(rows, w, g, ox, ky0, ky1, kx0, kx1, c0, c1, y_row, e); break;
+        case 4: depthwise_pixels<4>(rows, w, g, ox, ky0, ky1, kx0, kx1, c0, c1, y_row, e); break;
+        case 2: depthwise_pixels<2>(rows, w, g, ox, ky0, ky1, kx0, kx1, c0, c1, y_row, e); break;
+        default: depthwise_pixels<1>(rows, w, g, ox, ky0, ky1, kx0, kx1, c0, c1, y_row, e); break;
       }
     };
     auto edge = [&](int64_t ox) {  // a column whose window sticks out of the input
@@ -163,17 +165,27 @@ DepthwiseWeights pack_depthwise_weights(const float* weights, int64_t channels, 
   return w;
 }
 
+void depthwise_row_from(const float* const* rows, const DepthwiseWeights& w, const DepthwiseGeometry& g, int64_t oy,
+                        float* y_row, const PointwiseEpilogue& epilogue, const float* swish_alpha) {
+#if PARITY_DEPTHWISE_X86
+  if (depthwise_direct_available()) depthwise_row_avx512(rows, w, g, oy, y_row, epilogue);
+  else depthwise_scalar(rows, w, g, oy, y_row, epilogue);
+#else
+  depthwise_scalar(rows, w, g, oy, y_row, epilogue);
+#endif
+  if (swish_alpha) swish_in_place(y_row, g.out_w * w.channels, *swish_alpha);
+}
+
 void depthwise_rows(const float* x, const DepthwiseWeights& w, const DepthwiseGeometry& g, int64_t row_begin,
                     int64_t row_end, float* y, const PointwiseEpilogue& epilogue, const float* swish_alpha) {
   calls.fetch_add(1, std::memory_order_relaxed);
+  std::vector<const float*> rows(static_cast<size_t>(w.kh));
   for (int64_t oy = row_begin; oy < row_end; ++oy) {
-#if PARITY_DEPTHWISE_X86
-    if (depthwise_direct_available()) depthwise_row_avx512(x, w, g, oy, y, epilogue);
-    else depthwise_scalar(x, w, g, oy, y, epilogue);
-#else
-    depthwise_scalar(x, w, g, oy, y, epilogue);
-#endif
-    if (swish_alpha) swish_in_place(y + oy * g.out_w * w.channels, g.out_w * w.channels, *swish_alpha);
+    for (int64_t ky = 0; ky < w.kh; ++ky) {
+      const int64_t iy = oy * g.stride_h - g.pad_top + ky;
+      rows[ky] = iy >= 0 && iy < g.in_h ? x + iy * g.in_w * w.channels : nullptr;
+    }
+    depthwise_row_from(rows.data(), w, g, oy, y + oy * g.out_w * w.channels, epilogue, swish_alpha);
   }
 }
 

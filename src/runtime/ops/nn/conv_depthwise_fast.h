@@ -42,6 +42,12 @@ struct DepthwiseGeometry {
 void depthwise_rows(const float* x, const DepthwiseWeights& w, const DepthwiseGeometry& g, int64_t row_begin,
                     int64_t row_end, float* y, const PointwiseEpilogue& epilogue, const float* swish_alpha);
 
+/// Output row `oy` of one image from input rows held anywhere (a ring of rows computed just
+/// before, see conv_expand_depthwise.h): rows[ky] is input row oy * stride_h - pad_top + ky
+/// ([in_w][C]; null where that row lies outside the input, never read). y_row is [out_w][C].
+void depthwise_row_from(const float* const* rows, const DepthwiseWeights& w, const DepthwiseGeometry& g, int64_t oy,
+                        float* y_row, const PointwiseEpilogue& epilogue, const float* swish_alpha);
+
 /// How many depthwise_rows calls ran (process-wide): lets tests check which path a layer took.
 uint64_t depthwise_direct_calls();
 

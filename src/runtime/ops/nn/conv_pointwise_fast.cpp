@@ -86,7 +86,14 @@ __attribute__((target("avx512f"))) void pointwise_channels(const float* x, int64
   const __mmask16 last = static_cast<__mmask16>(tail >= 16 ? 0xFFFF : (1u << tail) - 1);
   int64_t r = 0;
   for (; r + P <= rows; r += P) pointwise_block<P, NB>(x + r * w.in, w, first, last, y, e, r);
-  for (; r < rows; ++r) pointwise_block<1, NB>(x + r * w.in, w, first, last, y, e, r);
+  // The remainder in blocks of 8, 4, 2, 1 pixels: one pixel at a time is a chain of dependent
+  // multiply-adds per vector, and a row of 56 pixels (the fused expand's unit) left 8 of them.
+  if constexpr (P > 8)
+    if (r + 8 <= rows) pointwise_block<8, NB>(x + r * w.in, w, first, last, y, e, r), r += 8;
+  if constexpr (P > 4)
+    if (r + 4 <= rows) pointwise_block<4, NB>(x + r * w.in, w, first, last, y, e, r), r += 4;
+  if (r + 2 <= rows) pointwise_block<2, NB>(x + r * w.in, w, first, last, y, e, r), r += 2;
+  if (r < rows) pointwise_block<1, NB>(x + r * w.in, w, first, last, y, e, r), r += 1;
 }
 
 __attribute__((target("avx512f"))) void pointwise_avx512(const float* x, int64_t rows, const PointwiseWeights& w,
