@@ -12,7 +12,12 @@
 // planner hands Concat channels-last inputs only where its output is handed off too
 // (passes_layout_through); an input that still comes in NCHW is transposed while it is copied.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "runtime/channels_last.h"
 
@@ -33,6 +38,33 @@ void transpose_block(const S* src, int64_t src_stride, S* dst, int64_t dst_strid
       for (int64_t k = k0; k < k1; ++k)
         for (int64_t r = r0; r < r1; ++r) dst[k * dst_stride + r] = src[r * src_stride + k];
     }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx512f,avx512bw"))) void copy_slice_avx512(std::byte* dst, const std::byte* src, int64_t n) {
+  int64_t k = 0;
+  for (; k + 64 <= n; k += 64) _mm512_storeu_si512(dst + k, _mm512_loadu_si512(src + k));
+  if (k < n) {
+    const __mmask64 mask = (uint64_t{1} << (n - k)) - 1;
+    _mm512_mask_storeu_epi8(dst + k, mask, _mm512_maskz_loadu_epi8(mask, src + k));
+  }
+}
+#endif
+
+void copy_slice_memcpy(std::byte* dst, const std::byte* src, int64_t n) { std::memcpy(dst, src, static_cast<size_t>(n)); }
+
+/// Copies one pixel's slice of one input (a few hundred bytes) into the output. As 64-byte
+/// moves with a masked tail where the CPU has AVX-512BW: memcpy's call and size dispatch cost
+/// more than such a move, and the generic element loop compiled to 16-byte moves (SqueezeNet's
+/// 128-channel Concat on 55x55: 0.22 ms that way, 0.11 ms as vector moves, in a micro-benchmark).
+using SliceCopy = void (*)(std::byte*, const std::byte*, int64_t);
+SliceCopy slice_copy() {
+#if defined(__x86_64__)
+  static const SliceCopy copy = __builtin_cpu_supports("avx512bw") ? copy_slice_avx512 : copy_slice_memcpy;
+  return copy;
+#else
+  return copy_slice_memcpy;
+#endif
 }
 
 class FastConcat final : public Kernel, public ChannelsLastKernel {
@@ -159,8 +191,30 @@ class FastConcat final : public Kernel, public ChannelsLastKernel {
     tensor_ops::visit_storage_type(first.dtype(), [&](auto tag) {
       using S = typename decltype(tag)::type;
       S* dst = static_cast<S*>(out.raw_data());
+      const bool all_channels_last =
+          channels_last_output_ && std::find(channels_last.begin(), channels_last.end(), false) == channels_last.end();
+      const SliceCopy copy_slice = slice_copy();
+      // Channels-last on every side: pixel by pixel, each input's slice in turn, so the output is
+      // written once from start to end.
+      auto interleave_pixels = [&](int64_t b, int64_t p0, int64_t p1) {
+        std::byte* out_image = reinterpret_cast<std::byte*>(dst + b * channels * pixels);
+        const int64_t pixel_bytes = channels * static_cast<int64_t>(sizeof(S));
+        for (int64_t p = p0; p < p1; ++p) {
+          int64_t offset = 0;  // bytes
+          for (const Tensor* input : inputs) {
+            const int64_t bytes = input->shape()[1] * static_cast<int64_t>(sizeof(S));
+            const auto* image = static_cast<const std::byte*>(input->raw_data()) + b * bytes * pixels;
+            copy_slice(out_image + p * pixel_bytes + offset, image + p * bytes, bytes);
+            offset += bytes;
+          }
+        }
+      };
       // Output pixels [p0, p1) of image b from every input.
       auto copy_pixels = [&](int64_t b, int64_t p0, int64_t p1) {
+        if (all_channels_last) {
+          interleave_pixels(b, p0, p1);
+          return;
+        }
         int64_t offset = 0;  // channel offset of input i in the output
         for (size_t i = 0; i < inputs.size(); ++i) {
           const int64_t c = inputs[i]->shape()[1];
