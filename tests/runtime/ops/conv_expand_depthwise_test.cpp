@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -151,11 +152,23 @@ ModelBuilder expand_depthwise_block(const PairCase& c, uint32_t seed) {
   return m;
 }
 
+/// Runs `body` with the ring forced on (threshold 0) and off (threshold beyond any map), then
+/// restores the machine's threshold.
+template <typename Body>
+void with_ring_and_two_passes(const Body& body) {
+  for (const bool ring : {true, false}) {
+    SCOPED_TRACE(ring ? "ring" : "two passes");
+    runtime::nn::set_expand_depthwise_ring_bytes_for_testing(ring ? 0 : int64_t{1} << 40);
+    body(ring);
+  }
+  runtime::nn::set_expand_depthwise_ring_bytes_for_testing(std::nullopt);
+}
+
 TEST(ExpandDepthwise, SessionsMatchReferenceKernels) {
-  // Expanded maps of 2 MiB and more fuse (64 x 96 x 96 floats = 2.25 MiB); 48 channels on the
-  // same map (1.7 MiB) and a 5x5 depthwise kernel keep two layers. An Elu after the expand keeps
+  // Expanded maps of 1 MiB and more fuse (64 x 96 x 96 floats: 2.25 MiB); 8 channels on the
+  // same map (288 KiB) and a 5x5 depthwise kernel keep two layers. An Elu after the expand keeps
   // them apart; an Elu after the depthwise layer runs on its own after the fused pair (which then
-  // writes NCHW for it).
+  // writes NCHW for it). The counter counts ring runs: two-pass runs of a fused pair count none.
   const std::vector<PairCase> cases = {
       {{1, 16, 96, 96}, 64, 3, 2, {1, 1, 1, 1}, "Relu", "Relu", true},
       {{2, 16, 96, 97}, 64, 3, 1, {1, 1, 1, 1}, "Clip", "Clip", true},
@@ -163,33 +176,54 @@ TEST(ExpandDepthwise, SessionsMatchReferenceKernels) {
       {{1, 16, 97, 96}, 65, 3, 2, {1, 1, 1, 1}, "Swish", "Swish", true},
       {{1, 16, 96, 96}, 64, 3, 2, {1, 1, 1, 1}, "Swish", "Relu", true},
       {{1, 16, 96, 96}, 64, 3, 2, {1, 1, 1, 1}, "Relu", "Swish", true},
-      {{1, 16, 96, 96}, 64, 3, 2, {1, 1, 1, 1}, "Swish", "Swish", true},
       {{1, 5, 100, 90}, 70, 2, 1, {0, 1, 1, 0}, "", "HardSwish", true},
       {{1, 16, 96, 96}, 64, 3, 1, {1, 1, 1, 1}, "Relu", "Elu", true},
-      {{1, 16, 96, 96}, 64, 3, 1, {1, 1, 1, 1}, "Elu", "Relu", false},
-      {{1, 16, 96, 96}, 48, 3, 1, {1, 1, 1, 1}, "Relu", "Relu", false},
-      {{1, 16, 96, 96}, 64, 5, 1, {2, 2, 2, 2}, "Relu", "Relu", false},
+      {{1, 16, 96, 96}, 64, 3, 1, {1, 1, 1, 1}, "Elu", "Relu", true},
+      {{1, 16, 96, 96}, 8, 3, 1, {1, 1, 1, 1}, "Relu", "Relu", true},
+      {{1, 16, 96, 96}, 64, 5, 1, {2, 2, 2, 2}, "Relu", "Relu", true},
   };
   uint32_t seed = 900;
   for (const PairCase& c : cases) {
     SCOPED_TRACE(shape_to_string(c.x) + " -> " + std::to_string(c.channels) + " k" + std::to_string(c.k) + " s" +
                  std::to_string(c.stride) + " " + c.expand_tail + "/" + c.depthwise_tail);
-    const bool fused = c.expand_tail != "Elu" && c.channels >= 64 && c.k <= 3;
+    const bool fused = c.expand_tail != "Elu" && c.k <= 3 && c.channels >= 64;
     const ModelBuilder m = expand_depthwise_block(c, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::expand_depthwise_calls,
-                                           runtime::nn::depthwise_direct_available(), fused, 5e-4);
+    with_ring_and_two_passes([&](bool ring) {
+      expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::expand_depthwise_calls,
+                                             runtime::nn::depthwise_direct_available(), fused && ring, 5e-4);
+    });
   }
 }
 
 TEST(ExpandDepthwise, PairBetweenGraphInputAndOutputConvertsLayouts) {
-  // No convolution on either side: the pair reads and writes NCHW, which the fused loop converts
+  // No convolution on either side: the pair reads and writes NCHW, which the fused loops convert
   // to and from channels-last (batch 2: the conversions cover every image).
   const PairCase c{{2, 16, 96, 96}, 64, 3, 2, {1, 1, 1, 1}, "Relu", "Relu", false};
   const ModelBuilder m = expand_depthwise_block(c, 77);
   const TensorMap feed{{"x", nn::random_tensor(c.x, 78)}};
-  expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::expand_depthwise_calls,
-                                         runtime::nn::depthwise_direct_available(), true, 5e-4);
+  with_ring_and_two_passes([&](bool ring) {
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::expand_depthwise_calls,
+                                           runtime::nn::depthwise_direct_available(), ring, 5e-4);
+  });
+}
+
+TEST(ExpandDepthwise, TwoPassRunsStillTakeTheDirectLoops) {
+  // Below the ring threshold a fused pair runs the pointwise and depthwise loops over the whole
+  // map, not the reference chain.
+  const PairCase c{{1, 16, 96, 96}, 64, 3, 2, {1, 1, 1, 1}, "Relu", "Relu", true};
+  const ModelBuilder m = expand_depthwise_block(c, 55);
+  const TensorMap feed{{"x", nn::random_tensor(c.x, 56)}};
+  runtime::nn::set_expand_depthwise_ring_bytes_for_testing(int64_t{1} << 40);
+  const CountedRun run = optimized_run_counting(m.model(), feed, 1, runtime::nn::depthwise_direct_calls);
+  const std::vector<std::string> labels =
+      executed_node_labels(session_with_kernels(m.model(), runtime::KernelTier::kOptimized), feed);
+  runtime::nn::set_expand_depthwise_ring_bytes_for_testing(std::nullopt);
+  expect_direct_path(run, runtime::nn::depthwise_direct_available(), true, 1);
+  if (runtime::nn::depthwise_direct_available()) {
+    EXPECT_TRUE(any_label_contains(labels, "fused with Conv node 'depthwise'")) << "the pair did not fuse";
+  }
+  EXPECT_TRUE(tensors_close(run.output, reference_output(m.model(), feed), 5e-4, 5e-4));
 }
 
 #endif  // PARITY_HAVE_DNNL

@@ -269,6 +269,7 @@ class DnnlConvKernel : public Kernel,
     if (source && source->saved_packed_state()) kernel->restore(*source->saved_packed_state(), init);
     else if (std::optional<Shape> x = init.input_static_shape(0)) kernel->prepack(*x);
     kernel->static_input_shape_ = init.input_static_shape(0);
+    kernel->capture_constant_bias(init);
     return kernel;
   }
 
@@ -593,27 +594,31 @@ class DnnlConvKernel : public Kernel,
     });
   }
 
-  /// A depthwise Conv fused as a tail of this 1x1 convolution (conv_expand_depthwise.h): its
-  /// weights packed for the row loop, its window attributes and its own tails.
+  /// A depthwise Conv fused as a tail of this 1x1 convolution (conv_expand_depthwise.h): both
+  /// layers' weights packed for the direct loops, the tail's window attributes and its own tails.
   struct DepthwiseTail {
+    PointwiseWeights expand;
     DepthwiseWeights weights;
     Shape weight_shape;
     WindowAttrs window;
     FusedTails tails;
   };
 
-  /// Expanded-map size (one image) from which a depthwise tail is fused: the maps of 112x112
-  /// blocks (3.2-4.8 MB), which leave a 2 MB L2. Measured per block at 1 thread (ms, separate
-  /// layers -> fused): MobileNetV2's 16 -> 96 -> stride 2 0.99 -> 0.60, EfficientNet-B0's with
-  /// Swish 1.58 -> 1.15; the 56x56 maps of 144 channels (1.8 MB) stay in L2 between the layers
-  /// and gained nothing (0.45 -> 0.48 and 0.85 -> 0.77 ms, within the runs' noise).
-  static constexpr int64_t kExpandDepthwiseMinBytes = int64_t{2} << 20;
+  /// Expanded maps (one image) from which a depthwise tail is accepted. Fixed, so that a plan
+  /// replays the same fusions on any machine of its ISA: whether a run expands row by row into a
+  /// ring or in two passes is decided per run (expand_depthwise_ring_bytes(), the L2 size).
+  static constexpr int64_t kExpandDepthwiseMinBytes = int64_t{1} << 20;
 
-  /// Accepts `tail` as a depthwise tail when this is a narrow 1x1 convolution whose tails suit the
-  /// row loops, with a static input large enough, and the tail a 2-D depthwise Conv of at most
-  /// 3x3 whose weights and bias are constants.
+  /// Accepts `tail` as a depthwise tail when this is a narrow 1x1 convolution (constant bias)
+  /// whose tails suit the row loops, with a static input and an output of at least
+  /// kExpandDepthwiseMinBytes, and the tail a 2-D depthwise Conv of at most 3x3 whose weights and
+  /// bias are constants. Only the model and the CPU's ISA decide, not the environment.
   bool fuse_depthwise_tail(const KernelInit& tail) {
-    if (!expand_depthwise_enabled() || !pointwise_direct_ || int8_ || compute_type_ != memory::data_type::f32) return false;
+    if (!pointwise_direct_available() || !depthwise_direct_available() || transposed_ || group_ != 1 || int8_ ||
+        compute_type_ != memory::data_type::f32 || !has_constant_bias_or_none_ || weights_.rank() != 4)
+      return false;
+    const Shape& head = weights_.shape();
+    if (head[2] != 1 || head[3] != 1 || head[1] > kPointwiseDirectMaxInput) return false;
     if (tail.op_type() != "Conv" || !tail.spec().domain.empty() || !tail.has_input(1) || !row_loop_takes_tails(tails_))
       return false;
     const auto ones = [](const std::vector<int64_t>& v) { return std::all_of(v.begin(), v.end(), [](int64_t k) { return k == 1; }); };
@@ -627,7 +632,8 @@ class DnnlConvKernel : public Kernel,
       return false;
     const std::optional<Tensor> w = tail.constant_input(1);
     if (!w || w->dtype() != DType::kFloat32 || w->rank() != 4 || w->dim(0) != channels || w->dim(1) != 1 ||
-        w->dim(2) < 1 || w->dim(3) < 1 || w->dim(2) > kDepthwiseDirectMaxKernel || w->dim(3) > kDepthwiseDirectMaxKernel || tail.attr_int("group", 1) != channels)
+        w->dim(2) < 1 || w->dim(3) < 1 || w->dim(2) > kDepthwiseDirectMaxKernel || w->dim(3) > kDepthwiseDirectMaxKernel ||
+        tail.attr_int("group", 1) != channels)
       return false;
     std::optional<Tensor> bias;
     if (tail.has_input(2)) {
@@ -636,10 +642,23 @@ class DnnlConvKernel : public Kernel,
     }
     const WindowAttrs window = WindowAttrs::parse(tail, /*has_dilations=*/true, /*has_ceil_mode=*/false);
     if (!ones(window.dilations)) return false;
+    const float* head_bias = constant_bias_ ? constant_bias_->data<float>() : nullptr;
     depthwise_tail_.emplace(DepthwiseTail{
+        pack_pointwise_weights(weights_.data<float>(), channels, head[1], head_bias),
         pack_depthwise_weights(w->data<float>(), channels, w->dim(2), w->dim(3), bias ? bias->data<float>() : nullptr),
         w->shape(), window, FusedTails()});
     return true;
+  }
+
+  void capture_constant_bias(const KernelInit& init) {
+    if (!init.has_input(2)) {
+      has_constant_bias_or_none_ = true;
+      return;
+    }
+    constant_bias_ = init.constant_input(2);
+    has_constant_bias_or_none_ = constant_bias_ && constant_bias_->dtype() == DType::kFloat32 &&
+                                 constant_bias_->numel() == out_channels();
+    if (!has_constant_bias_or_none_) constant_bias_.reset();
   }
 
   /// After a depthwise tail, activations (or a Swish) the row loop applies to its output rows.
@@ -663,8 +682,8 @@ class DnnlConvKernel : public Kernel,
     const ConvProblem d = make_conv_problem(p.output_shape(), tail.weight_shape, p.out_channels, tail.window, ctx);
     const Tensor* bias = num_head_inputs_ > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
     const bool fast = x.dtype() == DType::kFloat32 && !output_reduced_ && x.rank() == 4 &&
-                      (bias != nullptr) == pointwise_bias_ && x.numel() > 0 && shape_numel(d.output_shape()) > 0 &&
-                      is_pointwise(p) && undilated_with_nonnegative_pads(d.geom);
+                      (bias != nullptr) == constant_bias_.has_value() && x.numel() > 0 &&
+                      shape_numel(d.output_shape()) > 0 && is_pointwise(p) && undilated_with_nonnegative_pads(d.geom);
     if (!fast) {
       run_reference(ctx);
       return;
@@ -678,6 +697,9 @@ class DnnlConvKernel : public Kernel,
     count_dnnl_fast_path_run();
   }
 
+  /// Channels-last x into channels-last y. A map larger than L2 is expanded row by row into a
+  /// ring each band of output rows owns; a smaller one (or with PARITY_CONV_EXPAND_DEPTHWISE=off)
+  /// in two passes, the whole expanded map and then the depthwise rows, as two layers would.
   void run_expand_depthwise_rows(const ConvProblem& p, const ConvProblem& d, const Tensor& x, Tensor& y,
                                  KernelContext& ctx) const {
     const DepthwiseTail& tail = *depthwise_tail_;
@@ -685,15 +707,37 @@ class DnnlConvKernel : public Kernel,
     const RowLoopEpilogue expand = row_loop_epilogue(tails_);
     const RowLoopEpilogue depthwise = row_loop_epilogue(tail.tails);
     const int64_t in_image = g.in_h * g.in_w * p.in_channels, out_image = g.out_h * g.out_w * p.out_channels;
+    const int64_t map_floats = g.in_h * g.in_w * p.out_channels;
     const float* in = x.data<float>();
     float* out = y.data<float>();
-    split_image_rows(ctx, p.batch, g.out_h, [&](int64_t image, int64_t first, int64_t last) {
-      // Kept per thread: a ring is a few hundred KB, allocated again each run otherwise.
-      thread_local std::vector<float> ring;
-      ring.resize(std::max<size_t>(ring.size(), static_cast<size_t>(expand_depthwise_scratch(tail.weights, g))));
-      expand_depthwise_rows(in + image * in_image, *pointwise_direct_, expand.finish(), tail.weights, g, first, last,
-                            out + image * out_image, depthwise.finish(), ring.data());
-    });
+    if (expand_depthwise_enabled() && map_floats * static_cast<int64_t>(sizeof(float)) >= expand_depthwise_ring_bytes()) {
+      split_image_rows(ctx, p.batch, g.out_h, [&](int64_t image, int64_t first, int64_t last) {
+        // Kept per thread: a ring is a few hundred KB, allocated again each run otherwise.
+        thread_local std::vector<float> ring;
+        ring.resize(std::max<size_t>(ring.size(), static_cast<size_t>(expand_depthwise_scratch(tail.weights, g))));
+        expand_depthwise_rows(in + image * in_image, tail.expand, expand.finish(), tail.weights, g, first, last,
+                              out + image * out_image, depthwise.finish(), ring.data());
+      });
+      return;
+    }
+    std::vector<float> map(static_cast<size_t>(map_floats));
+    const int64_t pixels = g.in_h * g.in_w;
+    const int64_t tile = std::max<int64_t>(16, (int64_t{1} << 14) / p.out_channels);  // ~64 KB of output
+    const int64_t tiles = (pixels + tile - 1) / tile;
+    for (int64_t image = 0; image < p.batch; ++image) {
+      ctx.parallel_for(tiles, [&](int64_t first, int64_t last) {
+        for (int64_t t = first; t < last; ++t) {
+          const int64_t r0 = t * tile, n = std::min(tile, pixels - r0);
+          float* rows = map.data() + r0 * p.out_channels;
+          pointwise_rows(in + image * in_image + r0 * p.in_channels, n, tail.expand, rows, expand.activation);
+          if (expand.swish_alpha) swish_in_place(rows, n * p.out_channels, *expand.swish_alpha);
+        }
+      });
+      split_image_rows(ctx, 1, g.out_h, [&](int64_t, int64_t first, int64_t last) {
+        depthwise_rows(map.data(), tail.weights, g, first, last, out + image * out_image, depthwise.activation,
+                       depthwise.swish());
+      });
+    }
   }
 
   /// Input channels up to which a 3x3 group-1 convolution runs the direct stem loop: the RGB
@@ -1402,6 +1446,8 @@ class DnnlConvKernel : public Kernel,
   std::optional<ops::small_gemm::DirectWeights> point_weights_;  // see start_point_product()
   std::optional<DepthwiseWeights> depthwise_direct_;  // see start_depthwise_direct()
   std::optional<DepthwiseTail> depthwise_tail_;      // see fuse_depthwise_tail()
+  std::optional<Tensor> constant_bias_;              // the node's bias when it is a constant
+  bool has_constant_bias_or_none_ = false;           // no bias input, or a constant fp32 one
   std::optional<Shape> static_input_shape_;          // X's shape when the model fixes it
   std::optional<StemWeights> stem_direct_;  // see start_stem_direct()
   bool stem_bias_ = false;

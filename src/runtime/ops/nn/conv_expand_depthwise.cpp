@@ -1,5 +1,7 @@
 #include "runtime/ops/nn/conv_expand_depthwise.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <vector>
@@ -10,8 +12,22 @@ namespace parity::runtime::nn {
 namespace {
 
 std::atomic<uint64_t> calls{0};
+std::atomic<int64_t> ring_bytes_for_testing{-1};  // -1: the L2 size
 
 }  // namespace
+
+int64_t expand_depthwise_ring_bytes() {
+  static const int64_t l2_bytes = [] {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? static_cast<int64_t>(l2) : int64_t{1} << 20;
+  }();
+  const int64_t forced = ring_bytes_for_testing.load(std::memory_order_relaxed);
+  return forced >= 0 ? forced : l2_bytes;
+}
+
+void set_expand_depthwise_ring_bytes_for_testing(std::optional<int64_t> bytes) {
+  ring_bytes_for_testing.store(bytes ? std::max<int64_t>(0, *bytes) : -1, std::memory_order_relaxed);
+}
 
 int64_t expand_depthwise_scratch(const DepthwiseWeights& depthwise, const DepthwiseGeometry& g) {
   return depthwise.kh * g.in_w * depthwise.channels;

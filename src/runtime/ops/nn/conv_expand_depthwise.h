@@ -10,6 +10,7 @@
 // for 0.15 ms of multiply-adds.
 
 #include <cstdint>
+#include <optional>
 
 #include "runtime/ops/nn/conv_depthwise_fast.h"
 #include "runtime/ops/nn/conv_pointwise_fast.h"
@@ -33,6 +34,18 @@ int64_t expand_depthwise_scratch(const DepthwiseWeights& depthwise, const Depthw
 void expand_depthwise_rows(const float* x, const PointwiseWeights& expand, const RowFinish& expand_finish,
                            const DepthwiseWeights& depthwise, const DepthwiseGeometry& g, int64_t row_begin,
                            int64_t row_end, float* y, const RowFinish& depthwise_finish, float* scratch);
+
+/// Expanded-map bytes (one image) from which the ring pays: this core's L2 size (1 MiB where the
+/// system does not say). A smaller map stays in L2 between the two passes, which then cost no
+/// more than the ring (measured on a 2 MB L2: MobileNetV2's 144-channel 56x56 blocks, 1.8 MB,
+/// 0.45 ms apart and 0.48 fused); a larger one goes out to L3 and back (MobileNetV2's 16 -> 96
+/// -> stride-2 block on 112x112, 4.8 MB: 0.99 ms apart, 0.60 fused; EfficientNet-B0's with Swish
+/// 1.58 -> 1.15 ms).
+int64_t expand_depthwise_ring_bytes();
+
+/// Replaces expand_depthwise_ring_bytes() within this process (nullopt restores it): tests run
+/// both ways on any machine.
+void set_expand_depthwise_ring_bytes_for_testing(std::optional<int64_t> bytes);
 
 /// How many expand_depthwise_rows calls ran (process-wide): lets tests check which path ran.
 uint64_t expand_depthwise_calls();
