@@ -165,7 +165,7 @@ void with_ring_and_two_passes(const Body& body) {
 }
 
 TEST(ExpandDepthwise, SessionsMatchReferenceKernels) {
-  // Expanded maps of 1 MiB and more fuse (64 x 96 x 96 floats: 2.25 MiB); 8 channels on the
+  // Expanded maps of 2 MiB and more fuse (64 x 96 x 96 floats: 2.25 MiB); 8 channels on the
   // same map (288 KiB) and a 5x5 depthwise kernel keep two layers. An Elu after the expand keeps
   // them apart; an Elu after the depthwise layer runs on its own after the fused pair (which then
   // writes NCHW for it). The counter counts ring runs: two-pass runs of a fused pair count none.

@@ -142,12 +142,13 @@ bool depthwise_direct_enabled() {
   return enabled;
 }
 
-/// PARITY_CONV_EXPAND_DEPTHWISE=off keeps a 1x1 convolution and the depthwise one reading its
-/// output apart (conv_expand_depthwise.h; for measuring one against the other).
-bool expand_depthwise_enabled() {
+/// PARITY_CONV_EXPAND_DEPTHWISE=off runs a fused 1x1 + depthwise pair in two passes over the
+/// whole expanded map instead of row by row through a ring (conv_expand_depthwise.h; for
+/// measuring one against the other). Which pairs fuse does not depend on it (plans replay).
+bool expand_depthwise_ring_enabled() {
   static const bool enabled = [] {
     const char* env = std::getenv("PARITY_CONV_EXPAND_DEPTHWISE");
-    return !(env && std::string(env) == "off") && depthwise_direct_available() && pointwise_direct_available();
+    return !(env && std::string(env) == "off");
   }();
   return enabled;
 }
@@ -604,10 +605,15 @@ class DnnlConvKernel : public Kernel,
     FusedTails tails;
   };
 
-  /// Expanded maps (one image) from which a depthwise tail is accepted. Fixed, so that a plan
-  /// replays the same fusions on any machine of its ISA: whether a run expands row by row into a
-  /// ring or in two passes is decided per run (expand_depthwise_ring_bytes(), the L2 size).
-  static constexpr int64_t kExpandDepthwiseMinBytes = int64_t{1} << 20;
+  /// Expanded maps (one image) from which a depthwise tail is accepted: the 112x112 blocks of the
+  /// mobile networks (3.2-4.8 MB). Fixed, so that a plan replays the same fusions on any machine of
+  /// its ISA; whether a run expands row by row into a ring or in two passes is decided per run
+  /// (expand_depthwise_ring_bytes(), the L2 size). From 1 MiB, the 56x56 blocks of 144 channels
+  /// (1.8 MB) fused as well and ran their two passes on a 2 MB L2 (the direct 1x1 loop instead of
+  /// oneDNN's, a map allocated per run), slower against ORT than with 2 MiB (medians of three
+  /// alternating runs): MobileNetV2 1.03x -> 1.06x at 1 thread and 0.99x -> 1.10x at 2,
+  /// EfficientNet-B0 1.04x -> 1.06x at 1 thread.
+  static constexpr int64_t kExpandDepthwiseMinBytes = int64_t{2} << 20;
 
   /// Accepts `tail` as a depthwise tail when this is a narrow 1x1 convolution (constant bias)
   /// whose tails suit the row loops, with a static input and an output of at least
@@ -710,7 +716,7 @@ class DnnlConvKernel : public Kernel,
     const int64_t map_floats = g.in_h * g.in_w * p.out_channels;
     const float* in = x.data<float>();
     float* out = y.data<float>();
-    if (expand_depthwise_enabled() && map_floats * static_cast<int64_t>(sizeof(float)) >= expand_depthwise_ring_bytes()) {
+    if (expand_depthwise_ring_enabled() && map_floats * static_cast<int64_t>(sizeof(float)) >= expand_depthwise_ring_bytes()) {
       split_image_rows(ctx, p.batch, g.out_h, [&](int64_t image, int64_t first, int64_t last) {
         // Kept per thread: a ring is a few hundred KB, allocated again each run otherwise.
         thread_local std::vector<float> ring;
