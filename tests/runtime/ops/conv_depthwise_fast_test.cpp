@@ -28,29 +28,19 @@ using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
 
 TEST(OptimizedConvDepthwise, RowsMatchDoubleConvolution) {
-  struct Geometry {
-    int64_t h, w, k, stride, pad_top, pad_left, pad_bottom, pad_right;
-  };
-  const std::vector<Geometry> geometries = {
+  const std::vector<WindowCase> geometries = {
       {9, 13, 3, 1, 1, 1, 1, 1},  {9, 13, 3, 2, 1, 1, 1, 1},  {20, 21, 3, 2, 0, 1, 1, 0}, {7, 7, 5, 1, 2, 2, 2, 2},
       {11, 10, 5, 2, 1, 2, 2, 1}, {2, 3, 3, 1, 1, 1, 1, 1},   {1, 1, 3, 1, 1, 1, 1, 1},   {6, 17, 1, 1, 0, 0, 0, 0},
       {5, 4, 3, 1, 2, 3, 2, 3},   {30, 30, 3, 1, 1, 1, 1, 1},
   };
   uint32_t seed = 1;
-  for (const Geometry& geo : geometries)
+  for (const WindowCase& geo : geometries)
     for (int64_t channels : {1, 7, 16, 17, 33, 72})
       for (int variant = 0; variant < 6; ++variant) {
         SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " k=" + std::to_string(geo.k) +
                      " stride=" + std::to_string(geo.stride) + " channels=" + std::to_string(channels) +
                      " variant=" + std::to_string(variant));
-        runtime::nn::DepthwiseGeometry g;
-        g.in_h = geo.h;
-        g.in_w = geo.w;
-        g.out_h = (geo.h + geo.pad_top + geo.pad_bottom - geo.k) / geo.stride + 1;
-        g.out_w = (geo.w + geo.pad_left + geo.pad_right - geo.k) / geo.stride + 1;
-        g.stride_h = g.stride_w = geo.stride;
-        g.pad_top = geo.pad_top;
-        g.pad_left = geo.pad_left;
+        const runtime::nn::DepthwiseGeometry g = row_loop_geometry(geo);
         const std::vector<float> w = random_values(static_cast<size_t>(channels * geo.k * geo.k), ++seed);
         const std::vector<float> bias = random_values(static_cast<size_t>(channels), ++seed);
         const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * channels), ++seed);

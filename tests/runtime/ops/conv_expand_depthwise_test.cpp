@@ -27,10 +27,6 @@ namespace {
 using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
 
-struct Geometry {
-  int64_t h, w, k, stride, pad_top, pad_left, pad_bottom, pad_right;
-};
-
 /// The expanded map in double: act(bias + w * x) per pixel, then a Swish when `swish`.
 std::vector<double> expanded_map(const std::vector<float>& x, const std::vector<float>& w, const std::vector<float>& b,
                                  int64_t pixels, int64_t in, int64_t out, const PointwiseEpilogue& e, bool swish) {
@@ -45,26 +41,19 @@ std::vector<double> expanded_map(const std::vector<float>& x, const std::vector<
 }
 
 TEST(ExpandDepthwise, RowsMatchTwoDoubleConvolutions) {
-  const std::vector<Geometry> geometries = {
+  const std::vector<WindowCase> geometries = {
       {9, 13, 3, 1, 1, 1, 1, 1}, {9, 13, 3, 2, 1, 1, 1, 1}, {20, 21, 3, 2, 0, 1, 1, 0}, {2, 3, 3, 1, 1, 1, 1, 1},
       {1, 1, 3, 1, 1, 1, 1, 1},  {6, 17, 1, 1, 0, 0, 0, 0}, {5, 4, 3, 1, 2, 3, 2, 3},  {16, 56, 3, 1, 1, 1, 1, 1},
       {12, 11, 2, 2, 0, 0, 1, 1},
   };
   uint32_t seed = 1;
-  for (const Geometry& geo : geometries)
+  for (const WindowCase& geo : geometries)
     for (const auto& [in, channels] : std::vector<std::pair<int64_t, int64_t>>{{3, 7}, {16, 17}, {16, 64}, {24, 72}, {5, 100}})
       for (int variant = 0; variant < 6; ++variant) {
         SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " k=" + std::to_string(geo.k) +
                      " stride=" + std::to_string(geo.stride) + " in=" + std::to_string(in) +
                      " channels=" + std::to_string(channels) + " variant=" + std::to_string(variant));
-        runtime::nn::DepthwiseGeometry g;
-        g.in_h = geo.h;
-        g.in_w = geo.w;
-        g.out_h = (geo.h + geo.pad_top + geo.pad_bottom - geo.k) / geo.stride + 1;
-        g.out_w = (geo.w + geo.pad_left + geo.pad_right - geo.k) / geo.stride + 1;
-        g.stride_h = g.stride_w = geo.stride;
-        g.pad_top = geo.pad_top;
-        g.pad_left = geo.pad_left;
+        const runtime::nn::DepthwiseGeometry g = row_loop_geometry(geo);
         const std::vector<float> we = random_values(static_cast<size_t>(channels * in), ++seed);
         const std::vector<float> be = random_values(static_cast<size_t>(channels), ++seed);
         const std::vector<float> wd = random_values(static_cast<size_t>(channels * geo.k * geo.k), ++seed);

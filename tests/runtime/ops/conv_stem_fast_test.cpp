@@ -28,21 +28,18 @@ using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
 
 TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
-  struct Geometry {
-    int64_t h, w, stride, pad_top, pad_left, pad_bottom, pad_right;
-  };
-  const std::vector<Geometry> geometries = {
-      {9, 13, 1, 1, 1, 1, 1},  {9, 13, 2, 1, 1, 1, 1}, {20, 21, 2, 0, 1, 1, 0}, {23, 23, 2, 0, 0, 0, 0},
-      {11, 10, 2, 2, 3, 1, 0}, {2, 3, 1, 1, 1, 1, 1},  {1, 1, 1, 1, 1, 1, 1},   {1, 1, 2, 1, 1, 1, 1},
-      {5, 4, 1, 2, 3, 2, 3},   {8, 70, 2, 1, 1, 1, 1}, {6, 50, 1, 1, 1, 1, 1},
-      {10, 11, 3, 1, 1, 1, 1}, {7, 40, 2, 0, 2, 2, 1},
+  const std::vector<WindowCase> geometries = {  // 3x3 kernels
+      {9, 13, 3, 1, 1, 1, 1, 1},  {9, 13, 3, 2, 1, 1, 1, 1}, {20, 21, 3, 2, 0, 1, 1, 0}, {23, 23, 3, 2, 0, 0, 0, 0},
+      {11, 10, 3, 2, 2, 3, 1, 0}, {2, 3, 3, 1, 1, 1, 1, 1},  {1, 1, 3, 1, 1, 1, 1, 1},   {1, 1, 3, 2, 1, 1, 1, 1},
+      {5, 4, 3, 1, 2, 3, 2, 3},   {8, 70, 3, 2, 1, 1, 1, 1}, {6, 50, 3, 1, 1, 1, 1, 1},
+      {10, 11, 3, 3, 1, 1, 1, 1}, {7, 40, 3, 2, 0, 2, 2, 1},
   };
   struct Channels {
     int64_t in, out;
   };
   const std::vector<Channels> channel_counts = {{3, 5}, {3, 17}, {3, 64}, {1, 16}, {4, 33}, {2, 8}, {3, 77}};
   uint32_t seed = 1;
-  for (const Geometry& geo : geometries)
+  for (const WindowCase& geo : geometries)
     for (const Channels& ch : channel_counts)
       for (int variant = 0; variant < 8; ++variant) {
         // Each pair of layouts in and out, with an activation (0-3) and then with a Swish (4-7).
@@ -50,15 +47,8 @@ TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
         SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " stride=" +
                      std::to_string(geo.stride) + " in=" + std::to_string(ch.in) + " out=" + std::to_string(ch.out) +
                      " variant=" + std::to_string(variant));
-        const int64_t k = 3;
-        runtime::nn::DepthwiseGeometry g;
-        g.in_h = geo.h;
-        g.in_w = geo.w;
-        g.out_h = (geo.h + geo.pad_top + geo.pad_bottom - k) / geo.stride + 1;
-        g.out_w = (geo.w + geo.pad_left + geo.pad_right - k) / geo.stride + 1;
-        g.stride_h = g.stride_w = geo.stride;
-        g.pad_top = geo.pad_top;
-        g.pad_left = geo.pad_left;
+        const int64_t k = geo.k;
+        const runtime::nn::DepthwiseGeometry g = row_loop_geometry(geo);
         if (g.out_h <= 0 || g.out_w <= 0) continue;
         const std::vector<float> w = random_values(static_cast<size_t>(ch.out * ch.in * k * k), ++seed);
         const std::vector<float> bias = random_values(static_cast<size_t>(ch.out), ++seed);

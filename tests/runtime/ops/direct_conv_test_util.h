@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "runtime/ops/nn/conv_depthwise_fast.h"
 #include "runtime/ops/nn/conv_pointwise_fast.h"
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
@@ -28,6 +29,24 @@ inline std::vector<float> random_values(size_t n, uint32_t seed) {
   std::vector<float> v(n);
   for (float& x : v) x = dist(rng);
   return v;
+}
+
+/// A square kernel of side k over an h x w map: its stride and four paddings.
+struct WindowCase {
+  int64_t h, w, k, stride, pad_top, pad_left, pad_bottom, pad_right;
+};
+
+/// The direct row loops' geometry of `c`.
+inline runtime::nn::DepthwiseGeometry row_loop_geometry(const WindowCase& c) {
+  runtime::nn::DepthwiseGeometry g;
+  g.in_h = c.h;
+  g.in_w = c.w;
+  g.out_h = (c.h + c.pad_top + c.pad_bottom - c.k) / c.stride + 1;
+  g.out_w = (c.w + c.pad_left + c.pad_right - c.k) / c.stride + 1;
+  g.stride_h = g.stride_w = c.stride;
+  g.pad_top = c.pad_top;
+  g.pad_left = c.pad_left;
+  return g;
 }
 
 /// Convolution weights of `shape` from `seed`, scaled by 1/sqrt(fan-in) so that chained layers
