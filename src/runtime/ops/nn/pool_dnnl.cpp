@@ -33,6 +33,7 @@
 #include "runtime/channels_last.h"
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/dnnl/row_chunks.h"
+#include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/ops/nn/nn_common.h"
@@ -268,8 +269,9 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
       run_reference(ctx);
       return;
     }
-    if (input_channels_last_ && is_global()) {
-      global_pool_channels_last(x, ctx);
+    if (is_global()) {
+      if (input_channels_last_) global_pool_channels_last(x, ctx);
+      else global_pool_planar(x, ctx);
       return;
     }
     if (op_ == PoolOp::kMax && input_channels_last_ && output_channels_last_ && x.rank() == 4 &&
@@ -351,6 +353,50 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
       }
     }
     count_dnnl_fast_path_run();
+  }
+
+  /// GlobalAveragePool / GlobalMaxPool of an NCHW input: each (image, channel) plane is a
+  /// contiguous row. oneDNN 2.6's reduction took 0.35 ms for DenseNet-121's 1x1024x7x7 (a plane
+  /// of 49 per channel), ONNX Runtime 0.01 ms. Averages sum 16 interleaved float lanes per block
+  /// of kMeanBlock positions into a double total, as the channels-last loop sums per block.
+  void global_pool_planar(const Tensor& x, KernelContext& ctx) const {
+    const int64_t n = x.dim(0), c = x.dim(1), rows = n * c, plane = x.numel() / rows;
+    Shape out_shape(x.shape().size(), 1);
+    out_shape[0] = n;
+    out_shape[1] = c;
+    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+    const float* in = x.data<float>();
+    float* out = y.data<float>();
+    const bool max = op_ == PoolOp::kGlobalMax;
+    const int64_t min_rows = std::max<int64_t>(1, ops::fast::kMinParallelElements / std::max<int64_t>(plane, 1));
+    ops::fast::parallel_chunks(ctx, rows, min_rows, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) out[r] = max ? plane_max(in + r * plane, plane) : plane_mean(in + r * plane, plane);
+    });
+    count_dnnl_fast_path_run();
+  }
+
+  static float plane_mean(const float* row, int64_t plane) {
+    constexpr int kLanes = 16;
+    double total = 0.0;
+    for (int64_t p0 = 0; p0 < plane; p0 += kMeanBlock) {
+      const int64_t p1 = std::min(plane, p0 + kMeanBlock);
+      float lanes[kLanes] = {};
+      int64_t p = p0;
+      for (; p + kLanes <= p1; p += kLanes)
+        for (int l = 0; l < kLanes; ++l) lanes[l] += row[p + l];
+      float partial = 0.f;
+      for (int l = 0; l < kLanes; ++l) partial += lanes[l];
+      for (; p < p1; ++p) partial += row[p];
+      total += partial;
+    }
+    return static_cast<float>(total / static_cast<double>(plane));
+  }
+
+  /// The reference kernel's maximum (std::max from -inf, so a NaN never replaces a number).
+  static float plane_max(const float* row, int64_t plane) {
+    float best = -std::numeric_limits<float>::infinity();
+    for (int64_t p = 0; p < plane; ++p) best = std::max(best, row[p]);
+    return best;
   }
 
   /// Whether a MaxPool of `x` is large enough to split between threads: on one thread oneDNN's
