@@ -713,12 +713,39 @@ class PlanLoader {
     for (const auto& pn : pg.nodes()) g->nodes_.push_back(load_node(pn, *g, num_slots));
     g->fused_nodes_ = pg.fused_nodes();
     g->channels_last_values_ = pg.channels_last_values();
+    check_channels_last_pairs(*g);
     load_placement(pg, *g);
     finalize_reduced_precision(*g);
     return g;
   }
 
  private:
+  /// A value goes over channels-last only as the planner hands it: its producer writes it so and
+  /// every node reading it reads it so; otherwise a reader would take NCHW bytes for channels-last
+  /// ones (or the reverse).
+  void check_channels_last_pairs(const Subgraph& g) const {
+    std::vector<int> writer(g.slot_names_.size(), -1);
+    for (size_t i = 0; i < g.nodes_.size(); ++i)
+      if (g.nodes_[i].writes_channels_last) {
+        const auto& outputs = g.nodes_[i].outputs;
+        check(!outputs.empty() && outputs[0] >= 0, g.nodes_[i].label + " writes channels-last but has no output");
+        writer[outputs[0]] = static_cast<int>(i);
+      }
+    for (int s : g.output_slots_)
+      check(s < 0 || writer[s] < 0, "a graph output is written channels-last");
+    for (const auto& node : g.nodes_)
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        const int s = node.inputs[k];
+        if (s < 0) continue;
+        const bool reads = std::find(node.reads_channels_last.begin(), node.reads_channels_last.end(), k) !=
+                           node.reads_channels_last.end();
+        check(reads == (writer[s] >= 0), node.label + (reads ? " reads input " + std::to_string(k) +
+                                                                   " channels-last, which its producer does not write"
+                                                             : " reads input " + std::to_string(k) +
+                                                                   " as NCHW, which its producer writes channels-last"));
+      }
+  }
+
   /// Concat placement as planned (runtime/rewrites/concat_placement.h), checked so that no view
   /// reaches outside its buffer.
   void load_placement(const PlanGraph& pg, Subgraph& g) const {
@@ -801,8 +828,18 @@ class PlanLoader {
     if (node.writes_channels_last || !node.reads_channels_last.empty()) {
       auto* cl = dynamic_cast<ChannelsLastKernel*>(node.kernel.get());
       check(cl != nullptr, node.label + " hands values over channels-last but its kernel cannot");
-      if (node.writes_channels_last) cl->write_channels_last();
-      for (size_t k : node.reads_channels_last) cl->read_channels_last(k);
+      // As the planner decided: each input the kernel accepts channels-last, then the output if
+      // the kernel can write it so after those reads (a pool writes channels-last only when it
+      // reads so). A flag the kernel would refuse leaves it a layout its fast paths assume.
+      for (size_t k : node.reads_channels_last) {
+        check(k < node.inputs.size() && cl->can_read_channels_last(k),
+              node.label + " reads input " + std::to_string(k) + " channels-last, which its kernel cannot");
+        cl->read_channels_last(k);
+      }
+      if (node.writes_channels_last) {
+        check(cl->can_write_channels_last(), node.label + " writes channels-last, which its kernel cannot");
+        cl->write_channels_last();
+      }
     }
     return node;
   }

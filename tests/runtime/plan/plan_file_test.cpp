@@ -273,6 +273,49 @@ TEST_F(PlanRefusal, ConstantNotAlignedInTheWeightsSection) {
   EXPECT_NE(message.find("is not aligned to 64 bytes"), std::string::npos) << message;
 }
 
+TEST_F(PlanRefusal, ChannelsLastFlagsTheKernelsRefuse) {
+  // Found by fuzz_plan_graph: a Tanh whose plan said it read its input channels-last (which its
+  // kernel only accepts for a per-channel Mul/Add/Sub/Div map) reached a fast path's internal
+  // "not a 4-D float map" error at run time. The loader now asks each kernel, as the planner did.
+  const std::string read_weights = refusal(resealed([](plan::PlanHeader&, plan::Plan& p) {
+    for (auto& node : *p.mutable_graph()->mutable_nodes())
+      if (node.spec().op_type() == "Conv") {
+        node.add_reads_channels_last(1);  // its weights
+        return;
+      }
+    FAIL() << "the demo plan has no Conv";
+  }));
+  EXPECT_NE(read_weights.find("reads input 1 channels-last, which its kernel cannot"), std::string::npos)
+      << read_weights;
+  const std::string pool_write = refusal(resealed([](plan::PlanHeader&, plan::Plan& p) {
+    // A window pool writes channels-last only when it reads so.
+    for (auto& node : *p.mutable_graph()->mutable_nodes())
+      if (node.spec().op_type() == "MaxPool") {
+        node.clear_reads_channels_last();
+        node.set_writes_channels_last(true);
+        return;
+      }
+    FAIL() << "the demo plan has no MaxPool";
+  }));
+  EXPECT_NE(pool_write.find("writes channels-last, which its kernel cannot"), std::string::npos) << pool_write;
+}
+
+TEST_F(PlanRefusal, ChannelsLastValueReadAsNchw) {
+  // A producer writing channels-last to a reader that takes NCHW (or the reverse) would have the
+  // reader take one layout's bytes for the other's.
+  bool edited = false;
+  const std::string message = refusal(resealed([&](plan::PlanHeader&, plan::Plan& p) {
+    for (auto& node : *p.mutable_graph()->mutable_nodes())
+      if (node.spec().op_type() == "Conv" && node.reads_channels_last_size() > 0) {
+        node.clear_reads_channels_last();
+        edited = true;
+        return;
+      }
+  }));
+  ASSERT_TRUE(edited) << "the demo plan hands no value over channels-last";
+  EXPECT_NE(message.find("as NCHW, which its producer writes channels-last"), std::string::npos) << message;
+}
+
 TEST_F(PlanRefusal, ConstantSizeOverflowingItsShape) {
   // 2^62 float elements: their byte count (2^64) wraps to 0, the size_bytes stored.
   const std::string message = refusal(resealed([](plan::PlanHeader&, plan::Plan& p) {
