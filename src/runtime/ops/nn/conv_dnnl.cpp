@@ -263,6 +263,7 @@ class DnnlConvKernel : public Kernel,
     // An int8 layer: the weights (fake-quantized by the layer's init) as their int8 values.
     if (compute_precision_of(init) == DType::kInt8) kernel->start_int8();
     const auto* source = dynamic_cast<const PackedStateSource*>(&init);
+    kernel->capture_constant_bias(init);
     kernel->start_point_product();
     kernel->start_pointwise_direct(init);
     kernel->start_depthwise_direct(init);
@@ -270,7 +271,6 @@ class DnnlConvKernel : public Kernel,
     if (source && source->saved_packed_state()) kernel->restore(*source->saved_packed_state(), init);
     else if (std::optional<Shape> x = init.input_static_shape(0)) kernel->prepack(*x);
     kernel->static_input_shape_ = init.input_static_shape(0);
-    kernel->capture_constant_bias(init);
     return kernel;
   }
 
@@ -475,13 +475,9 @@ class DnnlConvKernel : public Kernel,
     if (transposed_ || group_ != 1 || !pointwise_direct_enabled() || weights_.rank() != 4) return;
     const Shape& w = weights_.shape();
     if (w[2] != 1 || w[3] != 1 || w[1] > kPointwiseDirectMaxInput) return;
-    std::optional<Tensor> bias;
-    if (init.num_inputs() > 2 && init.has_input(2)) {
-      bias = init.constant_input(2);
-      if (!bias || bias->dtype() != DType::kFloat32 || bias->numel() != w[0]) return;
-    }
-    pointwise_direct_.emplace(pack_pointwise_weights(weights_.data<float>(), w[0], w[1], bias ? bias->data<float>() : nullptr));
-    pointwise_bias_ = bias.has_value();
+    if (!has_constant_bias_or_none_) return;
+    const float* bias = constant_bias_ ? constant_bias_->data<float>() : nullptr;
+    pointwise_direct_.emplace(pack_pointwise_weights(weights_.data<float>(), w[0], w[1], bias));
   }
 
   /// Kernel sizes up to which a depthwise convolution runs the direct loop: measured per layer on
@@ -498,14 +494,10 @@ class DnnlConvKernel : public Kernel,
     if (w[1] != 1 || w[0] != group_ || group_ < 2 || w[2] > kDepthwiseDirectMaxKernel ||
         w[3] > kDepthwiseDirectMaxKernel)
       return;
-    std::optional<Tensor> bias;
-    if (init.num_inputs() > 2 && init.has_input(2)) {
-      bias = init.constant_input(2);
-      if (!bias || bias->dtype() != DType::kFloat32 || bias->numel() != w[0]) return;
-    }
+    if (!has_constant_bias_or_none_) return;
+    const float* bias = constant_bias_ ? constant_bias_->data<float>() : nullptr;
     depthwise_direct_.emplace(
-        pack_depthwise_weights(weights_.data<float>(), w[0], w[2], w[3], bias ? bias->data<float>() : nullptr));
-    depthwise_bias_ = bias.has_value();
+        pack_depthwise_weights(weights_.data<float>(), w[0], w[2], w[3], bias));
   }
 
   /// Whether the fused tails suit the direct row loops (depthwise, stem): an activation they apply
@@ -576,7 +568,7 @@ class DnnlConvKernel : public Kernel,
   bool runs_depthwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
     if (!depthwise_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (!input_channels_last_ || !output_channels_last_ || output_reduced_ || x.rank() != 4) return false;
-    if ((bias != nullptr) != depthwise_bias_ || p.in_channels != p.group || p.out_channels != p.group) return false;
+    if ((bias != nullptr) != constant_bias_.has_value() || p.in_channels != p.group || p.out_channels != p.group) return false;
     return row_loop_takes_tails(tails_) && undilated_with_nonnegative_pads(p.geom);
   }
 
@@ -756,18 +748,14 @@ class DnnlConvKernel : public Kernel,
     if (transposed_ || group_ != 1 || !stem_direct_enabled() || weights_.rank() != 4) return;
     const Shape& w = weights_.shape();
     if (w[1] > kStemDirectMaxInput || w[2] != 3 || w[3] != 3) return;
-    std::optional<Tensor> bias;
-    if (init.num_inputs() > 2 && init.has_input(2)) {
-      bias = init.constant_input(2);
-      if (!bias || bias->dtype() != DType::kFloat32 || bias->numel() != w[0]) return;
-    }
-    stem_direct_.emplace(pack_stem_weights(weights_.data<float>(), w[0], w[1], w[2], w[3], bias ? bias->data<float>() : nullptr));
-    stem_bias_ = bias.has_value();
+    if (!has_constant_bias_or_none_) return;
+    const float* bias = constant_bias_ ? constant_bias_->data<float>() : nullptr;
+    stem_direct_.emplace(pack_stem_weights(weights_.data<float>(), w[0], w[1], w[2], w[3], bias));
   }
 
   bool runs_stem_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
     if (!stem_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
-    if (output_reduced_ || x.rank() != 4 || (bias != nullptr) != stem_bias_) return false;
+    if (output_reduced_ || x.rank() != 4 || (bias != nullptr) != constant_bias_.has_value()) return false;
     return row_loop_takes_tails(tails_) && undilated_with_nonnegative_pads(p.geom);
   }
 
@@ -801,7 +789,7 @@ class DnnlConvKernel : public Kernel,
   bool runs_pointwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
     if (!pointwise_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (!input_channels_last_ || !output_channels_last_ || output_reduced_ || x.rank() != 4) return false;
-    if ((bias != nullptr) != pointwise_bias_ || !tails_.loops_ok()) return false;
+    if ((bias != nullptr) != constant_bias_.has_value() || !tails_.loops_ok()) return false;
     // Where it pays (measured per layer on MobileNetV2/V3 and EfficientNet-B0 heads, 1 thread):
     // a trailing Swish, which then runs on each tile while it is in L1 instead of as a pass over
     // the whole output (EfficientNet's 16 -> 96 at 112x112: 1.22 -> 1.11 ms), and a residual Add
@@ -1456,10 +1444,7 @@ class DnnlConvKernel : public Kernel,
   bool has_constant_bias_or_none_ = false;           // no bias input, or a constant fp32 one
   std::optional<Shape> static_input_shape_;          // X's shape when the model fixes it
   std::optional<StemWeights> stem_direct_;  // see start_stem_direct()
-  bool stem_bias_ = false;
-  bool depthwise_bias_ = false;                      // the packed weights hold the node's bias
   std::optional<PointwiseWeights> pointwise_direct_;  // see start_pointwise_direct()
-  bool pointwise_bias_ = false;                      // the packed weights hold the node's bias
 };
 
 struct DnnlConv {
