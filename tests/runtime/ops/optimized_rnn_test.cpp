@@ -162,7 +162,7 @@ TEST(OptimizedRecurrent, TinyOddAndLargerSizes) {
       c.steps = steps;
       c.input = input;
       c.hidden = hidden;
-      c.batch = steps == 12 ? 6 : 1;  // more rows than the direct product takes: the sgemm path
+      c.batch = steps == 12 ? 6 : 1;  // more rows than the direct product takes: the packed matmul
       EXPECT_EQ(expect_tiers_agree(c, 2), "optimized:rnn_fast") << describe(c);
     }
 }
