@@ -2,8 +2,9 @@
 // rows against constant weights (classifier heads, openWakeWord's 1x2400 by 2400x32 layers):
 // there the per-call cost of a oneDNN primitive (memory objects, argument maps, streams) is
 // several times the arithmetic, so a plain vectorized loop over weights kept as [N, K] rows (or,
-// past kMaxWeights, read in place as [K, N]) is faster, and it splits between threads by output
-// columns. Picked at run time: AVX2+FMA when the CPU has it, else a portable loop.
+// past kMaxTransposedWeights, read in place as [K, N]) is faster, and it splits between threads
+// by output columns. Picked at run time: AVX-512 when the CPU has it, else AVX2+FMA, else a
+// portable loop.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +19,13 @@ namespace parity::runtime::ops::small_gemm {
 
 /// Products of at most this many rows take the direct path.
 constexpr int64_t kMaxRows = 4;
-/// Weights of at most this many elements are kept (transposed if needed) for the direct path.
+/// bf16 layers take the direct (fp32) path only for weights of at most this many elements
+/// (matmul_dnnl.cpp); larger ones stay on oneDNN's bf16 matmul, which reads half the bytes.
 constexpr int64_t kMaxWeights = int64_t{1} << 20;
+/// [K, N] weights of at most this many elements (16 MiB) are kept transposed as [N, K] rows,
+/// which the loop streams faster than [K, N] ones (a decoder's 512 x 8000 vocabulary head);
+/// larger ones are read in place, where a copy would double a large layer's memory.
+constexpr int64_t kMaxTransposedWeights = int64_t{1} << 22;
 
 /// y[r * ldy + j] = sum_k x[r * ldx + k] * w_nk[j * k_dim + k] for r < rows, j < n.
 void multiply(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y, int64_t ldy,
@@ -33,6 +39,10 @@ void multiply_kn(const float* x, int64_t ldx, const float* w_kn, int64_t ldw, in
 /// The portable loop multiply_kn() falls back to on CPUs without AVX2/FMA (exposed for tests).
 void multiply_kn_portable(const float* x, int64_t ldx, const float* w_kn, int64_t ldw, int64_t n, int64_t k_dim,
                           float* y, int64_t ldy, int64_t rows);
+
+/// The loop multiply() runs on CPUs without AVX-512 (AVX2+FMA, else portable; exposed for tests).
+void multiply_without_avx512(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y,
+                             int64_t ldy, int64_t rows);
 
 /// The portable loop multiply() falls back to on CPUs without AVX2/FMA (exposed for tests).
 void multiply_portable(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y, int64_t ldy,
