@@ -140,13 +140,13 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const fs::path& base_di
     case DType::kComplex64: {
       const auto& f = proto.float_data();
       PARITY_CHECK(f.size() == 2 * t.numel(), kInvalidModel, "complex tensor ", label, " has wrong value count");
-      std::memcpy(t.raw_data(), f.data(), t.size_bytes());
+      if (t.numel() > 0) std::memcpy(t.raw_data(), f.data(), t.size_bytes());  // an empty field's data() is null
       break;
     }
     case DType::kComplex128: {
       const auto& f = proto.double_data();
       PARITY_CHECK(f.size() == 2 * t.numel(), kInvalidModel, "complex tensor ", label, " has wrong value count");
-      std::memcpy(t.raw_data(), f.data(), t.size_bytes());
+      if (t.numel() > 0) std::memcpy(t.raw_data(), f.data(), t.size_bytes());  // an empty field's data() is null
       break;
     }
     default: fail(ErrorCode::kUnsupported, "tensor ", label, " has unsupported dtype ", dtype_name(dtype));
