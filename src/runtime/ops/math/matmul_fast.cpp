@@ -223,46 +223,44 @@ __attribute__((target("avx512f"))) inline float lane_sum(__m512 v) {
   return _mm_cvtss_f32(_mm_add_ss(two, _mm_shuffle_ps(two, two, 1)));
 }
 
-/// One or two rows (`kRows`) of x against four outputs' rows of the weights at a time, sixteen
-/// lanes, K's remainder through masked loads. With `kPrefetch` the next four weight rows are
-/// requested one line per line read (a kv-cache decoder step's 512 x 2048 layers and its
-/// 512 x 8000 vocabulary head streamed ~15% faster from memory on one core than without).
+/// `kOutputs` outputs (rows of the weights from `w`) for one or two rows (`kRows`) of x, sixteen
+/// lanes, K's remainder through masked loads (`tail`, from `k_vec` on). With `kPrefetch` the next
+/// `kOutputs` weight rows are requested one line per line read (a kv-cache decoder step's
+/// 512 x 2048 layers and its 512 x 8000 vocabulary head streamed ~15% faster from memory on one
+/// core than without).
+template <int kRows, int kOutputs, bool kPrefetch>
+__attribute__((target("avx512f"))) inline void dot_block_avx512(const float* x, int64_t ldx, const float* w,
+                                                                 int64_t k_dim, int64_t k_vec, __mmask16 tail,
+                                                                 float* y, int64_t ldy) {
+  __m512 acc[kRows][kOutputs];
+  for (int r = 0; r < kRows; ++r)
+    for (int c = 0; c < kOutputs; ++c) acc[r][c] = _mm512_setzero_ps();
+  for (int64_t k = 0; k < k_dim; k += 16) {
+    const __mmask16 mask = k < k_vec ? __mmask16{0xFFFF} : tail;
+    __m512 xv[kRows];
+    for (int r = 0; r < kRows; ++r) xv[r] = _mm512_maskz_loadu_ps(mask, x + r * ldx + k);
+    for (int c = 0; c < kOutputs; ++c) {
+      const float* row = w + c * k_dim + k;
+      if (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(row + kOutputs * k_dim), _MM_HINT_T0);
+      const __m512 v = _mm512_maskz_loadu_ps(mask, row);
+      for (int r = 0; r < kRows; ++r) acc[r][c] = _mm512_fmadd_ps(v, xv[r], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < kRows; ++r)
+    for (int c = 0; c < kOutputs; ++c) y[r * ldy + c] = lane_sum(acc[r][c]);
+}
+
+/// One or two rows (`kRows`) of x against the weights' rows four outputs at a time, then the
+/// remaining outputs one by one (without prefetching past the last rows).
 template <int kRows, bool kPrefetch>
 __attribute__((target("avx512f"))) void multiply_rows_avx512(const float* x, int64_t ldx, const float* w, int64_t n,
                                                               int64_t k_dim, float* y, int64_t ldy) {
   const int64_t k_vec = k_dim & ~int64_t{15};
   const __mmask16 tail = static_cast<__mmask16>((1u << (k_dim - k_vec)) - 1u);
   int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    const float* wj = w + j * k_dim;
-    __m512 acc[kRows][4];
-    for (int r = 0; r < kRows; ++r)
-      for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < k_dim; k += 16) {
-      const __mmask16 mask = k < k_vec ? __mmask16{0xFFFF} : tail;
-      __m512 xv[kRows];
-      for (int r = 0; r < kRows; ++r) xv[r] = _mm512_maskz_loadu_ps(mask, x + r * ldx + k);
-      for (int c = 0; c < 4; ++c) {
-        const float* row = wj + c * k_dim + k;
-        if (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(row + 4 * k_dim), _MM_HINT_T0);
-        const __m512 v = _mm512_maskz_loadu_ps(mask, row);
-        for (int r = 0; r < kRows; ++r) acc[r][c] = _mm512_fmadd_ps(v, xv[r], acc[r][c]);
-      }
-    }
-    for (int r = 0; r < kRows; ++r)
-      for (int c = 0; c < 4; ++c) y[r * ldy + j + c] = lane_sum(acc[r][c]);
-  }
-  for (; j < n; ++j) {
-    const float* wj = w + j * k_dim;
-    __m512 acc[kRows];
-    for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
-    for (int64_t k = 0; k < k_dim; k += 16) {
-      const __mmask16 mask = k < k_vec ? __mmask16{0xFFFF} : tail;
-      const __m512 v = _mm512_maskz_loadu_ps(mask, wj + k);
-      for (int r = 0; r < kRows; ++r) acc[r] = _mm512_fmadd_ps(v, _mm512_maskz_loadu_ps(mask, x + r * ldx + k), acc[r]);
-    }
-    for (int r = 0; r < kRows; ++r) y[r * ldy + j] = lane_sum(acc[r]);
-  }
+  for (; j + 4 <= n; j += 4)
+    dot_block_avx512<kRows, 4, kPrefetch>(x, ldx, w + j * k_dim, k_dim, k_vec, tail, y + j, ldy);
+  for (; j < n; ++j) dot_block_avx512<kRows, 1, false>(x, ldx, w + j * k_dim, k_dim, k_vec, tail, y + j, ldy);
 }
 
 /// Rows in pairs, then a last single row; prefetching where the weights outgrow L2.
@@ -304,9 +302,8 @@ MultiplyFn pick_without_avx512() {
 MultiplyFn pick() {
 #if PARITY_SMALL_GEMM_AVX2
   if (__builtin_cpu_supports("avx512f")) return multiply_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return multiply_avx2;
 #endif
-  return multiply_baseline;
+  return pick_without_avx512();
 }
 
 }  // namespace
