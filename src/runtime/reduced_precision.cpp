@@ -17,6 +17,9 @@
 #include "core/text.h"
 #include "runtime/buffer_pool.h"
 #include "runtime/channels_last.h"
+#if PARITY_HAVE_DNNL
+#include "runtime/dnnl/int8_inputs.h"
+#endif
 #include "runtime/kernel_preferences.h"
 #include "runtime/packed_state.h"
 #include "runtime/positional_fusion.h"
@@ -558,6 +561,14 @@ const std::map<size_t, float>* int8_scales_of(const Kernel& kernel) {
 bool runs_native_int8(const Kernel& kernel) {
   const auto* wrapped = dynamic_cast<const ReducedPrecisionKernel*>(&kernel);
   return wrapped && wrapped->native_int8();
+}
+
+bool native_int8_available() {
+#if PARITY_HAVE_DNNL
+  return dnnl_support::int8_sums_exactly();
+#else
+  return false;
+#endif
 }
 
 void finalize_reduced_precision(Subgraph& g) {

@@ -142,6 +142,10 @@ const std::map<size_t, float>* int8_scales_of(const Kernel& kernel);
 /// Whether `kernel` (a wrapped int8 layer) computes with int8 kernels rather than in fp32 on
 /// fake-quantized operands.
 bool runs_native_int8(const Kernel& kernel);
+/// Whether this CPU has int8 kernels that sum exactly (oneDNN with VNNI; see
+/// dnnl_support::int8_sums_exactly): elsewhere int8 layers compute in fp32 on fake-quantized
+/// operands, the same numbers while a sum stays below 2^24, without the speed-up.
+bool native_int8_available();
 
 /// After planning or loading: tells each wrapped layer which inputs are already in its precision
 /// (produced by a layer of the same type) and pre-rounds its constant inputs.

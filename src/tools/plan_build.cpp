@@ -5,6 +5,7 @@
 #include "core/logger.h"
 #include "core/status.h"
 #include "runtime/plan/plan_file.h"
+#include "runtime/reduced_precision.h"
 #include "runtime/subgraph.h"
 #include "tools/calibration.h"
 
@@ -38,7 +39,12 @@ std::map<std::string, float> calibration_scales(const model::Model& model, const
 }
 
 BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& base_dir, PlanBuildOptions options) {
-  if (options.precision.int8) options.precision.int8_scales = calibration_scales(model, base_dir, options);
+  if (options.precision.int8) {
+    options.precision.int8_scales = calibration_scales(model, base_dir, options);
+    if (!runtime::native_int8_available())
+      logger().warning("int8: this CPU has no VNNI, without which oneDNN's int8 sums saturate: the int8 layers "
+                       "compute in fp32 on the quantized values (no int8 speed-up)");
+  }
   runtime::SessionOptions session_options;
   session_options.reduced_precision = options.precision;
   session_options.tactics = options.tactics;

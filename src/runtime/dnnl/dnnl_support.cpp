@@ -10,6 +10,11 @@
 
 namespace parity::runtime::dnnl_support {
 
+bool avx512_core_available() {
+  const auto avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & avx512_core) == avx512_core;
+}
+
 dnnl::engine& cpu_engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   return engine;

@@ -27,6 +27,11 @@ namespace parity::runtime::dnnl_support {
 /// The process-wide CPU engine.
 dnnl::engine& cpu_engine();
 
+/// Whether oneDNN runs AVX-512 code (avx512_core or above) here. Some of its choices exist only
+/// there: oneDNN 2.6's Winograd convolution (elsewhere every convolution is direct whatever
+/// SessionOptions::winograd says) and blocked layouts for plain [K, N] matmul weights.
+bool avx512_core_available();
+
 /// oneDNN parallelizes with OpenMP; this sets the calling thread's OpenMP team size to the
 /// session's thread count for the lifetime of the guard, so `--threads 1` really is one thread.
 class ThreadScope {

@@ -4,6 +4,15 @@
 
 namespace parity::runtime::dnnl_support {
 
+bool int8_sums_exactly() {
+  static const bool exact = [] {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 ||
+           isa == dnnl::cpu_isa::avx512_core_amx || isa == dnnl::cpu_isa::avx2_vnni;
+  }();
+  return exact;
+}
+
 dnnl::memory::data_type int8_data_type(DType dtype) {
   return dtype == DType::kUInt8 ? dnnl::memory::data_type::u8 : dnnl::memory::data_type::s8;
 }

@@ -36,6 +36,7 @@
 
 #include "runtime/buffer_pool.h"
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/dnnl/int8_inputs.h"
 #include "runtime/packed_state.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/dnnl/row_chunks.h"
@@ -759,7 +760,8 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
     if (constant_b_ && constant_b_->rank() >= 2 && constant_b_->numel() == constant_b_->dim(-2) * constant_b_->dim(-1) &&
         (!bf16_ || constant_b_->numel() <= small_gemm::kMaxWeights))
       small_b_.emplace(*constant_b_, false);
-    if (constant_b_ && constant_b_->rank() == 2 && compute_precision_of(init) == DType::kInt8) {
+    if (constant_b_ && constant_b_->rank() == 2 && compute_precision_of(init) == DType::kInt8 &&
+        dnnl_support::int8_sums_exactly()) {
       int8_.start(*constant_b_, false);
       return;  // the int8 weights pack on first use; fp32 ones only if the int8 path is declined
     }
@@ -907,7 +909,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
     bf16_ = constant_b_ && native_bf16(init);
     if (constant_b_ && (!bf16_ || trans_b_ || constant_b_->numel() <= small_gemm::kMaxWeights))
       small_b_.emplace(*constant_b_, trans_b_);
-    if (constant_b_ && !trans_a_ && compute_precision_of(init) == DType::kInt8) {
+    if (constant_b_ && !trans_a_ && compute_precision_of(init) == DType::kInt8 && dnnl_support::int8_sums_exactly()) {
       int8_.start(*constant_b_, trans_b_);
       return;  // the int8 weights pack on first use
     }

@@ -41,6 +41,7 @@
 #include <string>
 
 #include "runtime/dnnl/dnnl_support.h"
+#include "runtime/dnnl/int8_inputs.h"
 #include "runtime/buffer_pool.h"
 #include "runtime/channels_last.h"
 #include "runtime/packed_state.h"
@@ -260,8 +261,9 @@ class DnnlConvKernel : public Kernel,
     // A bf16 layer of a reduced-precision plan (runtime/reduced_precision.h): bf16 source and
     // weights, fp32 accumulation and destination (the wrapper rounds the result to bf16).
     if (compute_precision_of(init) == DType::kBFloat16 && native_bf16()) kernel->compute_type_ = memory::data_type::bf16;
-    // An int8 layer: the weights (fake-quantized by the layer's init) as their int8 values.
-    if (compute_precision_of(init) == DType::kInt8) kernel->start_int8();
+    // An int8 layer: the weights (fake-quantized by the layer's init) as their int8 values, where
+    // oneDNN sums them exactly; elsewhere fp32 on the fake-quantized operands.
+    if (compute_precision_of(init) == DType::kInt8 && dnnl_support::int8_sums_exactly()) kernel->start_int8();
     const auto* source = dynamic_cast<const PackedStateSource*>(&init);
     kernel->capture_constant_bias(init);
     kernel->start_point_product();

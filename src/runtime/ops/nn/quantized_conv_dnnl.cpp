@@ -9,7 +9,8 @@
 // reads as the zero point, as the spec's centered values do. The requantization
 // (round-half-even of acc * x_scale * w_scale / y_scale in double, plus y_zero_point, saturated)
 // is the reference kernel's own arithmetic, so the results are bit-identical to it. Runs oneDNN
-// cannot take (another dtype or rank, a geometry it rejects) run the reference kernel.
+// cannot take (another dtype or rank, a geometry it rejects) and CPUs without VNNI
+// (dnnl_support::int8_sums_exactly) run the reference kernel.
 #if PARITY_HAVE_DNNL
 
 #include <algorithm>
@@ -55,6 +56,7 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
 
   /// ConvInteger(x, w, x_zero_point, w_zero_point) -> int32.
   static std::unique_ptr<Kernel> create_integer(const KernelInit& init) {
+    if (!dnnl_support::int8_sums_exactly()) return nullptr;  // the reference kernel, exact
     auto reference = init.create_reference_kernel();  // also validates the attributes
     const DType x_type = init.input_dtype(0);
     if (x_type != DType::kUInt8 && x_type != DType::kInt8) return nullptr;
@@ -72,6 +74,7 @@ class DnnlQLinearConvKernel : public Kernel, public NativeInt8Kernel {
 
   /// QLinearConv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias).
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
+    if (!dnnl_support::int8_sums_exactly()) return nullptr;  // the reference kernel, exact
     auto reference = init.create_reference_kernel();  // also validates the attributes
     const DType x_type = init.input_dtype(0);
     if (x_type != DType::kUInt8 && x_type != DType::kInt8) return nullptr;

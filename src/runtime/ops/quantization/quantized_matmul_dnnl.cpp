@@ -8,7 +8,7 @@
 // sums; QLinearMatMul (constant scalar scales and zero points) requantizes them with the reference
 // kernel's own arithmetic (float multiplier, round half to even, saturation). Both are
 // bit-identical to the reference kernels. Other runs (another dtype, a per-row zero point, shapes
-// oneDNN rejects) run the reference kernel.
+// oneDNN rejects) and CPUs without VNNI (dnnl_support::int8_sums_exactly) run the reference kernel.
 #if PARITY_HAVE_DNNL
 
 #include <algorithm>
@@ -41,6 +41,7 @@ class DnnlQuantizedMatMulKernel : public Kernel, public NativeInt8Kernel {
  public:
   /// MatMulInteger(A, B, a_zero_point, b_zero_point) -> int32.
   static std::unique_ptr<Kernel> create_integer(const KernelInit& init) {
+    if (!dnnl_support::int8_sums_exactly()) return nullptr;  // the reference kernel, exact
     const DType a_type = init.input_dtype(0);
     if (a_type != DType::kUInt8 && a_type != DType::kInt8) return nullptr;
     std::optional<Tensor> b = int8_weights_without_zero_point(init, 1, 3, 2);
@@ -55,6 +56,7 @@ class DnnlQuantizedMatMulKernel : public Kernel, public NativeInt8Kernel {
 
   /// QLinearMatMul(A, a_scale, a_zero_point, B, b_scale, b_zero_point, y_scale, y_zero_point).
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
+    if (!dnnl_support::int8_sums_exactly()) return nullptr;  // the reference kernel, exact
     const DType a_type = init.input_dtype(0);
     if (a_type != DType::kUInt8 && a_type != DType::kInt8) return nullptr;
     std::optional<Tensor> b = int8_weights_without_zero_point(init, 3, 5, 2);
