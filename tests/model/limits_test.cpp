@@ -508,6 +508,43 @@ TEST(ModelLimits, RequiredInputWithoutATypeFailsInferenceNotACrash) {
   }
 }
 
+// Found by fuzz_model_load: a Split node with no outputs (and no split) made libonnx's Split-2
+// inference divide the axis by the output count, 0, and `inspect model --shape-inference` and
+// `check lint` died of SIGFPE. Every schema's inference now refuses a node with fewer outputs than
+// the schema requires first (model/schemas/inference_guards.cpp), as the checker does.
+TEST(ModelLimits, NodeWithFewerOutputsThanItsSchemaRequiresFailsInferenceNotACrash) {
+  for (const int opset : {6, 11, 13}) {
+    SCOPED_TRACE(opset);
+    ModelBuilder builder(opset);
+    builder.input("x", DType::kFloat32, {6, 2});
+    add_int_attr(builder.node("Split", {"x"}, {}), "axis", 0);
+    onnx::ModelProto lenient = builder.model();
+    model::infer_shapes(lenient);
+    model::ShapeInferenceOptions strict;
+    strict.strict = true;
+    onnx::ModelProto strict_model = builder.model();
+    const std::string message = user_error_of([&] { model::infer_shapes(strict_model, strict); });
+    EXPECT_NE(message.find(": the node has 0 outputs; it needs at least 1"), std::string::npos) << message;
+  }
+
+  // The fuzzer's input itself (IR 19, opset 6: Split-2 with axis 1 over a [5, 6, 7] input), through the CLI.
+  const std::string crash(
+      "\x08\x13\x12\x07\x70\x79\x74\x6f\x72\x63\x68\x1a\x03\x30\x2e\x33\x3a\x84\x01\x0a\x1d\x0a\x01\x30"
+      "\x08\x03\x42\x02\x01\x32\x22\x05\x53\x70\x6c\x69\x74\x2a\x0b\x0a\x04\x61\x78\x69\x73\x18\x01\xa0"
+      "\x01\x02\x0a\x0f\x0a\x01\x32\x12\x01\x36\x22\x07\x53\x69\x67\x6d\x6f\x69\x64\x0a\x0e\x0a\x01\x31"
+      "\x0a\x01\x33\x12\x01\x35\x22\x03\x4d\x75\x6c\x12\x10\x74\x6f\x23\x63\x68\x2d\x6a\x69\x74\x2d\x65"
+      "\x78\x70\x6f\x72\x74\x5a\x17\x0a\x01\x30\x12\x12\x0a\x10\x08\x01\x12\x0c\x0a\x02\x08\x05\x0a\x02"
+      "\x08\x06\x0a\x02\x08\x07\x62\x17\x0a\x01\x33\x12\x12\x0a\x10\x08\x01\x12\x0c\x0a\x02\x08\x05\x0a"
+      "\x02\x08\x03\x0a\x02\x08\x07\x42\x02\x10\x06",
+      155);
+  const auto [inspect, lint] = inspect_and_lint(crash, "split_without_outputs.onnx");
+  EXPECT_EQ(inspect.exit_code, 0) << inspect.output;
+  // The checker's arity error makes lint fail; inference says the same instead of crashing.
+  EXPECT_EQ(lint.exit_code, 1) << lint.output;
+  EXPECT_NE(lint.output.find("has output size 0 not in range [min=1"), std::string::npos) << lint.output;
+  EXPECT_NE(lint.output.find("Split-2: the node has 0 outputs; it needs at least 1"), std::string::npos) << lint.output;
+}
+
 // Found by fuzz_model_save: an initializer whose dims multiply past 64 bits loads (its values are
 // read only when used), and saving it overflowed the byte count the writer computes from the dims
 // (UBSan: signed overflow in model.cpp). The count saturates, and the save refuses the tensor.

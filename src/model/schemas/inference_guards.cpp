@@ -39,6 +39,11 @@
 // EyeLike-9 with its dtype attribute copies the shape of a null type (fuzz_model_load: a 148-byte
 // model crashed `inspect model --shape-inference` and `check lint`). A required input without a
 // type fails inference first, with the message libonnx's own type propagation gives for it.
+//
+// Every schema: a node with fewer outputs than its schema's minimum reaches inference functions
+// that divide by the output count, e.g. Split-2/11/13 without a split (fuzz_model_load: a Split
+// node with no outputs raised SIGFPE in `inspect model --shape-inference` and `check lint`). It
+// fails inference first, as the checker's arity check would.
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 #include <onnx/defs/tensor_proto_util.h>
@@ -258,7 +263,19 @@ bool is_required_input(const onnx::OpSchema& schema, size_t i) {
          i - (formals.size() - 1) < static_cast<size_t>(std::max(last.GetMinArity(), 1));
 }
 
-void guard_untyped_required_inputs(const Schemas& schemas) {
+/// Fails inference when the node has fewer outputs than the schema requires, or a required input
+/// has no type.
+void check_outputs_and_input_types(onnx::InferenceContext& ctx, const onnx::OpSchema& schema) {
+  const size_t min_outputs = static_cast<size_t>(std::max(schema.min_output(), 0));
+  if (ctx.getNumOutputs() < min_outputs)
+    fail_shape_inference(schema.Name(), "-", schema.SinceVersion(), ": the node has ", ctx.getNumOutputs(),
+                         " outputs; it needs at least ", min_outputs);
+  for (size_t i = 0; i < ctx.getNumInputs(); ++i)
+    if (ctx.getInputType(i) == nullptr && is_required_input(schema, i))
+      fail_type_inference("Input ", i, " expected to have type but instead is null");
+}
+
+void guard_outputs_and_untyped_inputs(const Schemas& schemas) {
   for (const onnx::OpSchema& listed : schemas) {
     const onnx::OpSchema* registered =
         onnx::OpSchemaRegistry::Schema(listed.Name(), listed.SinceVersion(), listed.domain());
@@ -269,9 +286,7 @@ void guard_untyped_required_inputs(const Schemas& schemas) {
     // inference function is replaced in place, once, before any model is inferred.
     auto* schema = const_cast<onnx::OpSchema*>(registered);
     schema->TypeAndShapeInferenceFunction([schema, inference](onnx::InferenceContext& ctx) {
-      for (size_t i = 0; i < ctx.getNumInputs(); ++i)
-        if (ctx.getInputType(i) == nullptr && is_required_input(*schema, i))
-          fail_type_inference("Input ", i, " expected to have type but instead is null");
+      check_outputs_and_input_types(ctx, *schema);
       inference(ctx);
     });
   }
@@ -286,8 +301,8 @@ void guard_libonnx_inference() {
   guard_math_data_propagation(schemas);
   guard_attribute_ranges(schemas);
   guard_constant_splits(schemas);
-  // Last, so that its check of untyped inputs runs before the guards above read input types.
-  guard_untyped_required_inputs(schemas);
+  // Last, so that its checks run before the guards above read input types or output counts.
+  guard_outputs_and_untyped_inputs(schemas);
 }
 
 }  // namespace parity::model::schemas
