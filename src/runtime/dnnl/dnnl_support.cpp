@@ -10,9 +10,15 @@
 
 namespace parity::runtime::dnnl_support {
 
-bool avx512_core_available() {
-  const auto avx512_core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-  return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & avx512_core) == avx512_core;
+dnnl::cpu_isa effective_isa() { return dnnl::get_effective_cpu_isa(); }
+
+bool effective_isa_includes(dnnl::cpu_isa required) { return isa_includes(effective_isa(), required); }
+
+bool avx512_core_available() { return effective_isa_includes(dnnl::cpu_isa::avx512_core); }
+
+bool native_bf16() {
+  static const bool native = effective_isa_includes(dnnl::cpu_isa::avx512_core_bf16);
+  return native;
 }
 
 dnnl::engine& cpu_engine() {

@@ -27,10 +27,30 @@ namespace parity::runtime::dnnl_support {
 /// The process-wide CPU engine.
 dnnl::engine& cpu_engine();
 
+/// Whether the ISA `isa` has every feature of `required`. oneDNN's ISA values are bit sets, each
+/// a superset of those it extends (avx2 0x7 < avx512_core 0x27 < avx512_core_vnni 0x67 <
+/// avx512_core_bf16 0xe7 < avx512_core_amx 0x3e7; avx2 < avx2_vnni 0x407), so a containment test
+/// also accepts the later ISAs that extend `required`, where a list of equal values would not.
+constexpr bool isa_includes(dnnl::cpu_isa isa, dnnl::cpu_isa required) {
+  const auto bits = static_cast<unsigned>(isa);
+  const auto needed = static_cast<unsigned>(required);
+  return needed != 0 && (bits & needed) == needed;
+}
+
+/// The ISA oneDNN's kernels use here: the CPU's, capped by ONEDNN_MAX_CPU_ISA.
+dnnl::cpu_isa effective_isa();
+
+/// Whether effective_isa() includes `required`.
+bool effective_isa_includes(dnnl::cpu_isa required);
+
 /// Whether oneDNN runs AVX-512 code (avx512_core or above) here. Some of its choices exist only
 /// there: oneDNN 2.6's Winograd convolution (elsewhere every convolution is direct whatever
 /// SessionOptions::winograd says) and blocked layouts for plain [K, N] matmul weights.
 bool avx512_core_available();
+
+/// Whether oneDNN computes bf16 natively here (AVX512-BF16 or AMX): elsewhere its bf16 path is an
+/// emulation or the reference implementation, slower than fp32 on rounded operands.
+bool native_bf16();
 
 /// oneDNN parallelizes with OpenMP; this sets the calling thread's OpenMP team size to the
 /// session's thread count for the lifetime of the guard, so `--threads 1` really is one thread.

@@ -2,14 +2,13 @@
 
 #include "runtime/dnnl/int8_inputs.h"
 
+#include "runtime/dnnl/dnnl_support.h"
+
 namespace parity::runtime::dnnl_support {
 
 bool int8_sums_exactly() {
-  static const bool exact = [] {
-    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-    return isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 ||
-           isa == dnnl::cpu_isa::avx512_core_amx || isa == dnnl::cpu_isa::avx2_vnni;
-  }();
+  static const bool exact = effective_isa_includes(dnnl::cpu_isa::avx512_core_vnni) ||
+                            effective_isa_includes(dnnl::cpu_isa::avx2_vnni);
   return exact;
 }
 

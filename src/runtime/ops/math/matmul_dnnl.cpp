@@ -315,12 +315,7 @@ class WeightPacks {
 
 /// Whether `init` is a bf16 layer and oneDNN runs bf16 natively here (AVX512-BF16 or AMX).
 bool native_bf16(const KernelInit& init) {
-  if (compute_precision_of(init) != DType::kBFloat16) return false;
-  static const bool native = [] {
-    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-    return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
-  }();
-  return native;
+  return compute_precision_of(init) == DType::kBFloat16 && dnnl_support::native_bf16();
 }
 
 /// Plan files (runtime/packed_state.h): constant weights packed at plan time, saved with

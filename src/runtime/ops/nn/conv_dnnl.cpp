@@ -176,16 +176,6 @@ memory::desc activation_desc(const Shape& shape, bool plain, memory::data_type t
   return memory::desc(dnnl_support::to_dims(shape), type, memory::format_tag::any);
 }
 
-/// Whether oneDNN runs bf16 convolutions natively here (AVX512-BF16 or AMX): elsewhere its bf16
-/// path is an emulation or the reference implementation, slower than fp32 on rounded operands.
-bool native_bf16() {
-  static const bool native = [] {
-    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-    return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
-  }();
-  return native;
-}
-
 /// One slice of the output, a range of rows (along the first spatial dim) or of channels, and the
 /// part of the input it reads: the primitive for that slice, its packed weights, and the reorders
 /// between the plain tensors' views and the layouts the primitive chose. With one thread there is
@@ -260,7 +250,9 @@ class DnnlConvKernel : public Kernel,
     if (kernel->group_ <= 0 || kernel->out_channels() <= 0) return nullptr;
     // A bf16 layer of a reduced-precision plan (runtime/reduced_precision.h): bf16 source and
     // weights, fp32 accumulation and destination (the wrapper rounds the result to bf16).
-    if (compute_precision_of(init) == DType::kBFloat16 && native_bf16()) kernel->compute_type_ = memory::data_type::bf16;
+    if (compute_precision_of(init) == DType::kBFloat16 && dnnl_support::native_bf16()) {
+      kernel->compute_type_ = memory::data_type::bf16;
+    }
     // An int8 layer: the weights (fake-quantized by the layer's init) as their int8 values, where
     // oneDNN sums them exactly; elsewhere fp32 on the fake-quantized operands.
     if (compute_precision_of(init) == DType::kInt8 && dnnl_support::int8_sums_exactly()) kernel->start_int8();
