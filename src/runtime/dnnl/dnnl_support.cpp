@@ -12,12 +12,10 @@ namespace parity::runtime::dnnl_support {
 
 dnnl::cpu_isa effective_isa() { return dnnl::get_effective_cpu_isa(); }
 
-bool effective_isa_includes(dnnl::cpu_isa required) { return isa_includes(effective_isa(), required); }
-
-bool avx512_core_available() { return effective_isa_includes(dnnl::cpu_isa::avx512_core); }
+bool avx512_core_available() { return isa_includes(effective_isa(), dnnl::cpu_isa::avx512_core); }
 
 bool native_bf16() {
-  static const bool native = effective_isa_includes(dnnl::cpu_isa::avx512_core_bf16);
+  static const bool native = isa_has_native_bf16(effective_isa());
   return native;
 }
 

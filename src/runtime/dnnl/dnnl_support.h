@@ -40,16 +40,16 @@ constexpr bool isa_includes(dnnl::cpu_isa isa, dnnl::cpu_isa required) {
 /// The ISA oneDNN's kernels use here: the CPU's, capped by ONEDNN_MAX_CPU_ISA.
 dnnl::cpu_isa effective_isa();
 
-/// Whether effective_isa() includes `required`.
-bool effective_isa_includes(dnnl::cpu_isa required);
-
 /// Whether oneDNN runs AVX-512 code (avx512_core or above) here. Some of its choices exist only
 /// there: oneDNN 2.6's Winograd convolution (elsewhere every convolution is direct whatever
 /// SessionOptions::winograd says) and blocked layouts for plain [K, N] matmul weights.
 bool avx512_core_available();
 
-/// Whether oneDNN computes bf16 natively here (AVX512-BF16 or AMX): elsewhere its bf16 path is an
-/// emulation or the reference implementation, slower than fp32 on rounded operands.
+/// Whether oneDNN computes bf16 natively on `isa` (AVX512-BF16 or AMX): elsewhere its bf16 path is
+/// an emulation or the reference implementation, slower than fp32 on rounded operands.
+constexpr bool isa_has_native_bf16(dnnl::cpu_isa isa) { return isa_includes(isa, dnnl::cpu_isa::avx512_core_bf16); }
+
+/// isa_has_native_bf16(effective_isa()).
 bool native_bf16();
 
 /// oneDNN parallelizes with OpenMP; this sets the calling thread's OpenMP team size to the

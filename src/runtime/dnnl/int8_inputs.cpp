@@ -2,13 +2,10 @@
 
 #include "runtime/dnnl/int8_inputs.h"
 
-#include "runtime/dnnl/dnnl_support.h"
-
 namespace parity::runtime::dnnl_support {
 
 bool int8_sums_exactly() {
-  static const bool exact = effective_isa_includes(dnnl::cpu_isa::avx512_core_vnni) ||
-                            effective_isa_includes(dnnl::cpu_isa::avx2_vnni);
+  static const bool exact = isa_sums_int8_exactly(effective_isa());
   return exact;
 }
 

@@ -10,17 +10,23 @@
 #include <optional>
 
 #include "core/tensor.h"
+#include "runtime/dnnl/dnnl_support.h"
 #include "runtime/kernel.h"
 
 namespace parity::runtime::dnnl_support {
 
-/// Whether oneDNN's int8 convolution and matmul sum exactly on this CPU: with VNNI (AVX512-VNNI,
+/// Whether oneDNN's int8 convolution and matmul sum exactly on `isa`: with VNNI (AVX512-VNNI,
 /// AVX-VNNI or AMX) every u8 x s8 product is accumulated in int32. Without it oneDNN multiplies
 /// with vpmaddubsw, whose pairwise int16 sums saturate (two u8 x s8 products reach 64,770), and
 /// halves signed sources' weights to 7 bits: outputs measured a third off on an AVX2 CPU. The
 /// int8 kernels decline there, and the layers run the exact kernels (reference, or fp32 on
-/// fake-quantized operands). Follows oneDNN's effective ISA, so ONEDNN_MAX_CPU_ISA=AVX2 shows
-/// the fallback on any machine.
+/// fake-quantized operands).
+constexpr bool isa_sums_int8_exactly(dnnl::cpu_isa isa) {
+  return isa_includes(isa, dnnl::cpu_isa::avx512_core_vnni) || isa_includes(isa, dnnl::cpu_isa::avx2_vnni);
+}
+
+/// isa_sums_int8_exactly(effective_isa()): follows oneDNN's effective ISA, so
+/// ONEDNN_MAX_CPU_ISA=AVX2 shows the fallback on any machine.
 bool int8_sums_exactly();
 
 /// oneDNN's 8-bit type for a uint8 or int8 tensor (u8 for uint8, s8 otherwise).

@@ -35,22 +35,23 @@ TEST(DnnlIsa, EachIsaIncludesTheIsasItExtendsAndNoOthers) {
   EXPECT_FALSE(isa_includes(cpu_isa::all, cpu_isa::sse41));
 }
 
-/// The ISAs on which oneDNN sums int8 exactly (VNNI in some form) and computes bf16 natively, as
-/// containment says; an ISA a later oneDNN adds above these (bit supersets) is accepted too.
-bool vnni(cpu_isa isa) {
-  return isa_includes(isa, cpu_isa::avx512_core_vnni) || isa_includes(isa, cpu_isa::avx2_vnni);
-}
-
-TEST(DnnlIsa, VnniAndBf16FollowTheIsaNames) {
-  EXPECT_FALSE(vnni(cpu_isa::avx2));
-  EXPECT_FALSE(vnni(cpu_isa::avx512_core));
-  EXPECT_TRUE(vnni(cpu_isa::avx2_vnni));
-  EXPECT_TRUE(vnni(cpu_isa::avx512_core_vnni));
-  EXPECT_TRUE(vnni(cpu_isa::avx512_core_bf16));
-  EXPECT_TRUE(vnni(cpu_isa::avx512_core_amx));
-  EXPECT_FALSE(isa_includes(cpu_isa::avx512_core_vnni, cpu_isa::avx512_core_bf16));
-  EXPECT_FALSE(isa_includes(cpu_isa::avx2_vnni, cpu_isa::avx512_core_bf16));
-  EXPECT_TRUE(isa_includes(cpu_isa::avx512_core_amx, cpu_isa::avx512_core_bf16));
+TEST(DnnlIsa, ExactInt8SumsAndNativeBf16FollowTheIsaNames) {
+  using runtime::dnnl_support::isa_has_native_bf16;
+  using runtime::dnnl_support::isa_sums_int8_exactly;
+  const cpu_isa without_vnni[] = {cpu_isa::sse41, cpu_isa::avx, cpu_isa::avx2, cpu_isa::avx512_mic,
+                                  cpu_isa::avx512_mic_4ops, cpu_isa::avx512_core};
+  for (cpu_isa isa : without_vnni) {
+    EXPECT_FALSE(isa_sums_int8_exactly(isa)) << static_cast<unsigned>(isa);
+    EXPECT_FALSE(isa_has_native_bf16(isa)) << static_cast<unsigned>(isa);
+  }
+  EXPECT_TRUE(isa_sums_int8_exactly(cpu_isa::avx2_vnni));
+  EXPECT_TRUE(isa_sums_int8_exactly(cpu_isa::avx512_core_vnni));
+  EXPECT_TRUE(isa_sums_int8_exactly(cpu_isa::avx512_core_bf16));
+  EXPECT_TRUE(isa_sums_int8_exactly(cpu_isa::avx512_core_amx));
+  EXPECT_FALSE(isa_has_native_bf16(cpu_isa::avx2_vnni));
+  EXPECT_FALSE(isa_has_native_bf16(cpu_isa::avx512_core_vnni));
+  EXPECT_TRUE(isa_has_native_bf16(cpu_isa::avx512_core_bf16));
+  EXPECT_TRUE(isa_has_native_bf16(cpu_isa::avx512_core_amx));
 }
 
 // Runs again under ONEDNN_MAX_CPU_ISA=AVX2 (tests/CMakeLists.txt), where every predicate is false.
@@ -58,8 +59,8 @@ TEST(DnnlIsa, PredicatesFollowOneDnnsEffectiveIsa) {
   namespace ds = runtime::dnnl_support;
   const cpu_isa effective = ds::effective_isa();
   EXPECT_EQ(ds::avx512_core_available(), isa_includes(effective, cpu_isa::avx512_core));
-  EXPECT_EQ(ds::native_bf16(), isa_includes(effective, cpu_isa::avx512_core_bf16));
-  EXPECT_EQ(ds::int8_sums_exactly(), vnni(effective));
+  EXPECT_EQ(ds::native_bf16(), ds::isa_has_native_bf16(effective));
+  EXPECT_EQ(ds::int8_sums_exactly(), ds::isa_sums_int8_exactly(effective));
   const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
   if (cap != nullptr && std::string(cap) == "AVX2") {
     EXPECT_EQ(effective, cpu_isa::avx2);
