@@ -49,8 +49,10 @@ configure-asan: setup
 #   `optimize` runs whose source is a TorchScript model;
 # - the two PP-OCRv4 end-to-end runs, which take minutes even unsanitized (their code paths run in the
 #   smaller run tests), and the two peak-memory checks, which would measure ASan's shadow memory,
-#   redzones and quarantine.
-SANITIZE_EXCLUDE ?= ^install\.|TorchRunner\.|TorchRunCli\.|TorchOnnxPairs\.|Optimize.TorchScriptFixtureFromRandomData|Optimize.FailedExportIsRecordedAndTheSourceFormatStillRuns|RunCommand.PPOCRv4DetectionEndToEnd|RunCommand.MarkAllPeakMemoryIsFarBelowAllTensors|RunGolden.PeakMemoryStaysBelowTheGoldenFilesSize
+#   redzones and quarantine;
+# - the docs tests (docs.*): they run the documentation's commands, code paths the suite's own CLI
+#   tests already cover under the sanitizers, and check text.
+SANITIZE_EXCLUDE ?= ^install\.|^docs\.|TorchRunner\.|TorchRunCli\.|TorchOnnxPairs\.|Optimize.TorchScriptFixtureFromRandomData|Optimize.FailedExportIsRecordedAndTheSourceFormatStillRuns|RunCommand.PPOCRv4DetectionEndToEnd|RunCommand.MarkAllPeakMemoryIsFarBelowAllTensors|RunGolden.PeakMemoryStaysBelowTheGoldenFilesSize
 test-sanitize: configure-asan
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 	@cd $(ASAN_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)'

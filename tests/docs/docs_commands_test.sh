@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The documentation's commands, run: every fenced ```sh block of README.md and docs/*.md.
 #
-#   docs_commands_test.sh commands SOURCE_DIR PARITY      run the blocks
+#   docs_commands_test.sh commands SOURCE_DIR PARITY      run the blocks, check the relative links
 #   docs_commands_test.sh cli-reference SOURCE_DIR PARITY  check docs/cli.md against `--help`
 #
 # commands: each page runs in a scratch folder of its own holding a copy of models/, with `parity`
@@ -77,6 +77,16 @@ check_tested_by() {
       in_subcommand=0
     fi
   done
+}
+
+# Relative links of a page ([text](path) and ![alt](path)) must name files or folders that exist.
+check_links() {
+  local page=$1 rel=${1#"$source_dir"/} target
+  while IFS= read -r target; do
+    target=${target%%#*}
+    [[ -z $target || $target == *://* || $target == mailto:* ]] && continue
+    [[ -e $(dirname "$page")/$target ]] || fail "$rel: link to '$target', which does not exist"
+  done < <(grep -oE '\]\([^) ]+\)' "$page" | sed -E 's/^\]\((.*)\)$/\1/')
 }
 
 run_page() {
@@ -173,7 +183,10 @@ check_cli_reference() {
 
 case $mode in
   commands)
-    for page in "$source_dir/README.md" "$source_dir"/docs/*.md; do run_page "$page"; done
+    for page in "$source_dir/README.md" "$source_dir"/docs/*.md; do
+      check_links "$page"
+      run_page "$page"
+    done
     ;;
   cli-reference) check_cli_reference ;;
   *) echo "unknown mode '$mode' (commands or cli-reference)"; exit 2 ;;
