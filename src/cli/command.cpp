@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
@@ -11,8 +10,8 @@
 
 #include "core/formats/file_io.h"
 #include "core/logger.h"
-#include "core/version.h"
 #include "runners/extension.h"
+#include "tools/version_report.h"
 
 namespace parity::cli {
 
@@ -146,12 +145,11 @@ void hoist_tool_level_logging(std::vector<std::string>& tokens, const std::vecto
   tokens = std::move(out);
 }
 
-// `polygraphy -v` / `--version` print "Polygraphy | Version: V | Path: [...]"; parity says the
-// same of itself, with the executable's path.
+// `polygraphy -v` / `--version` print "Polygraphy | Version: V | Path: [...]"; parity's first line
+// says the same of itself, and the lines after it what a bug report needs (tools/version_report.h).
 void print_version() {
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  std::printf("parity | Version: %s | Path: ['%s']\n", kParityVersion, ec ? "?" : exe.string().c_str());
+  std::fputs(tools::format_version_report(tools::collect_version_report(nullptr)).c_str(), stdout);
+  std::fflush(stdout);
 }
 
 void print_top_help(const std::vector<std::unique_ptr<Command>>& commands) {
