@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "cli/command_parser.h"
+#include "cli/manual.h"
 #include "core/formats/file_io.h"
 #include "core/logger.h"
 #include "runners/extension.h"
@@ -152,19 +154,23 @@ void print_version() {
   std::fflush(stdout);
 }
 
-void print_top_help(const std::vector<std::unique_ptr<Command>>& commands) {
-  std::printf("usage: parity [--help] [-v|--version] [--list-runners] [--extension PATH] <command> [<subcommand>] [options]\n\n");
-  std::printf("parity: debug, validate and package deep-learning models across inference runtimes.\n\n");
-  std::printf("Commands:\n");
-  for (const auto& c : commands) std::printf("  %-26s %s\n", c->name().c_str(), c->summary().c_str());
-  std::printf("\nRun `parity <command> --help` for a command's options. `--extension PATH` loads an extension\n"
-              "module (a file or a folder of them; also $PARITY_EXTENSION_PATH) whose runners then work like\n"
-              "built-in ones.\n");
-}
-
 }  // namespace
 
 const std::string& current_command_line() { return command_line_storage(); }
+
+options::ArgParser make_command_parser(Command& command) {
+  options::ArgParser parser("parity " + command.name(), command.summary());
+  parser.group("Options");
+  parser.add({.flags = {"-h", "--help"}, .help = "Show this help and exit", .arity = options::Arity::kFlag});
+  command.add_options(parser);
+  parser.group("Extensions");
+  parser.add({.flags = {"--extension"},
+              .help = "Load an extension module (a shared library, or a folder of them) before running; "
+                      "repeatable. Also: $PARITY_EXTENSION_PATH and <prefix>/lib/parity/extensions",
+              .metavar = "PATH"});  // one PATH per occurrence, as the pre-scan reads it
+  add_logging_options(parser);
+  return parser;
+}
 
 int main_entry(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
@@ -181,12 +187,20 @@ int main_entry(int argc, char** argv) {
   }
 
   if (tokens.empty() || tokens[0] == "-h" || tokens[0] == "--help") {
-    print_top_help(commands);
+    std::fputs(top_level_help(commands).c_str(), stdout);
     return tokens.empty() ? kExitFailed : kExitPassed;
   }
   if (tokens[0] == "--version" || (tokens[0] == "-v" && tokens.size() == 1)) {
     print_version();
     return kExitPassed;
+  }
+  if (tokens[0] == "help") {
+    try {
+      return run_help(std::vector<std::string>(tokens.begin() + 1, tokens.end()), commands);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "[E] %s\n", e.what());
+      return kExitFailed;
+    }
   }
   hoist_tool_level_logging(tokens, commands);
   // Polygraphy-style spelling of `parity runners`.
@@ -227,16 +241,7 @@ int main_entry(int argc, char** argv) {
     return kExitFailed;
   }
 
-  options::ArgParser parser("parity " + chosen->name(), chosen->summary());
-  parser.group("Options");
-  parser.add({.flags = {"-h", "--help"}, .help = "Show this help and exit", .arity = options::Arity::kFlag});
-  chosen->add_options(parser);
-  parser.group("Extensions");
-  parser.add({.flags = {"--extension"},
-              .help = "Load an extension module (a shared library, or a folder of them) before running; "
-                      "repeatable. Also: $PARITY_EXTENSION_PATH and <prefix>/lib/parity/extensions",
-              .metavar = "PATH"});  // one PATH per occurrence, as the pre-scan reads it
-  add_logging_options(parser);
+  const options::ArgParser parser = make_command_parser(*chosen);
   std::vector<std::string> rest(tokens.begin() + static_cast<long>(words_used), tokens.end());
   const auto own_end = rest.begin() + static_cast<long>(own_tokens_end(rest));
   if (std::find(rest.begin(), own_end, "-h") != own_end || std::find(rest.begin(), own_end, "--help") != own_end) {
