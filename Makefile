@@ -1,4 +1,5 @@
 # Thin wrapper around CMake. `make` sets up, builds and runs the demo; `make test` runs all tests;
+# `make package` builds the Debian packages (CPack: parity and its peer runner modules);
 # `make bench` times ref, ort and opencv on the benchmark models (bench/run.sh, writes bench/results.md);
 # `make bench-load` times loading a 531 MB model to its first result, ref against ort (bench/load_time.sh).
 # `make test-sanitize` builds everything with ASan+UBSan+LSan (clang, build-asan) and runs every test;
@@ -16,7 +17,7 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:det
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/sanitizers/lsan.supp:print_suppressions=0 \
   PARITY_MAX_TENSOR_BYTES=4294967296
 
-.PHONY: all setup configure build demo test bench bench-load clean install configure-asan test-sanitize fuzz fuzz-smoke
+.PHONY: all setup configure build demo test bench bench-load clean install package configure-asan test-sanitize fuzz fuzz-smoke
 
 all: demo
 
@@ -40,7 +41,7 @@ configure-asan: setup
 	  -DPARITY_WITH_TORCH=OFF $(CMAKE_FLAGS) > /dev/null
 
 # Left out under the sanitizers (they run in `make test`):
-# - the install tests (install.*): their downstream projects (find_package consumer, the
+# - the install and package tests (install.*, package.*): their downstream projects (find_package consumer, the
 #   reshape_destroyer example, --gen-script programs) are built by the plain compiler without the
 #   sanitizer runtime, so they cannot link against the instrumented libparity;
 # - the LibTorch runner's tests: the sanitizer tree is built without the torch runner
@@ -52,7 +53,7 @@ configure-asan: setup
 #   redzones and quarantine;
 # - the docs tests (docs.*): they run the documentation's commands, code paths the suite's own CLI
 #   tests already cover under the sanitizers, and check text.
-SANITIZE_EXCLUDE ?= ^install\.|^docs\.|TorchRunner\.|TorchRunCli\.|TorchOnnxPairs\.|Optimize.TorchScriptFixtureFromRandomData|Optimize.FailedExportIsRecordedAndTheSourceFormatStillRuns|RunCommand.PPOCRv4DetectionEndToEnd|RunCommand.MarkAllPeakMemoryIsFarBelowAllTensors|RunGolden.PeakMemoryStaysBelowTheGoldenFilesSize
+SANITIZE_EXCLUDE ?= ^install\.|^package\.|^docs\.|TorchRunner\.|TorchRunCli\.|TorchOnnxPairs\.|Optimize.TorchScriptFixtureFromRandomData|Optimize.FailedExportIsRecordedAndTheSourceFormatStillRuns|RunCommand.PPOCRv4DetectionEndToEnd|RunCommand.MarkAllPeakMemoryIsFarBelowAllTensors|RunGolden.PeakMemoryStaysBelowTheGoldenFilesSize
 test-sanitize: configure-asan
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 	@cd $(ASAN_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)'
@@ -69,6 +70,11 @@ bench:
 
 bench-load: build
 	@BUILD_DIR=$(BUILD_DIR) bench/load_time.sh
+
+# `make package`: Debian packages (CPack) in $(BUILD_DIR)/packages: parity_<version>_<arch>.deb and
+# one parity-runner-<name> package per peer runner module (docs/packaging.md).
+package: build
+	@cd $(BUILD_DIR) && cpack --config CPackConfig.cmake -B packages
 
 install: build
 	@cmake --install $(BUILD_DIR) --prefix $(or $(PREFIX),/usr/local)

@@ -79,7 +79,9 @@ function(parity_add_peer_module)
   set_target_properties(${target} PROPERTIES
     LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/src
     INSTALL_RPATH "$ORIGIN")
-  install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  # Its own install component, packaged as parity-runner-<NAME> (cmake/ParityPackage.cmake).
+  install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runner_${arg_NAME})
+  set_property(GLOBAL APPEND PROPERTY PARITY_PEER_MODULES ${arg_NAME})
   # `parity` cannot use the runner without its module, so building parity builds the module. The
   # parity target is defined after the runner folders, hence deferred (EVAL expands ${target} now:
   # a deferred call reads variables when it runs).

@@ -14,6 +14,7 @@ BUILD_PACKAGES=(
   libprotobuf-dev protobuf-compiler python3 libzip-dev nlohmann-json3-dev libfmt-dev libre2-dev libyaml-cpp-dev libjpeg-dev libpng-dev
   libtiff-dev libwebp-dev libopenjp2-7-dev libstb-dev  # ImageDecoder: TIFF, WebP, JPEG 2000, BMP/PNM (stb_image)
   libgtest-dev libgmock-dev libbenchmark-dev
+  dpkg-dev man-db groff-base  # make package (dpkg-shlibdeps) and the man page and package tests
   libonnx-testdata
   libdnnl-dev
   clang libclang-rt-14-dev  # make fuzz (libFuzzer) and the sanitizer runtimes
