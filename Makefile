@@ -1,4 +1,6 @@
-# Thin wrapper around CMake. `make` sets up, builds and runs the demo; `make test` runs all tests;
+# Thin wrapper around CMake. `make` installs and builds only what the demo needs (libparity with its
+# ref and ONNX Runtime runners, the CLI) and runs it; `make test` installs the rest (peer runtimes,
+# test tools and fixtures), builds everything and runs all tests;
 # `make package` builds the Debian packages (CPack: parity and its peer runner modules);
 # `make bench` times ref, ort and opencv on the benchmark models (bench/run.sh, writes bench/results.md);
 # `make bench-load` times loading a 531 MB model to its first result, ref against ort (bench/load_time.sh).
@@ -17,20 +19,33 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:det
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/sanitizers/lsan.supp:print_suppressions=0 \
   PARITY_MAX_TENSOR_BYTES=4294967296
 
-.PHONY: all setup configure build demo test bench bench-load clean install package configure-asan test-sanitize fuzz fuzz-smoke
+.PHONY: all setup setup-demo configure configure-demo build build-demo demo test bench bench-load clean install package configure-asan test-sanitize fuzz fuzz-smoke
 
 all: demo
 
 setup:
-	@scripts/setup.sh
+	@scripts/setup.sh all
+
+setup-demo:
+	@scripts/setup.sh demo
 
 configure: setup
+	@cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS) > /dev/null
+
+# The same tree as `configure`; peer runner modules join it once `make test` installed their runtimes.
+configure-demo: setup-demo
 	@cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS) > /dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-demo: build
+# The CLI and libparity (ref and ORT runners; the peer modules whose runtimes are installed), the man
+# pages and completion: what the demo, `make install` and `make package` need.
+DEMO_TARGETS = parity parity_manual
+build-demo: configure-demo
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target $(DEMO_TARGETS)
+
+demo: build-demo
 	@scripts/demo.sh $(BUILD_DIR)
 
 test: build
@@ -73,10 +88,10 @@ bench-load: build
 
 # `make package`: Debian packages (CPack) in $(BUILD_DIR)/packages: parity_<version>_<arch>.deb and
 # one parity-runner-<name> package per peer runner module (docs/packaging.md).
-package: build
+package: build-demo
 	@cd $(BUILD_DIR) && cpack --config CPackConfig.cmake -B packages
 
-install: build
+install: build-demo
 	@cmake --install $(BUILD_DIR) --prefix $(or $(PREFIX),/usr/local)
 
 clean:
