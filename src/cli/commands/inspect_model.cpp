@@ -3,7 +3,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,7 @@
 #include "model/known_operators.h"
 #include "model/model.h"
 #include "model/model_summary.h"
+#include "tools/plan_build.h"
 #include "model/shape_inference.h"
 #include "model/transforms/extract.h"
 #include "model/transforms/unbounded_dds.h"
@@ -48,6 +51,11 @@ class InspectModelCommand : public Command {
                 .arity = options::Arity::kFlag});
     parser.add({.flags = {"--format"}, .help = "Output format", .choices = {"text", "json"}, .default_value = "text"});
     parser.add({.flags = {"-o", "--output"}, .help = "Also write the report to this file", .metavar = "PATH"});
+    parser.add({.flags = {"--convert-to", "--display-as"}, .dest = "display_as",
+                .help = "Show the model as this format: trt (or plan) builds parity's engine, a plan, from the ONNX "
+                        "model (fp32, its own shapes) and shows the plan",
+                .metavar = "FORMAT", .choices = {"trt", "plan"}});
+    model_edit::add_model_type_option(parser);
     parser.add({.flags = {"--shape-inference"},
                 .help = "Run ONNX shape inference (with data propagation) first, to show more tensor shapes",
                 .arity = options::Arity::kFlag});
@@ -59,7 +67,9 @@ class InspectModelCommand : public Command {
     // JSON goes to stdout for other programs; keep chatter out of it.
     if (json) logger().verbose("Loading model: ", path);
     else logger().info("Loading model: ", path);
+    model_edit::check_model_type(args, path);
     if (runtime::plan::is_plan_file(path)) return inspect_plan(path, args, json);
+    if (args.has("display_as")) return inspect_as_plan(path, args, json);
     model::Model model = model::load_model(path, model_edit::load_options(args)).value();
     if (args.flag("shape_inference") || args.flag("list_unbounded_dds")) {
       // An op (or op version) without a schema would be skipped silently, its outputs left unknown.
@@ -104,6 +114,24 @@ class InspectModelCommand : public Command {
   }
 
   // A plan file (parity convert -o X.plan): the engine view, read without building kernels.
+  // --display-as trt: the plan parity would build from the model, shown as a plan file is.
+  static int inspect_as_plan(const std::string& path, const options::Args& args, bool json) {
+    const model::Model model = model::load_model(path, model_edit::load_options(args)).value();
+    const tools::BuiltPlan built = tools::build_plan(model, std::filesystem::path(path).parent_path(), {});
+    std::random_device random;
+    const std::filesystem::path plan =
+        std::filesystem::temp_directory_path() / str_cat("parity-inspect-", random(), random(), ".plan");
+    struct Remove {
+      std::filesystem::path path;
+      ~Remove() {
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+      }
+    } remove{plan};
+    runtime::plan::save_plan(built.session, plan, std::filesystem::path(path).filename().string(), built.build_seconds);
+    return inspect_plan(plan.string(), args, json);
+  }
+
   static int inspect_plan(const std::string& path, const options::Args& args, bool json) {
     bool layers = false, attrs = false;
     for (const auto& what : args.list("show")) {
