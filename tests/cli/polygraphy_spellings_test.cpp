@@ -226,6 +226,42 @@ TEST(PolygraphySpellings, SameRunnerTwiceWithMarkAll) {
   }
 }
 
+// test_run.py TestOnnxrt and TestOther, case by case, as the tests type them.
+TEST(PolygraphySpellings, TestRunOnnxrtCasesVerbatim) {
+  PARITY_REQUIRE_RUNNER("ort");
+  TempDir dir;
+  const std::string identity = identity_model(dir);
+  const std::string both = identity_identity_model(dir);
+  const std::string out0 = (dir / "outputs0.json").string(), layers = (dir / "layers.json").string();
+  const std::string excluded = (dir / "excluded.json").string(), saved = (dir / "saved.onnx").string();
+  const std::vector<std::vector<std::string>> passing = {
+      {"run", identity, "--onnxrt", "--save-onnx", saved},
+      {"run", both, "--onnxrt", "--onnx-outputs", "identity_out_0"},
+      {"run", both, "--onnxrt", "--onnx-outputs", "mark", "all", "--save-outputs", layers},
+      {"run", both, "--onnxrt", "--onnx-outputs", "mark", "all", "--onnx-exclude-outputs", "identity_out_2",
+       "--save-outputs", excluded},
+      {"run", identity, "--onnxrt", "--use-subprocess"},
+      {"run", identity, "--onnxrt", "--save-outputs", out0, "--seed=1"},
+      {"run", both, "--onnxrt", "--val-range", "X:[1.0,2.0]", "[0.5,1.5]"},
+      {"run", identity, "--onnxrt", "--postprocess", "top-1", "--compare-func=indices"},
+  };
+  for (const auto& args : passing) {
+    const CommandResult r = run_parity(args);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  EXPECT_FALSE(model::load_model(saved).value().proto().graph().node().empty());
+  const RunResults all = read_run_results(layers);
+  ASSERT_EQ(all.runs.size(), 1u);
+  EXPECT_EQ(all.runs[0].second.at(0).outputs.names().size(), 2u);
+  EXPECT_TRUE(all.runs[0].second.at(0).outputs.contains("identity_out_0"));
+  EXPECT_TRUE(all.runs[0].second.at(0).outputs.contains("identity_out_2"));
+  const RunResults one = read_run_results(excluded);
+  EXPECT_EQ(one.runs.at(0).second.at(0).outputs.names(), std::vector<std::string>{"identity_out_0"});
+  // test_exit_status_on_fail_comparison: other inputs, other outputs.
+  const CommandResult r = run_parity({"run", identity, "--onnxrt", "--load-outputs", out0, "--seed=2"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+}
+
 // test_run.py TestLogging: `polygraphy run --silent` and `--log-file` without a model or runner.
 TEST(PolygraphySpellings, RunWithoutRunnersWarnsAndPasses) {
   TempDir dir;

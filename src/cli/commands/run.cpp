@@ -315,7 +315,7 @@ class RunCommand : public Command {
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     if (target.empty() || std::isdigit(static_cast<unsigned char>(target[0]))) target = "run_" + target;
     std::string command_line = current_command_line();
-    for (const std::string& spelling : {" --gen-script " + path, " --gen-script=" + path})
+    for (const std::string& spelling : {" --gen-script " + path, " --gen-script=" + path, " --gen " + path, " --gen=" + path})
       if (auto at = command_line.find(spelling); at != std::string::npos) command_line.erase(at, spelling.size());
     const tools::RunScript script = tools::generate_run_script(args, runner_names, command_line, target);
     const std::string snippet = tools::write_run_script(path, script);
