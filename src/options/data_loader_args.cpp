@@ -8,8 +8,6 @@
 
 namespace parity::options {
 
-namespace {
-
 InputShape parse_input_shape(const std::string& item, bool per_model) {
   InputShape s;
   s.text = item;
@@ -25,6 +23,8 @@ InputShape parse_input_shape(const std::string& item, bool per_model) {
   s.shape = parse_shape(value, "--input-shapes '" + item + "'");
   return s;
 }
+
+namespace {
 
 ValRange parse_val_range(const std::string& item) {
   auto [name, value] = split_name_value(item);

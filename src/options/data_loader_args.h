@@ -32,6 +32,10 @@ struct InputShape {
   bool applies_to(const std::string& model_path) const;
 };
 
+/// Parses one --input-shapes item, "name:[d0,d1,...]" (with `per_model`, optionally "MODEL=" first);
+/// throws kInvalidArgument naming the item.
+InputShape parse_input_shape(const std::string& item, bool per_model = false);
+
 /// What the data-loader options say.
 struct DataLoaderOptions {
   std::optional<int64_t> seed;  // nullopt: the loader's default (1, as Polygraphy)

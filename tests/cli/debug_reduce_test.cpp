@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "model/model.h"
+#include "support/model_builder.h"
 #include "support/require.h"
 #include "support/test_support.h"
 
@@ -121,6 +122,33 @@ TEST(DebugReduceCommand, AFailureOnlyTheThirdIterationShowsIsReduced) {
   const auto one = reduce(tmp, check);
   EXPECT_EQ(one.result.exit_code, 1) << one.result.output;
   EXPECT_TRUE(contains(one.result.output, "[E] the model passes the check: nothing to reduce")) << one.result.output;
+}
+
+// test_debug.py TestReduce.test_reduce_shape_inference, typed as Polygraphy's test types it (in
+// the output folder, with the default artifacts there): the candidates carry the given shapes.
+TEST(DebugReduceCommand, PolygraphyModelInputShapesWithAndWithoutFallbackShapeInference) {
+  testing::TempDir tmp;
+  testing::ModelBuilder b(13);
+  b.input("X", DType::kFloat32, {1, 2, -1, -1}).output("Y", DType::kFloat32, {1, 2, -1, -1});
+  b.node("Identity", {"X"}, {"Y"}, "onnx_graphsurgeon_node_1");
+  const std::string model = (tmp / "dynamic_identity.onnx").string();
+  model::save_model(model::Model(std::make_unique<onnx::ModelProto>(b.model())), model).throw_if_error();
+  for (const std::string opts : {"", " --force-fallback-shape-inference"}) {
+    SCOPED_TRACE(opts);
+    const auto r = testing::run_shell("cd '" + tmp.path().string() + "' && '" + PARITY_BINARY + "' debug reduce '" +
+                                      model + "' --output=reduced.onnx --show-output --model-input-shapes=X:[1,2,5,5]" +
+                                      opts + " --check false");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const model::Model reduced = model::load_model(tmp / "reduced.onnx").value();
+    for (const auto* value : {&reduced.proto().graph().input(0), &reduced.proto().graph().output(0)}) {
+      const auto& shape = value->type().tensor_type().shape();
+      ASSERT_EQ(shape.dim_size(), 4) << value->name();
+      std::vector<int64_t> dims;
+      for (const auto& d : shape.dim()) dims.push_back(d.dim_value());
+      EXPECT_EQ(dims, (std::vector<int64_t>{1, 2, 5, 5})) << value->name();
+    }
+    std::filesystem::remove(tmp / "reduced.onnx");
+  }
 }
 
 TEST(DebugReduceCommand, BadInputIsOneLine) {

@@ -92,6 +92,14 @@ class DebugReduceCommand : public Command {
                 .arity = options::Arity::kFlag});
     parser.add({.flags = {"--no-reduce-inputs"}, .help = "Keep the nodes before the failure (reduce from the outputs only)",
                 .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--model-input-shapes", "--model-inputs"}, .dest = "model_input_shapes",
+                .help = "The model's input shapes, NAME:[d0,...]: the recording runs at them, so every candidate's "
+                        "tensors carry them (as --input-shapes)",
+                .metavar = "NAME:SHAPE", .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--force-fallback-shape-inference", "--no-shape-inference"}, .dest = "shape_inference_choice",
+                .help = "Accepted as Polygraphy spells them; no effect: candidates always carry the types and shapes "
+                        "the recording ran with (what Polygraphy's fallback shape inference gives)",
+                .arity = options::Arity::kFlag});
     parser.add({.flags = {"--no-fold-constants"},
                 .help = "Do not fold constants first (folding turns shape computations into constants, so cuts "
                         "do not expose them as inputs)",
@@ -174,7 +182,8 @@ class DebugReduceCommand : public Command {
     }
     const ReduceOptions reduce_options{parse_reduce_mode(args.get_or("mode", "bisect")), !args.flag("no_reduce_outputs"),
                                        !args.flag("no_reduce_inputs")};
-    const options::DataLoaderOptions data = data_loader_args_.parse(args);
+    options::DataLoaderOptions data = data_loader_args_.parse(args);
+    for (const auto& item : args.list("model_input_shapes")) data.input_shapes.push_back(options::parse_input_shape(item));
     const options::IterationOptions iterations = iteration_args_.parse(args);
     const RunnerCheck runner_check{runner_names, &args, compare_args_.parse(args)};
     const ArtifactSorter artifacts(args.list("artifacts"), args.get_or("artifacts_dir", "polygraphy_artifacts"));
