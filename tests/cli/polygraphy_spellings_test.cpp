@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <sstream>
 
 #include "core/formats/polygraphy_json.h"
 #include "model/model.h"
@@ -277,6 +278,130 @@ TEST(PolygraphySpellings, RunWithoutRunnersWarnsAndPasses) {
   r = run_parity({"run", identity_model(dir)});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r, "No runners have been selected")) << r.output;
+}
+
+// Lines as test_inspect.py's check_lines_match compares them: without "Loading" lines, [V] and
+// [W] lines, trailing spaces and parity's closing PASSED line (Polygraphy's inspect prints none).
+std::vector<std::string> inspect_lines(const std::string& output) {
+  std::vector<std::string> lines;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("Loading") != std::string::npos || line.rfind("[V]", 0) == 0 || line.rfind("[W]", 0) == 0) continue;
+    if (line.rfind("[I] PASSED | Runtime: ", 0) == 0) continue;
+    line.erase(line.find_last_not_of(' ') + 1);
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::vector<std::string> expected_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// test_inspect.py's ONNX_CASES for identity and identity_with_initializer: Polygraphy's text, line
+// for line (parity's IR version and weights summary only with --show info).
+TEST(PolygraphySpellings, InspectModelPrintsPolygraphysText) {
+  TempDir dir;
+  ModelBuilder identity(8);
+  identity.graph().set_name("test_identity");
+  identity.input("x", DType::kFloat32, {1, 1, 2, 2}).output("y", DType::kFloat32, {1, 1, 2, 2});
+  identity.node("Identity", {"x"}, {"y"});
+  const std::string identity_path = (dir / "identity.onnx").string();
+  model::save_model(model::Model(std::make_unique<onnx::ModelProto>(identity.model())), identity_path).throw_if_error();
+  ModelBuilder with_init(11);
+  with_init.graph().set_name("onnx_graphsurgeon");
+  with_init.output("Y", DType::kFloat32, {2, 2});
+  Tensor ones(DType::kFloat32, {2, 2});
+  for (int64_t i = 0; i < 4; ++i) ones.data<float>()[i] = 1.0f;
+  with_init.initializer("X", ones);
+  with_init.node("Identity", {"X"}, {"Y"});
+  const std::string with_init_path = (dir / "identity_with_initializer.onnx").string();
+  model::save_model(model::Model(std::make_unique<onnx::ModelProto>(with_init.model())), with_init_path).throw_if_error();
+
+  struct Case {
+    std::string model;
+    std::vector<std::string> show;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {identity_path, {}, R"([I] ==== ONNX Model ====
+    Name: test_identity | ONNX Opset: 8
+
+    ---- 1 Graph Input(s) ----
+    {x [dtype=float32, shape=(1, 1, 2, 2)]}
+
+    ---- 1 Graph Output(s) ----
+    {y [dtype=float32, shape=(1, 1, 2, 2)]}
+
+    ---- 0 Initializer(s) ----
+
+    ---- 1 Node(s) ----)"},
+      {identity_path, {"layers"}, R"([I] ==== ONNX Model ====
+    Name: test_identity | ONNX Opset: 8
+
+    ---- 1 Graph Input(s) ----
+    {x [dtype=float32, shape=(1, 1, 2, 2)]}
+
+    ---- 1 Graph Output(s) ----
+    {y [dtype=float32, shape=(1, 1, 2, 2)]}
+
+    ---- 0 Initializer(s) ----
+    {}
+
+    ---- 1 Node(s) ----
+    Node 0    |  [Op: Identity]
+        {x [dtype=float32, shape=(1, 1, 2, 2)]}
+         -> {y [dtype=float32, shape=(1, 1, 2, 2)]})"},
+      {with_init_path, {"layers"}, R"([I] ==== ONNX Model ====
+    Name: onnx_graphsurgeon | ONNX Opset: 11
+
+    ---- 0 Graph Input(s) ----
+    {}
+
+    ---- 1 Graph Output(s) ----
+    {Y [dtype=float32, shape=(2, 2)]}
+
+    ---- 1 Initializer(s) ----
+    {X [dtype=float32, shape=(2, 2)]}
+
+    ---- 1 Node(s) ----
+    Node 0    |  [Op: Identity]
+        {Initializer | X [dtype=float32, shape=(2, 2)]}
+         -> {Y [dtype=float32, shape=(2, 2)]})"},
+      {with_init_path, {"layers", "attrs", "weights"}, R"([I] ==== ONNX Model ====
+    Name: onnx_graphsurgeon | ONNX Opset: 11
+
+    ---- 0 Graph Input(s) ----
+    {}
+
+    ---- 1 Graph Output(s) ----
+    {Y [dtype=float32, shape=(2, 2)]}
+
+    ---- 1 Initializer(s) ----
+    Initializer | X [dtype=float32, shape=[2, 2]] | Values:
+        [[1. 1.]
+         [1. 1.]]
+
+    ---- 1 Node(s) ----
+    Node 0    |  [Op: Identity]
+        {Initializer | X [dtype=float32, shape=(2, 2)]}
+         -> {Y [dtype=float32, shape=(2, 2)]})"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"inspect", "model", c.model};
+    if (!c.show.empty()) args.push_back("--show");
+    args.insert(args.end(), c.show.begin(), c.show.end());
+    const CommandResult r = run_parity(args);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(inspect_lines(r.output), expected_lines(c.expected)) << r.output;
+  }
+  // parity's additions, asked for.
+  const CommandResult info = run_parity({"inspect", "model", identity_path, "--show", "info"});
+  EXPECT_TRUE(contains(info, "IR Version: 8")) << info.output;
+  EXPECT_TRUE(contains(info, "---- Weights ----")) << info.output;
 }
 
 // test_surgeon.py TestSurgeonInsert: a custom op without --domain lands in the default domain.

@@ -38,9 +38,10 @@ class InspectModelCommand : public Command {
     parser.add({.flags = {"--show"},
                 .help = "What to show besides the overview: layers (every node with its tensors), attrs (node "
                         "attributes; implies layers), weights (initializer values), cost (per node MACs, parameters "
-                        "and output bytes from shape inference, with totals)",
+                        "and output bytes from shape inference, with totals), info (parity's additions to Polygraphy's "
+                        "text: IR version, producer, metadata, doc string, the weights summary)",
                 .arity = options::Arity::kOneOrMore,
-                .choices = {"layers", "attrs", "weights", "cost"}});
+                .choices = {"layers", "attrs", "weights", "cost", "info"}});
     parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
                 .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
     model_edit::add_ignore_external_data_option(parser);
@@ -92,6 +93,7 @@ class InspectModelCommand : public Command {
       if (what == "attrs") options.layers = options.attrs = true;
       if (what == "weights") options.weights = true;
       if (what == "cost") show_cost = true;
+      if (what == "info") options.info = true;
     }
     std::string report = json ? model::summarize_model_json(*graph, options)
                               : "==== ONNX Model ====\n" + model::summarize_model_text(*graph, options);
