@@ -65,11 +65,29 @@ bool is_custom_op_message(const std::string& m) {
          m.find("is not a registered function/op") != std::string::npos;
 }
 
-/// Display names for every node (unnamed ones get a stable made-up name), recursively.
-void label_nodes(const model::Graph& g, std::unordered_map<const model::Node*, std::string>& labels, size_t& unnamed) {
+// Every node name of the graph and its subgraphs.
+void collect_names(const model::Graph& g, std::unordered_set<std::string>& names) {
   for (const auto& n : g.nodes) {
-    labels[n.get()] = n->name.empty() ? "parity_unnamed_node_" + std::to_string(unnamed++) : n->name;
-    for (const auto& [_, sub] : n->subgraphs) label_nodes(*sub, labels, unnamed);
+    if (!n->name.empty()) names.insert(n->name);
+    for (const auto& [_, sub] : n->subgraphs) collect_names(*sub, names);
+  }
+}
+
+/// Display names for every node, recursively. An unnamed node is called as Polygraphy's lint calls
+/// it, "polygraphy_unnamed_node_<index in its graph>", or "..._<index>_<uid>" (uid counting up
+/// across the model) when that name is taken.
+void label_nodes(const model::Graph& g, std::unordered_map<const model::Node*, std::string>& labels,
+                 std::unordered_set<std::string>& names, size_t& uid) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto& n = g.nodes[i];
+    std::string label = n->name;
+    if (label.empty()) {
+      label = "polygraphy_unnamed_node_" + std::to_string(i);
+      while (names.count(label)) label = "polygraphy_unnamed_node_" + std::to_string(i) + "_" + std::to_string(uid++);
+      names.insert(label);
+    }
+    labels[n.get()] = label;
+    for (const auto& [_, sub] : n->subgraphs) label_nodes(*sub, labels, names, uid);
   }
 }
 
@@ -88,8 +106,10 @@ class Linter {
     report_unknown_operators();
 
     graph_ = model::Graph::from_model(model_);
-    size_t unnamed = 0;
-    label_nodes(*graph_, labels_, unnamed);
+    std::unordered_set<std::string> names;
+    collect_names(*graph_, names);
+    size_t uid = 0;
+    label_nodes(*graph_, labels_, names, uid);
 
     check_with_libonnx();
     check_duplicate_names(*graph_, {});

@@ -6,8 +6,11 @@
 // test models `identity` and `identity_identity`, rebuilt here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/formats/polygraphy_json.h"
 #include "model/model.h"
@@ -402,6 +405,29 @@ TEST(PolygraphySpellings, InspectModelPrintsPolygraphysText) {
   const CommandResult info = run_parity({"inspect", "model", identity_path, "--show", "info"});
   EXPECT_TRUE(contains(info, "IR Version: 8")) << info.output;
   EXPECT_TRUE(contains(info, "---- Weights ----")) << info.output;
+}
+
+// test_check.py TestLint.test_renaming with Polygraphy's renamable model: unnamed nodes are named
+// as Polygraphy's lint names them, unique even against nodes already so named.
+TEST(PolygraphySpellings, LintNamesUnnamedNodesAsPolygraphyDoes) {
+  TempDir dir;
+  ModelBuilder b(11);
+  b.input("a", DType::kFloat32, {1, 1}).output("e", DType::kFloat32, {2, 1});
+  b.node("Identity", {"a"}, {"b"}, "");
+  b.node("Dropout", {"b"}, {"c"}, "polygraphy_unnamed_node_0");
+  b.node("Identity", {"c"}, {"d"}, "polygraphy_unnamed_node_0_0");
+  b.node("Dropout", {"d"}, {"e"}, "");
+  const std::string model = (dir / "renamable.onnx").string();
+  model::save_model(model::Model(std::make_unique<onnx::ModelProto>(b.model())), model).throw_if_error();
+  const std::string report = (dir / "lint.json").string();
+  const CommandResult r = run_parity({"check", "lint", model, "-o", report});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const auto json = nlohmann::json::parse(read_file(report));
+  std::vector<std::string> names = json["summary"]["passing"].get<std::vector<std::string>>();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"polygraphy_unnamed_node_0", "polygraphy_unnamed_node_0_0",
+                                             "polygraphy_unnamed_node_0_1", "polygraphy_unnamed_node_3"}))
+      << json.dump(2);
 }
 
 // test_surgeon.py TestSurgeonInsert: a custom op without --domain lands in the default domain.
