@@ -151,6 +151,32 @@ TEST(DebugReduceCommand, PolygraphyModelInputShapesWithAndWithoutFallbackShapeIn
   }
 }
 
+// Polygraphy's interactive mode: without --check or runners, each candidate's verdict is asked for.
+TEST(DebugReduceCommand, InteractiveModeAsksForEachVerdict) {
+  testing::TempDir tmp;
+  testing::ModelBuilder b(13);
+  b.input("X", DType::kFloat32, {2, 2}).output("Z", DType::kFloat32, {2, 2});
+  b.node("Identity", {"X"}, {"Y"}, "first");
+  b.node("Neg", {"Y"}, {"Z"}, "second");
+  const std::string model = (tmp / "two.onnx").string();
+  model::save_model(model::Model(std::make_unique<onnx::ModelProto>(b.model())), model).throw_if_error();
+  const std::string in_dir = "cd '" + tmp.path().string() + "' && ";
+  const std::string reduce = "'" + std::string(PARITY_BINARY) + "' debug reduce '" + model + "' -o reduced.onnx --mode linear";
+  // Every candidate fails: one node is left.
+  auto r = testing::run_shell(in_dir + "yes f | " + reduce);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, ">>> Did 'polygraphy_debug.onnx' [p]ass or [f]ail?")) << r.output;
+  EXPECT_EQ(model::load_model(tmp / "reduced.onnx").value().proto().graph().node_size(), 1);
+  // An answer that is neither is asked again; the full model passing leaves nothing to reduce.
+  r = testing::run_shell(in_dir + "printf 'maybe\\npass\\n' | " + reduce);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "Please choose either: 'p' or 'f':")) << r.output;
+  EXPECT_TRUE(contains(r.output, "the model passes the check: nothing to reduce")) << r.output;
+  r = testing::run_shell(in_dir + reduce + " < /dev/null");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "interactive mode: no answer (standard input is closed)")) << r.output;
+}
+
 TEST(DebugReduceCommand, BadInputIsOneLine) {
   PARITY_REQUIRE_FILE(det_model());
   testing::TempDir tmp;
@@ -158,9 +184,9 @@ TEST(DebugReduceCommand, BadInputIsOneLine) {
   auto r = run_parity({"debug", "reduce", det_model(), "-o", out, "--check", "no-such-command-xyz", "{model}"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "command 'no-such-command-xyz' not found")) << r.output;
-  r = run_parity({"debug", "reduce", det_model(), "-o", out});
+  r = run_parity({"debug", "reduce", det_model(), "-o", out, "--ref"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "nothing decides whether a candidate fails")) << r.output;
+  EXPECT_TRUE(contains(r.output, "one runner cannot decide whether a candidate fails")) << r.output;
   testing::write_file(tmp / "file", "x");
   r = run_parity({"debug", "reduce", det_model(), "-o", out, "--artifacts", "a.txt", "--artifacts-dir",
                   (tmp / "file" / "dir").string(), "--check", "true"});

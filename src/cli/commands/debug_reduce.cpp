@@ -5,10 +5,13 @@
 // tools/debug/.
 #include <onnx/onnx_pb.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <sstream>
 
 #include "cli/command.h"
@@ -36,6 +39,23 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace parity::tools::debug;
+
+// Polygraphy's interactive mode (neither --check nor runners): the user says whether each candidate
+// passed, answering p or f on standard input.
+bool ask_whether_passed(const std::string& artifact) {
+  std::string prompt = "Did '" + artifact + "' [p]ass or [f]ail?";
+  for (;;) {
+    std::printf(">>> %s ", prompt.c_str());
+    std::fflush(stdout);
+    std::string answer;
+    PARITY_CHECK(static_cast<bool>(std::getline(std::cin, answer)), kInvalidArgument,
+                 "interactive mode: no answer (standard input is closed); give --check CMD... or two runners to "
+                 "compare (e.g. --ref --ort)");
+    const char c = answer.empty() ? '\0' : static_cast<char>(std::tolower(static_cast<unsigned char>(answer[0])));
+    if (c == 'p' || c == 'f') return c == 'p';
+    prompt = "Please choose either: 'p' or 'f':";
+  }
+}
 
 std::vector<int> parse_codes(const options::Args& args, const std::string& dest, const std::string& flag) {
   std::vector<int> codes;
@@ -168,8 +188,12 @@ class DebugReduceCommand : public Command {
     CheckCommand check{args.list("check"), parse_codes(args, "fail_code", "--fail-code"),
                        parse_codes(args, "ignore_fail_code", "--ignore-fail-code"), args.list("fail_regex")};
     const bool external = args.has("check");
-    PARITY_CHECK(external || runner_names.size() >= 2, kInvalidArgument,
-                 "nothing decides whether a candidate fails: give --check CMD... or at least two runners (e.g. --ref --ort)");
+    const bool interactive = !external && runner_names.empty();
+    PARITY_CHECK(external || interactive || runner_names.size() >= 2, kInvalidArgument,
+                 "one runner cannot decide whether a candidate fails: give at least two runners to compare (e.g. "
+                 "--ref --ort), --check CMD..., or neither to answer for each candidate");
+    if (interactive)
+      logger().info("No --check and no runners: interactive mode, asking whether each candidate passed");
     PARITY_CHECK(!external || runner_names.empty(), kInvalidArgument,
                  "give either --check or runners to compare, not both");
     if (external) validate_check_command(check);
@@ -250,6 +274,10 @@ class DebugReduceCommand : public Command {
         logger().info("Check ", check_count, ": ", what, " -> ", failed ? "fails" : "passes", " (exit status ",
                       outcome.exit_status, ")");
         detail = "exit status " + std::to_string(outcome.exit_status);
+      } else if (interactive) {
+        failed = !ask_whether_passed(iter_artifact);
+        logger().info("Check ", check_count, ": ", what, " -> ", failed ? "fails" : "passes", " (answered)");
+        detail = "answered";
       } else {
         std::string why;
         failed = runner_check_fails(runner_check, iter_artifact, feeds_for(*cut, values), &why);
