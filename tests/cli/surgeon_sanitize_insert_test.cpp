@@ -7,6 +7,7 @@
 
 #include "../model/test_models.h"
 #include "model/model.h"
+#include "support/model_builder.h"
 #include "support/require.h"
 #include "support/test_support.h"
 
@@ -147,6 +148,37 @@ TEST(SurgeonInsert, VerifyRunsTheResultAgainstTheOriginal) {
                                         "Relu", "-o", (tmp / "bad.onnx").string(), "--verify", "1", "--verify-atol", "-1"});
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_TRUE(contains(bad.output, "--verify-atol must not be negative")) << bad.output;
+}
+
+// test_surgeon.py's test_force_fallback_shape_inference_will_override_model_shapes (sanitize and
+// extract), as its tests type them: the shapes the model ran with replace its dynamic ones.
+TEST(SurgeonSanitize, ForceFallbackShapeInferenceFixesTheShapesItRanWith) {
+  testing::TempDir tmp;
+  testing::ModelBuilder b(13);
+  b.input("X", DType::kFloat32, {1, 2, -1, -1}).output("Y", DType::kFloat32, {1, 2, -1, -1});
+  b.node("Identity", {"X"}, {"Y"}, "onnx_graphsurgeon_node_1");
+  const std::string model = (tmp / "dynamic_identity.onnx").string();
+  model::save_model(model::Model(std::make_unique<onnx::ModelProto>(b.model())), model).throw_if_error();
+  auto dims = [](const onnx::ValueInfoProto& v) {
+    std::vector<int64_t> out;
+    for (const auto& d : v.type().tensor_type().shape().dim()) out.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    return out;
+  };
+  const std::vector<std::vector<std::string>> commands = {
+      {"surgeon", "sanitize", model, "-o", (tmp / "sanitized.onnx").string(), "--force-fallback-shape-inference"},
+      {"surgeon", "extract", model, "-o", (tmp / "extracted.onnx").string(), "--outputs", "Y:auto",
+       "--force-fallback-shape-inference"},
+  };
+  for (const auto& command : commands) {
+    SCOPED_TRACE(command[1]);
+    const auto r = run_parity(command);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const model::Model out = model::load_model(command[4]).value();
+    EXPECT_EQ(dims(out.proto().graph().input(0)), (std::vector<int64_t>{1, 2, 1, 1}));
+    EXPECT_EQ(dims(out.proto().graph().output(0)), (std::vector<int64_t>{1, 2, 1, 1}));
+    // onnx_model_sanity_check: the model runs.
+    EXPECT_EQ(run_parity({"run", command[4], "--model-type=onnx", "--ref"}).exit_code, 0);
+  }
 }
 
 }  // namespace
