@@ -75,9 +75,8 @@ compare::loaders::PlanLoader build_from_onnx(const std::string& path, const opti
 const runners::RunnerRegistrar kPlanRunner({
     .name = "plan",
     .flag = "--plan",
-    .description = "parity's engine: a plan of the ref runtime, built from the ONNX model with the build options "
-                   "(--fp16, --bf16, --int8, --layer-precisions, --trt-min/opt/max-shapes, ...) or loaded from a plan "
-                   "file",
+    .description = "parity's engine: the ref runtime's plan, built with convert's build options (--fp16, --int8, "
+                   "...) or loaded from a plan file",
     .add_options = add_plan_runner_options,
     .availability = [](const options::Args*) { return Status::ok(); },
     .version = [](const options::Args*) { return std::string("parity-plan"); },
