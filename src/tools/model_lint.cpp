@@ -175,13 +175,18 @@ class Linter {
   }
 
   void check_duplicate_names(const model::Graph& g, const std::set<std::string>& outer) {
-    std::map<std::string, std::vector<const model::Node*>> by_name;
-    for (const auto& n : g.nodes)
-      if (!n->name.empty()) by_name[n->name].push_back(n.get());
-    for (const auto& [name, list] : by_name)
-      if (list.size() > 1)
-        report_.add(kError, "parity", str_cat("Duplicate node name: '", name, "' is used by ", list.size(), " nodes"),
+    // Polygraphy's onnx-graphsurgeon check, its wording and the nodes' positions in their graph.
+    std::map<std::string, std::vector<size_t>> by_name;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (!g.nodes[i]->name.empty()) by_name[g.nodes[i]->name].push_back(i);
+    for (const auto& [name, ids] : by_name)
+      if (ids.size() > 1) {
+        std::string list;
+        for (size_t id : ids) list += (list.empty() ? "" : ", ") + std::to_string(id);
+        report_.add(kError, "onnx_gs",
+                    str_cat("Duplicate node name: '", name, "' for nodes with topological IDs: [", list, "] found."),
                     {name});
+      }
 
     // Every tensor must be defined once: graph input, initializer or one node output.
     std::set<std::string> initializer_names;
@@ -290,15 +295,15 @@ class Linter {
     for (const auto& v : inits_before) initializer_names.insert(v->name);
     for (const auto& v : inputs_before)
       if (!kept(cleaned->inputs, v) && !initializer_names.count(v->name))
-        report_.add(kWarning, "parity", "Input: '" + v->name + "' does not affect outputs, can be removed.");
+        report_.add(kWarning, "onnx_gs", "Input: '" + v->name + "' does not affect outputs, can be removed.");
     for (const auto& v : inits_before)
       if (!kept(cleaned->initializers, v))
-        report_.add(kWarning, "parity", "Initializer: '" + v->name + "' does not affect outputs, can be removed.");
+        report_.add(kWarning, "onnx_gs", "Initializer: '" + v->name + "' does not affect outputs, can be removed.");
     for (size_t i = 0; i < nodes_before.size(); ++i) {
       if (std::find(cleaned->nodes.begin(), cleaned->nodes.end(), nodes_before[i]) != cleaned->nodes.end()) continue;
       // Same position in the linted graph, which was built from the same model in the same order.
       const model::Node* original = graph_->nodes[i].get();
-      report_.add(kWarning, "parity", "Does not affect outputs, can be removed.", {label(original)});
+      report_.add(kWarning, "onnx_gs", "Does not affect outputs, can be removed.", {label(original)});
     }
   }
 

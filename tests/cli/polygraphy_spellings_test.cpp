@@ -430,6 +430,52 @@ TEST(PolygraphySpellings, LintNamesUnnamedNodesAsPolygraphyDoes) {
       << json.dump(2);
 }
 
+nlohmann::json lint_report(const TempDir& dir, const onnx::ModelProto& proto, const std::string& name, int expected_exit) {
+  const std::string model = (dir / (name + ".onnx")).string(), report = (dir / (name + ".json")).string();
+  model::save_model(model::Model(std::make_unique<onnx::ModelProto>(proto)), model).throw_if_error();
+  const CommandResult r = run_parity({"check", "lint", model, "-o", report});
+  EXPECT_EQ(r.exit_code, expected_exit) << r.output;
+  return nlohmann::json::parse(read_file(report));
+}
+
+// test_check.py's test_duplicate_node_names_caught and test_cleanable_warning, entry for entry.
+TEST(PolygraphySpellings, LintEntriesOfOnnxGraphsurgeonChecks) {
+  TempDir dir;
+  ModelBuilder dup(11);
+  dup.graph().set_name("bad_graph_with_duplicate_node_names");
+  dup.input("inp", DType::kFloat32, {4, 5}).output("out", DType::kFloat32, {4, 5});
+  dup.node("Identity", {"inp"}, {"inter1"}, "identical");
+  dup.node("Identity", {"inter1"}, {"out"}, "identical");
+  const nlohmann::json duplicate = lint_report(dir, dup.model(), "duplicate", 1);
+  ASSERT_FALSE(duplicate["lint_entries"].empty()) << duplicate.dump(2);
+  const nlohmann::json expected = {
+      {"level", "exception"},
+      {"nodes", {"identical"}},
+      {"message", "Duplicate node name: 'identical' for nodes with topological IDs: [0, 1] found."},
+      {"source", "onnx_gs"}};
+  EXPECT_EQ(duplicate["lint_entries"][0], expected) << duplicate.dump(2);
+  EXPECT_NE(std::find(duplicate["summary"]["failing"].begin(), duplicate["summary"]["failing"].end(), "identical"),
+            duplicate["summary"]["failing"].end());
+
+  ModelBuilder cleanable(11);
+  cleanable.input("e", DType::kFloat32, {1, 1}).input("f", DType::kFloat32, {1, 1});
+  cleanable.output("i", DType::kFloat32, {1, 1});
+  add_int_attr(cleanable.node("Concat", {"e", "f"}, {"g"}, "G"), "axis", 0);
+  cleanable.node("Dropout", {"f"}, {"h"}, "H");
+  cleanable.node("Identity", {"h"}, {"i"}, "I");
+  const nlohmann::json report = lint_report(dir, cleanable.model(), "cleanable", 0);
+  const auto& entries = report["lint_entries"];
+  ASSERT_EQ(entries.size(), 2u) << report.dump(2);
+  EXPECT_NE(entries[0]["message"].get<std::string>().find("Input: 'e' does not affect outputs, can be removed"),
+            std::string::npos);
+  EXPECT_EQ(entries[0]["source"], "onnx_gs");
+  EXPECT_EQ(entries[0]["level"], "warning");
+  EXPECT_NE(entries[1]["message"].get<std::string>().find("Does not affect outputs, can be removed"), std::string::npos);
+  EXPECT_EQ(entries[1]["source"], "onnx_gs");
+  EXPECT_EQ(entries[1]["level"], "warning");
+  EXPECT_EQ(entries[1]["nodes"], nlohmann::json::array({"G"}));
+}
+
 // test_surgeon.py TestSurgeonInsert: a custom op without --domain lands in the default domain.
 TEST(PolygraphySpellings, SurgeonInsertFakeOpWithoutDomain) {
   TempDir dir;
