@@ -156,6 +156,10 @@ class Linter {
   // libonnx's checker, node by node: every failing node is named, and what only a libonnx newer
   // than this build could judge (newer IR or opsets) is a warning, never a hidden error.
   void check_with_libonnx() {
+    // libonnx's check_graph requires a graph name (its node-by-node run here does not check it;
+    // parity's saving tolerates an unnamed graph, lint reports it as Polygraphy's checker does).
+    if (model_.proto().graph().name().empty())
+      report_.add(kError, "onnx_checker", "Field 'name' of 'graph' is required to be non-empty.");
     for (const auto& f : model::check_model_proto(model_.proto(), model_.base_dir())) {
       if (f.node < 0 && f.message.rfind("IR version ", 0) == 0) continue;  // said by newer_ already
       // --ignore-external-data: the weight files are known to be missing; that is not the model's fault.

@@ -476,6 +476,20 @@ TEST(PolygraphySpellings, LintEntriesOfOnnxGraphsurgeonChecks) {
   EXPECT_EQ(entries[1]["nodes"], nlohmann::json::array({"G"}));
 }
 
+// test_check.py's test_onnx_spec_check (bad_graph_with_no_name): an exception from onnx_checker.
+TEST(PolygraphySpellings, LintReportsAGraphWithoutAName) {
+  TempDir dir;
+  ModelBuilder b(11);
+  b.graph().clear_name();
+  b.input("x", DType::kFloat32, {1, 2}).output("y", DType::kFloat32, {1, 2});
+  b.node("Identity", {"x"}, {"y"}, "identity");
+  const nlohmann::json report = lint_report(dir, b.model(), "no_name", 1);
+  bool found = false;
+  for (const auto& e : report["lint_entries"])
+    found = found || (e["level"] == "exception" && e["source"] == "onnx_checker");
+  EXPECT_TRUE(found) << report.dump(2);
+}
+
 // test_surgeon.py TestSurgeonInsert: a custom op without --domain lands in the default domain.
 TEST(PolygraphySpellings, SurgeonInsertFakeOpWithoutDomain) {
   TempDir dir;
