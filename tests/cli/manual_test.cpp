@@ -101,7 +101,7 @@ TEST(ManPages, RenderWithoutGroffWarnings) {
   // As man shows it: options in ASCII hyphen-minus, so they can be copied into a shell.
   const CommandResult page = run_shell("MANWIDTH=120 man -l -P cat '" + (tmp / "parity-run.1").string() + "' 2>&1");
   ASSERT_EQ(page.exit_code, 0) << page.output;
-  EXPECT_TRUE(std::regex_search(page.output, std::regex(R"(\n\s+--ref\s)"))) << page.output.substr(0, 3000);
+  EXPECT_TRUE(std::regex_search(page.output, std::regex(R"(\n\s+--ref[\s,])"))) << page.output.substr(0, 3000);
   EXPECT_NE(page.output.find("parity-run - "), std::string::npos) << page.output.substr(0, 500);
 }
 
