@@ -152,10 +152,10 @@ TEST(RunnerConcurrency, StateIsReadableFromAnyThreadDuringInference) {
       ++reads;
     }
   });
-  for (int k = 0; k < kInferences; ++k) runner->infer(feed);
+  // Inferences go on until the reader has read during them (it may start late on a busy machine).
+  for (int k = 0; k < kInferences || reads.load() < 100; ++k) runner->infer(feed);
   done = true;
   reader.join();
-  EXPECT_GT(reads.load(), 0);
   EXPECT_GT(runner->last_inference_time(), 0.0);
   runner->deactivate();
   EXPECT_FALSE(runner->is_active());
