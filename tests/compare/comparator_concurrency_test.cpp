@@ -37,7 +37,7 @@ TEST(ComparatorConcurrency, RunsOnThreadsAtOnceSharingOneDataLoaderGetTheSerialR
   data.seed(5).iterations(kIterations);
   const RunResults expected = compare_two_ref_runners(data);  // tells `data` the model's inputs
   std::vector<RunResults> got(kThreads);
-  std::vector<bool> matched(kThreads, false);
+  std::vector<char> matched(kThreads, 0);  // not vector<bool>: its bits share words
   run_on_threads(kThreads, [&](int t) {
     got[static_cast<size_t>(t)] = compare_two_ref_runners(data);
     matched[static_cast<size_t>(t)] = static_cast<bool>(compare::Comparator::compare_accuracy(got[static_cast<size_t>(t)]));

@@ -41,7 +41,7 @@ void expect_model_outputs(const TensorMap& feed, const TensorMap& outputs, const
 }
 
 TEST(ExtensionConcurrency, ThreadsLoadingOneExtensionAtOnceLoadItOnce) {
-  std::vector<bool> ok(kThreads, false);
+  std::vector<char> ok(kThreads, 0);  // not vector<bool>: its bits share words
   run_on_threads(kThreads, [&](int t) { ok[static_cast<size_t>(t)] = runners::load_extension(good_extension()).is_ok(); });
   for (int t = 0; t < kThreads; ++t) EXPECT_TRUE(ok[static_cast<size_t>(t)]) << "thread " << t;
   const auto& records = runners::loaded_extensions();
