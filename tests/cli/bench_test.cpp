@@ -211,6 +211,7 @@ TEST(BenchCommand, ConcurrentReportsInferencesPerSecondPerThreadCount) {
     EXPECT_EQ(row["kernel_threads_per_run"], 1);
     EXPECT_GT(row["inferences_per_second"].get<double>(), 0.0) << row.dump();
     EXPECT_EQ(row["rounds_per_second"].size(), 3u);
+    EXPECT_GT(row["cpu_seconds_per_inference"].get<double>(), 0.0) << row.dump();
     EXPECT_GT(row["speedup_over_1_thread"].get<double>(), 0.0);
   }
   EXPECT_DOUBLE_EQ(report["concurrent"][0]["speedup_over_1_thread"].get<double>(), 1.0);

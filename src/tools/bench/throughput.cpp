@@ -1,5 +1,7 @@
 #include "tools/bench/throughput.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -21,10 +23,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Inferences per second of `threads` threads running `session` on `feed` together: each runs
-// until `min_time` passed and it made `min_runs` runs; the wall time ends with the last thread.
-double time_round(const runtime::Session& session, const TensorMap& feed, int threads, double min_time,
-                  int64_t min_runs) {
+// User + system CPU time of the whole process, every thread included.
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+struct Round {
+  double per_second = 0;
+  double cpu_seconds_per_inference = 0;
+};
+
+// `threads` threads running `session` on `feed` together: each runs until `min_time` passed and
+// it made `min_runs` runs; the wall time ends with the last thread.
+Round time_round(const runtime::Session& session, const TensorMap& feed, int threads, double min_time,
+                 int64_t min_runs) {
   std::latch start(threads + 1);
   std::atomic<int64_t> runs{0};
   Clock::time_point begin;
@@ -48,23 +63,29 @@ double time_round(const runtime::Session& session, const TensorMap& feed, int th
         if (!error) error = std::current_exception();
       }
     });
+  const double cpu_before = process_cpu_seconds();
   begin = Clock::now();
   start.arrive_and_wait();
   for (auto& thread : pool) thread.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  const double cpu = process_cpu_seconds() - cpu_before;
   if (error) std::rethrow_exception(error);
-  return static_cast<double>(runs.load()) / seconds;
+  const double total = static_cast<double>(runs.load());
+  return {total / seconds, cpu / total};
 }
 
 }  // namespace
 
-double ThroughputRow::median_per_second() const {
-  if (per_second.empty()) return 0.0;
-  std::vector<double> sorted = per_second;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t mid = sorted.size() / 2;
-  return sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+namespace {
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
+}  // namespace
+
+double ThroughputRow::median_per_second() const { return median(per_second); }
 
 std::vector<ThroughputRow> bench_throughput(const std::string& model, Settings& settings, const options::Args& args) {
   std::set<int> counts(settings.concurrent.begin(), settings.concurrent.end());
@@ -96,13 +117,17 @@ std::vector<ThroughputRow> bench_throughput(const std::string& model, Settings& 
   try {
     for (auto& row : rows) time_round(session, feed, row.threads, 0.0, std::max<int64_t>(settings.warm_up, 1));
     for (int round = 0; round < kThroughputRounds; ++round)
-      for (auto& row : rows)
-        row.per_second.push_back(time_round(session, feed, row.threads, settings.min_time, settings.iterations));
+      for (auto& row : rows) {
+        const Round timed = time_round(session, feed, row.threads, settings.min_time, settings.iterations);
+        row.per_second.push_back(timed.per_second);
+        row.cpu_seconds_per_inference.push_back(timed.cpu_seconds_per_inference);
+      }
   } catch (const Error& e) {
     if (e.is_internal()) throw;
     for (auto& row : rows) {
       row.unavailable = std::string("failed: ") + e.what();
       row.per_second.clear();
+      row.cpu_seconds_per_inference.clear();
     }
   }
   runner->deactivate();
@@ -123,7 +148,8 @@ const ThroughputRow* baseline_of(const std::vector<ThroughputRow>& rows, const T
 std::string throughput_text(const std::vector<ThroughputRow>& rows) {
   std::string text = "\nThroughput: one ref Session shared by N threads, 1 kernel thread each (median of " +
                      std::to_string(kThroughputRounds) + " rounds)\n";
-  text += fmt::format("{:<24} {:>8} {:>14} {:>12}\n", "model", "threads", "inferences/s", "vs 1 thread");
+  text += fmt::format("{:<24} {:>8} {:>14} {:>12} {:>18}\n", "model", "threads", "inferences/s", "vs 1 thread",
+                      "CPU ms/inference");
   for (const auto& row : rows) {
     if (!row.unavailable.empty()) {
       text += fmt::format("{:<24} {:>8} n/a: {}\n", row.label, row.threads, row.unavailable);
@@ -131,7 +157,8 @@ std::string throughput_text(const std::vector<ThroughputRow>& rows) {
     }
     const ThroughputRow* base = baseline_of(rows, row);
     const std::string gain = base ? fmt::format("{:.2f}x", row.median_per_second() / base->median_per_second()) : "-";
-    text += fmt::format("{:<24} {:>8} {:>14.1f} {:>12}\n", row.label, row.threads, row.median_per_second(), gain);
+    text += fmt::format("{:<24} {:>8} {:>14.1f} {:>12} {:>18.3f}\n", row.label, row.threads, row.median_per_second(),
+                        gain, median(row.cpu_seconds_per_inference) * 1e3);
   }
   return text;
 }
@@ -146,6 +173,7 @@ nlohmann::ordered_json throughput_json(const std::vector<ThroughputRow>& rows) {
     } else {
       r["inferences_per_second"] = row.median_per_second();
       r["rounds_per_second"] = row.per_second;
+      r["cpu_seconds_per_inference"] = median(row.cpu_seconds_per_inference);
       if (const ThroughputRow* base = baseline_of(rows, row))
         r["speedup_over_1_thread"] = row.median_per_second() / base->median_per_second();
     }

@@ -19,6 +19,9 @@ struct ThroughputRow {
   int threads = 1;
   std::string unavailable;             // non-empty: why there is no figure
   std::vector<double> per_second;      // inferences per second of each timed round
+  /// Process CPU time (all threads) per inference of each round: equal at every count when
+  /// sharing the Session costs nothing, whatever else the machine runs.
+  std::vector<double> cpu_seconds_per_inference;
   double median_per_second() const;    // 0 without rounds
 };
 
