@@ -109,5 +109,20 @@ TEST(DataLoaderConcurrency, FeedsAreTheSameOnEveryThreadInAnyOrder) {
       expect_bit_identical(expected[i], got[static_cast<size_t>(t)][i], "thread " + std::to_string(t) + ", feed " + std::to_string(i));
 }
 
+// A FeedList hands the same feeds to every thread.
+TEST(DataLoaderConcurrency, FeedListIsTheSameOnEveryThread) {
+  std::vector<TensorMap> feeds;
+  for (int i = 0; i < 4; ++i) feeds.push_back(TensorMap{{"x", Tensor::from_vector<float>({2}, {float(i), float(-i)})}});
+  compare::FeedList list(feeds);
+  std::vector<std::vector<TensorMap>> got(kThreads);
+  run_on_threads(kThreads, [&](int t) {
+    for (size_t i = 0; auto feed = list.feed(i); ++i) got[static_cast<size_t>(t)].push_back(*feed);
+  });
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(got[static_cast<size_t>(t)].size(), feeds.size());
+    for (size_t i = 0; i < feeds.size(); ++i) expect_bit_identical(feeds[i], got[static_cast<size_t>(t)][i], "FeedList");
+  }
+}
+
 }  // namespace
 }  // namespace parity::testing

@@ -8,11 +8,13 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compare/data_loader.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/session.h"
+#include "runtime/subgraph.h"
 #include "support/concurrency.h"
 #include "support/model_builder.h"
 #include "support/require.h"
@@ -193,6 +195,37 @@ TEST(SessionConcurrencyContract, RandomOpsGiveEveryConcurrentRunTheSerialValues)
     for (int r = 0; r < kRunsPerCaller; ++r) got[static_cast<size_t>(feed_index(caller, r))] = session.run(feed).clone();
   });
   for (size_t k = 0; k < got.size(); ++k) expect_bit_identical(expected, got[k], "run " + std::to_string(k));
+}
+
+// A hook runs on the thread that called run(), not on the session's kernel threads, and the
+// inspectors may be called while other threads run.
+TEST(SessionConcurrencyContract, HooksRunOnTheCallingThreadAndInspectorsServeBesideRuns) {
+  const Session session = make_session(demo_model(), 2);
+  const Session serial = make_session(demo_model(), 2);
+  const TensorMetadata inputs = serial.input_metadata();
+  const std::vector<std::string> names = serial.intermediate_names(), outputs = serial.output_names();
+  std::atomic<int> calls{0}, elsewhere{0};
+  run_on_threads(kCallers, [&](int caller) {
+    if (caller == 0) {  // an inspector thread beside the runs
+      for (int i = 0; i < 20; ++i) {
+        EXPECT_EQ(session.input_metadata(), inputs);
+        EXPECT_EQ(session.intermediate_names(), names);
+        EXPECT_EQ(session.output_names(), outputs);
+        EXPECT_EQ(session.options().threads, 2);
+        EXPECT_FALSE(session.plan().nodes_.empty());
+      }
+      return;
+    }
+    const std::thread::id me = std::this_thread::get_id();
+    RunOptions options;
+    options.hook = [&](const std::string&, const Value&) {
+      ++calls;
+      if (std::this_thread::get_id() != me) ++elsewhere;
+    };
+    for (int r = 0; r < kRunsPerCaller; ++r) session.run(feed_of(session, feed_index(caller, r)), options);
+  });
+  EXPECT_GT(calls.load(), 0);
+  EXPECT_EQ(elsewhere.load(), 0) << "hook calls on a thread other than the caller's";
 }
 
 // Threads created by this process now (Linux: one /proc/self/task entry per thread).
