@@ -48,13 +48,16 @@ Round time_round(const runtime::Session& session, const TensorMap& feed, int thr
   std::mutex error_mutex;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&] {
+      // Each thread its own copy, as each request of a server has its own input: threads that
+      // shared one would count references to the same buffers at every run.
+      const TensorMap own_feed = feed.clone();
       start.arrive_and_wait();
       try {
         const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                               std::chrono::duration<double>(min_time));
         int64_t mine = 0;
         while (mine < min_runs || Clock::now() < deadline) {
-          session.run(feed);
+          session.run(own_feed);
           ++mine;
         }
         runs += mine;
