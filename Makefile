@@ -6,6 +6,8 @@
 # `make bench-load` times loading a 531 MB model to its first result, ref against ort (bench/load_time.sh).
 # `make test-sanitize` builds everything with ASan+UBSan+LSan (clang, build-asan) and runs every test;
 # `make fuzz` builds the libFuzzer targets in that same tree, `make fuzz-smoke` runs each briefly.
+# `make test-tsan` builds libparity and the concurrency tests with ThreadSanitizer (clang, build-tsan)
+# and runs them (docs/concurrency.md).
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
@@ -19,7 +21,12 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:det
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/sanitizers/lsan.supp:print_suppressions=0 \
   PARITY_MAX_TENSOR_BYTES=4294967296
 
-.PHONY: all setup setup-demo configure configure-demo build build-demo demo test bench bench-load clean install package configure-asan test-sanitize fuzz fuzz-smoke
+TSAN_DIR ?= build-tsan
+# A report fails its test at once; suppressions name uninstrumented third-party code only.
+TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/scripts/sanitizers/tsan.supp:print_suppressions=0
+
+.PHONY: all setup setup-demo configure configure-demo build build-demo demo test bench bench-load clean install package configure-asan test-sanitize fuzz fuzz-smoke \
+  configure-tsan test-tsan
 
 all: demo
 
@@ -73,6 +80,16 @@ test-sanitize: configure-asan
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 	@cd $(ASAN_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)'
 
+configure-tsan: setup
+	@cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DPARITY_TSAN=ON -DPARITY_WITH_TORCH=OFF \
+	  -DPARITY_BUILD_EXAMPLES=OFF $(CMAKE_FLAGS) > /dev/null
+
+# Only libparity, the concurrency tests (tests/**/*_concurrency_test.cpp), the test extension they
+# load and the racy canary that shows the sanitizer reports races: the rest runs in `make test`.
+test-tsan: configure-tsan
+	@cmake --build $(TSAN_DIR) -j $(JOBS) --target parity_concurrency_tests parity_tsan_canary
+	@cd $(TSAN_DIR) && $(TSAN_ENV) ctest --output-on-failure -j $(JOBS) -L concurrency
+
 # The fuzz targets (fuzz/), built in the sanitizer tree against its libparity.
 fuzz: configure-asan
 	@cmake --build $(ASAN_DIR) -j $(JOBS) --target fuzz_targets
@@ -95,4 +112,4 @@ install: build-demo
 	@cmake --install $(BUILD_DIR) --prefix $(or $(PREFIX),/usr/local)
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)

@@ -1,5 +1,13 @@
 // The Comparator: runs several runners on identical inputs and compares their outputs
 // (Polygraphy's Comparator.run / compare_accuracy / validate / postprocess).
+//
+// Threads (docs/concurrency.md): the Comparator keeps no state, so its functions may be called
+// from several threads at once, each call with its own runners (a runner serves one thread at a
+// time: a runner given to two concurrent run() calls makes one of them fail with the runner's
+// one-line in-use error) and its own FeedSource, or one that is safe to share (a FeedList, or a
+// DataLoader that knows the model's inputs already, compare/data_loader.h). compare_accuracy, validate and top_k only read what they are given. Isolation forks
+// without exec, so run() with isolation must be the only thing the process is doing: a fork
+// while other threads hold locks (malloc's, the logger's) leaves the child waiting for them.
 #pragma once
 
 #include <algorithm>

@@ -78,6 +78,9 @@ DataLoader& DataLoader::input_metadata(TensorMetadata metadata) {
 }
 
 void DataLoader::set_input_metadata(const TensorMetadata& metadata) {
+  // Told the inputs it knows already (each Comparator::run tells a shared loader again): nothing
+  // is written, so threads may keep reading feeds meanwhile.
+  if (metadata_ && *metadata_ == metadata) return;
   metadata_ = metadata;
   check_overrides();
 }

@@ -1,6 +1,13 @@
 // Data loaders: where the Comparator gets inference inputs (Polygraphy's data loader protocol).
 // DataLoader generates seeded random inputs identical to Polygraphy's; FeedList/FeedGenerator
 // wrap user data ("any iterable of feeds").
+//
+// Threads (docs/concurrency.md): once configured (the setters and set_input_metadata), a
+// DataLoader's feed() and generate() and a FeedList's feed() may be called from any number of
+// threads at once, and feed i is the same whichever thread asks and in whatever order (it depends
+// only on the seed and i). Configuring is not concurrent with anything, except that telling a
+// loader the inputs it knows already writes nothing (so concurrent Comparator::run calls may share
+// one loader once it knows the model's inputs). A FeedGenerator is as safe as the function it calls.
 #pragma once
 
 #include <cstdint>

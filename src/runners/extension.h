@@ -17,6 +17,13 @@
 //   3. `--extension PATH` on the command line (before the subcommand, or among its options).
 // The C++ API loads nothing by itself: call load_extension() or load_default_extensions().
 //
+// Threads (docs/concurrency.md): load_extension() and load_default_extensions() may be called from
+// several threads at once (they take one process-wide lock, and each file is loaded once), but not
+// while other threads plan sessions or look runners up: load extensions first, then start those
+// threads. Another process may load an extension folder at any moment, so a library must appear
+// in it complete: copy it under a name that does not end in .so, then rename it (`mv` in the same
+// folder is atomic).
+//
 // A library that cannot be loaded, is not a parity extension, was built for another ABI, or fails
 // (returns nonzero or throws) in init never stops parity: the runners it declares are registered
 // as unavailable with the reason, so `parity runners` lists them (exit 0) and only a command that

@@ -1,5 +1,11 @@
 // Runner registry: each runtime registers itself (name, CLI flag, option group, availability,
 // factory) from its own folder; the CLI builds runners from it in the order the user gave flags.
+//
+// Threads (docs/concurrency.md): registrations are made during static initialization and by
+// extension loading (runners/extension.h), which a process finishes before it starts threads that
+// look runners up. From then on find(), all() and the RunnerInfo functions (availability, version,
+// create) may be called from any number of threads at once; each create() call returns a runner of
+// its own.
 #pragma once
 
 #include <functional>

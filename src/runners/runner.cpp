@@ -9,31 +9,55 @@
 
 namespace parity::runners {
 
+/// Holds a runner's in-use flag for one public call. The exchange's acquire and the release on
+/// exit order one call's writes before the next call's reads, whichever thread makes it.
+class Runner::InUse {
+ public:
+  InUse(Runner& runner, const char* call) : runner_(runner) {
+    PARITY_CHECK(!runner_.in_use_.exchange(true, std::memory_order_acquire), kInvalidArgument, "runner ",
+                 runner_.name_, ": ", call, "() was called while another thread is using the runner; a runner "
+                 "serves one thread at a time (give each thread its own runner, or share a Session)");
+  }
+  ~InUse() { runner_.in_use_.store(false, std::memory_order_release); }
+  InUse(const InUse&) = delete;
+  InUse& operator=(const InUse&) = delete;
+
+ private:
+  Runner& runner_;
+};
+
 Runner::Runner(std::string name) : name_(std::move(name)) {}
 
 Runner::~Runner() = default;
 
 void Runner::activate() {
-  PARITY_CHECK(!active_, kInvalidArgument, "runner ", name_, " is already active");
+  InUse in_use(*this, "activate");
+  PARITY_CHECK(!is_active(), kInvalidArgument, "runner ", name_, " is already active");
   activate_impl();
-  active_ = true;
+  active_.store(true, std::memory_order_release);
 }
 
 void Runner::deactivate() {
-  PARITY_CHECK(active_, kInvalidArgument, "runner ", name_, " is not active");
+  InUse in_use(*this, "deactivate");
+  PARITY_CHECK(is_active(), kInvalidArgument, "runner ", name_, " is not active");
   cached_metadata_.reset();
-  active_ = false;
+  active_.store(false, std::memory_order_release);
   deactivate_impl();
 }
 
 TensorMetadata Runner::input_metadata() {
-  PARITY_CHECK(active_, kInvalidArgument, "runner ", name_, " must be activated before querying input metadata");
+  InUse in_use(*this, "input_metadata");
+  return cached_input_metadata();
+}
+
+TensorMetadata Runner::cached_input_metadata() {
+  PARITY_CHECK(is_active(), kInvalidArgument, "runner ", name_, " must be activated before querying input metadata");
   if (!cached_metadata_) cached_metadata_ = std::make_unique<TensorMetadata>(input_metadata_impl());
   return *cached_metadata_;
 }
 
 void Runner::check_feed(const TensorMap& feed) {
-  const TensorMetadata meta = input_metadata();
+  const TensorMetadata meta = cached_input_metadata();
   for (const auto& m : meta) {
     const Tensor* t = feed.find(m.name);
     PARITY_CHECK(t, kInvalidArgument, name_, ": input '", m.name, "' is missing from the feed; the feed has: ",
@@ -69,12 +93,14 @@ bool has_void_input(const TensorMap& feed) {
 }  // namespace
 
 TensorMap Runner::infer(const TensorMap& feed_in, bool check_inputs) {
-  PARITY_CHECK(active_, kInvalidArgument, "runner ", name_, " must be activated before inference");
-  const TensorMap feed = has_void_input(feed_in) ? resolve_void_inputs(feed_in, input_metadata()) : feed_in;
+  InUse in_use(*this, "infer");
+  PARITY_CHECK(is_active(), kInvalidArgument, "runner ", name_, " must be activated before inference");
+  const TensorMap feed = has_void_input(feed_in) ? resolve_void_inputs(feed_in, cached_input_metadata()) : feed_in;
   if (check_inputs) check_feed(feed);
   const auto start = std::chrono::steady_clock::now();
   TensorMap out = infer_impl(feed);
-  last_inference_time_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  last_inference_time_.store(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                             std::memory_order_relaxed);
   return out;
 }
 

@@ -1,7 +1,16 @@
 // Runner: executes a model on one runtime. Public activate/infer/deactivate validate state and
 // inputs, then call the *_impl hooks each runtime implements (Polygraphy's BaseRunner).
+//
+// Threads (docs/concurrency.md): a runner is used by one thread at a time; distinct runners,
+// of the same runtime or not, may be activated, run and deactivated on different threads at
+// once. A call to activate, deactivate, input_metadata or infer while another thread is inside
+// one of them on the same runner throws a one-line kInvalidArgument error saying so, instead of
+// racing; threads that take turns (one call after the other ends) need no lock of their own.
+// name, is_active and last_inference_time may be read from any thread at any time. To run one
+// model from many threads at once, share a runtime::Session (RefRunner::session()) instead.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -19,7 +28,7 @@ class Runner {
 
   /// Unique name, e.g. "ref-runner-N0-01/02/26-10:00:00" (Polygraphy's naming).
   const std::string& name() const { return name_; }
-  bool is_active() const { return active_; }
+  bool is_active() const { return active_.load(std::memory_order_acquire); }
 
   /// Loads the model and prepares the runtime. Expensive: do it once. Throws if already active.
   void activate();
@@ -35,7 +44,7 @@ class Runner {
   /// (TensorMap::clone) to keep outputs of several inferences.
   TensorMap infer(const TensorMap& feed, bool check_inputs = true);
   /// Wall time of the last infer_impl call, in seconds.
-  double last_inference_time() const { return last_inference_time_; }
+  double last_inference_time() const { return last_inference_time_.load(std::memory_order_relaxed); }
 
  protected:
   virtual void activate_impl() = 0;
@@ -44,10 +53,15 @@ class Runner {
   virtual TensorMap infer_impl(const TensorMap& feed) = 0;
 
  private:
+  class InUse;
+  TensorMetadata cached_input_metadata();
   void check_feed(const TensorMap& feed);
   std::string name_;
-  bool active_ = false;
-  double last_inference_time_ = 0.0;
+  std::atomic<bool> active_{false};
+  std::atomic<double> last_inference_time_{0.0};
+  /// Set while a thread is inside activate/deactivate/input_metadata/infer: a second thread
+  /// entering one of them is told, and the plain members below are only touched by its holder.
+  std::atomic<bool> in_use_{false};
   std::unique_ptr<TensorMetadata> cached_metadata_;
 };
 

@@ -1,5 +1,25 @@
 // Session: parity's own ONNX executor ("ref"). Plans a model once (topological order, one kernel
 // per node, attributes parsed, tensor lifetimes), then runs it many times.
+//
+// Threads (docs/concurrency.md), as ONNX Runtime's InferenceSession::Run:
+// - run() and run_values() may be called on one Session from any number of threads at once, on a
+//   Session made from an ONNX model or from a plan file alike. Each call has its own values, so
+//   every run's results are bit-identical to the same run made alone, whatever the other threads
+//   do; that holds for hooks, intermediate outputs and stop_after too (the unfused plan they need
+//   is built once, by whichever run needs it first, while the others wait for it), for random
+//   ops (each run draws from the session seed and its own call count), and for threads > 1.
+// - The kernel threads belong to the Session, not to a run: its SessionOptions::threads - 1
+//   workers are shared by concurrent runs (each calling thread computes too), as ORT's intra-op
+//   pool is. For throughput, let N threads share a Session made with threads = 1; threads > 1
+//   shortens one run.
+// - A hook runs on the thread that called run(), so a hook shared by concurrent runs is called
+//   from their threads at once; the RunOptions output pointers (profile, selected_profile,
+//   peak_activation_bytes) must not be shared by concurrent runs. The inspectors (input_metadata,
+//   intermediate_names, plan, options, ...) are const and safe beside runs.
+// - Distinct Sessions may be created, run and destroyed on different threads at once, and may
+//   share one TimingCache (TacticOptions::cache locks its own map).
+// - Moving or destroying a Session is not concurrent with anything on that Session: it must
+//   outlive every run that uses it.
 #pragma once
 
 #include <cstdint>

@@ -16,7 +16,10 @@
 
 namespace parity::runtime {
 
-/// Measured kernel times by (node signature, tactic): reused across builds, saved as JSON.
+/// Measured kernel times by (node signature, tactic): reused across builds, saved as JSON. Every
+/// member locks the cache, so builds on several threads may share one. Its file (convert
+/// --save-timing-cache) is written atomically: concurrent writers (threads or processes) never
+/// leave a torn file, and the last complete write wins; writers do not merge (docs/concurrency.md).
 class TimingCache {
  public:
   TimingCache() = default;

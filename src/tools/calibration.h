@@ -31,7 +31,9 @@ CalibrationTable calibrate_min_max(const runtime::Session& session, compare::Fee
 CalibrationTable calibrate_entropy(const runtime::Session& session, compare::FeedSource& feeds);
 
 /// The calibration cache: a text file, one "name: scale" line per tensor (scale = amax / 127 as
-/// 8 hex digits of its float32 bits, as TensorRT's caches write it) after a header line.
+/// 8 hex digits of its float32 bits, as TensorRT's caches write it) after a header line. Written
+/// atomically: a reader (thread or process) sees a complete cache, the old one or the new one, and
+/// of concurrent writers the last complete write wins; writers do not merge.
 void write_calibration_cache(const std::filesystem::path& path, const CalibrationTable& table);
 /// Reads a cache written by write_calibration_cache; one clear line for a malformed file.
 CalibrationTable read_calibration_cache(const std::filesystem::path& path);

@@ -171,6 +171,8 @@ TEST(BenchCommand, BadInputIsOneErrorAndWritesNothing) {
       {{"bench", kDemo, "--runners", "ref,ref"}, "'ref' is named twice"},
       {{"bench", kDemo, "--threads", "0"}, "--threads must be between 1 and 1024, got 0"},
       {{"bench", kDemo, "--threads", "two"}, "invalid integer 'two' for --threads"},
+      {{"bench", kDemo, "--concurrent", "0"}, "--concurrent must be between 1 and 1024, got 0"},
+      {{"bench", kDemo, "--concurrent", "two"}, "invalid integer 'two' for --concurrent"},
       {{"bench", kDemo, "--iterations", "0"}, "--iterations must be at least 1"},
       {{"bench", kDemo, "--min-time", "-1"}, "--min-time must be 0 or more"},
       {{"bench", kDemo, "--duration", "-1"}, "--duration must be 0 or more"},
@@ -189,6 +191,30 @@ TEST(BenchCommand, BadInputIsOneErrorAndWritesNothing) {
     EXPECT_TRUE(contains(r.last_line(), "FAILED")) << r.output;
     EXPECT_EQ(read_file(md), "keep") << c.message;
   }
+}
+
+// --concurrent: one ref Session shared by N threads; the table and the JSON report inferences per
+// second at 1 thread (the baseline) and at each count given, with every round.
+TEST(BenchCommand, ConcurrentReportsInferencesPerSecondPerThreadCount) {
+  TempDir dir;
+  auto r = run_parity(quick({"bench", kDemo, "--runners", "ref", "--threads", "1", "--no-ceiling", "--concurrent", "2",
+                             "--json", (dir / "bench.json").string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Throughput: one ref Session shared by N threads, 1 kernel thread each")) << r.output;
+  EXPECT_TRUE(contains(r.output, "inferences/s")) << r.output;
+  const auto report = nlohmann::json::parse(read_file(dir / "bench.json"));
+  ASSERT_EQ(report["concurrent"].size(), 2u) << report.dump();
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& row = report["concurrent"][i];
+    EXPECT_EQ(row["label"], "demo");
+    EXPECT_EQ(row["threads"], static_cast<int>(i + 1));
+    EXPECT_EQ(row["kernel_threads_per_run"], 1);
+    EXPECT_GT(row["inferences_per_second"].get<double>(), 0.0) << row.dump();
+    EXPECT_EQ(row["rounds_per_second"].size(), 3u);
+    EXPECT_GT(row["cpu_seconds_per_inference"].get<double>(), 0.0) << row.dump();
+    EXPECT_GT(row["speedup_over_1_thread"].get<double>(), 0.0);
+  }
+  EXPECT_DOUBLE_EQ(report["concurrent"][0]["speedup_over_1_thread"].get<double>(), 1.0);
 }
 
 }  // namespace

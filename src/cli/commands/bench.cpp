@@ -16,6 +16,7 @@
 #include "tools/bench/ceiling.h"
 #include "tools/bench/report.h"
 #include "tools/bench/schedule.h"
+#include "tools/bench/throughput.h"
 #include "tools/report/bench_report.h"
 #include "tools/report/report_args.h"
 
@@ -25,6 +26,7 @@ namespace {
 using tools::bench::Row;
 using tools::bench::RunnerCell;
 using tools::bench::Settings;
+using tools::bench::ThroughputRow;
 
 class BenchCommand : public Command {
  public:
@@ -63,6 +65,10 @@ class BenchCommand : public Command {
                         "the operator types and nodes that take longest",
                 .arity = options::Arity::kFlag});
     parser.add({.flags = {"--profile-top"}, .help = "Operator types listed by --profile (default 8)", .metavar = "N"});
+    parser.add({.flags = {"--concurrent"},
+                .help = "Also measure throughput with N threads sharing one ref Session, 1 kernel thread each, "
+                        "comma-separated counts (1 is always measured, as the baseline): inferences per second",
+                .metavar = "N", .arity = options::Arity::kOneOrMore});
     data_loader_args_.add_to(parser);
     parser.group("Reports");
     parser.add({.flags = {"--markdown"}, .help = "Write the table as Markdown (README-ready)", .metavar = "FILE"});
@@ -77,6 +83,7 @@ class BenchCommand : public Command {
         "  parity bench models/demo.onnx                          ref, ort and opencv at 1 and 2 threads\n"
         "  parity bench det.onnx rec.onnx --input-shapes det=x:[1,3,640,640] rec=x:[1,3,48,320]\n"
         "  parity bench model.onnx --runners ref,ort --threads 1 --profile   where ref spends its time\n"
+        "  parity bench model.onnx --runners ref --threads 1 --concurrent 2   inferences/s, 2 threads on one Session\n"
         "--threads sets every runner's thread count: it replaces --ort-threads, --ort-inter-threads (1) and\n"
         "--opencv-threads. ONNX Runtime runs with --ort-config session.force_spinning_stop=1 unless given\n"
         "otherwise, so its idle workers do not spin through the next runner's turn. The JSON report has\n"
@@ -97,15 +104,21 @@ class BenchCommand : public Command {
         rows.push_back(bench_row(model, threads, settings, args));
         progress.advance();
       }
+    std::vector<ThroughputRow> throughput;
+    if (!settings.concurrent.empty())
+      for (const auto& model : settings.models)
+        for (auto& row : bench_throughput(model, settings, args)) throughput.push_back(std::move(row));
     for (size_t i = 0; i < settings.data.input_shapes.size(); ++i)
       if (!settings.shape_used[i]) {
         const options::InputShape& o = settings.data.input_shapes[i];
         logger().warning("--input-shapes ", o.model.empty() ? "" : o.model + "=", o.input, " matched no model");
       }
 
-    const nlohmann::ordered_json report = json_report(rows, settings, args, machine_load);
+    nlohmann::ordered_json report = json_report(rows, settings, args, machine_load);
+    if (!throughput.empty()) report["concurrent"] = throughput_json(throughput);
     std::fputs(text_table(rows, settings).c_str(), stdout);
     if (settings.profile) std::fputs(profile_text(rows, settings).c_str(), stdout);
+    if (!throughput.empty()) std::fputs(throughput_text(throughput).c_str(), stdout);
     std::fflush(stdout);
     if (auto path = args.get("markdown")) formats::write_binary_file(*path, markdown(rows, settings, report));
     if (auto path = args.get("json")) formats::write_binary_file(*path, report.dump(2) + "\n");
@@ -139,6 +152,15 @@ class BenchCommand : public Command {
         s.threads.push_back(static_cast<int>(n));
       }
     PARITY_CHECK(!s.threads.empty(), kInvalidArgument, "--threads: no thread count given");
+    for (const auto& value : args.list("concurrent"))
+      for (const auto& t : split_list(value, "--concurrent")) {
+        if (t.empty()) continue;
+        const int64_t n = parse_int(t, "--concurrent");
+        PARITY_CHECK(n >= 1 && n <= 1024, kInvalidArgument, "--concurrent must be between 1 and 1024, got ", t);
+        s.concurrent.push_back(static_cast<int>(n));
+      }
+    PARITY_CHECK(!args.has("concurrent") || !s.concurrent.empty(), kInvalidArgument,
+                 "--concurrent: no thread count given");
 
     const options::IterationOptions runs = iteration_args_.parse(args);
     s.iterations = runs.iterations;

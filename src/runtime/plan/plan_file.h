@@ -41,7 +41,9 @@ bool is_plan_file(const std::filesystem::path& path);
 
 /// Writes `session`'s plan. `source_model` (the ONNX file's name) and `build_seconds` are recorded
 /// for inspect. Throws kIo when the file cannot be written, kUnsupported for values a plan cannot
-/// hold (non-tensor constants).
+/// hold (non-tensor constants). Written to a temporary file and renamed over `path`: of concurrent
+/// writers the last complete plan wins, and a session already loaded from the old file keeps
+/// running on it (its mapping holds the replaced file).
 void save_plan(const Session& session, const std::filesystem::path& path, const std::string& source_model = {},
                double build_seconds = 0);
 /// The same bytes in memory.

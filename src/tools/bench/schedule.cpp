@@ -71,7 +71,8 @@ std::string shape_dims(const Shape& shape) {
 // Slowest nodes kept per row (the JSON lists them all; the text shows --profile-top of them).
 constexpr size_t kProfileNodesKept = 20;
 
-// The same options with this row's thread count for every runner.
+}  // namespace
+
 options::Args args_for_threads(const options::Args& args, int threads) {
   options::Args derived = args;
   const std::string n = std::to_string(threads);
@@ -90,9 +91,7 @@ options::Args args_for_threads(const options::Args& args, int threads) {
 }
 
 
-// The feed of one model: the data-loader options, with the input shapes and value ranges that
-// name inputs of this model (several models may share one command line).
-TensorMap make_feed(const std::string& model, const TensorMetadata& metadata, Settings& settings) {
+TensorMap bench_feed(const std::string& model, const TensorMetadata& metadata, Settings& settings) {
   compare::DataLoader loader;
   loader.seed(settings.seed());
   const auto& shapes = settings.data.input_shapes;
@@ -120,6 +119,8 @@ TensorMap make_feed(const std::string& model, const TensorMetadata& metadata, Se
     fail(e.code(), model, ": ", e.what());
   }
 }
+
+namespace {
 
 // Conv-like attributes that tell kernels apart: "k3x3 s2 g32" (kernel, strides, group).
 std::string node_detail(const onnx::NodeProto& node) {
@@ -360,7 +361,7 @@ Row bench_row(const std::string& model, int threads, Settings& settings, const o
   // One feed for all, generated from the first runner that loaded (ref's view when ref is there).
   const auto first = std::find_if(runners.begin(), runners.end(), [](const auto& r) { return r != nullptr; });
   if (first == runners.end()) return row;
-  const TensorMap feed = make_feed(model, (*first)->input_metadata(), settings);
+  const TensorMap feed = bench_feed(model, (*first)->input_metadata(), settings);
   // The first inputs name the row; a decoder's dozens of cache inputs would only widen the table.
   constexpr size_t kInputsShown = 2;
   size_t shown = 0;

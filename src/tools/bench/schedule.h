@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/metadata.h"
+#include "core/tensor_map.h"
 #include "options/args.h"
 #include "options/data_loader_args.h"
 
@@ -32,6 +34,9 @@ struct Settings {
   std::vector<bool> shape_used;
   bool profile = false;
   int64_t profile_top = 8;
+  /// --concurrent: counts of threads that share one ref Session (1 kernel thread each) for the
+  /// throughput table (tools/bench/throughput.h); empty: no throughput table.
+  std::vector<int> concurrent;
   int64_t seed() const { return data.seed.value_or(1); }
 };
 
@@ -86,6 +91,14 @@ std::optional<double> achieved_gflops(const Row& row, const std::string& runner)
 
 /// ref's median over ort's, when both have figures.
 std::optional<double> ref_over_ort(const Row& row);
+
+/// The feed every runner of a row gets: the data-loader options' shapes and value ranges that
+/// name inputs of `model`, seeded. Marks the input shapes it used in settings.shape_used.
+TensorMap bench_feed(const std::string& model, const TensorMetadata& metadata, Settings& settings);
+
+/// The same options with `threads` for every runner (ref's kernel threads, ORT's intra-op
+/// threads with one inter-op thread, OpenCV's and LibTorch's threads).
+options::Args args_for_threads(const options::Args& args, int threads);
 
 /// Times every runner of `settings` on `model` at `threads` threads. `args` carries the
 /// runtimes' own options; runners that cannot load or run the model get a reason instead of
