@@ -1,0 +1,245 @@
+#include "tools/validate/summary.h"
+
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "core/formats/file_io.h"
+#include "core/formats/npz.h"
+#include "runners/registry.h"
+
+namespace parity::tools::validation {
+namespace {
+
+using Json = nlohmann::json;
+
+// JSON has no NaN or infinity: figures that are not finite are written as strings.
+Json figure(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+SummaryJson error_section(const ErrorAccumulator& a) {
+  SummaryJson j;
+  j["max"] = a.max;
+  j["mean"] = a.mean();
+  j["p50"] = a.histogram.quantile(0.5);
+  j["p90"] = a.histogram.quantile(0.9);
+  j["p99"] = a.histogram.quantile(0.99);
+  j["p999"] = a.histogram.quantile(0.999);
+  j["nonfinite"] = a.histogram.nonfinite();
+  return j;
+}
+
+SummaryJson histogram_section(const ErrorHistogram& h) {
+  SummaryJson bins = SummaryJson::array();
+  for (const auto& b : h.bins()) bins.push_back({b.lower, b.upper, b.count});
+  return bins;
+}
+
+double ratio(int64_t num, int64_t den) { return den ? static_cast<double>(num) / static_cast<double>(den) : 0.0; }
+
+uint64_t fnv1a(uint64_t hash, const std::string& text) {
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return (hash ^ 0xff) * 1099511628211ull;  // a separator, so ["ab", "c"] and ["a", "bc"] differ
+}
+
+std::string shell_quote(const std::string& s) {
+  if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+") ==
+                        std::string::npos)
+    return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string flag_of(const std::string& runner) {
+  const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(runner);
+  return info ? info->flag : "--" + runner;
+}
+
+}  // namespace
+
+nlohmann::json dataset_json(const std::string& path, const DatasetReader& dataset) {
+  uint64_t hash = 14695981039346656037ull;
+  for (size_t i = 0; i < dataset.size(); ++i) hash = fnv1a(hash, dataset.name(i));
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  return {{"path", path}, {"kind", dataset.kind()}, {"samples", dataset.size()}, {"names_fnv1a", hex}};
+}
+
+nlohmann::json settings_json(const ValidateConfig& config) {
+  const auto& c = config.compare;
+  Json j;
+  j["runners"] = config.runners;
+  j["reference"] = config.reference.value_or(config.runners.empty() ? std::string() : config.runners.front());
+  j["atol"] = c.atol.default_value();
+  j["rtol"] = c.rtol.default_value();
+  j["check_error_stat"] = compare::error_stat_name(c.check_error_stat.default_value());
+  j["error_quantile"] = c.error_quantile.default_value();
+  Json per_output = Json::object();
+  std::set<std::string> names;
+  for (const auto& n : c.atol.names()) names.insert(n);
+  for (const auto& n : c.rtol.names()) names.insert(n);
+  for (const auto& n : c.check_error_stat.names()) names.insert(n);
+  for (const auto& n : names)
+    per_output[n] = {{"atol", c.atol.get(n)}, {"rtol", c.rtol.get(n)},
+                     {"check_error_stat", compare::error_stat_name(c.check_error_stat.get(n))}};
+  j["per_output"] = per_output;
+  j["infinities_compare_equal"] = c.infinities_compare_equal;
+  j["top_k"] = config.top_k;
+  j["labels"] = config.labels ? Json(config.labels_path) : Json();
+  j["label_output"] = config.label_output ? Json(*config.label_output) : Json();
+  j["worst"] = config.worst_count;
+  j["skip_bad_samples"] = config.skip_bad_samples;
+  return j;
+}
+
+std::string rerun_command(const SummaryInfo& info, const std::string& candidate, const std::string& inputs) {
+  const Json& s = info.settings;
+  std::string cmd = "parity run " + shell_quote(info.model) + " " + flag_of(s.value("reference", "")) + " " +
+                    flag_of(candidate) + " --load-inputs " + shell_quote(inputs);
+  cmd += " --atol " + Json(s.value("atol", 0.0)).dump() + " --rtol " + Json(s.value("rtol", 0.0)).dump();
+  if (s.value("check_error_stat", "elemwise") != "elemwise") cmd += " --check-error-stat " + s.value("check_error_stat", "");
+  return cmd;
+}
+
+SummaryJson make_summary(const SummaryInfo& info, const ValidationState& state) {
+  const auto [begin, end] = shard_range(info.dataset.value("samples", int64_t{0}), {info.shard_index, info.shard_count});
+  IndexRanges shard;
+  shard.add(begin, end);
+  const int64_t done = state.done.count();
+  const bool complete = done == end - begin;
+  const int64_t skipped = static_cast<int64_t>(state.skipped.size());
+  SummaryJson j;
+  j["schema"] = kSummarySchema;
+  j["complete"] = complete;
+  j["passed"] = complete && state.samples_failed == 0;
+  j["model"] = info.model;
+  j["dataset"] = info.dataset;
+  j["shard"] = {{"index", info.shard_index}, {"count", info.shard_count}, {"begin", begin}, {"end", end}};
+  j["settings"] = info.settings;
+  j["samples"] = {{"in_shard", end - begin}, {"done", done}, {"validated", done - skipped}, {"skipped", skipped},
+                  {"failed", state.samples_failed}, {"passed", done - skipped - state.samples_failed}};
+  SummaryJson& comparisons = j["comparisons"] = SummaryJson::array();
+  for (const auto& pair : state.pairs) {
+    SummaryJson pj;
+    pj["reference"] = pair.reference;
+    pj["candidate"] = pair.candidate;
+    SummaryJson& outputs = pj["outputs"] = SummaryJson::array();
+    for (const auto& [name, o] : pair.outputs) {
+      SummaryJson oj;
+      oj["name"] = name;
+      oj["samples"] = o.samples;
+      oj["samples_passed"] = o.samples_passed;
+      oj["pass_rate"] = ratio(o.samples_passed, o.samples);
+      oj["elements"] = o.abs.histogram.count() + o.abs.histogram.nonfinite();
+      oj["abs_error"] = error_section(o.abs);
+      oj["rel_error"] = error_section(o.rel);
+      SummaryJson& per_sample = oj["per_sample"] = SummaryJson::object();
+      for (const auto& [fname, f] : o.per_sample)
+        per_sample[fname] = {{"max", f.max}, {"mean", f.count ? f.sum.value() / static_cast<double>(f.count) : 0.0},
+                             {"nonfinite", f.nonfinite}};
+      const int64_t k = info.settings.value("top_k", int64_t{0});
+      if (k > 0)
+        oj["top_k"] = {{"k", k}, {"rows", o.topk_rows}, {"top1_agreement", ratio(o.top1_agree, o.topk_rows)},
+                       {"topk_overlap", ratio(o.topk_overlap, o.topk_rows * k)}};
+      SummaryJson& worst = oj["worst"] = SummaryJson::array();
+      for (const auto& w : o.worst) {
+        SummaryJson wj{{"sample", w.name}, {"index", w.index}, {"max_absdiff", figure(w.max_absdiff)},
+                       {"max_reldiff", figure(w.max_reldiff)}, {"mean_absdiff", figure(w.mean_absdiff)},
+                       {"passed", w.passed}};
+        wj["rerun"] = w.inputs.empty() ? SummaryJson() : SummaryJson(rerun_command(info, pair.candidate, w.inputs));
+        worst.push_back(std::move(wj));
+      }
+      oj["histograms"] = {{"abs_error", histogram_section(o.abs.histogram)}, {"rel_error", histogram_section(o.rel.histogram)}};
+      outputs.push_back(std::move(oj));
+    }
+    comparisons.push_back(std::move(pj));
+  }
+  if (!info.settings["labels"].is_null()) {
+    SummaryJson acc;
+    acc["labels"] = info.settings["labels"];
+    acc["samples"] = state.labeled;
+    SummaryJson& runners = acc["runners"] = SummaryJson::array();
+    for (const auto& [runner, hits] : state.accuracy)
+      runners.push_back({{"runner", runner}, {"top1", ratio(hits.top1, state.labeled)},
+                         {"topk", ratio(hits.topk, state.labeled)}, {"top1_hits", hits.top1}, {"topk_hits", hits.topk}});
+    SummaryJson& classes = acc["classes"] = SummaryJson::array();
+    for (const auto& [label, counts] : state.classes) classes.push_back({{"label", label}, {"samples", counts.first}, {"top1_hits", counts.second}});
+    j["accuracy"] = std::move(acc);
+  }
+  SummaryJson& skipped_list = j["skipped_samples"] = SummaryJson::array();
+  for (const auto& s : state.skipped) skipped_list.push_back({{"sample", s.name}, {"index", s.index}, {"reason", s.reason}});
+  j["checkpoint"] = state.to_json();
+  j["run"] = {{"ranks", info.ranks}, {"wall_seconds", info.wall_seconds},
+              {"samples_per_second", info.wall_seconds > 0 ? static_cast<double>(done) / info.wall_seconds : 0.0}};
+  return j;
+}
+
+std::pair<SummaryInfo, ValidationState> read_summary(const std::string& path) {
+  Json j;
+  try {
+    j = Json::parse(formats::read_binary_file(path));
+  } catch (const Json::exception& e) {
+    throw Error(ErrorCode::kInvalidModel, str_cat("summary '", path, "' is not JSON: ", e.what()));
+  }
+  PARITY_CHECK(j.is_object() && j.value("schema", "") == kSummarySchema, kInvalidModel, "'", path,
+               "' is not a parity validate summary (schema ", kSummarySchema, ")");
+  try {
+    SummaryInfo info;
+    info.model = j.at("model").get<std::string>();
+    info.dataset = j.at("dataset");
+    info.settings = j.at("settings");
+    info.shard_index = j.at("shard").at("index").get<int64_t>();
+    info.shard_count = j.at("shard").at("count").get<int64_t>();
+    info.ranks = j.at("run").at("ranks").get<int>();
+    info.wall_seconds = j.at("run").at("wall_seconds").get<double>();
+    return {info, ValidationState::from_json(j.at("checkpoint"))};
+  } catch (const Json::exception& e) {
+    throw Error(ErrorCode::kInvalidModel, str_cat("summary '", path, "': ", e.what()));
+  } catch (const Error& e) {
+    throw Error(ErrorCode::kInvalidModel, str_cat("summary '", path, "': ", e.what()));
+  }
+}
+
+SummaryJson merge_summaries(const std::vector<std::string>& paths) {
+  PARITY_CHECK(!paths.empty(), kInvalidArgument, "no summaries to merge");
+  auto [info, state] = read_summary(paths.front());
+  for (size_t i = 1; i < paths.size(); ++i) {
+    auto [other, other_state] = read_summary(paths[i]);
+    for (const auto& [what, mine, theirs] : {std::tuple{"model", Json(info.model), Json(other.model)},
+                                             std::tuple{"dataset", info.dataset, other.dataset},
+                                             std::tuple{"settings", info.settings, other.settings}})
+      PARITY_CHECK(mine == theirs, kInvalidArgument, "'", paths[i], "' was made with another ", what, " than '",
+                   paths.front(), "': ", theirs.dump(), " vs ", mine.dump());
+    try {
+      state.merge(other_state);
+    } catch (const Error& e) {
+      throw Error(e.code(), str_cat("'", paths[i], "': ", e.what()));
+    }
+    info.wall_seconds = std::max(info.wall_seconds, other.wall_seconds);
+    info.ranks = std::max(info.ranks, other.ranks);
+  }
+  info.shard_index = 0;
+  info.shard_count = 1;
+  return make_summary(info, state);
+}
+
+void save_worst_samples(ValidationState& state, const DatasetReader& dataset, const std::string& dir) {
+  std::set<int64_t> saved;
+  for (auto& pair : state.pairs)
+    for (auto& [name, o] : pair.outputs)
+      for (auto& w : o.worst) {
+        if (!w.inputs.empty()) continue;
+        const std::string file = (std::filesystem::path(dir) / (std::filesystem::path(w.name).stem().string() + ".npz")).string();
+        if (saved.insert(w.index).second) {
+          std::filesystem::create_directories(dir);
+          write_npz(file, dataset.read(static_cast<size_t>(w.index)));
+        }
+        w.inputs = file;
+      }
+}
+
+}  // namespace parity::tools::validation
