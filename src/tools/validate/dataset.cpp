@@ -126,7 +126,7 @@ class ImageFolderReader final : public FileListReader {
   TensorMap read(size_t index) const override {
     const std::string file = path(index);
     const std::string bytes = formats::read_binary_file(file);
-    TensorMap feed{{"encoded", Tensor::from_bytes(DType::kUint8, {static_cast<int64_t>(bytes.size())}, bytes.data(), bytes.size())}};
+    TensorMap feed{{"encoded", Tensor::from_bytes(DType::kUInt8, {static_cast<int64_t>(bytes.size())}, bytes.data(), bytes.size())}};
     TensorMap decoded;
     try {
       decoded = session_.run(feed);

@@ -60,7 +60,7 @@ void on_terminate(int) {
   }
   append(out, cap, "[E] validate FAILED: the MPI job was ended before every rank sent its results: ");
   bool first = true;
-  for (int k = 1; k < r->size; ++k) {
+  for (int k = 0; k < r->size; ++k) {
     if (r->delivered[static_cast<size_t>(k)]) continue;
     if (!first) append(out, cap, "; ");
     first = false;

@@ -1,0 +1,252 @@
+// parity validate end to end on models/demo.onnx and seeded datasets made here: one process, MPI
+// ranks (Open MPI's mpirun on loopback) and shards merged all give the same summary; a rank that
+// dies fails the run naming it; bad samples and short label files are one-line errors.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/formats/npy.h"
+#include "core/formats/npz.h"
+#include "support/test_support.h"
+
+namespace parity::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string demo() { return (source_dir() / "models/demo.onnx").string(); }
+
+Tensor random_input(std::mt19937& rng, Shape shape = {1, 3, 32, 32}) {
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  Tensor t(DType::kFloat32, shape);
+  for (float& v : t.values<float>()) v = u(rng);
+  return t;
+}
+
+// `count` samples named s000.npz ... (or .npy), seeded.
+fs::path make_dataset(const fs::path& dir, int count, const std::string& ext = ".npz", uint32_t seed = 44) {
+  fs::create_directories(dir);
+  std::mt19937 rng(seed);
+  for (int i = 0; i < count; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "s%03d%s", i, ext.c_str());
+    const Tensor x = random_input(rng);
+    if (ext == ".npz") write_npz((dir / name).string(), TensorMap{{"input", x}});
+    else write_npy((dir / name).string(), x);
+  }
+  return dir;
+}
+
+fs::path make_labels(const fs::path& path, int count) {
+  std::ofstream out(path);
+  for (int i = 0; i < count; ++i) out << (i * 7) % 10 << "\n";
+  return path;
+}
+
+Json read_json(const fs::path& path) { return Json::parse(read_file(path)); }
+
+// A summary without what legitimately differs between runs (wall time, ranks).
+Json comparable(Json summary) {
+  summary.erase("run");
+  return summary;
+}
+
+std::string validate_args(const fs::path& dataset, const fs::path& labels, const fs::path& summary) {
+  return "validate " + demo() + " --dataset " + dataset.string() + " --runners ref,ort --top-k 3 --labels " +
+         labels.string() + " --atol 1e-6 --rtol 1e-5 --save-summary " + summary.string();
+}
+
+std::string mpirun(int ranks) {
+  return "mpirun --oversubscribe --allow-run-as-root -np " + std::to_string(ranks) + " " + PARITY_BINARY + " ";
+}
+
+TEST(ValidateCli, OneProcessSummaryHasTheFigures) {
+  TempDir tmp;
+  const auto data = make_dataset(tmp / "data", 64);
+  const auto labels = make_labels(tmp / "labels.txt", 64);
+  const CommandResult r = run_shell(std::string(PARITY_BINARY) + " " + validate_args(data, labels, tmp / "s.json") +
+                                    " --report " + (tmp / "r.html").string() + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json s = read_json(tmp / "s.json");
+  EXPECT_EQ(s["schema"], "parity.validate.summary/1");
+  EXPECT_TRUE(s["complete"].get<bool>());
+  EXPECT_EQ(s["samples"]["validated"], 64);
+  ASSERT_EQ(s["comparisons"].size(), 1u);
+  const Json& out = s["comparisons"][0]["outputs"][0];
+  EXPECT_EQ(s["comparisons"][0]["candidate"], "ort");
+  EXPECT_EQ(out["name"], "probs");
+  EXPECT_EQ(out["samples"], 64);
+  EXPECT_EQ(out["elements"], 640);
+  EXPECT_GT(out["abs_error"]["max"].get<double>(), 0.0);  // two runtimes: some round-off
+  EXPECT_LE(out["abs_error"]["p50"].get<double>(), out["abs_error"]["p99"].get<double>());
+  EXPECT_LE(out["abs_error"]["p99"].get<double>(), out["abs_error"]["max"].get<double>() * 1.05);
+  EXPECT_EQ(out["top_k"]["rows"], 64);
+  EXPECT_EQ(out["worst"].size(), 10u);
+  EXPECT_TRUE(contains(out["worst"][0]["rerun"].get<std::string>(), "parity run " + demo() + " --ref --ort --load-inputs "));
+  EXPECT_EQ(s["accuracy"]["samples"], 64);
+  EXPECT_EQ(s["accuracy"]["runners"].size(), 2u);
+  EXPECT_TRUE(contains(read_file(tmp / "r.html"), "Worst samples"));
+  // The rerun command of the worst sample works as printed.
+  const CommandResult rerun = run_shell(out["worst"][0]["rerun"].get<std::string>().replace(0, 6, PARITY_BINARY) + " 2>&1");
+  EXPECT_TRUE(contains(rerun.output, "Comparing Output: 'probs'")) << rerun.output;
+}
+
+TEST(ValidateCli, ThreeMpiRanksGiveTheSummaryOfOneProcess) {
+  TempDir tmp;
+  const auto data = make_dataset(tmp / "data", 64);
+  const auto labels = make_labels(tmp / "labels.txt", 64);
+  const CommandResult one = run_shell(std::string(PARITY_BINARY) + " " + validate_args(data, labels, tmp / "one.json") + " 2>&1");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  const CommandResult three = run_shell(mpirun(3) + validate_args(data, labels, tmp / "three.json") + " 2>&1");
+  ASSERT_EQ(three.exit_code, 0) << three.output;
+  const Json a = read_json(tmp / "one.json"), b = read_json(tmp / "three.json");
+  EXPECT_EQ(b["run"]["ranks"], 3);
+  EXPECT_EQ(comparable(a).dump(1), comparable(b).dump(1));
+  // No rank left a checkpoint of its own behind.
+  for (const auto& entry : fs::directory_iterator(tmp.path()))
+    EXPECT_FALSE(contains(entry.path().filename().string(), ".rank")) << entry.path();
+}
+
+TEST(ValidateCli, ShardsMergedGiveTheSummaryOfOneProcess) {
+  TempDir tmp;
+  const auto data = make_dataset(tmp / "data", 64);
+  const auto labels = make_labels(tmp / "labels.txt", 64);
+  const CommandResult one = run_shell(std::string(PARITY_BINARY) + " " + validate_args(data, labels, tmp / "one.json") + " 2>&1");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  std::string parts;
+  for (int i : {2, 0, 1}) {  // any order
+    const auto part = tmp / ("part" + std::to_string(i) + ".json");
+    const CommandResult r = run_shell(std::string(PARITY_BINARY) + " " + validate_args(data, labels, part) + " --shard " +
+                                      std::to_string(i) + "/3 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_FALSE(read_json(part)["comparisons"][0]["outputs"][0]["samples"] == 64);
+    parts += " " + part.string();
+  }
+  const CommandResult merge = run_parity({"validate", "merge"});  // usage error: no summaries
+  EXPECT_EQ(merge.exit_code, 1);
+  const CommandResult merged =
+      run_shell(std::string(PARITY_BINARY) + " validate merge" + parts + " -o " + (tmp / "merged.json").string() + " 2>&1");
+  ASSERT_EQ(merged.exit_code, 0) << merged.output;
+  EXPECT_EQ(comparable(read_json(tmp / "one.json")).dump(1), comparable(read_json(tmp / "merged.json")).dump(1));
+  // A shard twice is refused.
+  const CommandResult twice = run_shell(std::string(PARITY_BINARY) + " validate merge " + (tmp / "part0.json").string() + " " +
+                                        (tmp / "part0.json").string() + " -o " + (tmp / "bad.json").string() + " 2>&1");
+  EXPECT_EQ(twice.exit_code, 1) << twice.output;
+  EXPECT_TRUE(contains(twice.output, "overlap")) << twice.output;
+}
+
+// The pid of the process of MPI rank `rank` whose command line mentions `marker`, or 0.
+int find_rank_pid(int rank, const std::string& marker) {
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmd(entry.path() / "cmdline"), env(entry.path() / "environ");
+    const std::string cmdline((std::istreambuf_iterator<char>(cmd)), {}), environ((std::istreambuf_iterator<char>(env)), {});
+    if (contains(cmdline, marker) && contains(cmdline, "validate") &&
+        contains(environ, std::string("OMPI_COMM_WORLD_RANK=") + std::to_string(rank) + '\0'))
+      return std::stoi(pid);
+  }
+  return 0;
+}
+
+TEST(ValidateCli, ARankThatDiesFailsTheRunNamingIt) {
+  TempDir tmp;
+  const auto data = make_dataset(tmp / "data", 600, ".npy");
+  const auto summary = tmp / "s.json";
+  const std::string command = mpirun(3) + "bash -c 'exec " + PARITY_BINARY + " validate " + demo() + " --dataset " +
+                              data.string() + " --runners ref,ort --checkpoint-every 8 --save-summary " + summary.string() +
+                              "' > " + (tmp / "out.txt").string() + " 2>&1; echo $? > " + (tmp / "rc.txt").string();
+  std::thread job([&] { run_shell(command); });
+  // Rank 2 has validated some samples once its checkpoint exists; then it is killed.
+  const auto checkpoint = tmp / "s.json.rank2-of-3";
+  int pid = 0;
+  for (int i = 0; i < 600 && !(fs::exists(checkpoint) && (pid = find_rank_pid(2, data.string()))); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_GT(pid, 0) << "rank 2 never started";
+  kill(pid, SIGKILL);
+  job.join();
+  const std::string output = read_file(tmp / "out.txt");
+  EXPECT_NE(std::stoi(read_file(tmp / "rc.txt")), 0) << output;
+  EXPECT_TRUE(contains(output, "rank 2 died, its samples 400-599 (s400.npy .. s599.npy, 200 samples) not done")) << output;
+  EXPECT_TRUE(contains(output, "no summary written")) << output;
+  EXPECT_FALSE(fs::exists(summary));
+}
+
+TEST(ValidateCli, BadSamplesAreOneLineErrorsOrCountedWhenSkipped) {
+  TempDir tmp;
+  const auto data = make_dataset(tmp / "data", 64, ".npy");
+  const auto labels = make_labels(tmp / "labels.txt", 64);
+  auto run = [&](const std::string& extra) {
+    return run_shell(std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " + data.string() +
+                     " --runners ref --save-summary " + (tmp / "s.json").string() + extra + " 2>&1");
+  };
+  auto error_lines = [](const std::string& output) {
+    int n = 0;
+    for (size_t at = output.find("[E] "); at != std::string::npos; at = output.find("[E] ", at + 1)) ++n;
+    return n;
+  };
+  // A label file with fewer labels than samples.
+  make_labels(tmp / "short.txt", 60);
+  CommandResult r = run(" --labels " + (tmp / "short.txt").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "label file '" + (tmp / "short.txt").string() + "' has 60 labels for 64 samples")) << r.output;
+  // An unreadable sample, a sample of the wrong shape, one of the wrong dtype.
+  std::mt19937 rng(5);
+  write_file(data / "s010.npy", "not an array");
+  write_npy((data / "s020.npy").string(), random_input(rng, {1, 3, 16, 16}));
+  write_npy((data / "s030.npy").string(), random_input(rng).cast(DType::kFloat64));
+  for (const char* bad : {"s010.npy", "s020.npy", "s030.npy"}) {
+    r = run("");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, (data / bad).string())) << r.output;
+    EXPECT_EQ(error_lines(r.output), 2) << r.output;  // the error and the FAILED line
+    if (std::string(bad) == "s020.npy") EXPECT_TRUE(contains(r.output, "shape")) << r.output;
+    if (std::string(bad) == "s030.npy") EXPECT_TRUE(contains(r.output, "float64")) << r.output;
+    fs::remove(data / bad);  // the next run fails on the next bad sample
+    if (std::string(bad) == "s010.npy") write_file(data / "s010.npy", "not an array");
+    if (std::string(bad) == "s010.npy") break;
+  }
+  write_npy((data / "s020.npy").string(), random_input(rng, {1, 3, 16, 16}));
+  r = run(" --skip-bad-samples --labels " + labels.string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const Json s = read_json(tmp / "s.json");
+  EXPECT_EQ(s["samples"]["skipped"], 2);
+  EXPECT_EQ(s["samples"]["validated"], 62);
+  EXPECT_EQ(s["skipped_samples"][0]["sample"], "s010.npy");
+  EXPECT_EQ(s["skipped_samples"][1]["sample"], "s020.npy");
+  EXPECT_EQ(s["accuracy"]["samples"], 62);
+}
+
+TEST(ValidateCli, ResumeContinuesFromTheCheckpoint) {
+  TempDir tmp;
+  const auto data = make_dataset(tmp / "data", 64);
+  const auto labels = make_labels(tmp / "labels.txt", 64);
+  const CommandResult clean = run_shell(std::string(PARITY_BINARY) + " " + validate_args(data, labels, tmp / "clean.json") + " 2>&1");
+  ASSERT_EQ(clean.exit_code, 0) << clean.output;
+  // Interrupted at sample 40 (unreadable for now), with checkpoints every 8 samples.
+  fs::rename(data / "s040.npz", tmp / "s040.npz");
+  write_file(data / "s040.npz", "truncated");
+  const std::string args = validate_args(data, labels, tmp / "s.json") + " --checkpoint-every 8";
+  CommandResult r = run_shell(std::string(PARITY_BINARY) + " " + args + " 2>&1");
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_FALSE(read_json(tmp / "s.json")["complete"].get<bool>());
+  EXPECT_EQ(read_json(tmp / "s.json")["samples"]["done"], 40);
+  fs::rename(tmp / "s040.npz", data / "s040.npz");
+  r = run_shell(std::string(PARITY_BINARY) + " " + args + " --resume 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "Resuming: 40 of 64 samples done already")) << r.output;
+  Json resumed = comparable(read_json(tmp / "s.json")), expected = comparable(read_json(tmp / "clean.json"));
+  EXPECT_EQ(expected.dump(1), resumed.dump(1));
+}
+
+}  // namespace
+}  // namespace parity::testing
