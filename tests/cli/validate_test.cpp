@@ -38,7 +38,7 @@ fs::path make_dataset(const fs::path& dir, int count, const std::string& ext = "
   std::mt19937 rng(seed);
   for (int i = 0; i < count; ++i) {
     char name[32];
-    std::snprintf(name, sizeof(name), "s%03d%s", i, ext.c_str());
+    std::snprintf(name, sizeof(name), "s%0*d%s", count > 1000 ? 4 : 3, i, ext.c_str());
     const Tensor x = random_input(rng);
     if (ext == ".npz") write_npz((dir / name).string(), TensorMap{{"input", x}});
     else write_npy((dir / name).string(), x);
@@ -160,23 +160,25 @@ int find_rank_pid(int rank, const std::string& marker) {
 
 TEST(ValidateCli, ARankThatDiesFailsTheRunNamingIt) {
   TempDir tmp;
-  const auto data = make_dataset(tmp / "data", 600, ".npy");
+  // Enough samples that rank 2 is still at work when it is killed (about a second per rank).
+  const auto data = make_dataset(tmp / "data", 3000, ".npy");
   const auto summary = tmp / "s.json";
-  const std::string command = mpirun(3) + "bash -c 'exec " + PARITY_BINARY + " validate " + demo() + " --dataset " +
-                              data.string() + " --runners ref,ort --checkpoint-every 8 --save-summary " + summary.string() +
-                              "' > " + (tmp / "out.txt").string() + " 2>&1; echo $? > " + (tmp / "rc.txt").string();
+  const std::string command = mpirun(3) + "validate " + demo() + " --dataset " + data.string() +
+                              " --runners ref,ort --checkpoint-every 8 --save-summary " + summary.string() + " > " +
+                              (tmp / "out.txt").string() + " 2>&1; echo $? > " + (tmp / "rc.txt").string();
   std::thread job([&] { run_shell(command); });
   // Rank 2 has validated some samples once its checkpoint exists; then it is killed.
   const auto checkpoint = tmp / "s.json.rank2-of-3";
   int pid = 0;
-  for (int i = 0; i < 600 && !(fs::exists(checkpoint) && (pid = find_rank_pid(2, data.string()))); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  ASSERT_GT(pid, 0) << "rank 2 never started";
-  kill(pid, SIGKILL);
+  for (int i = 0; i < 20000 && !fs::exists(tmp / "rc.txt") && !(fs::exists(checkpoint) && (pid = find_rank_pid(2, data.string())));
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  if (pid > 0) kill(pid, SIGKILL);
   job.join();
+  ASSERT_GT(pid, 0) << "rank 2 was not found at work:\n" << read_file(tmp / "out.txt");
   const std::string output = read_file(tmp / "out.txt");
   EXPECT_NE(std::stoi(read_file(tmp / "rc.txt")), 0) << output;
-  EXPECT_TRUE(contains(output, "rank 2 died, its samples 400-599 (s400.npy .. s599.npy, 200 samples) not done")) << output;
+  EXPECT_TRUE(contains(output, "rank 2 died, its samples 2000-2999 (s2000.npy .. s2999.npy, 1000 samples) not done")) << output;
   EXPECT_TRUE(contains(output, "no summary written")) << output;
   EXPECT_FALSE(fs::exists(summary));
 }
@@ -199,23 +201,25 @@ TEST(ValidateCli, BadSamplesAreOneLineErrorsOrCountedWhenSkipped) {
   CommandResult r = run(" --labels " + (tmp / "short.txt").string());
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "label file '" + (tmp / "short.txt").string() + "' has 60 labels for 64 samples")) << r.output;
-  // An unreadable sample, a sample of the wrong shape, one of the wrong dtype.
+  // An unreadable sample, a sample of the wrong shape, one of the wrong dtype: one at a time.
   std::mt19937 rng(5);
-  write_file(data / "s010.npy", "not an array");
-  write_npy((data / "s020.npy").string(), random_input(rng, {1, 3, 16, 16}));
-  write_npy((data / "s030.npy").string(), random_input(rng).cast(DType::kFloat64));
-  for (const char* bad : {"s010.npy", "s020.npy", "s030.npy"}) {
+  const std::vector<std::pair<std::string, std::string>> bad{
+      {"s010.npy", "not an array"},
+      {"s020.npy", npy_to_bytes(random_input(rng, {1, 3, 16, 16}))},
+      {"s030.npy", npy_to_bytes(random_input(rng).cast(DType::kFloat64))}};
+  for (const auto& [file, contents] : bad) {
+    const std::string before = read_file(data / file);
+    write_file(data / file, contents);
     r = run("");
     EXPECT_EQ(r.exit_code, 1) << r.output;
-    EXPECT_TRUE(contains(r.output, (data / bad).string())) << r.output;
+    EXPECT_TRUE(contains(r.output, (data / file).string())) << r.output;
     EXPECT_EQ(error_lines(r.output), 2) << r.output;  // the error and the FAILED line
-    if (std::string(bad) == "s020.npy") EXPECT_TRUE(contains(r.output, "shape")) << r.output;
-    if (std::string(bad) == "s030.npy") EXPECT_TRUE(contains(r.output, "float64")) << r.output;
-    fs::remove(data / bad);  // the next run fails on the next bad sample
-    if (std::string(bad) == "s010.npy") write_file(data / "s010.npy", "not an array");
-    if (std::string(bad) == "s010.npy") break;
+    if (file == "s020.npy") EXPECT_TRUE(contains(r.output, "shape")) << r.output;
+    if (file == "s030.npy") EXPECT_TRUE(contains(r.output, "float64")) << r.output;
+    write_file(data / file, before);
   }
-  write_npy((data / "s020.npy").string(), random_input(rng, {1, 3, 16, 16}));
+  write_file(data / "s010.npy", bad[0].second);
+  write_file(data / "s020.npy", bad[1].second);
   r = run(" --skip-bad-samples --labels " + labels.string());
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const Json s = read_json(tmp / "s.json");
