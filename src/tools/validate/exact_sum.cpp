@@ -54,10 +54,17 @@ void ExactSum::merge(const ExactSum& other) {
 double ExactSum::value() const {
   ExactSum canonical = *this;
   canonical.normalize();
+  // A negative sum's canonical form borrows from the top limb (far beyond any double): convert
+  // its magnitude instead.
+  const bool negative = canonical.limbs_[kLimbs - 1] < 0;
+  if (negative) {
+    for (auto& limb : canonical.limbs_) limb = -limb;
+    canonical.normalize();
+  }
   double sum = 0;
   for (int i = kLimbs - 1; i >= 0; --i)
     if (canonical.limbs_[i] != 0) sum += std::ldexp(static_cast<double>(canonical.limbs_[i]), 32 * i + kLowestExponent);
-  return sum;
+  return negative ? -sum : sum;
 }
 
 nlohmann::json ExactSum::to_json() const {
