@@ -11,8 +11,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <onnx/onnx_pb.h>
+
 #include "core/formats/npy.h"
 #include "core/formats/npz.h"
+#include "core/formats/polygraphy_json.h"
+#include "model/proto_convert.h"
 #include "support/test_support.h"
 
 namespace parity::testing {
@@ -251,6 +255,80 @@ TEST(ValidateCli, ResumeContinuesFromTheCheckpoint) {
   EXPECT_TRUE(contains(r.output, "Resuming: 40 of 64 samples done already")) << r.output;
   Json resumed = comparable(read_json(tmp / "s.json")), expected = comparable(read_json(tmp / "clean.json"));
   EXPECT_EQ(expected.dump(1), resumed.dump(1));
+}
+
+// The same samples as a folder of .npz files, an ONNX test-data folder and an inputs JSON give the
+// same figures.
+TEST(ValidateCli, TestDataFoldersAndInputsJsonAreDatasetsToo) {
+  TempDir tmp;
+  std::mt19937 rng(9);
+  std::vector<TensorMap> feeds;
+  for (int i = 0; i < 12; ++i) {
+    feeds.push_back(TensorMap{{"input", random_input(rng)}});
+    char name[32];
+    std::snprintf(name, sizeof(name), "s%03d.npz", i);
+    fs::create_directories(tmp / "npz");
+    write_npz((tmp / "npz" / name).string(), feeds.back());
+    const fs::path set = tmp / "testdata" / ("test_data_set_" + std::to_string(i));
+    fs::create_directories(set);
+    onnx::TensorProto proto;
+    model::tensor_to_proto(feeds.back().at("input"), &proto, "input");
+    write_file(set / "input_0.pb", proto.SerializeAsString());
+  }
+  write_inputs_json((tmp / "inputs.json").string(), feeds);
+  std::vector<Json> comparisons;
+  for (const auto& [dataset, kind] : {std::pair{tmp / "npz", "array folder"}, std::pair{tmp / "testdata", "onnx test data"},
+                                      std::pair{tmp / "inputs.json", "inputs JSON"}}) {
+    const auto summary = tmp / (std::string(kind) + ".json");
+    const CommandResult r = run_shell(std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " + dataset.string() +
+                                      " --runners ref,ort --save-summary '" + summary.string() + "' 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const Json s = read_json(summary);
+    EXPECT_EQ(s["dataset"]["kind"], kind);
+    EXPECT_EQ(s["samples"]["validated"], 12);
+    Json figures = s["comparisons"][0]["outputs"][0];
+    figures.erase("worst");  // names and rerun files differ by layout
+    comparisons.push_back(figures);
+  }
+  EXPECT_EQ(comparisons[0].dump(1), comparisons[1].dump(1));
+  EXPECT_EQ(comparisons[0].dump(1), comparisons[2].dump(1));
+}
+
+// A binary PPM of w x h pixels, a smooth gradient that differs per image.
+std::string ppm(int w, int h, int seed) {
+  std::string out = "P6\n" + std::to_string(w) + " " + std::to_string(h) + "\n255\n";
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 3; ++c) out += static_cast<char>((x * 5 + y * 3 + c * 70 + seed * 37) % 256);
+  return out;
+}
+
+TEST(ValidateCli, ImageFoldersArePreprocessedAsAsked) {
+  TempDir tmp;
+  fs::create_directories(tmp / "images");
+  for (int i = 0; i < 8; ++i) write_file(tmp / "images" / ("img" + std::to_string(i) + ".ppm"), ppm(40, 36, i));
+  make_labels(tmp / "labels.txt", 8);
+  const std::string base = std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " + (tmp / "images").string() +
+                           " --runners ref,ort --labels " + (tmp / "labels.txt").string() + " --top-k 5";
+  // Without --resize the 36x40 images do not fit the model's 32x32 input: one line naming the image.
+  CommandResult r = run_shell(base + " 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, (tmp / "images" / "img0.ppm").string())) << r.output;
+  r = run_shell(base + " --resize 32x32 --mean 0.485,0.456,0.406 --std 0.229,0.224,0.225 --channel-order BGR --save-summary " +
+                (tmp / "s.json").string() + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json s = read_json(tmp / "s.json");
+  EXPECT_EQ(s["dataset"]["kind"], "image folder");
+  EXPECT_EQ(s["samples"]["validated"], 8);
+  EXPECT_EQ(s["accuracy"]["samples"], 8);
+  // Worst samples that no file reproduces are saved beside the summary for their rerun commands.
+  const std::string rerun = s["comparisons"][0]["outputs"][0]["worst"][0]["rerun"].get<std::string>();
+  EXPECT_TRUE(contains(rerun, (tmp / "s.samples").string())) << rerun;
+  EXPECT_TRUE(fs::exists(tmp / "s.samples" / (s["comparisons"][0]["outputs"][0]["worst"][0]["sample"].get<std::string>().substr(0, 4) + ".npz")));
+  // Wrong counts of per-channel values are one-line errors.
+  r = run_shell(base + " --resize 32x32 --mean 0.5,0.5 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--mean has 2 values for 3 channel(s)")) << r.output;
 }
 
 }  // namespace
