@@ -294,6 +294,51 @@ TEST(ValidateCli, TestDataFoldersAndInputsJsonAreDatasetsToo) {
   EXPECT_EQ(comparisons[0].dump(1), comparisons[2].dump(1));
 }
 
+// A plan (fp16) as one more candidate, and stored reference outputs instead of a reference runner.
+TEST(ValidateCli, PlansAndStoredReferenceOutputs) {
+  TempDir tmp;
+  const auto data = make_dataset(tmp / "data", 16);
+  const std::string plan = (tmp / "demo16.plan").string();
+  ASSERT_EQ(run_parity({"convert", demo(), "--fp16", "-o", plan}).exit_code, 0);
+  auto validate = [&](const std::string& extra, const fs::path& summary) {
+    return run_shell(std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " + data.string() + extra +
+                     " --save-summary " + summary.string() + " 2>&1");
+  };
+  CommandResult r = validate(" --runners ref --plan " + plan, tmp / "strict.json");
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // fp16 round-off exceeds the default 1e-5
+  Json s = read_json(tmp / "strict.json");
+  EXPECT_EQ(s["comparisons"][0]["candidate"], "plan");
+  EXPECT_GT(s["comparisons"][0]["outputs"][0]["abs_error"]["max"].get<double>(), 1e-5);
+  r = validate(" --runners ref --plan " + plan + " --atol 1e-2 --rtol 1e-2", tmp / "loose.json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_json(tmp / "loose.json")["samples"]["passed"], 16);
+
+  // ONNX test data with its own expected outputs (here: zeros, so every sample fails by the
+  // model's own output values).
+  for (int i = 0; i < 4; ++i) {
+    const fs::path set = tmp / "testdata" / ("test_data_set_" + std::to_string(i));
+    fs::create_directories(set);
+    onnx::TensorProto in, out;
+    std::mt19937 rng(i);
+    model::tensor_to_proto(random_input(rng), &in, "input");
+    model::tensor_to_proto(Tensor(DType::kFloat32, {1, 10}), &out, "probs");
+    write_file(set / "input_0.pb", in.SerializeAsString());
+    write_file(set / "output_0.pb", out.SerializeAsString());
+  }
+  r = run_shell(std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " + (tmp / "testdata").string() +
+                " --runners ref --reference-outputs dataset --save-summary " + (tmp / "stored.json").string() + " 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  s = read_json(tmp / "stored.json");
+  EXPECT_EQ(s["comparisons"][0]["reference"], "stored");
+  EXPECT_EQ(s["comparisons"][0]["outputs"][0]["samples_passed"], 0);
+  EXPECT_TRUE(contains(s["comparisons"][0]["outputs"][0]["worst"][0]["rerun"].get<std::string>(), "--load-outputs"));
+  // A folder of stored outputs must have one per sample.
+  fs::create_directories(tmp / "outs");
+  r = validate(" --runners ref --reference-outputs " + (tmp / "outs").string(), tmp / "x.json");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, (tmp / "outs" / "s000").string() + ".npz or .npy")) << r.output;
+}
+
 // A binary PPM of w x h pixels, a smooth gradient that differs per image.
 std::string ppm(int w, int h, int seed) {
   std::string out = "P6\n" + std::to_string(w) + " " + std::to_string(h) + "\n255\n";

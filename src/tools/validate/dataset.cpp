@@ -90,6 +90,11 @@ class OnnxTestDataReader final : public FileListReader {
     return std::move(feeds->front());
   }
   std::optional<std::string> rerun_inputs(size_t index) const override { return path(index); }
+  std::optional<TensorMap> stored_outputs(size_t index) const override {
+    auto outputs = compare::load_onnx_test_data(path(index), compare::OnnxTestData::kOutputs);
+    PARITY_CHECK(outputs && outputs->size() == 1, kNotFound, "sample '", path(index), "' holds no output_K.pb files");
+    return std::move(outputs->front());
+  }
 };
 
 // Polygraphy's inputs JSON is one document: it is read once, whole (use a folder for big datasets).
@@ -215,6 +220,21 @@ class ImageFolderReader final : public FileListReader {
 };
 
 }  // namespace
+
+TensorMap read_reference_outputs(const std::string& dir, const std::string& sample_name, const TensorMetadata& outputs) {
+  const fs::path stem = fs::path(dir) / fs::path(sample_name).stem();
+  std::error_code ec;
+  if (fs::exists(stem.string() + ".npz", ec)) return read_npz(stem.string() + ".npz");
+  if (fs::exists(stem.string() + ".npy", ec)) {
+    PARITY_CHECK(outputs.size() == 1, kInvalidArgument, "reference output '", stem.string(), ".npy' holds one output, "
+                 "but the model has ", outputs.size(), "; store an .npz with one array per output");
+    TensorMap out;
+    out.set(outputs.begin()->name, read_npy(stem.string() + ".npy"));
+    return out;
+  }
+  throw Error(ErrorCode::kNotFound, str_cat("--reference-outputs: no ", stem.string(), ".npz or .npy for sample '",
+                                            sample_name, "'"));
+}
 
 std::unique_ptr<DatasetReader> open_dataset(const std::string& path, const DatasetOptions& options) {
   std::error_code ec;

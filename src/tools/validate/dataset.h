@@ -32,7 +32,17 @@ class DatasetReader {
     (void)index;
     return std::nullopt;
   }
+  /// The outputs stored with the sample (an ONNX test-data set's output_K.pb), when the layout
+  /// has them; `--reference-outputs dataset` compares with these.
+  virtual std::optional<TensorMap> stored_outputs(size_t index) const {
+    (void)index;
+    return std::nullopt;
+  }
 };
+
+/// Reference outputs stored per sample: DIR/<sample stem>.npz (one array per output) or
+/// DIR/<sample stem>.npy (the model's only output). Throws kNotFound naming the files looked for.
+TensorMap read_reference_outputs(const std::string& dir, const std::string& sample_name, const TensorMetadata& outputs);
 
 /// How image samples become tensors: decoded (JPEG, PNG, WebP, TIFF, BMP, PNM), resized, scaled,
 /// normalized per channel, laid out.

@@ -73,7 +73,10 @@ nlohmann::json settings_json(const ValidateConfig& config) {
   const auto& c = config.compare;
   Json j;
   j["runners"] = config.runners;
-  j["reference"] = config.reference.value_or(config.runners.empty() ? std::string() : config.runners.front());
+  j["reference"] = config.reference_outputs ? std::string("stored")
+                                            : config.reference.value_or(config.runners.empty() ? std::string() : config.runners.front());
+  j["reference_outputs"] = config.reference_outputs ? Json(*config.reference_outputs) : Json();
+  j["plan"] = config.plan_path ? Json(*config.plan_path) : Json();
   j["atol"] = c.atol.default_value();
   j["rtol"] = c.rtol.default_value();
   j["check_error_stat"] = compare::error_stat_name(c.check_error_stat.default_value());
@@ -96,13 +99,23 @@ nlohmann::json settings_json(const ValidateConfig& config) {
   return j;
 }
 
-std::string rerun_command(const SummaryInfo& info, const std::string& candidate, const std::string& inputs) {
+std::optional<std::string> rerun_command(const SummaryInfo& info, const std::string& candidate, const std::string& inputs) {
   const Json& s = info.settings;
-  std::string cmd = "parity run " + shell_quote(info.model) + " " + flag_of(s.value("reference", "")) + " " +
-                    flag_of(candidate) + " --load-inputs " + shell_quote(inputs);
-  cmd += " --atol " + Json(s.value("atol", 0.0)).dump() + " --rtol " + Json(s.value("rtol", 0.0)).dump();
-  if (s.value("check_error_stat", "elemwise") != "elemwise") cmd += " --check-error-stat " + s.value("check_error_stat", "");
-  return cmd;
+  std::string tolerances = " --atol " + Json(s.value("atol", 0.0)).dump() + " --rtol " + Json(s.value("rtol", 0.0)).dump();
+  if (s.value("check_error_stat", "elemwise") != "elemwise") tolerances += " --check-error-stat " + s.value("check_error_stat", "");
+  const std::string reference = s.value("reference", "");
+  const std::string load = " --load-inputs " + shell_quote(inputs);
+  if (reference == "stored") {
+    // ONNX test data: `run` compares a runner with a set's output_K.pb itself.
+    if (s["reference_outputs"] != "dataset") return std::nullopt;
+    return "parity run " + shell_quote(info.model) + " " + flag_of(candidate) + load + " --load-outputs " +
+           shell_quote(inputs) + tolerances;
+  }
+  if (candidate == "plan")
+    return "parity run " + shell_quote(s["plan"].get<std::string>()) + " --ref" + load +
+           " --save-outputs plan_outputs.json && parity run " + shell_quote(info.model) + " " + flag_of(reference) + load +
+           " --load-outputs plan_outputs.json" + tolerances;
+  return "parity run " + shell_quote(info.model) + " " + flag_of(reference) + " " + flag_of(candidate) + load + tolerances;
 }
 
 SummaryJson make_summary(const SummaryInfo& info, const ValidationState& state) {
@@ -150,7 +163,8 @@ SummaryJson make_summary(const SummaryInfo& info, const ValidationState& state) 
         SummaryJson wj{{"sample", w.name}, {"index", w.index}, {"max_absdiff", figure(w.max_absdiff)},
                        {"max_reldiff", figure(w.max_reldiff)}, {"mean_absdiff", figure(w.mean_absdiff)},
                        {"passed", w.passed}};
-        wj["rerun"] = w.inputs.empty() ? SummaryJson() : SummaryJson(rerun_command(info, pair.candidate, w.inputs));
+        const auto rerun = w.inputs.empty() ? std::nullopt : rerun_command(info, pair.candidate, w.inputs);
+        wj["rerun"] = rerun ? SummaryJson(*rerun) : SummaryJson();
         worst.push_back(std::move(wj));
       }
       oj["histograms"] = {{"abs_error", histogram_section(o.abs.histogram)}, {"rel_error", histogram_section(o.rel.histogram)}};

@@ -4,6 +4,7 @@
 // docs/validate.md.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,9 @@ std::pair<SummaryInfo, ValidationState> read_summary(const std::string& path);
 SummaryJson merge_summaries(const std::vector<std::string>& paths);
 
 /// The `parity run` command that reruns one sample: the model on the reference and the candidate
-/// with the summary's tolerances, fed from `inputs`.
-std::string rerun_command(const SummaryInfo& info, const std::string& candidate, const std::string& inputs);
+/// with the summary's tolerances, fed from `inputs` (nullopt where `run` cannot, e.g. against a
+/// folder of stored outputs).
+std::optional<std::string> rerun_command(const SummaryInfo& info, const std::string& candidate, const std::string& inputs);
 
 }  // namespace parity::tools::validation
 

@@ -35,29 +35,42 @@ bool has_rows(const Tensor& t) {
   return t.rank() >= 1 && t.numel() > 0 && is_floating(t.dtype());
 }
 
-// The runners of one rank, active for its whole share.
+constexpr const char* kStoredReference = "stored";
+constexpr const char* kPlanRunner = "plan";
+
+// The runners of one rank, active for its whole share; the reference first (no runner when the
+// reference outputs are stored).
 class RunnerSet {
  public:
   RunnerSet(const ValidateConfig& config, const std::string& reference) {
-    names_.push_back(reference);
+    if (config.reference_outputs) add(kStoredReference, nullptr);
+    else add(reference, create(config, reference, config.model_path));
     for (const auto& name : config.runners)
-      if (name != reference) names_.push_back(name);
-    for (const auto& name : names_) {
-      const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
-      PARITY_CHECK(info, kInvalidArgument, "no runner named '", name, "'");
-      if (info->availability) {
-        const Status st = info->availability(config.runner_args);
-        PARITY_CHECK(st.is_ok(), kUnavailable, "runner '", name, "' (", info->flag, ") is unavailable: ", st.message());
-      }
-      runners_.push_back(info->create(runners::RunnerConfig{config.model_path, config.runner_args}));
-      active_.push_back(std::make_unique<runners::ActiveRunner>(*runners_.back()));
-    }
+      if (name != reference || config.reference_outputs) add(name, create(config, name, config.model_path));
+    // A plan runs on parity's own runtime, which loads plan files as it loads models.
+    if (config.plan_path) add(kPlanRunner, create(config, "ref", *config.plan_path));
   }
   const std::vector<std::string>& names() const { return names_; }
-  runners::Runner& at(size_t i) { return *runners_[i]; }
+  /// Null for stored reference outputs.
+  runners::Runner* at(size_t i) { return runners_[i].get(); }
 
  private:
-  std::vector<std::string> names_;  // the reference first
+  static std::unique_ptr<runners::Runner> create(const ValidateConfig& config, const std::string& name,
+                                                 const std::string& model) {
+    const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
+    PARITY_CHECK(info, kInvalidArgument, "no runner named '", name, "'");
+    if (info->availability) {
+      const Status st = info->availability(config.runner_args);
+      PARITY_CHECK(st.is_ok(), kUnavailable, "runner '", name, "' (", info->flag, ") is unavailable: ", st.message());
+    }
+    return info->create(runners::RunnerConfig{model, config.runner_args});
+  }
+  void add(std::string name, std::unique_ptr<runners::Runner> runner) {
+    names_.push_back(std::move(name));
+    if (runner) active_.push_back(std::make_unique<runners::ActiveRunner>(*runner));
+    runners_.push_back(std::move(runner));
+  }
+  std::vector<std::string> names_;
   std::vector<std::unique_ptr<runners::Runner>> runners_;
   std::vector<std::unique_ptr<runners::ActiveRunner>> active_;
 };
@@ -80,8 +93,9 @@ class ShareValidator {
     std::vector<TensorMap> outputs;
     for (size_t r = 0; r < runners_.names().size(); ++r) {
       try {
-        outputs.push_back(runners_.at(r).infer(feed));
+        outputs.push_back(runners_.at(r) ? runners_.at(r)->infer(feed) : stored_reference(at));
       } catch (const Error& e) {
+        if (std::string(e.what()).find(dataset_.path(at)) != std::string::npos) throw;
         throw Error(e.code(), str_cat("sample '", dataset_.path(at), "': ", e.what()));
       }
     }
@@ -101,6 +115,16 @@ class ShareValidator {
   }
 
  private:
+  TensorMap stored_reference(size_t index) const {
+    if (*config_.reference_outputs == "dataset") {
+      auto stored = dataset_.stored_outputs(index);
+      PARITY_CHECK(stored, kInvalidArgument, "--reference-outputs dataset: a ", dataset_.kind(),
+                   " stores no outputs (ONNX test data does)");
+      return std::move(*stored);
+    }
+    return read_reference_outputs(*config_.reference_outputs, dataset_.name(index), config_.model_outputs);
+  }
+
   // Adds one output of one sample; returns whether it passed the tolerances.
   bool compare_output(int64_t index, const std::string& name, const Tensor& candidate, const Tensor& reference,
                       OutputState& out) {
@@ -184,7 +208,7 @@ ValidateResult validate(const ValidateConfig& config, const DatasetReader& datas
   if (config.labels)
     PARITY_CHECK(static_cast<int64_t>(config.labels->size()) >= samples, kInvalidArgument, "label file '",
                  config.labels_path, "' has ", config.labels->size(), " labels for ", samples, " samples");
-  const std::string reference = config.reference.value_or(config.runners.front());
+  const std::string reference = config.reference_outputs ? kStoredReference : config.reference.value_or(config.runners.front());
 
   Shard shard = config.shard;
   std::vector<std::string> shares;

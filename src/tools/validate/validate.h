@@ -32,6 +32,15 @@ struct ValidateConfig {
   std::vector<std::string> runners;
   /// The runner the others are compared with (default: the first of `runners`).
   std::optional<std::string> reference;
+  /// A plan file (parity convert / plan build) validated as one more candidate, named "plan", on
+  /// the ref runtime.
+  std::optional<std::string> plan_path;
+  /// Reference outputs stored per sample instead of a reference runner: a folder
+  /// (read_reference_outputs) or "dataset" (the dataset's own, e.g. ONNX test data). The reference
+  /// is then named "stored".
+  std::optional<std::string> reference_outputs;
+  /// The model's outputs (for a folder of .npy reference outputs).
+  TensorMetadata model_outputs;
   /// Options the runner factories read (--ort-threads, ...); may be null.
   const options::Args* runner_args = nullptr;
   compare::SimpleCompareOptions compare;

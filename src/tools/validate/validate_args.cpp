@@ -89,6 +89,11 @@ void ValidateArgs::add_to(options::ArgParser& parser) const {
   runner_args_.add_list_to(parser, "Runners, comma-separated (default ref); each is compared with the reference");
   parser.add({.flags = {"--reference"}, .help = "The runner the others are compared with (default: the first)",
               .metavar = "RUNNER"});
+  parser.add({.flags = {"--reference-outputs"},
+              .help = "Compare every runner with stored outputs instead: DIR/<sample>.npz (or .npy), or `dataset` for "
+                      "the dataset's own (ONNX test data's output_K.pb)", .metavar = "DIR"});
+  parser.add({.flags = {"--plan"}, .help = "A plan file (parity convert) validated as one more candidate, \"plan\"",
+              .metavar = "FILE"});
   compare_args_.add_to(parser);
   parser.group("Metrics");
   parser.add({.flags = {"--top-k"}, .help = "Top-k agreement with the reference (and top-k accuracy) over the last axis",
@@ -120,6 +125,15 @@ ValidateJob ValidateArgs::parse(const options::Args& args) const {
     PARITY_CHECK(std::find(c.runners.begin(), c.runners.end(), *c.reference) != c.runners.end(), kInvalidArgument,
                  "--reference '", *c.reference, "' is not one of --runners (", join_names(c.runners), ")");
   c.runner_args = &args;
+  c.reference_outputs = args.get("reference_outputs");
+  PARITY_CHECK(!c.reference_outputs || !c.reference, kInvalidArgument,
+               "--reference and --reference-outputs both name the reference: give one");
+  if (c.reference_outputs && *c.reference_outputs != "dataset")
+    PARITY_CHECK(std::filesystem::is_directory(*c.reference_outputs), kNotFound, "--reference-outputs: folder '",
+                 *c.reference_outputs, "' does not exist");
+  c.plan_path = args.get("plan");
+  if (c.plan_path)
+    PARITY_CHECK(std::filesystem::exists(*c.plan_path), kNotFound, "--plan: file '", *c.plan_path, "' does not exist");
   c.compare = compare_args_.parse(args).simple;
   if (auto k = args.get("top_k")) c.top_k = parse_int(*k, "--top-k");
   PARITY_CHECK(c.top_k >= 0, kInvalidArgument, "--top-k must be positive");

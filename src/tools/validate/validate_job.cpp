@@ -5,6 +5,8 @@
 #include "core/formats/file_io.h"
 #include "core/logger.h"
 #include "core/stats.h"
+#include "runtime/plan/plan_file.h"
+#include "runtime/session.h"
 #include "tools/navigator/samples.h"
 #include "tools/report/report.h"
 #include "tools/report/validate_report.h"
@@ -79,7 +81,16 @@ bool run_validate_job(ValidateJob job) {
     collective = std::move(opened).value();
     if (collective->rank() != 0) logger().set_severity(Severity::kWarning);
   }
-  job.dataset.inputs = navigator::read_onnx_io(job.config.model_path).inputs;
+  if (runtime::plan::is_plan_file(job.config.model_path)) {
+    // A plan declares its inputs to the runtime that loads it.
+    auto session = runtime::Session::create(job.config.model_path).value();
+    job.dataset.inputs = session.input_metadata();
+    job.config.model_outputs = session.output_metadata();
+  } else {
+    const auto io = navigator::read_onnx_io(job.config.model_path);
+    job.dataset.inputs = io.inputs;
+    job.config.model_outputs = io.outputs;
+  }
   const auto dataset = open_dataset(job.dataset_path, job.dataset);
   const bool distributed = collective && collective->size() > 1;
   SummaryInfo info;
