@@ -1,6 +1,9 @@
 // Collective over MPI. Rank 0 gathers the ranks' states by polling (MPI_Iprobe), not in a blocking
 // collective, so that when the launcher ends the job because a rank died (mpirun and srun send
 // SIGTERM to the others), rank 0 still knows whose results never came and says so in one line.
+// The C API only (MPI's C++ bindings are deprecated and need libmpi_cxx at build time).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
