@@ -70,7 +70,8 @@ struct WorstSample {
 struct OutputState {
   ErrorAccumulator abs, rel;
   int64_t samples = 0, samples_passed = 0;
-  /// Per-sample figures by name: max_absdiff, mean_absdiff, max_reldiff, l2_rel, cosine_distance.
+  /// Per-sample figures by name: max_absdiff, mean_absdiff, max_reldiff, the trtexec norms (l0_fraction,
+  /// l1_rel, l2_rel, linf_rel) and cosine_distance.
   std::map<std::string, SampleFigure> per_sample;
   // Top-k agreement over rows (the last axis holds the scores).
   int64_t topk_rows = 0, top1_agree = 0, topk_overlap = 0;

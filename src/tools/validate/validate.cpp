@@ -143,7 +143,10 @@ class ShareValidator {
     out.per_sample["max_absdiff"].add(stats.max_absdiff);
     out.per_sample["mean_absdiff"].add(stats.mean_absdiff);
     out.per_sample["max_reldiff"].add(stats.max_reldiff);
+    out.per_sample["l0_fraction"].add(stats.l0_fraction);
+    out.per_sample["l1_rel"].add(stats.l1_rel);
     out.per_sample["l2_rel"].add(stats.l2_rel);
+    out.per_sample["linf_rel"].add(stats.linf_rel);
     out.per_sample["cosine_distance"].add(stats.cosine_distance);
     if (config_.top_k > 0 && has_rows(reference) && has_rows(candidate) && reference.shape() == candidate.shape()) {
       const int64_t rows = reference.numel() / reference.dim(reference.rank() - 1);
