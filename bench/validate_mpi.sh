@@ -3,11 +3,11 @@
 # seeded image dataset (PPM files, decoded and normalized by validate), ref and ort on MobileNetV2
 # (.cache/bench-models, made by scripts/setup.sh), measured alternately in one run; the best of
 # REPEATS runs of each is reported. The rate counts validation only (process start-up aside).
-# Usage: bench/validate_mpi.sh [BUILD_DIR] [SAMPLES]   (default build, 240)
+# Usage: bench/validate_mpi.sh [BUILD_DIR] [SAMPLES]   (default build, 480)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-SAMPLES=${2:-240}
+SAMPLES=${2:-480}
 REPEATS=${REPEATS:-3}
 MODEL=${MODEL:-.cache/bench-models/mobilenet_v2.onnx}
 PARITY="$BUILD/bin/parity"
