@@ -339,6 +339,43 @@ TEST(ValidateCli, PlansAndStoredReferenceOutputs) {
   EXPECT_TRUE(contains(r.output, (tmp / "outs" / "s000").string() + ".npz or .npy")) << r.output;
 }
 
+// Files holding many samples along a stated axis: the same figures as one file per sample.
+TEST(ValidateCli, BatchedArraysAlongAStatedAxis) {
+  TempDir tmp;
+  std::mt19937 rng(21);
+  fs::create_directories(tmp / "single");
+  fs::create_directories(tmp / "batched");
+  for (int f = 0; f < 3; ++f) {
+    Tensor batch(DType::kFloat32, {5, 3, 32, 32});
+    for (int j = 0; j < 5; ++j) {
+      const Tensor x = random_input(rng);
+      std::copy(x.values<float>().begin(), x.values<float>().end(), batch.data<float>() + j * 3072);
+      char name[32];
+      std::snprintf(name, sizeof(name), "s%d_%d.npy", f, j);
+      std::ofstream((tmp / "single" / name).string(), std::ios::binary) << npy_to_bytes(x);
+    }
+    std::ofstream((tmp / "batched" / ("b" + std::to_string(f) + ".npy")).string(), std::ios::binary) << npy_to_bytes(batch);
+  }
+  std::vector<Json> outputs;
+  for (const char* layout : {"single", "batched"}) {
+    const CommandResult r = run_shell(std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " + (tmp / layout).string() +
+                                      " --runners ref,ort --save-summary " + (tmp / layout).string() + ".json" +
+                                      (std::string(layout) == "batched" ? " --batch-axis 0" : "") + " 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const Json s = read_json(tmp.path() / (std::string(layout) + ".json"));
+    EXPECT_EQ(s["samples"]["validated"], 15);
+    Json o = s["comparisons"][0]["outputs"][0];
+    if (std::string(layout) == "batched") EXPECT_TRUE(contains(o["worst"][0]["sample"].get<std::string>(), ".npy["));
+    o.erase("worst");
+    outputs.push_back(o);
+  }
+  EXPECT_EQ(outputs[0].dump(1), outputs[1].dump(1));
+  const CommandResult bad = run_shell(std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " +
+                                      (tmp / "batched").string() + " --batch-axis 4 2>&1");
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "has 4 axes, no --batch-axis 4")) << bad.output;
+}
+
 // A binary PPM of w x h pixels, a smooth gradient that differs per image.
 std::string ppm(int w, int h, int seed) {
   std::string out = "P6\n" + std::to_string(w) + " " + std::to_string(h) + "\n255\n";

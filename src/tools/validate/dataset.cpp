@@ -80,6 +80,65 @@ class ArrayFolderReader final : public FileListReader {
   TensorMetadata inputs_;
 };
 
+// Item `index` of every array along `axis`, the axis kept with size 1.
+Tensor slice_item(const Tensor& t, int64_t axis, int64_t index) {
+  Shape shape = t.shape();
+  const int64_t count = shape[static_cast<size_t>(axis)];
+  int64_t outer = 1, inner = static_cast<int64_t>(dtype_size(t.dtype()));
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[static_cast<size_t>(d)];
+  for (int64_t d = axis + 1; d < t.rank(); ++d) inner *= shape[static_cast<size_t>(d)];
+  shape[static_cast<size_t>(axis)] = 1;
+  Tensor out(t.dtype(), shape);
+  const auto* src = static_cast<const std::byte*>(t.raw_data());
+  auto* dst = static_cast<std::byte*>(out.raw_data());
+  for (int64_t o = 0; o < outer; ++o)
+    std::copy_n(src + (o * count + index) * inner, inner, dst + o * inner);
+  return out;
+}
+
+// Arrays holding many samples along a stated axis: sample i is item j of file k.
+class BatchedArrayReader final : public DatasetReader {
+ public:
+  BatchedArrayReader(std::vector<fs::path> files, TensorMetadata inputs, int64_t axis)
+      : files_(std::move(files), std::move(inputs)), axis_(axis) {
+    for (size_t f = 0; f < files_.size(); ++f) {
+      const TensorMap arrays = files_.read(f);
+      std::optional<int64_t> count;
+      for (const auto& [name, t] : arrays) {
+        PARITY_CHECK(axis_ < t.rank(), kInvalidArgument, "sample file '", files_.path(f), "': array '", name, "' has ",
+                     t.rank(), " axes, no --batch-axis ", axis_);
+        PARITY_CHECK(!count || *count == t.dim(axis_), kInvalidArgument, "sample file '", files_.path(f),
+                     "': its arrays hold different numbers of samples along axis ", axis_);
+        count = t.dim(axis_);
+      }
+      for (int64_t j = 0; j < count.value_or(0); ++j) items_.emplace_back(f, j);
+    }
+  }
+  std::string kind() const override { return "batched array folder"; }
+  size_t size() const override { return items_.size(); }
+  std::string name(size_t index) const override {
+    return str_cat(files_.name(items_.at(index).first), "[", items_.at(index).second, "]");
+  }
+  std::string path(size_t index) const override { return files_.path(items_.at(index).first); }
+  TensorMap read(size_t index) const override {
+    const auto [file, item] = items_.at(index);
+    if (cached_file_ != file) {  // samples are read in order: one file read per file
+      cached_ = files_.read(file);
+      cached_file_ = file;
+    }
+    TensorMap sample;
+    for (const auto& [name, t] : cached_) sample.set(name, slice_item(t, axis_, item));
+    return sample;
+  }
+
+ private:
+  ArrayFolderReader files_;
+  int64_t axis_;
+  std::vector<std::pair<size_t, int64_t>> items_;  // (file, item)
+  mutable std::optional<size_t> cached_file_;
+  mutable TensorMap cached_;
+};
+
 class OnnxTestDataReader final : public FileListReader {
  public:
   explicit OnnxTestDataReader(std::vector<fs::path> sets) : FileListReader(std::move(sets)) {}
@@ -253,6 +312,12 @@ std::unique_ptr<DatasetReader> open_dataset(const std::string& path, const Datas
   auto images = files_in(path, is_image_extension);
   PARITY_CHECK(arrays.empty() || images.empty(), kInvalidArgument, "dataset '", path, "' mixes .npy/.npz files (",
                arrays.size(), ") and images (", images.size(), "); keep one kind per folder");
+  if (!arrays.empty() && options.batch_axis) {
+    PARITY_CHECK(*options.batch_axis >= 0, kInvalidArgument, "--batch-axis must be >= 0, got ", *options.batch_axis);
+    return std::make_unique<BatchedArrayReader>(std::move(arrays), options.inputs, *options.batch_axis);
+  }
+  PARITY_CHECK(!options.batch_axis, kInvalidArgument, "--batch-axis: dataset '", path,
+               "' holds no .npy/.npz files");
   if (!arrays.empty()) return std::make_unique<ArrayFolderReader>(std::move(arrays), options.inputs);
   if (!images.empty()) return std::make_unique<ImageFolderReader>(std::move(images), options.inputs, options.image);
   throw Error(ErrorCode::kInvalidArgument,

@@ -59,6 +59,10 @@ struct DatasetOptions {
   /// The model's inputs: a sample holding one unnamed tensor (.npy, an image) feeds the only input.
   TensorMetadata inputs;
   ImagePreprocessing image;
+  /// .npy/.npz files hold many samples stacked along this axis (every array of a file the same
+  /// number); each sample keeps the axis, with size 1. Files are read once more when the dataset
+  /// is opened, to count their samples.
+  std::optional<int64_t> batch_axis;
 };
 
 /// Opens PATH as one of: a folder of .npy/.npz files (one sample each, in name order), an ONNX

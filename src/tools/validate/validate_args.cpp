@@ -73,6 +73,9 @@ void ValidateArgs::add_to(options::ArgParser& parser) const {
   parser.group("Dataset");
   parser.add({.flags = {"--dataset"}, .help = "Folder of .npy/.npz samples, images or test_data_set_N folders, or an "
                                               "inputs JSON", .metavar = "PATH", .required = true});
+  parser.add({.flags = {"--batch-axis"},
+              .help = "The .npy/.npz files hold many samples stacked along this axis (each sample keeps it, size 1)",
+              .metavar = "AXIS"});
   parser.add({.flags = {"--labels"}, .help = "One integer label per sample and line, in dataset order", .metavar = "FILE"});
   parser.add({.flags = {"--label-output"}, .help = "Output holding the class scores (default: the first)", .metavar = "NAME"});
   parser.add({.flags = {"--skip-bad-samples"}, .help = "Count and list unreadable or mismatched samples instead of failing",
@@ -148,6 +151,7 @@ ValidateJob ValidateArgs::parse(const options::Args& args) const {
   c.checkpoint_every = args.get("checkpoint_every") ? parse_int(*args.get("checkpoint_every"), "--checkpoint-every") : 1000;
   job.dataset_path = args.get_or("dataset", "");
   job.dataset.image = parse_image(args);
+  if (auto axis = args.get("batch_axis")) job.dataset.batch_axis = parse_int(*axis, "--batch-axis");
   job.summary_path = args.get("save_summary");
   job.report_path = args.get("report");
   if (job.report_path) report::check_report_path(*job.report_path);
