@@ -186,6 +186,26 @@ TEST(ValidateCli, ARankThatDiesFailsTheRunNamingIt) {
   EXPECT_TRUE(contains(output, "rank 2 died, its samples 2000-2999 (s2000.npy .. s2999.npy, 1000 samples) not done")) << output;
   EXPECT_TRUE(contains(output, "no summary written")) << output;
   EXPECT_FALSE(fs::exists(summary));
+
+  // The ranks' checkpoints survive: --resume does the rest, and the summary is the whole run's.
+  const CommandResult resumed = run_shell(mpirun(3) + "validate " + demo() + " --dataset " + data.string() +
+                                          " --runners ref,ort --checkpoint-every 8 --resume --save-summary " +
+                                          summary.string() + " 2>&1");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_TRUE(contains(resumed.output, "Resuming: ")) << resumed.output;
+  const auto single = tmp / "single" / "s.json";
+  fs::create_directories(single.parent_path());
+  const CommandResult one = run_shell(std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " + data.string() +
+                                      " --runners ref,ort --save-summary " + single.string() + " 2>&1");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  // Equal but for the files the worst samples were saved to (beside each summary).
+  auto figures = [](const Json& s) {
+    Json f = s["comparisons"];
+    for (auto& o : f[0]["outputs"])
+      for (auto& w : o["worst"]) w.erase("rerun");
+    return Json{{"samples", s["samples"]}, {"comparisons", f}, {"done", s["checkpoint"]["done"]}};
+  };
+  EXPECT_EQ(figures(read_json(single)).dump(1), figures(read_json(summary)).dump(1));
 }
 
 TEST(ValidateCli, BadSamplesAreOneLineErrorsOrCountedWhenSkipped) {

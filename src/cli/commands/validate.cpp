@@ -29,7 +29,9 @@ class ValidateCommand : public Command {
         "  parity validate model.onnx --dataset samples/ --shard 0/4 --save-summary s0.json   (then: validate merge)");
   }
   int run(const options::Args& args) override {
-    return tools::validation::run_validate_job(args_.parse(args)) ? kExitPassed : kExitFailed;
+    tools::validation::ValidateJob job = args_.parse(args);
+    job.command_line = current_command_line();
+    return tools::validation::run_validate_job(std::move(job)) ? kExitPassed : kExitFailed;
   }
 
  private:

@@ -22,6 +22,7 @@ struct ValidateJob {
   std::optional<std::string> report_path;   // --report
   bool resume = false;
   bool use_mpi = true;  // when launched by mpirun/srun (--no-mpi: each process validates alone)
+  std::string command_line = "parity validate";  // quoted in the report
 };
 
 class ValidateArgs {

@@ -131,7 +131,7 @@ bool run_validate_job(ValidateJob job) {
   }
   if (job.report_path) {
     report::Report report("parity validate: " + std::filesystem::path(job.config.model_path).filename().string(),
-                          "parity validate");
+                          job.command_line);
     report.add_section(report::validate_section(summary));
     report.write(*job.report_path);
     logger().info("Wrote report ", *job.report_path);
