@@ -118,10 +118,55 @@ std::optional<std::string> rerun_command(const SummaryInfo& info, const std::str
   return "parity run " + shell_quote(info.model) + " " + flag_of(reference) + " " + flag_of(candidate) + load + tolerances;
 }
 
+namespace {
+
+SummaryJson output_section(const SummaryInfo& info, const std::string& candidate, const std::string& name,
+                           const OutputState& o) {
+  SummaryJson j;
+  j["name"] = name;
+  j["samples"] = o.samples;
+  j["samples_passed"] = o.samples_passed;
+  j["pass_rate"] = ratio(o.samples_passed, o.samples);
+  j["elements"] = o.abs.histogram.count() + o.abs.histogram.nonfinite();
+  j["abs_error"] = error_section(o.abs);
+  j["rel_error"] = error_section(o.rel);
+  SummaryJson& per_sample = j["per_sample"] = SummaryJson::object();
+  for (const auto& [figure_name, f] : o.per_sample)
+    per_sample[figure_name] = {{"max", f.max}, {"mean", f.count ? f.sum.value() / static_cast<double>(f.count) : 0.0},
+                               {"nonfinite", f.nonfinite}};
+  if (const int64_t k = info.settings.value("top_k", int64_t{0}); k > 0)
+    j["top_k"] = {{"k", k}, {"rows", o.topk_rows}, {"top1_agreement", ratio(o.top1_agree, o.topk_rows)},
+                  {"topk_overlap", ratio(o.topk_overlap, o.topk_rows * k)}};
+  SummaryJson& worst = j["worst"] = SummaryJson::array();
+  for (const auto& w : o.worst) {
+    SummaryJson wj{{"sample", w.name}, {"index", w.index}, {"max_absdiff", figure(w.max_absdiff)},
+                   {"max_reldiff", figure(w.max_reldiff)}, {"mean_absdiff", figure(w.mean_absdiff)}, {"passed", w.passed}};
+    const auto rerun = w.inputs.empty() ? std::nullopt : rerun_command(info, candidate, w.inputs);
+    wj["rerun"] = rerun ? SummaryJson(*rerun) : SummaryJson();
+    worst.push_back(std::move(wj));
+  }
+  j["histograms"] = {{"abs_error", histogram_section(o.abs.histogram)}, {"rel_error", histogram_section(o.rel.histogram)}};
+  return j;
+}
+
+SummaryJson accuracy_section(const SummaryInfo& info, const ValidationState& state) {
+  SummaryJson acc;
+  acc["labels"] = info.settings["labels"];
+  acc["samples"] = state.labeled;
+  SummaryJson& runners = acc["runners"] = SummaryJson::array();
+  for (const auto& [runner, hits] : state.accuracy)
+    runners.push_back({{"runner", runner}, {"top1", ratio(hits.top1, state.labeled)}, {"topk", ratio(hits.topk, state.labeled)},
+                       {"top1_hits", hits.top1}, {"topk_hits", hits.topk}});
+  SummaryJson& classes = acc["classes"] = SummaryJson::array();
+  for (const auto& [label, counts] : state.classes)
+    classes.push_back({{"label", label}, {"samples", counts.first}, {"top1_hits", counts.second}});
+  return acc;
+}
+
+}  // namespace
+
 SummaryJson make_summary(const SummaryInfo& info, const ValidationState& state) {
   const auto [begin, end] = shard_range(info.dataset.value("samples", int64_t{0}), {info.shard_index, info.shard_count});
-  IndexRanges shard;
-  shard.add(begin, end);
   const int64_t done = state.done.count();
   const bool complete = done == end - begin;
   const int64_t skipped = static_cast<int64_t>(state.skipped.size());
@@ -137,53 +182,11 @@ SummaryJson make_summary(const SummaryInfo& info, const ValidationState& state) 
                   {"failed", state.samples_failed}, {"passed", done - skipped - state.samples_failed}};
   SummaryJson& comparisons = j["comparisons"] = SummaryJson::array();
   for (const auto& pair : state.pairs) {
-    SummaryJson pj;
-    pj["reference"] = pair.reference;
-    pj["candidate"] = pair.candidate;
-    SummaryJson& outputs = pj["outputs"] = SummaryJson::array();
-    for (const auto& [name, o] : pair.outputs) {
-      SummaryJson oj;
-      oj["name"] = name;
-      oj["samples"] = o.samples;
-      oj["samples_passed"] = o.samples_passed;
-      oj["pass_rate"] = ratio(o.samples_passed, o.samples);
-      oj["elements"] = o.abs.histogram.count() + o.abs.histogram.nonfinite();
-      oj["abs_error"] = error_section(o.abs);
-      oj["rel_error"] = error_section(o.rel);
-      SummaryJson& per_sample = oj["per_sample"] = SummaryJson::object();
-      for (const auto& [fname, f] : o.per_sample)
-        per_sample[fname] = {{"max", f.max}, {"mean", f.count ? f.sum.value() / static_cast<double>(f.count) : 0.0},
-                             {"nonfinite", f.nonfinite}};
-      const int64_t k = info.settings.value("top_k", int64_t{0});
-      if (k > 0)
-        oj["top_k"] = {{"k", k}, {"rows", o.topk_rows}, {"top1_agreement", ratio(o.top1_agree, o.topk_rows)},
-                       {"topk_overlap", ratio(o.topk_overlap, o.topk_rows * k)}};
-      SummaryJson& worst = oj["worst"] = SummaryJson::array();
-      for (const auto& w : o.worst) {
-        SummaryJson wj{{"sample", w.name}, {"index", w.index}, {"max_absdiff", figure(w.max_absdiff)},
-                       {"max_reldiff", figure(w.max_reldiff)}, {"mean_absdiff", figure(w.mean_absdiff)},
-                       {"passed", w.passed}};
-        const auto rerun = w.inputs.empty() ? std::nullopt : rerun_command(info, pair.candidate, w.inputs);
-        wj["rerun"] = rerun ? SummaryJson(*rerun) : SummaryJson();
-        worst.push_back(std::move(wj));
-      }
-      oj["histograms"] = {{"abs_error", histogram_section(o.abs.histogram)}, {"rel_error", histogram_section(o.rel.histogram)}};
-      outputs.push_back(std::move(oj));
-    }
+    SummaryJson pj{{"reference", pair.reference}, {"candidate", pair.candidate}, {"outputs", SummaryJson::array()}};
+    for (const auto& [name, o] : pair.outputs) pj["outputs"].push_back(output_section(info, pair.candidate, name, o));
     comparisons.push_back(std::move(pj));
   }
-  if (!info.settings["labels"].is_null()) {
-    SummaryJson acc;
-    acc["labels"] = info.settings["labels"];
-    acc["samples"] = state.labeled;
-    SummaryJson& runners = acc["runners"] = SummaryJson::array();
-    for (const auto& [runner, hits] : state.accuracy)
-      runners.push_back({{"runner", runner}, {"top1", ratio(hits.top1, state.labeled)},
-                         {"topk", ratio(hits.topk, state.labeled)}, {"top1_hits", hits.top1}, {"topk_hits", hits.topk}});
-    SummaryJson& classes = acc["classes"] = SummaryJson::array();
-    for (const auto& [label, counts] : state.classes) classes.push_back({{"label", label}, {"samples", counts.first}, {"top1_hits", counts.second}});
-    j["accuracy"] = std::move(acc);
-  }
+  if (!info.settings["labels"].is_null()) j["accuracy"] = accuracy_section(info, state);
   SummaryJson& skipped_list = j["skipped_samples"] = SummaryJson::array();
   for (const auto& s : state.skipped) skipped_list.push_back({{"sample", s.name}, {"index", s.index}, {"reason", s.reason}});
   j["checkpoint"] = state.to_json();
