@@ -253,7 +253,7 @@ void save_worst_samples(ValidationState& state, const DatasetReader& dataset, co
         // "a.npy" -> a.npz; an item of a batched file, "a.npy[3]" -> a_3.npz.
         const size_t bracket = w.name.find('[');
         std::string base = std::filesystem::path(w.name.substr(0, bracket)).stem().string();
-        if (bracket != std::string::npos) base += "_" + w.name.substr(bracket + 1, w.name.size() - bracket - 2);
+        if (bracket != std::string::npos) base.append(1, '_').append(w.name, bracket + 1, w.name.size() - bracket - 2);
         const std::string file = (std::filesystem::path(dir) / (base + ".npz")).string();
         if (saved.insert(w.index).second) {
           std::filesystem::create_directories(dir);
