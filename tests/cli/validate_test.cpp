@@ -329,6 +329,13 @@ TEST(ValidateCli, PlansAndStoredReferenceOutputs) {
   Json s = read_json(tmp / "strict.json");
   EXPECT_EQ(s["comparisons"][0]["candidate"], "plan");
   EXPECT_GT(s["comparisons"][0]["outputs"][0]["abs_error"]["max"].get<double>(), 1e-5);
+  r = validate(" --runners ref --plan " + plan + " --fail-fast", tmp / "first.json");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(read_json(tmp / "first.json")["samples"]["done"], 1);
+  EXPECT_FALSE(read_json(tmp / "first.json")["complete"].get<bool>());
+  r = validate(" --runners ref --plan " + plan + " --compare indices", tmp / "indices.json");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "validate compares with the simple function")) << r.output;
   r = validate(" --runners ref --plan " + plan + " --atol 1e-2 --rtol 1e-2", tmp / "loose.json");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read_json(tmp / "loose.json")["samples"]["passed"], 16);

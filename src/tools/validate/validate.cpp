@@ -246,6 +246,10 @@ ValidateResult validate(const ValidateConfig& config, const DatasetReader& datas
     }
     state.done.add(i, i + 1);
     progress.advance();
+    if (config.fail_fast && state.samples_failed > 0) {
+      logger().warning("--fail-fast: stopping at sample ", dataset.name(static_cast<size_t>(i)), ", the first to fail");
+      break;
+    }
     if (config.checkpoint && config.checkpoint_every > 0 && ++since_checkpoint >= config.checkpoint_every) {
       config.checkpoint(state);
       since_checkpoint = 0;

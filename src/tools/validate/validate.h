@@ -52,6 +52,8 @@ struct ValidateConfig {
   /// The output holding class scores for accuracy (default: the reference's first output).
   std::optional<std::string> label_output;
   size_t worst_count = 10;
+  /// Stop at the first sample that fails the tolerances (the summary is then incomplete).
+  bool fail_fast = false;
   /// Samples that cannot be read or fed are counted and listed instead of failing the run.
   bool skip_bad_samples = false;
   Shard shard;

@@ -137,7 +137,14 @@ ValidateJob ValidateArgs::parse(const options::Args& args) const {
   c.plan_path = args.get("plan");
   if (c.plan_path)
     PARITY_CHECK(std::filesystem::exists(*c.plan_path), kNotFound, "--plan: file '", *c.plan_path, "' does not exist");
-  c.compare = compare_args_.parse(args).simple;
+  const compare::CompareSettings compare = compare_args_.parse(args);
+  // The Comparator's group is shared with `run`; validate judges samples with CompareFunc.simple.
+  PARITY_CHECK(compare.func == "simple", kInvalidArgument, "--compare ", compare.func,
+               ": validate compares with the simple function (its error statistics are what it aggregates)");
+  PARITY_CHECK(!compare.check_fp16_range && !compare.validate, kInvalidArgument, compare.validate ? "--validate" : "--check-fp16-range",
+               " checks the tensors of one run (parity run); validate counts NaN/inf errors in its summary (\"nonfinite\")");
+  c.compare = compare.simple;
+  c.fail_fast = compare.fail_fast;
   if (auto k = args.get("top_k")) c.top_k = parse_int(*k, "--top-k");
   PARITY_CHECK(c.top_k >= 0, kInvalidArgument, "--top-k must be positive");
   if (auto n = args.get("worst")) c.worst_count = static_cast<size_t>(std::max<int64_t>(0, parse_int(*n, "--worst")));
