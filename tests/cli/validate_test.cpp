@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -99,7 +100,10 @@ TEST(ValidateCli, OneProcessSummaryHasTheFigures) {
   EXPECT_TRUE(contains(out["worst"][0]["rerun"].get<std::string>(), "parity run " + demo() + " --ref --ort --load-inputs "));
   EXPECT_EQ(s["accuracy"]["samples"], 64);
   EXPECT_EQ(s["accuracy"]["runners"].size(), 2u);
-  EXPECT_TRUE(contains(read_file(tmp / "r.html"), "Worst samples"));
+  const std::string html = read_file(tmp / "r.html");
+  EXPECT_TRUE(contains(html, "Worst samples")) << html;
+  EXPECT_TRUE(contains(html, "class=\"mark\"")) << "no error distribution drawn";
+  EXPECT_TRUE(contains(html, "Per class (top-1 hits)")) << html;
   // The rerun command of the worst sample works as printed.
   const CommandResult rerun = run_shell(out["worst"][0]["rerun"].get<std::string>().replace(0, 6, PARITY_BINARY) + " 2>&1");
   EXPECT_TRUE(contains(rerun.output, "Comparing Output: 'probs'")) << rerun.output;
