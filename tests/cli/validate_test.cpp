@@ -133,12 +133,12 @@ TEST(ValidateCli, ShardsMergedGiveTheSummaryOfOneProcess) {
   ASSERT_EQ(one.exit_code, 0) << one.output;
   std::string parts;
   for (int i : {2, 0, 1}) {  // any order
-    const auto part = tmp / ("part" + std::to_string(i) + ".json");
+    const auto part = tmp / (std::string("part").append(std::to_string(i)).append(".json"));
     const CommandResult r = run_shell(std::string(PARITY_BINARY) + " " + validate_args(data, labels, part) + " --shard " +
                                       std::to_string(i) + "/3 2>&1");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_FALSE(read_json(part)["comparisons"][0]["outputs"][0]["samples"] == 64);
-    parts += " " + part.string();
+    parts.append(" ").append(part.string());
   }
   const CommandResult merge = run_parity({"validate", "merge"});  // usage error: no summaries
   EXPECT_EQ(merge.exit_code, 1);
@@ -243,8 +243,12 @@ TEST(ValidateCli, BadSamplesAreOneLineErrorsOrCountedWhenSkipped) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_TRUE(contains(r.output, (data / file).string())) << r.output;
     EXPECT_EQ(error_lines(r.output), 2) << r.output;  // the error and the FAILED line
-    if (file == "s020.npy") EXPECT_TRUE(contains(r.output, "shape")) << r.output;
-    if (file == "s030.npy") EXPECT_TRUE(contains(r.output, "float64")) << r.output;
+    if (file == "s020.npy") {
+      EXPECT_TRUE(contains(r.output, "shape")) << r.output;
+    }
+    if (file == "s030.npy") {
+      EXPECT_TRUE(contains(r.output, "float64")) << r.output;
+    }
     write_file(data / file, before);
   }
   write_file(data / "s010.npy", bad[0].second);
@@ -385,18 +389,21 @@ TEST(ValidateCli, BatchedArraysAlongAStatedAxis) {
       std::snprintf(name, sizeof(name), "s%d_%d.npy", f, j);
       std::ofstream((tmp / "single" / name).string(), std::ios::binary) << npy_to_bytes(x);
     }
-    std::ofstream((tmp / "batched" / ("b" + std::to_string(f) + ".npy")).string(), std::ios::binary) << npy_to_bytes(batch);
+    std::ofstream((tmp / "batched" / (std::string("b").append(std::to_string(f)).append(".npy"))).string(), std::ios::binary) << npy_to_bytes(batch);
   }
   std::vector<Json> outputs;
   for (const char* layout : {"single", "batched"}) {
-    const CommandResult r = run_shell(std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " + (tmp / layout).string() +
-                                      " --runners ref,ort --save-summary " + (tmp / layout).string() + ".json" +
-                                      (std::string(layout) == "batched" ? " --batch-axis 0" : "") + " 2>&1");
+    std::string command = std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " + (tmp / layout).string() +
+                          " --runners ref,ort --save-summary " + (tmp / layout).string() + ".json";
+    if (std::string(layout) == "batched") command.append(" --batch-axis 0");
+    const CommandResult r = run_shell(command.append(" 2>&1"));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const Json s = read_json(tmp.path() / (std::string(layout) + ".json"));
     EXPECT_EQ(s["samples"]["validated"], 15);
     Json o = s["comparisons"][0]["outputs"][0];
-    if (std::string(layout) == "batched") EXPECT_TRUE(contains(o["worst"][0]["sample"].get<std::string>(), ".npy["));
+    if (std::string(layout) == "batched") {
+      EXPECT_TRUE(contains(o["worst"][0]["sample"].get<std::string>(), ".npy["));
+    }
     o.erase("worst");
     outputs.push_back(o);
   }
