@@ -151,6 +151,15 @@ TEST(ValidateCli, ShardsMergedGiveTheSummaryOfOneProcess) {
                                         (tmp / "part0.json").string() + " -o " + (tmp / "bad.json").string() + " 2>&1");
   EXPECT_EQ(twice.exit_code, 1) << twice.output;
   EXPECT_TRUE(contains(twice.output, "overlap")) << twice.output;
+  // A summary whose checkpoint was tampered with is refused, naming the file.
+  Json broken = read_json(tmp / "part1.json");
+  broken["checkpoint"]["pairs"][0]["outputs"][0]["abs"]["sum"] = Json::array({Json::array({3, -5})});
+  write_file(tmp / "broken.json", broken.dump());
+  const CommandResult tampered = run_shell(std::string(PARITY_BINARY) + " validate merge " + (tmp / "part0.json").string() +
+                                           " " + (tmp / "broken.json").string() + " -o " + (tmp / "bad.json").string() + " 2>&1");
+  EXPECT_EQ(tampered.exit_code, 1) << tampered.output;
+  EXPECT_TRUE(contains(tampered.output, "summary '" + (tmp / "broken.json").string() + "'")) << tampered.output;
+  EXPECT_FALSE(fs::exists(tmp / "bad.json"));
 }
 
 // The pid of the process of MPI rank `rank` whose command line mentions `marker`, or 0.

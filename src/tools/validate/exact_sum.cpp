@@ -84,7 +84,12 @@ ExactSum ExactSum::from_json(const nlohmann::json& j) {
                  kInvalidModel, "an exact sum's limb must be [index, value]");
     const int64_t index = limb[0].get<int64_t>();
     PARITY_CHECK(index >= 0 && index < kLimbs, kInvalidModel, "an exact sum's limb index ", index, " is out of range");
-    sum.limbs_[static_cast<size_t>(index)] += limb[1].get<int64_t>();
+    // Canonical limbs: 32 bits each below the top one, which carries the sign.
+    const int64_t value = limb[1].get<int64_t>();
+    const bool top = index == kLimbs - 1;
+    PARITY_CHECK(top ? value > -(int64_t{1} << 40) && value < (int64_t{1} << 40) : value >= 0 && value < (int64_t{1} << 32),
+                 kInvalidModel, "an exact sum's limb ", index, " holds ", value, ", out of range");
+    sum.limbs_[static_cast<size_t>(index)] += value;
   }
   sum.normalize();
   return sum;
