@@ -383,6 +383,32 @@ TEST(ValidateCli, PlansAndStoredReferenceOutputs) {
   EXPECT_TRUE(contains(r.output, (tmp / "outs" / "s000").string() + ".npz or .npy")) << r.output;
 }
 
+// A navigator package: its ONNX model, or one of its plans as the candidate, from a private copy.
+TEST(ValidateCli, NavigatorPackages) {
+  TempDir tmp;
+  const auto data = make_dataset(tmp / "data", 8);
+  const fs::path ws = tmp / "ws", nav = tmp / "demo.nav";
+  ASSERT_EQ(run_parity({"optimize", demo(), "--workspace", ws.string(), "--target-formats", "onnx", "plan-fp16", "--runners",
+                        "ref", "--sample-count", "2", "--window-ms", "10", "--max-trials", "3"})
+                .exit_code,
+            0);
+  ASSERT_EQ(run_parity({"package", "save", ws.string(), "-o", nav.string()}).exit_code, 0);
+  const CommandResult r = run_shell(std::string(PARITY_BINARY) + " validate " + nav.string() + " --nav-format plan-fp16 --dataset " +
+                                    data.string() + " --runners ref --atol 1e-2 --rtol 1e-2 --save-summary " +
+                                    (tmp / "s.json").string() + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Json s = read_json(tmp / "s.json");
+  EXPECT_EQ(s["model"], nav.string());
+  EXPECT_EQ(s["settings"]["plan"], nav.string() + ":plan-fp16");
+  EXPECT_EQ(s["comparisons"][0]["candidate"], "plan");
+  EXPECT_GT(s["comparisons"][0]["outputs"][0]["abs_error"]["max"].get<double>(), 0.0);  // fp16 against fp32
+  EXPECT_TRUE(contains(s["comparisons"][0]["outputs"][0]["worst"][0]["rerun"].get<std::string>(),
+                       "parity package load " + nav.string()));
+  const CommandResult bad = run_shell(std::string(PARITY_BINARY) + " validate " + nav.string() + " --nav-format plan-int8 --dataset " +
+                                      data.string() + " 2>&1");
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+}
+
 // Files holding many samples along a stated axis: the same figures as one file per sample.
 TEST(ValidateCli, BatchedArraysAlongAStatedAxis) {
   TempDir tmp;

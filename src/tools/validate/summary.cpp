@@ -76,7 +76,7 @@ nlohmann::json settings_json(const ValidateConfig& config) {
   j["reference"] = config.reference_outputs ? std::string("stored")
                                             : config.reference.value_or(config.runners.empty() ? std::string() : config.runners.front());
   j["reference_outputs"] = config.reference_outputs ? Json(*config.reference_outputs) : Json();
-  j["plan"] = config.plan_path ? Json(*config.plan_path) : Json();
+  j["plan"] = config.plan_path ? Json(config.plan_label.value_or(*config.plan_path)) : Json();
   j["atol"] = c.atol.default_value();
   j["rtol"] = c.rtol.default_value();
   j["check_error_stat"] = compare::error_stat_name(c.check_error_stat.default_value());
@@ -99,8 +99,29 @@ nlohmann::json settings_json(const ValidateConfig& config) {
   return j;
 }
 
+namespace {
+
+// A model as a summary names it, as `parity run` takes it: "X.nav[:FORMAT]" is a format of a package,
+// unpacked first (into X.unpacked) by `parity package load`.
+struct RunnableModel {
+  std::string setup;  // "parity package load ... && " or ""
+  std::string path;
+};
+RunnableModel runnable(const std::string& label, const std::string& default_format, const std::string& file) {
+  const size_t nav = label.find(".nav");
+  if (nav == std::string::npos || (nav + 4 != label.size() && label[nav + 4] != ':')) return {"", shell_quote(label)};
+  const std::string package = label.substr(0, nav + 4);
+  const std::string format = nav + 4 < label.size() ? label.substr(nav + 5) : default_format;
+  const std::string dir = label.substr(0, nav) + ".unpacked";
+  return {"parity package load " + shell_quote(package) + " -o " + shell_quote(dir) + " && ",
+          shell_quote(dir + "/" + format + "/" + file)};
+}
+
+}  // namespace
+
 std::optional<std::string> rerun_command(const SummaryInfo& info, const std::string& candidate, const std::string& inputs) {
   const Json& s = info.settings;
+  const RunnableModel model = runnable(info.model, "onnx", "model.onnx");
   std::string tolerances = " --atol " + Json(s.value("atol", 0.0)).dump() + " --rtol " + Json(s.value("rtol", 0.0)).dump();
   if (s.value("check_error_stat", "elemwise") != "elemwise") tolerances += " --check-error-stat " + s.value("check_error_stat", "");
   const std::string reference = s.value("reference", "");
@@ -108,14 +129,16 @@ std::optional<std::string> rerun_command(const SummaryInfo& info, const std::str
   if (reference == "stored") {
     // ONNX test data: `run` compares a runner with a set's output_K.pb itself.
     if (s["reference_outputs"] != "dataset") return std::nullopt;
-    return "parity run " + shell_quote(info.model) + " " + flag_of(candidate) + load + " --load-outputs " +
+    return model.setup + "parity run " + model.path + " " + flag_of(candidate) + load + " --load-outputs " +
            shell_quote(inputs) + tolerances;
   }
-  if (candidate == "plan")
-    return "parity run " + shell_quote(s["plan"].get<std::string>()) + " --ref" + load +
-           " --save-outputs plan_outputs.json && parity run " + shell_quote(info.model) + " " + flag_of(reference) + load +
+  if (candidate == "plan") {
+    const RunnableModel plan = runnable(s["plan"].get<std::string>(), "", "model.plan");
+    return (plan.setup.empty() ? model.setup : plan.setup) + "parity run " + plan.path + " --ref" + load +
+           " --save-outputs plan_outputs.json && parity run " + model.path + " " + flag_of(reference) + load +
            " --load-outputs plan_outputs.json" + tolerances;
-  return "parity run " + shell_quote(info.model) + " " + flag_of(reference) + " " + flag_of(candidate) + load + tolerances;
+  }
+  return model.setup + "parity run " + model.path + " " + flag_of(reference) + " " + flag_of(candidate) + load + tolerances;
 }
 
 namespace {

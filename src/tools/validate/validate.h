@@ -35,6 +35,8 @@ struct ValidateConfig {
   /// A plan file (parity convert / plan build) validated as one more candidate, named "plan", on
   /// the ref runtime.
   std::optional<std::string> plan_path;
+  /// How the summary names the plan (default: plan_path), e.g. "model.nav:plan-int8".
+  std::optional<std::string> plan_label;
   /// Reference outputs stored per sample instead of a reference runner: a folder
   /// (read_reference_outputs) or "dataset" (the dataset's own, e.g. ONNX test data). The reference
   /// is then named "stored".

@@ -95,6 +95,9 @@ void ValidateArgs::add_to(options::ArgParser& parser) const {
   parser.add({.flags = {"--reference-outputs"},
               .help = "Compare every runner with stored outputs instead: DIR/<sample>.npz (or .npy), or `dataset` for "
                       "the dataset's own (ONNX test data's output_K.pb)", .metavar = "DIR"});
+  parser.add({.flags = {"--nav-format"},
+              .help = "With a package (MODEL.nav): the format to validate, e.g. plan-int8 (a plan: a candidate beside "
+                      "the package's onnx on --runners) or onnx-fp16 (default onnx)", .metavar = "FORMAT"});
   parser.add({.flags = {"--plan"}, .help = "A plan file (parity convert) validated as one more candidate, \"plan\"",
               .metavar = "FILE"});
   compare_args_.add_to(parser);
@@ -135,6 +138,9 @@ ValidateJob ValidateArgs::parse(const options::Args& args) const {
     PARITY_CHECK(std::filesystem::is_directory(*c.reference_outputs), kNotFound, "--reference-outputs: folder '",
                  *c.reference_outputs, "' does not exist");
   c.plan_path = args.get("plan");
+  job.nav_format = args.get("nav_format");
+  PARITY_CHECK(!job.nav_format || std::filesystem::path(c.model_path).extension() == ".nav", kInvalidArgument,
+               "--nav-format selects a format of a package: MODEL must be a .nav file");
   if (c.plan_path)
     PARITY_CHECK(std::filesystem::exists(*c.plan_path), kNotFound, "--plan: file '", *c.plan_path, "' does not exist");
   const compare::CompareSettings compare = compare_args_.parse(args);

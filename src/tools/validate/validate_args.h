@@ -23,6 +23,9 @@ struct ValidateJob {
   bool resume = false;
   bool use_mpi = true;  // when launched by mpirun/srun (--no-mpi: each process validates alone)
   std::string command_line = "parity validate";  // quoted in the report
+  /// With a navigator package (X.nav) as MODEL: its format validated as the plan candidate (a plan
+  /// format) or as the model (an ONNX format); nullopt: the package's "onnx".
+  std::optional<std::string> nav_format;
 };
 
 class ValidateArgs {

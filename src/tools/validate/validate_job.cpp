@@ -1,12 +1,17 @@
 // run_validate_job: the whole `parity validate` run around tools::validate() — MPI, checkpoints
 // and resume, the summary, the report and the log lines.
+#include <unistd.h>
+
 #include <filesystem>
+#include <random>
 
 #include "core/formats/file_io.h"
 #include "core/logger.h"
 #include "core/stats.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/session.h"
+#include "tools/navigator/formats.h"
+#include "tools/navigator/package.h"
 #include "tools/navigator/samples.h"
 #include "tools/report/report.h"
 #include "tools/report/validate_report.h"
@@ -70,6 +75,43 @@ std::optional<ValidationState> resumed_state(const std::string& path, const Summ
   return state;
 }
 
+// A navigator package unpacked for the run (each process its own copy), removed afterwards.
+class UnpackedPackage {
+ public:
+  explicit UnpackedPackage(const std::string& package) {
+    std::random_device random;
+    dir_ = std::filesystem::temp_directory_path() / str_cat("parity-validate-", getpid(), "-", random());
+    navigator::unpack_package(package, dir_);
+  }
+  ~UnpackedPackage() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  UnpackedPackage(const UnpackedPackage&) = delete;
+  UnpackedPackage& operator=(const UnpackedPackage&) = delete;
+  std::filesystem::path model(const std::string& format) const { return navigator::PackageDescriptor(dir_).get_model(format); }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+// MODEL.nav: the run uses the unpacked format's model; the summary names the package and format.
+std::unique_ptr<UnpackedPackage> open_package(ValidateJob& job, std::string& model_label) {
+  model_label = job.config.model_path;
+  if (std::filesystem::path(job.config.model_path).extension() != ".nav") return nullptr;
+  auto package = std::make_unique<UnpackedPackage>(job.config.model_path);
+  const std::string format = job.nav_format.value_or("onnx");
+  if (navigator::format_info(format).kind == navigator::FormatKind::kPlan) {
+    job.config.plan_path = package->model(format).string();
+    job.config.plan_label = job.config.model_path + ":" + format;
+    job.config.model_path = package->model("onnx").string();
+  } else {
+    if (format != "onnx") model_label += ":" + format;
+    job.config.model_path = package->model(format).string();
+  }
+  return package;
+}
+
 }  // namespace
 
 bool run_validate_job(ValidateJob job) {
@@ -81,6 +123,8 @@ bool run_validate_job(ValidateJob job) {
     collective = std::move(opened).value();
     if (collective->rank() != 0) logger().set_severity(Severity::kWarning);
   }
+  std::string model_label;
+  const auto package = open_package(job, model_label);
   if (runtime::plan::is_plan_file(job.config.model_path)) {
     // A plan declares its inputs to the runtime that loads it.
     auto session = runtime::Session::create(job.config.model_path).value();
@@ -94,7 +138,7 @@ bool run_validate_job(ValidateJob job) {
   const auto dataset = open_dataset(job.dataset_path, job.dataset);
   const bool distributed = collective && collective->size() > 1;
   SummaryInfo info;
-  info.model = job.config.model_path;
+  info.model = model_label;
   info.dataset = dataset_json(job.dataset_path, *dataset);
   info.settings = settings_json(job.config);
   info.shard_index = distributed ? collective->rank() : job.config.shard.index;
