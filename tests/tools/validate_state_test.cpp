@@ -98,7 +98,7 @@ TEST(ValidationState, MergeOfShardsRoundTripsAndRefusesOverlaps) {
       ++o.samples;
       o.samples_passed += err < 0.5;
       o.per_sample["max_absdiff"].add(err);
-      o.add_worst({i, "s" + std::to_string(i), err, err * 3, err / 2, err < 0.5, ""}, 3);
+      o.add_worst({i, std::string("s").append(std::to_string(i)), err, err * 3, err / 2, err < 0.5, ""}, 3);
     }
     return s;
   };
