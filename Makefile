@@ -1,4 +1,7 @@
-# Thin wrapper around CMake. `make` sets up, builds and runs the demo; `make test` runs all tests;
+# Thin wrapper around CMake. `make` installs and builds only what the demo needs (libparity with its
+# ref and ONNX Runtime runners, the CLI) and runs it; `make test` installs the rest (peer runtimes,
+# test tools and fixtures), builds everything and runs all tests;
+# `make package` builds the Debian packages (CPack: parity and its peer runner modules);
 # `make bench` times ref, ort and opencv on the benchmark models (bench/run.sh, writes bench/results.md);
 # `make bench-load` times loading a 531 MB model to its first result, ref against ort (bench/load_time.sh).
 # `make test-sanitize` builds everything with ASan+UBSan+LSan (clang, build-asan) and runs every test;
@@ -16,20 +19,33 @@ SANITIZER_ENV = ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:det
   LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/sanitizers/lsan.supp:print_suppressions=0 \
   PARITY_MAX_TENSOR_BYTES=4294967296
 
-.PHONY: all setup configure build demo test bench bench-load clean install configure-asan test-sanitize fuzz fuzz-smoke
+.PHONY: all setup setup-demo configure configure-demo build build-demo demo test bench bench-load clean install package configure-asan test-sanitize fuzz fuzz-smoke
 
 all: demo
 
 setup:
-	@scripts/setup.sh
+	@scripts/setup.sh all
+
+setup-demo:
+	@scripts/setup.sh demo
 
 configure: setup
+	@cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS) > /dev/null
+
+# The same tree as `configure`; peer runner modules join it once `make test` installed their runtimes.
+configure-demo: setup-demo
 	@cmake -S . -B $(BUILD_DIR) -G Ninja $(CMAKE_FLAGS) > /dev/null
 
 build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-demo: build
+# The CLI and libparity (ref and ORT runners; the peer modules whose runtimes are installed), the man
+# pages and completion: what the demo, `make install` and `make package` need.
+DEMO_TARGETS = parity parity_manual
+build-demo: configure-demo
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target $(DEMO_TARGETS)
+
+demo: build-demo
 	@scripts/demo.sh $(BUILD_DIR)
 
 test: build
@@ -40,7 +56,7 @@ configure-asan: setup
 	  -DPARITY_WITH_TORCH=OFF $(CMAKE_FLAGS) > /dev/null
 
 # Left out under the sanitizers (they run in `make test`):
-# - the install tests (install.*): their downstream projects (find_package consumer, the
+# - the install and package tests (install.*, package.*): their downstream projects (find_package consumer, the
 #   reshape_destroyer example, --gen-script programs) are built by the plain compiler without the
 #   sanitizer runtime, so they cannot link against the instrumented libparity;
 # - the LibTorch runner's tests: the sanitizer tree is built without the torch runner
@@ -50,10 +66,12 @@ configure-asan: setup
 # - the two PP-OCRv4 end-to-end runs, which take minutes even unsanitized (their code paths run in the
 #   smaller run tests), and the two peak-memory checks, which would measure ASan's shadow memory,
 #   redzones and quarantine;
+# - the docs tests (docs.*): they run the documentation's commands, code paths the suite's own CLI
+#   tests already cover under the sanitizers, and check text;
 # - validate's MPI run that must exit cleanly: Open MPI's components leak and are dlclosed in
 #   MPI_Finalize, so LeakSanitizer reports leaks it can neither attribute nor suppress (the same
 #   validation runs sanitized in the shard and single-process tests).
-SANITIZE_EXCLUDE ?= ^install\.|ValidateCli.ThreeMpiRanksGiveTheSummaryOfOneProcess|TorchRunner\.|TorchRunCli\.|TorchOnnxPairs\.|Optimize.TorchScriptFixtureFromRandomData|Optimize.FailedExportIsRecordedAndTheSourceFormatStillRuns|RunCommand.PPOCRv4DetectionEndToEnd|RunCommand.MarkAllPeakMemoryIsFarBelowAllTensors|RunGolden.PeakMemoryStaysBelowTheGoldenFilesSize
+SANITIZE_EXCLUDE ?= ^install\.|^package\.|^docs\.|ValidateCli.ThreeMpiRanksGiveTheSummaryOfOneProcess|TorchRunner\.|TorchRunCli\.|TorchOnnxPairs\.|Optimize.TorchScriptFixtureFromRandomData|Optimize.FailedExportIsRecordedAndTheSourceFormatStillRuns|RunCommand.PPOCRv4DetectionEndToEnd|RunCommand.MarkAllPeakMemoryIsFarBelowAllTensors|RunGolden.PeakMemoryStaysBelowTheGoldenFilesSize
 test-sanitize: configure-asan
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 	@cd $(ASAN_DIR) && $(SANITIZER_ENV) ctest --output-on-failure -j $(JOBS) -E '$(SANITIZE_EXCLUDE)'
@@ -71,7 +89,12 @@ bench:
 bench-load: build
 	@BUILD_DIR=$(BUILD_DIR) bench/load_time.sh
 
-install: build
+# `make package`: Debian packages (CPack) in $(BUILD_DIR)/packages: parity_<version>_<arch>.deb and
+# one parity-runner-<name> package per peer runner module (docs/packaging.md).
+package: build-demo
+	@cd $(BUILD_DIR) && cpack --config CPackConfig.cmake -B packages
+
+install: build-demo
 	@cmake --install $(BUILD_DIR) --prefix $(or $(PREFIX),/usr/local)
 
 clean:

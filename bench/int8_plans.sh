@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CPU time per inference of fp32 and int8 plans (README, Plans: int8 on int8 kernels): for each
+# CPU time per inference of fp32 and int8 plans (docs/plans.md, Reduced precision: int8): for each
 # model, `parity convert` builds an fp32 plan and an int8 plan (calibrated on 8 seeded random
 # batches, cache kept beside it), then ROUNDS rounds run each plan alternately with
 # `parity run X.plan --ref --threads 1 --iterations N+1` and `--iterations 1`; the difference over N

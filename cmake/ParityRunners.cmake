@@ -40,8 +40,8 @@ endfunction()
 #     [INCLUDES dirs...] [SYSTEM_INCLUDES dirs...] [LIBS libs...] [COMPILE_OPTIONS options...])
 #
 # The runtime counts as found when every REQUIRED_VARS variable (find_path / find_library results)
-# is set; OPTION defaults to that, and switched on while the runtime is missing it stops the
-# configure with HINT. Relative paths are relative to the calling folder.
+# is set; OPTION (AUTO by default) follows that, and set to ON while the runtime is missing it
+# stops the configure with HINT. Relative paths are relative to the calling folder.
 function(parity_add_peer_module)
   cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;OPTION;DOC;HINT;REGISTRATION"
     "REQUIRED_VARS;SOURCES;INCLUDES;SYSTEM_INCLUDES;LIBS;COMPILE_OPTIONS")
@@ -58,8 +58,19 @@ function(parity_add_peer_module)
       list(APPEND missing ${var})
     endif()
   endforeach()
-  option(${arg_OPTION} "${arg_DOC}" ${found})
-  if(NOT ${arg_OPTION})
+  # OPTION is AUTO (the default), ON or OFF. AUTO builds the module whenever the runtime is found,
+  # at each configure: a tree first configured before `make test` installed the peers (`make`
+  # installs only what the demo needs) gets their modules once they are there.
+  set(${arg_OPTION} AUTO CACHE STRING "${arg_DOC}: AUTO (when found), ON or OFF")
+  set_property(CACHE ${arg_OPTION} PROPERTY STRINGS AUTO ON OFF)
+  if("${${arg_OPTION}}" STREQUAL "AUTO")
+    set(enabled ${found})
+  elseif(${arg_OPTION})
+    set(enabled ON)
+  else()
+    set(enabled OFF)
+  endif()
+  if(NOT enabled)
     return()
   endif()
   if(NOT found)
@@ -79,7 +90,9 @@ function(parity_add_peer_module)
   set_target_properties(${target} PROPERTIES
     LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/src
     INSTALL_RPATH "$ORIGIN")
-  install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  # Its own install component, packaged as parity-runner-<NAME> (cmake/ParityPackage.cmake).
+  install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runner_${arg_NAME})
+  set_property(GLOBAL APPEND PROPERTY PARITY_PEER_MODULES ${arg_NAME})
   # `parity` cannot use the runner without its module, so building parity builds the module. The
   # parity target is defined after the runner folders, hence deferred (EVAL expands ${target} now:
   # a deferred call reads variables when it runs).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the README's screenshot (docs/mark_all_report.png): a `mark all` report of PaddleOCR's
+# Makes docs/debugging.md's screenshot (docs/mark_all_report.png): a `mark all` report of PaddleOCR's
 # PP-OCRv4 text detector, parity's runtime against ONNX Runtime, rendered by headless Chromium.
 # Needs a built parity (build/bin/parity, or $PARITY), scripts/setup.sh's models and chromium; the
 # report itself stays in build/ppocr_det_mark_all.html.

@@ -1,18 +1,21 @@
 #include "cli/command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "cli/command_parser.h"
+#include "cli/manual.h"
 #include "core/formats/file_io.h"
+#include "core/log_format.h"
 #include "core/logger.h"
-#include "core/version.h"
 #include "runners/extension.h"
+#include "tools/version_report.h"
 
 namespace parity::cli {
 
@@ -42,6 +45,11 @@ void add_logging_options(options::ArgParser& parser) {
   parser.add({.flags = {"--log-file"}, .help = "Also write logging output to this file", .metavar = "PATH"});
   parser.add({.flags = {"--no-color"}, .help = "Never colour output (colours are only used on a terminal)",
               .arity = options::Arity::kFlag});
+  parser.add({.flags = {"--log-format"},
+              .help = "Log line format: timestamp (prefix the time), no-colors (as --no-color), line-info "
+                      "(accepted; parity's log lines carry no source locations)",
+              .metavar = "FORMAT", .arity = options::Arity::kOneOrMore,
+              .choices = {"timestamp", "line-info", "no-colors"}});
 }
 
 void apply_logging_options(const options::Args& args) {
@@ -57,6 +65,13 @@ void apply_logging_options(const options::Args& args) {
   if (args.flag("silent")) log.set_severity(Severity::kSilent);
   if (args.flag("no_color")) log.set_colors(false);
   if (auto path = args.get("log_file")) log.set_log_file(*path);
+  const std::vector<std::string> formats = args.list("log_format");
+  auto wants = [&](const char* format) { return std::find(formats.begin(), formats.end(), format) != formats.end(); };
+  if (wants("no-colors")) log.set_colors(false);
+  if (wants("timestamp")) set_log_timestamps(true);
+  // Polygraphy prefixes the Python file and line that logged; parity's messages come from C++
+  // code whose locations mean nothing to a user, so the format is accepted and changes nothing.
+  if (wants("line-info")) log.verbose("--log-format line-info: parity's log lines carry no source locations");
 }
 
 namespace {
@@ -146,27 +161,30 @@ void hoist_tool_level_logging(std::vector<std::string>& tokens, const std::vecto
   tokens = std::move(out);
 }
 
-// `polygraphy -v` / `--version` print "Polygraphy | Version: V | Path: [...]"; parity says the
-// same of itself, with the executable's path.
+// `polygraphy -v` / `--version` print "Polygraphy | Version: V | Path: [...]"; parity's first line
+// says the same of itself, and the lines after it what a bug report needs (tools/version_report.h).
 void print_version() {
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  std::printf("parity | Version: %s | Path: ['%s']\n", kParityVersion, ec ? "?" : exe.string().c_str());
-}
-
-void print_top_help(const std::vector<std::unique_ptr<Command>>& commands) {
-  std::printf("usage: parity [--help] [-v|--version] [--list-runners] [--extension PATH] <command> [<subcommand>] [options]\n\n");
-  std::printf("parity: debug, validate and package deep-learning models across inference runtimes.\n\n");
-  std::printf("Commands:\n");
-  for (const auto& c : commands) std::printf("  %-26s %s\n", c->name().c_str(), c->summary().c_str());
-  std::printf("\nRun `parity <command> --help` for a command's options. `--extension PATH` loads an extension\n"
-              "module (a file or a folder of them; also $PARITY_EXTENSION_PATH) whose runners then work like\n"
-              "built-in ones.\n");
+  std::fputs(tools::format_version_report(tools::collect_version_report(nullptr)).c_str(), stdout);
+  std::fflush(stdout);
 }
 
 }  // namespace
 
 const std::string& current_command_line() { return command_line_storage(); }
+
+options::ArgParser make_command_parser(Command& command) {
+  options::ArgParser parser("parity " + command.name(), command.summary());
+  parser.group("Options");
+  parser.add({.flags = {"-h", "--help"}, .help = "Show this help and exit", .arity = options::Arity::kFlag});
+  command.add_options(parser);
+  parser.group("Extensions");
+  parser.add({.flags = {"--extension"},
+              .help = "Load an extension module (a shared library, or a folder of them) before running; "
+                      "repeatable. Also: $PARITY_EXTENSION_PATH and <prefix>/lib/parity/extensions",
+              .metavar = "PATH"});  // one PATH per occurrence, as the pre-scan reads it
+  add_logging_options(parser);
+  return parser;
+}
 
 int main_entry(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
@@ -183,12 +201,20 @@ int main_entry(int argc, char** argv) {
   }
 
   if (tokens.empty() || tokens[0] == "-h" || tokens[0] == "--help") {
-    print_top_help(commands);
+    std::fputs(top_level_help(commands).c_str(), stdout);
     return tokens.empty() ? kExitFailed : kExitPassed;
   }
   if (tokens[0] == "--version" || (tokens[0] == "-v" && tokens.size() == 1)) {
     print_version();
     return kExitPassed;
+  }
+  if (tokens[0] == "help") {
+    try {
+      return run_help(std::vector<std::string>(tokens.begin() + 1, tokens.end()), commands);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "[E] %s\n", e.what());
+      return kExitFailed;
+    }
   }
   hoist_tool_level_logging(tokens, commands);
   // Polygraphy-style spelling of `parity runners`.
@@ -229,16 +255,7 @@ int main_entry(int argc, char** argv) {
     return kExitFailed;
   }
 
-  options::ArgParser parser("parity " + chosen->name(), chosen->summary());
-  parser.group("Options");
-  parser.add({.flags = {"-h", "--help"}, .help = "Show this help and exit", .arity = options::Arity::kFlag});
-  chosen->add_options(parser);
-  parser.group("Extensions");
-  parser.add({.flags = {"--extension"},
-              .help = "Load an extension module (a shared library, or a folder of them) before running; "
-                      "repeatable. Also: $PARITY_EXTENSION_PATH and <prefix>/lib/parity/extensions",
-              .metavar = "PATH"});  // one PATH per occurrence, as the pre-scan reads it
-  add_logging_options(parser);
+  const options::ArgParser parser = make_command_parser(*chosen);
   std::vector<std::string> rest(tokens.begin() + static_cast<long>(words_used), tokens.end());
   const auto own_end = rest.begin() + static_cast<long>(own_tokens_end(rest));
   if (std::find(rest.begin(), own_end, "-h") != own_end || std::find(rest.begin(), own_end, "--help") != own_end) {

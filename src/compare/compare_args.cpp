@@ -1,6 +1,7 @@
 #include "compare/compare_args.h"
 
 #include "core/text.h"
+#include "options/refused_option.h"
 
 namespace parity::compare {
 
@@ -68,6 +69,9 @@ void ComparatorCompareArgs::add_to(options::ArgParser& parser) const {
                       "(|x| > 65504) and list tensors that underflow it (the layers a float16 plan breaks)",
               .arity = Arity::kFlag});
   parser.add({.flags = {"--fail-fast"}, .help = "Stop comparing after the first failure", .arity = Arity::kFlag});
+  parser.add(options::refused_option(
+      "--compare-func-script", "--compare-func-script needs Python, which parity does not run; closest in parity: "
+                               "--compare-func simple|indices|distance_metrics|quality_metrics"));
   parser.add({.flags = {"--compare", "--compare-func"}, .dest = "compare",
               .help = "Comparison function (default simple)", .metavar = "FUNC",
               .choices = {"simple", "indices", "distance_metrics", "quality_metrics"}, .default_value = "simple"});

@@ -4,14 +4,20 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
+#include <ctime>
 #include <filesystem>
 
+#include "core/log_format.h"
 #include "core/progress.h"
 
 namespace parity {
 
 namespace {
+// Set once from the command line (--log-format timestamp); read by every log line.
+std::atomic<bool> g_timestamps{false};
+
 struct SeverityInfo {
   Severity severity;
   const char* name;
@@ -84,12 +90,21 @@ void Logger::log(Severity s, std::string_view message) {
   Progress::clear_active();  // a progress line on the terminal must not run into the message
   const auto& info = info_for(s);
   std::lock_guard<std::mutex> lock(mutex_);
-  // Continuation lines are indented so multi-line messages read as one block, like Polygraphy.
   std::string text;
-  text.reserve(message.size() + 8);
+  if (g_timestamps.load(std::memory_order_relaxed)) {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char stamp[16];
+    std::strftime(stamp, sizeof stamp, "(%H:%M:%S) ", &local);
+    text = stamp;
+  }
+  // Continuation lines are indented so multi-line messages read as one block, like Polygraphy.
+  const std::string indent(4 + text.size(), ' ');
+  text.reserve(text.size() + message.size() + 8);
   for (char c : message) {
     text += c;
-    if (c == '\n') text += "    ";
+    if (c == '\n') text += indent;
   }
   const bool use_color = colors_ && *info.color && isatty(fileno(stream_));
   if (use_color)
@@ -102,6 +117,8 @@ void Logger::log(Severity s, std::string_view message) {
     std::fflush(file_.get());
   }
 }
+
+void set_log_timestamps(bool enabled) { g_timestamps.store(enabled, std::memory_order_relaxed); }
 
 Logger& logger() {
   static Logger instance;

@@ -193,7 +193,7 @@ std::string graph_text(const model::Graph& g, const SummaryOptions& o, int level
   } else {
     s += "\n";
   }
-  if (!sub) {
+  if (!sub && o.info) {
     const WeightStats w = weight_stats(g);
     s += "---- Weights ----\n";
     s += str_cat(w.initializers, " initializer(s): ", format_bytes(w.initializer_bytes));
@@ -356,15 +356,11 @@ std::string format_values(const Tensor& t, int64_t max_values) {
   return s + "]";
 }
 
-std::string summarize_model_text(const model::Graph& g, const SummaryOptions& o) {
-  std::string s = "Name: " + g.name + " | ONNX Opset: ";
-  const int64_t opset = g.opset();
-  s += opset ? std::to_string(opset) : std::string("Unknown");
-  std::string others;
-  for (const auto& [d, v] : g.model.opset_imports)
-    if (!d.empty() && d != "ai.onnx") others += str_cat(others.empty() ? "" : ", ", "'", d, "': ", v);
-  if (!others.empty()) s += " | Other Opsets: {" + others + "}";
-  s += str_cat("\nIR Version: ", g.model.ir_version);
+namespace {
+
+// The model-level facts `--show info` adds: IR version, producer, version, domain, metadata, doc string.
+std::string model_info_text(const model::Graph& g) {
+  std::string s = str_cat("\nIR Version: ", g.model.ir_version);
   if (!g.model.producer_name.empty() || !g.model.producer_version.empty())
     s += " | Producer: " + g.model.producer_name + (g.model.producer_version.empty() ? "" : " " + g.model.producer_version);
   if (g.model.model_version) s += str_cat(" | Model Version: ", g.model.model_version);
@@ -375,9 +371,24 @@ std::string summarize_model_text(const model::Graph& g, const SummaryOptions& o)
       s += str_cat(i ? ", " : "", "'", g.model.metadata_props[i].first, "': '", g.model.metadata_props[i].second, "'");
     s += "}";
   }
-  if (o.attrs && !g.model.doc_string.empty()) s += "\nDocstring: " + g.model.doc_string;
+  if (!g.model.doc_string.empty()) s += "\nDocstring: " + g.model.doc_string;
+  return s;
+}
+
+}  // namespace
+
+std::string summarize_model_text(const model::Graph& g, const SummaryOptions& o) {
+  std::string s = "Name: " + g.name + " | ONNX Opset: ";
+  const int64_t opset = g.opset();
+  s += opset ? std::to_string(opset) : std::string("Unknown");
+  std::string others;
+  for (const auto& [d, v] : g.model.opset_imports)
+    if (!d.empty() && d != "ai.onnx") others += str_cat(others.empty() ? "" : ", ", "'", d, "': ", v);
+  if (!others.empty()) s += " | Other Opsets: {" + others + "}";
+  if (o.info) s += model_info_text(g);
   return s + "\n\n" + graph_text(g, o, 0);
 }
+
 
 std::string summarize_model_json(const model::Graph& g, const SummaryOptions& o) {
   ordered_json j;

@@ -19,6 +19,9 @@ struct SummaryOptions {
   bool layers = false;   // per-node listing
   bool attrs = false;    // node attributes and doc strings (implies nothing else)
   bool weights = false;  // initializer values
+  /// parity's additions to Polygraphy's text: IR version, producer, metadata, doc string and the
+  /// weights summary (JSON always has them).
+  bool info = false;
   /// Elements shown per tensor when printing values.
   int64_t max_values = 16;
   /// The model was loaded without its external data (--ignore-external-data): external weights show

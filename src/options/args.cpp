@@ -1,10 +1,13 @@
 #include "options/args.h"
 
+#include "options/refused_option.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
+#include <string_view>
 
 namespace parity::options {
 
@@ -61,6 +64,18 @@ void Args::add_presence(const std::string& dest) {
 }
 
 void Args::set_default(const std::string& dest, std::string value) { defaults_[dest] = std::move(value); }
+
+namespace {
+// The dest of a refused option: no option of a command can be named so.
+constexpr std::string_view kRefusedDestPrefix = "refused:";
+}  // namespace
+
+OptionSpec refused_option(const std::string& flag, std::string message) {
+  return OptionSpec{.flags = {flag}, .dest = std::string(kRefusedDestPrefix) + flag, .help = std::move(message),
+                    .arity = Arity::kFlag};
+}
+
+bool is_refused(const OptionSpec& spec) { return spec.dest.rfind(kRefusedDestPrefix, 0) == 0; }
 
 ArgParser::ArgParser(std::string prog, std::string description)
     : prog_(std::move(prog)), description_(std::move(description)) {}
@@ -154,7 +169,7 @@ Args ArgParser::parse(const std::vector<std::string>& tokens) const {
         const std::string stem = flag.substr(0, std::min<size_t>(flag.size(), 5));
         for (const auto& o : options_)
           for (const auto& f : o.flags)
-            if (f.rfind(stem, 0) == 0) near.push_back(f);
+            if (!is_refused(o) && f.rfind(stem, 0) == 0) near.push_back(f);
         fail(ErrorCode::kInvalidArgument, prog_, ": unrecognized option '", flag, "'",
              near.empty() ? std::string("; see --help") : "; did you mean: " + [&] {
                std::string s;
@@ -162,6 +177,7 @@ Args ArgParser::parse(const std::vector<std::string>& tokens) const {
                return s;
              }() + "?");
       }
+      PARITY_CHECK(!is_refused(*spec), kInvalidArgument, spec->help);
       switch (spec->arity) {
         case Arity::kFlag:
         case Arity::kCount:
@@ -241,11 +257,11 @@ std::string ArgParser::help() const {
   os << " [options]\n\n" << description_ << "\n";
   std::vector<std::string> groups;
   for (const auto& o : options_)
-    if (std::find(groups.begin(), groups.end(), o.group) == groups.end()) groups.push_back(o.group);
+    if (!is_refused(o) && std::find(groups.begin(), groups.end(), o.group) == groups.end()) groups.push_back(o.group);
   for (const auto& g : groups) {
     os << "\n" << g << ":\n";
     for (const auto& o : options_) {
-      if (o.group != g) continue;
+      if (o.group != g || is_refused(o)) continue;
       std::string left = "  ";
       if (o.flags.empty()) {
         left += o.metavar;

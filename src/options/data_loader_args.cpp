@@ -1,12 +1,12 @@
 #include "options/data_loader_args.h"
 
+#include "options/refused_option.h"
+
 #include <filesystem>
 
 #include "core/text.h"
 
 namespace parity::options {
-
-namespace {
 
 InputShape parse_input_shape(const std::string& item, bool per_model) {
   InputShape s;
@@ -23,6 +23,8 @@ InputShape parse_input_shape(const std::string& item, bool per_model) {
   s.shape = parse_shape(value, "--input-shapes '" + item + "'");
   return s;
 }
+
+namespace {
 
 ValRange parse_val_range(const std::string& item) {
   auto [name, value] = split_name_value(item);
@@ -48,6 +50,12 @@ bool InputShape::applies_to(const std::string& model_path) const {
 
 void DataLoaderArgs::add_to(ArgParser& parser) const {
   parser.group("Data Loader");
+  // Polygraphy's Python data loaders: parity runs no Python.
+  for (const char* flag : {"--data-loader-script", "--data-loader-func-name", "--data-loader-backend-module"})
+    if (!parser.defines(flag))
+      parser.add(refused_option(flag, str_cat(flag, " needs Python, which parity does not run; closest in parity: "
+                                                    "`parity template data-loader` (a C++ program that writes "
+                                                    "inputs for --load-inputs)")));
   parser.add({.flags = {"--seed"}, .help = "Seed for random inputs (default 1, as Polygraphy)", .metavar = "SEED"});
   parser.add({.flags = {"--val-range"},
               .help = "Range of generated values, [name:][min,max], e.g. --val-range [0,1] ids:[0,10]",
@@ -87,7 +95,7 @@ void IterationArgs::add_warm_up_to(ArgParser& parser) const {
 }
 
 IterationOptions IterationArgs::parse(const Args& args) const {
-  return {at_least(args, "iterations", "--iterations", config_.iterations, 1),
+  return {at_least(args, "iterations", "--iterations", config_.iterations, config_.min_iterations),
           at_least(args, "warm_up", "--warm-up", config_.warm_up, 0)};
 }
 

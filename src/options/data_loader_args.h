@@ -32,6 +32,10 @@ struct InputShape {
   bool applies_to(const std::string& model_path) const;
 };
 
+/// Parses one --input-shapes item, "name:[d0,d1,...]" (with `per_model`, optionally "MODEL=" first);
+/// throws kInvalidArgument naming the item.
+InputShape parse_input_shape(const std::string& item, bool per_model = false);
+
 /// What the data-loader options say.
 struct DataLoaderOptions {
   std::optional<int64_t> seed;  // nullopt: the loader's default (1, as Polygraphy)
@@ -77,6 +81,9 @@ class IterationArgs {
     std::string iterations_help;
     int64_t warm_up = 0;
     std::string warm_up_help;
+    /// The fewest --iterations allowed: run takes 0 (Polygraphy's: nothing is inferred, nothing
+    /// compared), bench needs 1.
+    int64_t min_iterations = 1;
   };
   explicit IterationArgs(Config config) : config_(std::move(config)) {}
 
@@ -84,7 +91,7 @@ class IterationArgs {
   void add_iterations_to(ArgParser& parser) const;
   /// Adds --warm-up to the current help group (commands list it among timing or comparator options).
   void add_warm_up_to(ArgParser& parser) const;
-  /// Throws kInvalidArgument for fewer than one iteration or a negative warm-up.
+  /// Throws kInvalidArgument for fewer than min_iterations iterations or a negative warm-up.
   IterationOptions parse(const Args& args) const;
 
  private:

@@ -1,5 +1,9 @@
 #include "runners/registry.h"
 
+#include <algorithm>
+
+#include "core/text.h"
+
 namespace parity::runners {
 
 RunnerRegistry& RunnerRegistry::instance() {
@@ -16,6 +20,16 @@ const RunnerInfo* RunnerRegistry::find(const std::string& name) const {
   for (const auto& r : runners_)
     if (r.name == name) return &r;
   return nullptr;
+}
+
+const RunnerInfo* RunnerRegistry::find_flag(const std::string& flag) const {
+  for (const auto& r : runners_)
+    if (r.flag == flag || std::find(r.aliases.begin(), r.aliases.end(), flag) != r.aliases.end()) return &r;
+  return nullptr;
+}
+
+std::string AbsentRuntimeInfo::refusal(const std::string& flag, const Option& option) const {
+  return str_cat(flag, " needs ", runtime, ", which parity does not have; closest in parity: ", option.closest);
 }
 
 }  // namespace parity::runners

@@ -22,6 +22,8 @@ struct RunnerConfig {
 struct RunnerInfo {
   std::string name;         // "ref", "ort", "opencv", "torch"
   std::string flag;         // "--ref"
+  /// More flags selecting the runner: Polygraphy's spellings (--onnxrt for --ort).
+  std::vector<std::string> aliases;
   std::string description;  // one line for --help and --list-runners
   /// Adds the runner's option group (e.g. --ort-threads); may be empty.
   std::function<void(options::ArgParser&)> add_options;
@@ -35,6 +37,28 @@ struct RunnerInfo {
   /// A runtime known to crash its process on some models: `run` puts it in a child process unless
   /// --no-subprocess is given, so its crash becomes a FAILED verdict instead of ending the comparison.
   bool isolate_by_default = false;
+  /// False for a runner that runs only when named: "every runner" defaults (inspect capability)
+  /// leave it out.
+  bool selected_by_default = true;
+  /// True for a runner that loads parity plans as well as ONNX models; `run X.plan` gives the
+  /// others the ONNX model the plan was built from.
+  bool reads_plans = false;
+};
+
+/// A runtime parity does not have (TensorRT, TensorFlow) whose Polygraphy options users type out
+/// of habit: each of its options is refused with one line naming the runtime it needs and the
+/// parity option that does the closest job.
+struct AbsentRuntimeInfo {
+  std::string runtime;  // "TensorRT"
+  struct Option {
+    std::vector<std::string> flags;  // {"--trt-outputs"}
+    std::string closest;             // "--onnx-outputs (parity's runners take ONNX models)"
+  };
+  std::vector<Option> runner_flags;  // what selects its runner (--trt)
+  std::vector<Option> options;       // its option groups (--workspace, --tf32, ...)
+
+  /// "--trt needs TensorRT, which parity does not have; closest in parity: ..."
+  std::string refusal(const std::string& flag, const Option& option) const;
 };
 
 class RunnerRegistry {
@@ -43,13 +67,23 @@ class RunnerRegistry {
   void add(RunnerInfo info);
   const RunnerInfo* find(const std::string& name) const;
   const std::vector<RunnerInfo>& all() const { return runners_; }
+  /// The runner a flag (--ort, or an alias such as --onnxrt) selects; null when none does.
+  const RunnerInfo* find_flag(const std::string& flag) const;
+
+  void add_absent(AbsentRuntimeInfo info) { absent_.push_back(std::move(info)); }
+  const std::vector<AbsentRuntimeInfo>& absent() const { return absent_; }
 
  private:
   std::vector<RunnerInfo> runners_;
+  std::vector<AbsentRuntimeInfo> absent_;
 };
 
 struct RunnerRegistrar {
   explicit RunnerRegistrar(RunnerInfo info) { RunnerRegistry::instance().add(std::move(info)); }
+};
+
+struct AbsentRuntimeRegistrar {
+  explicit AbsentRuntimeRegistrar(AbsentRuntimeInfo info) { RunnerRegistry::instance().add_absent(std::move(info)); }
 };
 
 }  // namespace parity::runners

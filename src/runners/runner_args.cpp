@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/text.h"
+#include "options/refused_option.h"
 #include "runners/registry.h"
 
 namespace parity::runners {
@@ -12,13 +13,29 @@ namespace {
 // Dest of a runner's selection flag: "runner:" + name, so that no runtime option can clash.
 constexpr std::string_view kFlagPrefix = "runner:";
 
+// An absent runtime's options that the parser does not define itself (convert's --fp16 is
+// parity's own), each refused with its closest parity option.
+void add_refused(options::ArgParser& parser, const AbsentRuntimeInfo& absent,
+                 const std::vector<AbsentRuntimeInfo::Option>& refused) {
+  for (const auto& option : refused)
+    for (const auto& flag : option.flags)
+      if (!parser.defines(flag))
+        parser.add(options::refused_option(flag, absent.refusal(flag, option)));
+}
+
 }  // namespace
 
 void RunnerArgs::add_flags_to(options::ArgParser& parser, const std::string& group) const {
   parser.group(group);
-  for (const auto& info : RunnerRegistry::instance().all())
-    parser.add({.flags = {info.flag}, .dest = std::string(kFlagPrefix) + info.name,
+  for (const auto& info : RunnerRegistry::instance().all()) {
+    std::vector<std::string> flags = {info.flag};
+    for (const auto& alias : info.aliases)
+      if (!parser.defines(alias)) flags.push_back(alias);
+    parser.add({.flags = flags, .dest = std::string(kFlagPrefix) + info.name,
                 .help = "Run with " + info.description, .arity = options::Arity::kCount});
+  }
+  for (const auto& absent : RunnerRegistry::instance().absent())
+    add_refused(parser, absent, absent.runner_flags);
 }
 
 std::vector<std::string> RunnerArgs::parse_flags(const options::Args& args) const {
@@ -58,6 +75,11 @@ void RunnerArgs::add_runtime_options_to(options::ArgParser& parser) const {
       if (std::none_of(spec.flags.begin(), spec.flags.end(), [&](const std::string& f) { return parser.defines(f); }))
         parser.add(spec);
   }
+  add_absent_options_to(parser);
+}
+
+void RunnerArgs::add_absent_options_to(options::ArgParser& parser) const {
+  for (const auto& absent : RunnerRegistry::instance().absent()) add_refused(parser, absent, absent.options);
 }
 
 }  // namespace parity::runners

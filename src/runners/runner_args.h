@@ -13,7 +13,8 @@ namespace parity::runners {
 
 class RunnerArgs {
  public:
-  /// One counting flag per registered runner (--ref, --ort, ...), in help group `group`.
+  /// One counting flag per registered runner (--ref, --ort, ... and aliases such as --onnxrt), in
+  /// help group `group`.
   void add_flags_to(options::ArgParser& parser, const std::string& group) const;
   /// The runners the flags select, in command-line order with repeats (--ref --ort --ref runs
   /// ref, ort, ref: each occurrence is its own runner instance, as in Polygraphy).
@@ -28,6 +29,10 @@ class RunnerArgs {
   /// Each registered runtime's own options, except those whose flags the parser already defines
   /// (a command's own --threads replaces ref's).
   void add_runtime_options_to(options::ArgParser& parser) const;
+  /// The options of runtimes parity does not have (TensorRT's --workspace, TensorFlow's --xla, ...)
+  /// that the parser does not define: each is refused with one line and its closest parity option.
+  /// add_runtime_options_to() includes them; add_flags_to() refuses those runtimes' runner flags.
+  void add_absent_options_to(options::ArgParser& parser) const;
 };
 
 }  // namespace parity::runners

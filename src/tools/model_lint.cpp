@@ -65,11 +65,29 @@ bool is_custom_op_message(const std::string& m) {
          m.find("is not a registered function/op") != std::string::npos;
 }
 
-/// Display names for every node (unnamed ones get a stable made-up name), recursively.
-void label_nodes(const model::Graph& g, std::unordered_map<const model::Node*, std::string>& labels, size_t& unnamed) {
+// Every node name of the graph and its subgraphs.
+void collect_names(const model::Graph& g, std::unordered_set<std::string>& names) {
   for (const auto& n : g.nodes) {
-    labels[n.get()] = n->name.empty() ? "parity_unnamed_node_" + std::to_string(unnamed++) : n->name;
-    for (const auto& [_, sub] : n->subgraphs) label_nodes(*sub, labels, unnamed);
+    if (!n->name.empty()) names.insert(n->name);
+    for (const auto& [_, sub] : n->subgraphs) collect_names(*sub, names);
+  }
+}
+
+/// Display names for every node, recursively. An unnamed node is called as Polygraphy's lint calls
+/// it, "polygraphy_unnamed_node_<index in its graph>", or "..._<index>_<uid>" (uid counting up
+/// across the model) when that name is taken.
+void label_nodes(const model::Graph& g, std::unordered_map<const model::Node*, std::string>& labels,
+                 std::unordered_set<std::string>& names, size_t& uid) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const auto& n = g.nodes[i];
+    std::string label = n->name;
+    if (label.empty()) {
+      label = "polygraphy_unnamed_node_" + std::to_string(i);
+      while (names.count(label)) label = "polygraphy_unnamed_node_" + std::to_string(i) + "_" + std::to_string(uid++);
+      names.insert(label);
+    }
+    labels[n.get()] = label;
+    for (const auto& [_, sub] : n->subgraphs) label_nodes(*sub, labels, names, uid);
   }
 }
 
@@ -88,8 +106,10 @@ class Linter {
     report_unknown_operators();
 
     graph_ = model::Graph::from_model(model_);
-    size_t unnamed = 0;
-    label_nodes(*graph_, labels_, unnamed);
+    std::unordered_set<std::string> names;
+    collect_names(*graph_, names);
+    size_t uid = 0;
+    label_nodes(*graph_, labels_, names, uid);
 
     check_with_libonnx();
     check_duplicate_names(*graph_, {});
@@ -136,6 +156,10 @@ class Linter {
   // libonnx's checker, node by node: every failing node is named, and what only a libonnx newer
   // than this build could judge (newer IR or opsets) is a warning, never a hidden error.
   void check_with_libonnx() {
+    // libonnx's check_graph requires a graph name (its node-by-node run here does not check it;
+    // parity's saving tolerates an unnamed graph, lint reports it as Polygraphy's checker does).
+    if (model_.proto().graph().name().empty())
+      report_.add(kError, "onnx_checker", "Field 'name' of 'graph' is required to be non-empty.");
     for (const auto& f : model::check_model_proto(model_.proto(), model_.base_dir())) {
       if (f.node < 0 && f.message.rfind("IR version ", 0) == 0) continue;  // said by newer_ already
       // --ignore-external-data: the weight files are known to be missing; that is not the model's fault.
@@ -155,13 +179,18 @@ class Linter {
   }
 
   void check_duplicate_names(const model::Graph& g, const std::set<std::string>& outer) {
-    std::map<std::string, std::vector<const model::Node*>> by_name;
-    for (const auto& n : g.nodes)
-      if (!n->name.empty()) by_name[n->name].push_back(n.get());
-    for (const auto& [name, list] : by_name)
-      if (list.size() > 1)
-        report_.add(kError, "parity", str_cat("Duplicate node name: '", name, "' is used by ", list.size(), " nodes"),
+    // Polygraphy's onnx-graphsurgeon check, its wording and the nodes' positions in their graph.
+    std::map<std::string, std::vector<size_t>> by_name;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (!g.nodes[i]->name.empty()) by_name[g.nodes[i]->name].push_back(i);
+    for (const auto& [name, ids] : by_name)
+      if (ids.size() > 1) {
+        std::string list;
+        for (size_t id : ids) list += (list.empty() ? "" : ", ") + std::to_string(id);
+        report_.add(kError, "onnx_gs",
+                    str_cat("Duplicate node name: '", name, "' for nodes with topological IDs: [", list, "] found."),
                     {name});
+      }
 
     // Every tensor must be defined once: graph input, initializer or one node output.
     std::set<std::string> initializer_names;
@@ -270,15 +299,15 @@ class Linter {
     for (const auto& v : inits_before) initializer_names.insert(v->name);
     for (const auto& v : inputs_before)
       if (!kept(cleaned->inputs, v) && !initializer_names.count(v->name))
-        report_.add(kWarning, "parity", "Input: '" + v->name + "' does not affect outputs, can be removed.");
+        report_.add(kWarning, "onnx_gs", "Input: '" + v->name + "' does not affect outputs, can be removed.");
     for (const auto& v : inits_before)
       if (!kept(cleaned->initializers, v))
-        report_.add(kWarning, "parity", "Initializer: '" + v->name + "' does not affect outputs, can be removed.");
+        report_.add(kWarning, "onnx_gs", "Initializer: '" + v->name + "' does not affect outputs, can be removed.");
     for (size_t i = 0; i < nodes_before.size(); ++i) {
       if (std::find(cleaned->nodes.begin(), cleaned->nodes.end(), nodes_before[i]) != cleaned->nodes.end()) continue;
       // Same position in the linted graph, which was built from the same model in the same order.
       const model::Node* original = graph_->nodes[i].get();
-      report_.add(kWarning, "parity", "Does not affect outputs, can be removed.", {label(original)});
+      report_.add(kWarning, "onnx_gs", "Does not affect outputs, can be removed.", {label(original)});
     }
   }
 

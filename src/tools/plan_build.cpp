@@ -49,6 +49,7 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
   session_options.reduced_precision = options.precision;
   session_options.tactics = options.tactics;
   session_options.profiles = options.profiles;
+  session_options.threads = options.threads;
   const auto start = std::chrono::steady_clock::now();
   runtime::Session session = runtime::Session::create(model.proto(), session_options, base_dir).value();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -58,8 +59,31 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
 BuiltPlan build_and_save_plan(const model::Model& model, const std::filesystem::path& base_dir, PlanBuildOptions options,
                               const std::filesystem::path& out, const std::string& source_model) {
   BuiltPlan built = build_plan(model, base_dir, std::move(options));
-  runtime::plan::save_plan(built.session, out, source_model, built.build_seconds);
+  runtime::plan::save_plan(built.session, out, recorded_source_model(source_model, out), built.build_seconds);
   return built;
+}
+
+std::string recorded_source_model(const std::filesystem::path& model, const std::filesystem::path& plan) {
+  if (model.empty()) return {};
+  std::error_code ec;
+  const auto model_abs = std::filesystem::absolute(model, ec);
+  const auto plan_dir = std::filesystem::absolute(plan, ec).parent_path();
+  if (ec) return model.filename().string();
+  const std::filesystem::path relative = model_abs.lexically_normal().lexically_relative(plan_dir.lexically_normal());
+  return relative.empty() ? model.filename().string() : relative.generic_string();
+}
+
+Result<std::filesystem::path> plan_source_model(const std::filesystem::path& plan) {
+  const std::string recorded = runtime::plan::summarize_plan(plan).source_model;
+  if (recorded.empty())
+    return Error(ErrorCode::kInvalidArgument,
+                 str_cat("the plan '", plan.string(), "' does not record the ONNX model it was built from"));
+  const std::filesystem::path model = plan.parent_path() / recorded;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(model, ec))
+    return Error(ErrorCode::kNotFound, str_cat("the plan '", plan.string(), "' was built from '", recorded,
+                                               "', which is not there any more (", model.string(), ")"));
+  return model;
 }
 
 std::string layer_precision_summary(const runtime::Session& session) {

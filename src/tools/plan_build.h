@@ -25,6 +25,8 @@ struct PlanBuildOptions {
   std::string calibration_algorithm = "minmax";  // or "entropy"
   /// int8 without a cache: makes the calibration feeds (called only when calibration runs).
   std::function<std::unique_ptr<compare::FeedSource>()> calibration_feeds;
+  /// Threads the built session runs with (not stored in a saved plan: a load chooses again).
+  int threads = 1;
 };
 
 struct BuiltPlan {
@@ -41,9 +43,17 @@ std::map<std::string, float> calibration_scales(const model::Model& model, const
 /// first for int8. Throws parity::Error (build failures, calibration without feeds).
 BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& base_dir, PlanBuildOptions options);
 
-/// build_plan, then saves the plan to `out` recording `source_model` (the ONNX file's name).
+/// build_plan, then saves the plan to `out` recording `source_model` (the ONNX file's path) as
+/// recorded_source_model() writes it.
 BuiltPlan build_and_save_plan(const model::Model& model, const std::filesystem::path& base_dir, PlanBuildOptions options,
                               const std::filesystem::path& out, const std::string& source_model);
+
+/// How a plan records the model it was built from: the model's path relative to the plan's folder
+/// ("m.onnx" beside it, "../onnx/m.onnx"), so the two can move together.
+std::string recorded_source_model(const std::filesystem::path& model, const std::filesystem::path& plan);
+/// The ONNX model a plan file records, resolved against the plan's folder; an error saying why
+/// when the plan records none or the file is gone. Throws for a file that is not a readable plan.
+Result<std::filesystem::path> plan_source_model(const std::filesystem::path& plan);
 
 /// "N fp32, M int8": the plan's layers by precision.
 std::string layer_precision_summary(const runtime::Session& session);

@@ -1,5 +1,7 @@
 #include "tools/plugin_patterns.h"
 
+#include "core/logger.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -207,14 +209,27 @@ std::vector<SubgraphPattern> load_plugins(const fs::path& plugin_dir, const std:
                                           const std::vector<std::string>& exclude) {
   PARITY_CHECK(fs::is_directory(plugin_dir), kNotFound, "plugin folder '", plugin_dir.string(), "' does not exist");
   std::vector<fs::path> folders;
-  for (const auto& entry : fs::directory_iterator(plugin_dir))
-    if (entry.is_directory() && fs::is_regular_file(entry.path() / kPatternFileName)) folders.push_back(entry.path());
+  std::set<std::string> python_only;  // Polygraphy's plugin folders: pattern.py, no pattern.yaml
+  for (const auto& entry : fs::directory_iterator(plugin_dir)) {
+    if (!entry.is_directory()) continue;
+    if (fs::is_regular_file(entry.path() / kPatternFileName)) folders.push_back(entry.path());
+    else if (fs::is_regular_file(entry.path() / "pattern.py")) python_only.insert(entry.path().filename().string());
+  }
   std::sort(folders.begin(), folders.end());
   std::set<std::string> available;
   for (const auto& f : folders) available.insert(f.filename().string());
-  for (const auto& name : include)
+  for (const auto& name : include) {
+    PARITY_CHECK(!python_only.count(name), kInvalidArgument, "--include: plugin '", name, "' has Polygraphy's pattern.py, "
+                 "Python that parity cannot run; write its pattern as ", kPatternFileName,
+                 " (docs/polygraphy-differences.md, Plugin patterns)");
     PARITY_CHECK(available.count(name), kNotFound, "--include: no plugin folder '", name, "' with a ", kPatternFileName,
                  " in '", plugin_dir.string(), "'");
+  }
+  for (const auto& name : python_only)
+    if (include.empty() && std::find(exclude.begin(), exclude.end(), name) == exclude.end())
+      logger().warning("plugin '", name, "' is skipped: its folder holds Polygraphy's pattern.py, Python that parity "
+                       "cannot run; write its pattern as ", kPatternFileName,
+                       " (docs/polygraphy-differences.md, Plugin patterns)");
   std::vector<SubgraphPattern> plugins;
   for (const auto& f : folders) {
     const std::string name = f.filename().string();

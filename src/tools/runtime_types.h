@@ -16,8 +16,9 @@ namespace parity::tools {
 TensorMetadata resolve_types_by_running(const model::Model& model, const std::vector<std::string>& names);
 
 /// Polygraphy's --force-fallback-shape-inference: runs the graph's model once and sets the dtype
-/// and observed shape of every value its main-graph nodes produce (what shape inference would
-/// otherwise give). Returns how many values were set.
+/// and observed shape of every graph input (the shapes it ran with: dynamic dims 1) and of every
+/// value its main-graph nodes produce (what shape inference would otherwise give). Returns how
+/// many values were set.
 size_t set_types_by_running(model::Graph& graph);
 
 }  // namespace parity::tools

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "model/model.h"
+#include "support/model_builder.h"
 #include "support/require.h"
 #include "support/test_support.h"
 
@@ -123,6 +124,59 @@ TEST(DebugReduceCommand, AFailureOnlyTheThirdIterationShowsIsReduced) {
   EXPECT_TRUE(contains(one.result.output, "[E] the model passes the check: nothing to reduce")) << one.result.output;
 }
 
+// test_debug.py TestReduce.test_reduce_shape_inference, typed as Polygraphy's test types it (in
+// the output folder, with the default artifacts there): the candidates carry the given shapes.
+TEST(DebugReduceCommand, PolygraphyModelInputShapesWithAndWithoutFallbackShapeInference) {
+  testing::TempDir tmp;
+  testing::ModelBuilder b(13);
+  b.input("X", DType::kFloat32, {1, 2, -1, -1}).output("Y", DType::kFloat32, {1, 2, -1, -1});
+  b.node("Identity", {"X"}, {"Y"}, "onnx_graphsurgeon_node_1");
+  const std::string model = (tmp / "dynamic_identity.onnx").string();
+  model::save_model(model::Model(std::make_unique<onnx::ModelProto>(b.model())), model).throw_if_error();
+  for (const std::string opts : {"", " --force-fallback-shape-inference"}) {
+    SCOPED_TRACE(opts);
+    const auto r = testing::run_shell("cd '" + tmp.path().string() + "' && '" + PARITY_BINARY + "' debug reduce '" +
+                                      model + "' --output=reduced.onnx --show-output --model-input-shapes=X:[1,2,5,5]" +
+                                      opts + " --check false");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const model::Model reduced = model::load_model(tmp / "reduced.onnx").value();
+    for (const auto* value : {&reduced.proto().graph().input(0), &reduced.proto().graph().output(0)}) {
+      const auto& shape = value->type().tensor_type().shape();
+      ASSERT_EQ(shape.dim_size(), 4) << value->name();
+      std::vector<int64_t> dims;
+      for (const auto& d : shape.dim()) dims.push_back(d.dim_value());
+      EXPECT_EQ(dims, (std::vector<int64_t>{1, 2, 5, 5})) << value->name();
+    }
+    std::filesystem::remove(tmp / "reduced.onnx");
+  }
+}
+
+// Polygraphy's interactive mode: without --check or runners, each candidate's verdict is asked for.
+TEST(DebugReduceCommand, InteractiveModeAsksForEachVerdict) {
+  testing::TempDir tmp;
+  testing::ModelBuilder b(13);
+  b.input("X", DType::kFloat32, {2, 2}).output("Z", DType::kFloat32, {2, 2});
+  b.node("Identity", {"X"}, {"Y"}, "first");
+  b.node("Neg", {"Y"}, {"Z"}, "second");
+  const std::string model = (tmp / "two.onnx").string();
+  model::save_model(model::Model(std::make_unique<onnx::ModelProto>(b.model())), model).throw_if_error();
+  const std::string in_dir = "cd '" + tmp.path().string() + "' && ";
+  const std::string reduce = "'" + std::string(PARITY_BINARY) + "' debug reduce '" + model + "' -o reduced.onnx --mode linear";
+  // Every candidate fails: one node is left.
+  auto r = testing::run_shell(in_dir + "yes f | " + reduce);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, ">>> Did 'polygraphy_debug.onnx' [p]ass or [f]ail?")) << r.output;
+  EXPECT_EQ(model::load_model(tmp / "reduced.onnx").value().proto().graph().node_size(), 1);
+  // An answer that is neither is asked again; the full model passing leaves nothing to reduce.
+  r = testing::run_shell(in_dir + "printf 'maybe\\npass\\n' | " + reduce);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "Please choose either: 'p' or 'f':")) << r.output;
+  EXPECT_TRUE(contains(r.output, "the model passes the check: nothing to reduce")) << r.output;
+  r = testing::run_shell(in_dir + reduce + " < /dev/null");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "interactive mode: no answer (standard input is closed)")) << r.output;
+}
+
 TEST(DebugReduceCommand, BadInputIsOneLine) {
   PARITY_REQUIRE_FILE(det_model());
   testing::TempDir tmp;
@@ -130,9 +184,9 @@ TEST(DebugReduceCommand, BadInputIsOneLine) {
   auto r = run_parity({"debug", "reduce", det_model(), "-o", out, "--check", "no-such-command-xyz", "{model}"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "command 'no-such-command-xyz' not found")) << r.output;
-  r = run_parity({"debug", "reduce", det_model(), "-o", out});
+  r = run_parity({"debug", "reduce", det_model(), "-o", out, "--ref"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "nothing decides whether a candidate fails")) << r.output;
+  EXPECT_TRUE(contains(r.output, "one runner cannot decide whether a candidate fails")) << r.output;
   testing::write_file(tmp / "file", "x");
   r = run_parity({"debug", "reduce", det_model(), "-o", out, "--artifacts", "a.txt", "--artifacts-dir",
                   (tmp / "file" / "dir").string(), "--check", "true"});

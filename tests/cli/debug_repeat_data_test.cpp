@@ -25,11 +25,50 @@ TEST(DebugRepeat, SortsEachRunsArtifactIntoGoodOrBad) {
                              (tmp / "art").string(), "--check", "sh", "-c",
                              "echo {iteration} > " + out + "; test $(( {iteration} % 2 )) -eq 0"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "Passed: 2/4 | Pass rate: 50.00%")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Finished 4 iteration(s) | Passed: 2/4 | Pass Rate: 50.0%")) << r.output;
   EXPECT_EQ(testing::read_file(tmp / "art" / "bad" / "out_iter1_rc1.txt"), "1\n");
   EXPECT_EQ(testing::read_file(tmp / "art" / "good" / "out_iter2_rc0.txt"), "2\n");
   EXPECT_TRUE(fs::exists(tmp / "art" / "bad" / "out_iter3_rc1.txt"));
   EXPECT_TRUE(fs::exists(tmp / "art" / "good" / "out_iter4_rc0.txt"));
+}
+
+// test_debug.py TestRepeat, as Polygraphy's tests type it (its Python check script written in sh).
+TEST(DebugRepeat, PolygraphyTestRepeatCases) {
+  struct Until {
+    std::string until, check;
+    int iterations;
+  };
+  for (const Until& c : {Until{"good", "true", 1}, Until{"bad", "false", 1}, Until{"5", "false", 5}}) {
+    const auto r = run_parity({"debug", "repeat", "--until", c.until, "--check", c.check});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "Finished " + std::to_string(c.iterations) + " iteration(s)")) << r.output;
+  }
+  struct FailCode {
+    std::vector<std::string> options;
+    std::string expected;
+  };
+  for (const FailCode& c : {FailCode{{}, "Passed: 0/5 | Pass Rate: 0.0%"},
+                            FailCode{{"--ignore-fail-code=2"}, "Passed: 0/5 | Pass Rate: 0.0%"},
+                            FailCode{{"--ignore-fail-code=1"}, "Passed: 5/5 | Pass Rate: 100.0%"}}) {
+    std::vector<std::string> args = {"debug", "repeat", "--until=5"};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    args.insert(args.end(), {"--check", "false"});
+    const auto r = run_parity(args);
+    EXPECT_TRUE(contains(r.output, c.expected)) << r.output;
+  }
+  // test_iteration_info: each run reads its iteration number (from 0) and must see a new one.
+  testing::TempDir tmp;
+  const std::string info = (tmp / "iter_info.json").string();
+  const std::string check = (tmp / "check.sh").string();
+  testing::write_file(check, "n=$(sed 's/[^0-9]//g' '" + info + "'); f='" + (tmp / "").string() +
+                                 "'$n.txt; test ! -e \"$f\" && echo File > \"$f\"\n");
+  const auto r = run_parity({"debug", "repeat", "--until=5", "--iteration-info", info, "--show-output", "--check", "sh",
+                             check});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "FAILED")) << r.output;
+  EXPECT_TRUE(contains(r.output, "Passed: 5/5 | Pass Rate: 100.0%")) << r.output;
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(fs::exists(tmp / (std::to_string(i) + ".txt"))) << i;
+  EXPECT_FALSE(fs::exists(info));
 }
 
 TEST(DebugRepeat, StopsAtTheFirstBadOrGoodRun) {

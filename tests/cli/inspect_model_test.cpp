@@ -22,7 +22,7 @@ fs::path ocr_model(const std::string& file) {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST(InspectModel, PaddleOcrDetection) {
-  auto r = run_parity({"inspect", "model", ocr_model("ch_PP-OCRv4_det_infer.onnx").string()});
+  auto r = run_parity({"inspect", "model", ocr_model("ch_PP-OCRv4_det_infer.onnx").string(), "--show", "info"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "Name: Model from PaddlePaddle. | ONNX Opset: 11")) << r.output;
   EXPECT_TRUE(contains(r.output, "IR Version: 8"));
@@ -37,7 +37,7 @@ TEST(InspectModel, PaddleOcrDetection) {
 
 TEST(InspectModel, PaddleOcrRecognitionLayersWithShapes) {
   auto r = run_parity({"inspect", "model", ocr_model("ch_PP-OCRv4_rec_infer.onnx").string(), "--shape-inference",
-                       "--show", "layers", "attrs"});
+                       "--show", "layers", "attrs", "info"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "ONNX Opset: 9"));
   EXPECT_TRUE(contains(r.output, "{softmax_11.tmp_0 [dtype=float32, shape=('p2o.DynamicDimension.2', "
@@ -101,7 +101,7 @@ TEST(InspectModel, JsonReportAndExternalData) {
   kv->set_key("purpose");
   kv->set_value("test");
   write_model(proto, dir / "ext.onnx");
-  auto text = run_parity({"inspect", "model", (dir / "ext.onnx").string()});
+  auto text = run_parity({"inspect", "model", (dir / "ext.onnx").string(), "--show", "info"});
   ASSERT_EQ(text.exit_code, 0) << text.output;
   EXPECT_TRUE(contains(text.output, "1 initializer(s): 16 bytes (1 in external data)")) << text.output;
   EXPECT_TRUE(contains(text.output, "Producer: parity-tests 9.9"));

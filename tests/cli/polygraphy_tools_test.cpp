@@ -186,6 +186,27 @@ TEST(PolygraphyPlugin, ListCountsTheMatchesOfEveryPlugin) {
   EXPECT_TRUE(contains(excluded.output, "{'ScaleBiasLeakyRelu': 2}")) << excluded.output;
 }
 
+// A folder laid out for Polygraphy (pattern.py) is named, not silently skipped.
+TEST(PolygraphyPlugin, PythonPatternFolderIsNamed) {
+  TempDir dir;
+  write_plugins(dir / "plugins");
+  fs::create_directories(dir / "plugins" / "toyPlugin");
+  write_file(dir / "plugins" / "toyPlugin" / "pattern.py", "from polygraphy import mod\n");
+  const std::string model = fixture("plugin_subgraphs.onnx").string(), plugins = (dir / "plugins").string();
+  CommandResult r = run_parity({"plugin", "list", model, "--plugin-dir", plugins});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "[W] plugin 'toyPlugin' is skipped: its folder holds Polygraphy's pattern.py, Python "
+                                 "that parity cannot run; write its pattern as pattern.yaml"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "{'ScaleBiasLeakyRelu': 2, 'Unused': 0}")) << r.output;
+  r = run_parity({"plugin", "list", model, "--plugin-dir", plugins, "--include", "toyPlugin"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "--include: plugin 'toyPlugin' has Polygraphy's pattern.py")) << r.output;
+  r = run_parity({"plugin", "list", model, "--plugin-dir", plugins, "--exclude", "toyPlugin"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "plugin 'toyPlugin' is skipped")) << r.output;
+}
+
 TEST(PolygraphyPlugin, MatchWritesAConfigThatReplaceApplies) {
   TempDir dir;
   write_plugins(dir / "plugins");

@@ -16,6 +16,39 @@ TEST(RunnerArgs, FlagsKeepCommandLineOrderAndRepeats) {
   EXPECT_TRUE(group.parse_flags(parser.parse({})).empty());
 }
 
+// Polygraphy's spellings: each runner's aliases select it; absent runtimes' flags and options are
+// refused with the closest parity option.
+TEST(RunnerArgs, AliasesSelectTheirRunnerAndAbsentRuntimesAreRefused) {
+  const RunnerArgs group;
+  options::ArgParser parser("t", "t");
+  group.add_flags_to(parser, "Runners");
+  group.add_runtime_options_to(parser);
+  for (const auto& info : RunnerRegistry::instance().all())
+    for (const auto& alias : info.aliases) {
+      EXPECT_EQ(RunnerRegistry::instance().find_flag(alias), &info) << alias;
+      EXPECT_EQ(group.parse_flags(parser.parse({alias, info.flag})), (std::vector<std::string>{info.name, info.name}));
+    }
+  ASSERT_TRUE(RunnerRegistry::instance().find_flag("--onnxrt"));
+  EXPECT_EQ(RunnerRegistry::instance().find_flag("--onnxrt")->name, "ort");
+  EXPECT_EQ(RunnerRegistry::instance().find_flag("--pluginref")->name, "ref");
+  EXPECT_EQ(RunnerRegistry::instance().find_flag("--trt"), nullptr);
+  ASSERT_FALSE(RunnerRegistry::instance().absent().empty());
+  for (const auto& absent : RunnerRegistry::instance().absent())
+    for (const auto* list : {&absent.runner_flags, &absent.options})
+      for (const auto& option : *list)
+        for (const auto& flag : option.flags) {
+          try {
+            parser.parse({flag});
+            ADD_FAILURE() << flag << " was accepted";
+          } catch (const Error& e) {
+            EXPECT_EQ(std::string(e.what()), absent.refusal(flag, option));
+            EXPECT_NE(std::string(e.what()).find("needs " + absent.runtime + ", which parity does not have; closest "
+                                                 "in parity: "),
+                      std::string::npos);
+          }
+        }
+}
+
 TEST(RunnerArgs, ListTakesCommasBracketsAndAFallback) {
   const RunnerArgs group;
   options::ArgParser parser("t", "t");

@@ -5,10 +5,13 @@
 // tools/debug/.
 #include <onnx/onnx_pb.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <sstream>
 
 #include "cli/command.h"
@@ -36,6 +39,23 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace parity::tools::debug;
+
+// Polygraphy's interactive mode (neither --check nor runners): the user says whether each candidate
+// passed, answering p or f on standard input.
+bool ask_whether_passed(const std::string& artifact) {
+  std::string prompt = "Did '" + artifact + "' [p]ass or [f]ail?";
+  for (;;) {
+    std::printf(">>> %s ", prompt.c_str());
+    std::fflush(stdout);
+    std::string answer;
+    PARITY_CHECK(static_cast<bool>(std::getline(std::cin, answer)), kInvalidArgument,
+                 "interactive mode: no answer (standard input is closed); give --check CMD... or two runners to "
+                 "compare (e.g. --ref --ort)");
+    const char c = answer.empty() ? '\0' : static_cast<char>(std::tolower(static_cast<unsigned char>(answer[0])));
+    if (c == 'p' || c == 'f') return c == 'p';
+    prompt = "Please choose either: 'p' or 'f':";
+  }
+}
 
 std::vector<int> parse_codes(const options::Args& args, const std::string& dest, const std::string& flag) {
   std::vector<int> codes;
@@ -91,6 +111,14 @@ class DebugReduceCommand : public Command {
     parser.add({.flags = {"--no-reduce-outputs"}, .help = "Keep the nodes after the failure (reduce from the inputs only)",
                 .arity = options::Arity::kFlag});
     parser.add({.flags = {"--no-reduce-inputs"}, .help = "Keep the nodes before the failure (reduce from the outputs only)",
+                .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--model-input-shapes", "--model-inputs"}, .dest = "model_input_shapes",
+                .help = "The model's input shapes, NAME:[d0,...]: the recording runs at them, so every candidate's "
+                        "tensors carry them (as --input-shapes)",
+                .metavar = "NAME:SHAPE", .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--force-fallback-shape-inference", "--no-shape-inference"}, .dest = "shape_inference_choice",
+                .help = "Accepted as Polygraphy spells them; no effect: candidates always carry the types and shapes "
+                        "the recording ran with (what Polygraphy's fallback shape inference gives)",
                 .arity = options::Arity::kFlag});
     parser.add({.flags = {"--no-fold-constants"},
                 .help = "Do not fold constants first (folding turns shape computations into constants, so cuts "
@@ -160,8 +188,12 @@ class DebugReduceCommand : public Command {
     CheckCommand check{args.list("check"), parse_codes(args, "fail_code", "--fail-code"),
                        parse_codes(args, "ignore_fail_code", "--ignore-fail-code"), args.list("fail_regex")};
     const bool external = args.has("check");
-    PARITY_CHECK(external || runner_names.size() >= 2, kInvalidArgument,
-                 "nothing decides whether a candidate fails: give --check CMD... or at least two runners (e.g. --ref --ort)");
+    const bool interactive = !external && runner_names.empty();
+    PARITY_CHECK(external || interactive || runner_names.size() >= 2, kInvalidArgument,
+                 "one runner cannot decide whether a candidate fails: give at least two runners to compare (e.g. "
+                 "--ref --ort), --check CMD..., or neither to answer for each candidate");
+    if (interactive)
+      logger().info("No --check and no runners: interactive mode, asking whether each candidate passed");
     PARITY_CHECK(!external || runner_names.empty(), kInvalidArgument,
                  "give either --check or runners to compare, not both");
     if (external) validate_check_command(check);
@@ -174,7 +206,8 @@ class DebugReduceCommand : public Command {
     }
     const ReduceOptions reduce_options{parse_reduce_mode(args.get_or("mode", "bisect")), !args.flag("no_reduce_outputs"),
                                        !args.flag("no_reduce_inputs")};
-    const options::DataLoaderOptions data = data_loader_args_.parse(args);
+    options::DataLoaderOptions data = data_loader_args_.parse(args);
+    for (const auto& item : args.list("model_input_shapes")) data.input_shapes.push_back(options::parse_input_shape(item));
     const options::IterationOptions iterations = iteration_args_.parse(args);
     const RunnerCheck runner_check{runner_names, &args, compare_args_.parse(args)};
     const ArtifactSorter artifacts(args.list("artifacts"), args.get_or("artifacts_dir", "polygraphy_artifacts"));
@@ -241,6 +274,10 @@ class DebugReduceCommand : public Command {
         logger().info("Check ", check_count, ": ", what, " -> ", failed ? "fails" : "passes", " (exit status ",
                       outcome.exit_status, ")");
         detail = "exit status " + std::to_string(outcome.exit_status);
+      } else if (interactive) {
+        failed = !ask_whether_passed(iter_artifact);
+        logger().info("Check ", check_count, ": ", what, " -> ", failed ? "fails" : "passes", " (answered)");
+        detail = "answered";
       } else {
         std::string why;
         failed = runner_check_fails(runner_check, iter_artifact, feeds_for(*cut, values), &why);

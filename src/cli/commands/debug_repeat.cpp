@@ -43,6 +43,10 @@ class DebugRepeatCommand : public Command {
                 .help = "A failing status counts only when the output matches one of these regular expressions",
                 .metavar = "REGEX", .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--show-output"}, .help = "Show the command's output for every run", .arity = options::Arity::kFlag});
+    parser.add({.flags = {"--iteration-info", "--iter-info"}, .dest = "iteration_info",
+                .help = "Before each run, write {\"iteration\": N} (N from 0) to this JSON file for the command to "
+                        "read; removed after the run",
+                .metavar = "PATH"});
     parser.add({.flags = {"--artifacts"},
                 .help = "Files the command writes, moved after each run into good/ or bad/ of --artifacts-dir as "
                         "<stem>_iter<N>_rc<status><ext>",
@@ -66,14 +70,16 @@ class DebugRepeatCommand : public Command {
     const bool show_output = args.flag("show_output");
     const RepeatSummary summary = repeat_check(
         check, until, artifacts,
-        [&](size_t run, const CheckOutcome& outcome) {
+        [&](size_t run, const CheckOutcome& outcome, double seconds) {
           if (show_output) logger().info(outcome.output);
-          logger().info("Run ", run, ": ", outcome.failed ? "bad" : "good", " (exit status ", outcome.exit_status, ")");
+          // Polygraphy's per-iteration verdicts, with the exit status.
+          if (outcome.failed)
+            logger().error("FAILED | Iteration ", run, " | Duration ", seconds, "s | exit status ", outcome.exit_status);
+          else
+            logger().finish("PASSED | Iteration ", run, " | Duration ", seconds, "s | exit status ", outcome.exit_status);
         },
-        max_runs);
-    logger().info("Passed: ", summary.passed, "/", summary.runs, " | Pass rate: ",
-                  fmt::format("{:.2f}", 100.0 * static_cast<double>(summary.passed) / static_cast<double>(summary.runs)),
-                  "%");
+        max_runs, args.get_or("iteration_info", ""));
+    logger().finish(repeat_summary_line(summary));
     return kExitPassed;
   }
 };

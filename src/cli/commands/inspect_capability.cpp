@@ -83,7 +83,8 @@ class InspectCapabilityCommand : public Command {
       runner_names = runner_args_.parse_list(args, "");
     } else {
       for (const auto& info : runners::RunnerRegistry::instance().all())
-        if (!info.availability || info.availability(&args).is_ok()) runner_names.push_back(info.name);
+        if (info.selected_by_default && (!info.availability || info.availability(&args).is_ok()))
+          runner_names.push_back(info.name);
     }
     for (const auto& name : runner_names) {
       const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);

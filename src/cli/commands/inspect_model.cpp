@@ -3,7 +3,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <random>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +20,7 @@
 #include "model/known_operators.h"
 #include "model/model.h"
 #include "model/model_summary.h"
+#include "tools/plan_build.h"
 #include "model/shape_inference.h"
 #include "model/transforms/extract.h"
 #include "model/transforms/unbounded_dds.h"
@@ -35,9 +38,10 @@ class InspectModelCommand : public Command {
     parser.add({.flags = {"--show"},
                 .help = "What to show besides the overview: layers (every node with its tensors), attrs (node "
                         "attributes; implies layers), weights (initializer values), cost (per node MACs, parameters "
-                        "and output bytes from shape inference, with totals)",
+                        "and output bytes from shape inference, with totals), info (parity's additions to Polygraphy's "
+                        "text: IR version, producer, metadata, doc string, the weights summary)",
                 .arity = options::Arity::kOneOrMore,
-                .choices = {"layers", "attrs", "weights", "cost"}});
+                .choices = {"layers", "attrs", "weights", "cost", "info"}});
     parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
                 .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
     model_edit::add_ignore_external_data_option(parser);
@@ -48,6 +52,11 @@ class InspectModelCommand : public Command {
                 .arity = options::Arity::kFlag});
     parser.add({.flags = {"--format"}, .help = "Output format", .choices = {"text", "json"}, .default_value = "text"});
     parser.add({.flags = {"-o", "--output"}, .help = "Also write the report to this file", .metavar = "PATH"});
+    parser.add({.flags = {"--convert-to", "--display-as"}, .dest = "display_as",
+                .help = "Show the model as this format: trt (or plan) builds parity's engine, a plan, from the ONNX "
+                        "model (fp32, its own shapes) and shows the plan",
+                .metavar = "FORMAT", .choices = {"trt", "plan"}});
+    model_edit::add_model_type_option(parser);
     parser.add({.flags = {"--shape-inference"},
                 .help = "Run ONNX shape inference (with data propagation) first, to show more tensor shapes",
                 .arity = options::Arity::kFlag});
@@ -59,7 +68,9 @@ class InspectModelCommand : public Command {
     // JSON goes to stdout for other programs; keep chatter out of it.
     if (json) logger().verbose("Loading model: ", path);
     else logger().info("Loading model: ", path);
+    model_edit::check_model_type(args, path);
     if (runtime::plan::is_plan_file(path)) return inspect_plan(path, args, json);
+    if (args.has("display_as")) return inspect_as_plan(path, args, json);
     model::Model model = model::load_model(path, model_edit::load_options(args)).value();
     if (args.flag("shape_inference") || args.flag("list_unbounded_dds")) {
       // An op (or op version) without a schema would be skipped silently, its outputs left unknown.
@@ -82,6 +93,7 @@ class InspectModelCommand : public Command {
       if (what == "attrs") options.layers = options.attrs = true;
       if (what == "weights") options.weights = true;
       if (what == "cost") show_cost = true;
+      if (what == "info") options.info = true;
     }
     std::string report = json ? model::summarize_model_json(*graph, options)
                               : "==== ONNX Model ====\n" + model::summarize_model_text(*graph, options);
@@ -104,6 +116,24 @@ class InspectModelCommand : public Command {
   }
 
   // A plan file (parity convert -o X.plan): the engine view, read without building kernels.
+  // --display-as trt: the plan parity would build from the model, shown as a plan file is.
+  static int inspect_as_plan(const std::string& path, const options::Args& args, bool json) {
+    const model::Model model = model::load_model(path, model_edit::load_options(args)).value();
+    const tools::BuiltPlan built = tools::build_plan(model, std::filesystem::path(path).parent_path(), {});
+    std::random_device random;
+    const std::filesystem::path plan =
+        std::filesystem::temp_directory_path() / str_cat("parity-inspect-", random(), random(), ".plan");
+    struct Remove {
+      std::filesystem::path path;
+      ~Remove() {
+        std::error_code ec;
+        std::filesystem::remove(path, ec);
+      }
+    } remove{plan};
+    runtime::plan::save_plan(built.session, plan, std::filesystem::path(path).filename().string(), built.build_seconds);
+    return inspect_plan(plan.string(), args, json);
+  }
+
   static int inspect_plan(const std::string& path, const options::Args& args, bool json) {
     bool layers = false, attrs = false;
     for (const auto& what : args.list("show")) {

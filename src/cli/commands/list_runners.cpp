@@ -51,6 +51,7 @@ class ListRunnersCommand : public Command {
       out += str_cat("  ", info.name, std::string(info.name.size() < 8 ? 8 - info.name.size() : 1, ' '),
                      info.flag, std::string(info.flag.size() < 10 ? 10 - info.flag.size() : 1, ' '),
                      info.description, "\n", std::string(20, ' '), state, "\n");
+      if (!info.aliases.empty()) out += str_cat(std::string(20, ' '), "also selected by: ", join_names(info.aliases), "\n");
       if (status.is_ok() && info.details) {
         const std::string details = info.details(&args);
         if (!details.empty()) out += std::string(20, ' ') + details + "\n";

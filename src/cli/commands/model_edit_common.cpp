@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
+#include <optional>
 #include <set>
 
 #include "cli/command.h"
@@ -15,6 +16,7 @@
 #include "model/transforms/outputs.h"
 #include "model/transforms/proto_walk.h"
 #include "model/transforms/weights.h"
+#include "runtime/plan/plan_file.h"
 #include "tools/runtime_types.h"
 #include "tools/verify.h"
 
@@ -37,6 +39,34 @@ void add_model_argument(options::ArgParser& parser) {
   parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
               .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
   add_ignore_external_data_option(parser);
+}
+
+void add_model_type_option(options::ArgParser& parser) {
+  parser.add({.flags = {"--model-type"},
+              .help = "The model's type: onnx or engine (a parity plan); by default the file's own header decides. "
+                      "TensorFlow (frozen, keras, ckpt) and TensorRT-only (uff, caffe, trt-network-script) types are "
+                      "refused",
+              .metavar = "TYPE",
+              .choices = {"frozen", "keras", "ckpt", "onnx", "engine", "uff", "trt-network-script", "caffe"}});
+}
+
+void check_model_type(const options::Args& args, const std::string& path) {
+  const std::optional<std::string> type = args.get("model_type");
+  if (!type) return;
+  if (*type == "frozen" || *type == "keras" || *type == "ckpt")
+    fail(ErrorCode::kInvalidArgument, "--model-type ", *type,
+         " needs TensorFlow, which parity does not have; closest in parity: export the model to ONNX (tf2onnx) and "
+         "give parity the .onnx file");
+  if (*type == "uff" || *type == "caffe" || *type == "trt-network-script")
+    fail(ErrorCode::kInvalidArgument, "--model-type ", *type,
+         " needs TensorRT, which parity does not have; closest in parity: ",
+         *type == "trt-network-script" ? "`parity template onnx-graph` (a C++ program that builds or edits an ONNX model)"
+                                       : "an ONNX export of the model");
+  const bool plan = runtime::plan::is_plan_file(path);
+  PARITY_CHECK(*type != "engine" || plan, kInvalidArgument, "--model-type engine: '", path,
+               "' is not a parity plan (build one with `parity convert MODEL.onnx -o X.plan`)");
+  PARITY_CHECK(*type != "onnx" || !plan, kInvalidArgument, "--model-type onnx: '", path,
+               "' is a parity plan, not an ONNX model (use --model-type engine)");
 }
 
 void add_ignore_external_data_option(options::ArgParser& parser) {

@@ -19,6 +19,12 @@ namespace parity::cli::model_edit {
 void add_model_argument(options::ArgParser& parser);
 /// Adds --ignore-external-data (Polygraphy's: load the structure without external weights).
 void add_ignore_external_data_option(options::ArgParser& parser);
+/// Adds Polygraphy's --model-type (onnx, engine, and the TensorFlow/TensorRT types it refuses).
+void add_model_type_option(options::ArgParser& parser);
+/// With --model-type: `path` must be of that type (engine: a parity plan, whatever its name;
+/// onnx: not a plan); TensorFlow and TensorRT-only types are refused with the closest parity
+/// way. Throws kInvalidArgument.
+void check_model_type(const options::Args& args, const std::string& path);
 /// --external-data-dir / --ignore-external-data as load options (both at once is kInvalidArgument).
 model::LoadOptions load_options(const options::Args& args);
 /// Adds -o/--output, --force and the external-data save options.

@@ -32,6 +32,8 @@
 #include "runners/runner_args.h"
 #include "tools/report/report_args.h"
 #include "tools/report/run_report.h"
+#include "runtime/plan/plan_file.h"
+#include "tools/plan_build.h"
 #include "tools/run_script.h"
 
 namespace parity::cli {
@@ -98,6 +100,7 @@ class RunCommand : public Command {
                 .metavar = "WHICH", .choices = {"next", "first"}, .default_value = "next"});
 
     parser.group("Model");
+    model_edit::add_model_type_option(parser);
     parser.add({.flags = {"--onnx-outputs"},
                 .help = "Tensors to use as outputs, or `mark all` to compare every intermediate tensor layer by "
                         "layer (streamed: only statistics are kept)",
@@ -111,6 +114,12 @@ class RunCommand : public Command {
                 .metavar = "PATH"});
     parser.add({.flags = {"--external-data-dir", "--load-external-data", "--ext"}, .dest = "external_data_dir",
                 .help = "Folder holding the model's external data (default: the model's folder)", .metavar = "DIR"});
+    parser.add({.flags = {"--shape-inference", "--do-shape-inference", "--no-shape-inference",
+                          "--no-onnxruntime-shape-inference"},
+                .dest = "shape_inference_choice",
+                .help = "Accepted as Polygraphy spells them; no effect: every parity runtime infers the shapes it "
+                        "needs itself, and outputs do not depend on it",
+                .arity = options::Arity::kFlag});
 
     data_loader_args_.add_to(parser);
     iteration_args_.add_iterations_to(parser);
@@ -132,7 +141,7 @@ class RunCommand : public Command {
     compare::IsolationArgs().add_to(parser);
 
     parser.group("Script");
-    parser.add({.flags = {"--gen-script"},
+    parser.add({.flags = {"--gen-script", "--gen"}, .dest = "gen_script",
                 .help = "Run nothing: write a C++ program doing what this command line does through parity's API "
                         "(FILE.cpp) and a CMake snippet building it (FILE.cmake)",
                 .metavar = "FILE.cpp"});
@@ -153,11 +162,16 @@ class RunCommand : public Command {
     std::optional<std::string> model = args.get("model");
     const std::vector<std::string> runner_names = runner_args_.parse_flags(args);
     const std::vector<std::string> load_outputs = args.list("load_outputs");
-    PARITY_CHECK(!runner_names.empty() || !load_outputs.empty(), kInvalidArgument,
-                 "nothing to run: select runners (e.g. --ref --ort) or give --load-outputs");
     PARITY_CHECK(runner_names.empty() || model, kInvalidArgument, "runners were selected but no MODEL was given");
     if (model) PARITY_CHECK(std::filesystem::exists(*model), kNotFound, "model file '", *model, "' does not exist");
+    if (model) model_edit::check_model_type(args, *model);
     if (auto path = args.get("gen_script")) return generate_script(*path, runner_names, args);
+    if (runner_names.empty() && load_outputs.empty()) {
+      // As Polygraphy: nothing selected is a warning, and the (empty) run passes.
+      logger().warning("No runners have been selected. Inference will not be run! (select runners, e.g. --ref "
+                       "--ort, or give --load-outputs)");
+      return kExitPassed;
+    }
     for (const auto& name : runner_names) check_available(name, args);
 
     // Every option group is read before anything runs, so a bad value fails fast.
@@ -179,7 +193,12 @@ class RunCommand : public Command {
     const bool mark_all = onnx_outputs.size() == 2 && onnx_outputs[0] == "mark" && onnx_outputs[1] == "all";
     PARITY_CHECK(mark_all || !settings.compare.check_fp16_range, kInvalidArgument,
                  "--check-fp16-range checks intermediate tensors: use it with --onnx-outputs mark all");
-    if (mark_all) return run_layerwise(*model, runner_names, args, settings);
+    // Layer by layer (streamed) where the runners allow it; otherwise, as Polygraphy does (e.g. the
+    // same runner twice), every runner runs with every tensor marked as an output and all are held.
+    if (mark_all && layerwise_runners(runner_names)) return run_layerwise(*model, runner_names, args, settings);
+    PARITY_CHECK(!settings.compare.check_fp16_range, kInvalidArgument,
+                 "--check-fp16-range checks the ref run's tensors layer by layer: use --ref and at most one other "
+                 "runner");
 
     // Runners, in the order their flags were given.
     std::vector<std::unique_ptr<runners::Runner>> runners;
@@ -190,7 +209,8 @@ class RunCommand : public Command {
                                          args.list("onnx_exclude_outputs")),
             std::filesystem::path(*model).parent_path().string(), &args));
       } else {
-        runners.push_back(runners::RunnerRegistry::instance().find(name)->create(runners::RunnerConfig{*model, &args}));
+        runners.push_back(runners::RunnerRegistry::instance().find(name)->create(
+            runners::RunnerConfig{model_for_runner(name, *model), &args}));
       }
       if (const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name))
         compare::IsolationArgs().isolate_by_default(args, *runners.back(), *info, isolation);
@@ -295,7 +315,7 @@ class RunCommand : public Command {
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     if (target.empty() || std::isdigit(static_cast<unsigned char>(target[0]))) target = "run_" + target;
     std::string command_line = current_command_line();
-    for (const std::string& spelling : {" --gen-script " + path, " --gen-script=" + path})
+    for (const std::string& spelling : {" --gen-script " + path, " --gen-script=" + path, " --gen " + path, " --gen=" + path})
       if (auto at = command_line.find(spelling); at != std::string::npos) command_line.erase(at, spelling.size());
     const tools::RunScript script = tools::generate_run_script(args, runner_names, command_line, target);
     const std::string snippet = tools::write_run_script(path, script);
@@ -318,6 +338,18 @@ class RunCommand : public Command {
     if (!info->availability) return;
     const Status st = info->availability(&args);
     PARITY_CHECK(st.is_ok(), kUnavailable, "runner '", name, "' (", info->flag, ") is unavailable: ", st.message());
+  }
+
+  // The file a runner loads: the model, or for a runner that reads no plans, the ONNX model a plan
+  // was built from (`run X.plan --plan --ort` compares the plan with ONNX Runtime on its source).
+  static std::string model_for_runner(const std::string& name, const std::string& model) {
+    const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
+    if (info->reads_plans || !runtime::plan::is_plan_file(model)) return model;
+    const Result<std::filesystem::path> source = tools::plan_source_model(model);
+    PARITY_CHECK(source.is_ok(), kInvalidArgument, info->flag, " reads ONNX models, not parity plans, so it runs the "
+                 "model the plan was built from; but ", source.is_ok() ? "" : source.error().what());
+    logger().info(info->flag, " runs ", source.value().string(), ", the ONNX model plan ", model, " was built from");
+    return source.value().string();
   }
 
   // The model's own outputs (the starting point of --onnx-exclude-outputs without --onnx-outputs).
@@ -393,6 +425,12 @@ class RunCommand : public Command {
       settings.set(name, topk);
     }
     Comparator::postprocess(results, top_k(settings));
+  }
+
+  // What run_layerwise streams: one runner alone, or --ref and at most one other runner.
+  static bool layerwise_runners(const std::vector<std::string>& names) {
+    const auto refs = std::count(names.begin(), names.end(), "ref");
+    return names.size() == 1 || (refs == 1 && names.size() == 2);
   }
 
   // --onnx-outputs mark all: stream the reference runner's intermediates against one peer.
@@ -568,7 +606,8 @@ class RunCommand : public Command {
                                           .iterations_help = "Number of inference iterations for the default data "
                                                              "loader (default 1)",
                                           .warm_up = 0,
-                                          .warm_up_help = "Untimed warm-up runs per runner"}};
+                                          .warm_up_help = "Untimed warm-up runs per runner",
+                                          .min_iterations = 0}};
   ComparatorCompareArgs compare_args_;
   tools::report::ReportArgs report_args_{
       "per output: statistics, error histograms and heatmaps, verdicts; with mark all: error per layer, memory", true};

@@ -41,11 +41,11 @@ class SurgeonInsertCommand : public Command {
     options.attrs = args.list("attrs");
     auto graph = model::Graph::from_model(model);
     const size_t before = graph->node_count(false);
-    model::transforms::insert_node(*graph, options);
+    const bool known_op = model::transforms::insert_node(*graph, options);
     logger().info("Inserted ", options.op, "; nodes: ", before, " -> ", graph->node_count(false));
-    // A custom-domain op cannot pass libonnx's checker (no schema to check against).
+    // A custom op cannot pass libonnx's checker (no schema to check against).
     const model::Model edited = graph->to_model();
-    model_edit::save_output(edited, out, args, /*check=*/options.domain.empty() || options.domain == "ai.onnx");
+    model_edit::save_output(edited, out, args, /*check=*/known_op);
     return model_edit::verify_rewritten(model, edited, args, "edited");
   }
 };

@@ -113,6 +113,15 @@ std::shared_ptr<model::Graph> extract_subgraph(const model::Model& model, const 
     if (spec.dtype) v.dtype = *spec.dtype;
     if ((options.force_fallback && !spec.dtype) || v.dtype == DType::kUndefined) unresolved.push_back(v.name);
   }
+  // Graph inputs kept as they are (no --inputs) take the shapes the fallback run fed them, as in
+  // Polygraphy.
+  std::vector<std::string> kept_inputs;
+  if (options.force_fallback && options.inputs.empty())
+    for (const auto& in : g.inputs)
+      if (in && !in->is_constant()) {
+        unresolved.push_back(in->name);
+        kept_inputs.push_back(in->name);
+      }
   if (!unresolved.empty() && options.resolve_types) {
     logger().info("running the model to find the types of: ", join_names(unresolved));
     const TensorMetadata found = options.resolve_types(model, unresolved);
@@ -121,9 +130,10 @@ std::shared_ptr<model::Graph> extract_subgraph(const model::Model& model, const 
       if (!meta) continue;
       model::ValuePtr v = g.find_tensor(name);
       const TensorSpec* spec = given_spec(options, name);
-      const bool forced = options.force_fallback && spec;
-      if (v->dtype == DType::kUndefined || (forced && !spec->dtype)) v->dtype = meta->dtype;
-      if (v->shape.unknown_rank || (forced && !spec->shape)) v->shape = meta->shape;
+      const bool kept_input = std::find(kept_inputs.begin(), kept_inputs.end(), name) != kept_inputs.end();
+      const bool forced = options.force_fallback && (spec || kept_input);
+      if (v->dtype == DType::kUndefined || (forced && (!spec || !spec->dtype))) v->dtype = meta->dtype;
+      if (v->shape.unknown_rank || (forced && (!spec || !spec->shape))) v->shape = meta->shape;
     }
   }
   for (size_t i = 0; i < options.inputs.size(); ++i)

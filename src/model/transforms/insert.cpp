@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "core/logger.h"
 #include "core/text.h"
 #include "model/transforms/extract.h"
 #include "model/schemas/newer_onnx.h"
@@ -123,7 +124,7 @@ size_t insertion_index(const model::Graph& g, const std::vector<model::ValuePtr>
 
 }  // namespace
 
-void insert_node(model::Graph& g, const InsertOptions& options) {
+bool insert_node(model::Graph& g, const InsertOptions& options) {
   PARITY_CHECK(!options.op.empty(), kInvalidArgument, "no --op given");
   PARITY_CHECK(!options.outputs.empty(), kInvalidArgument, "insert: give at least one tensor in --outputs");
   model::register_newer_onnx_schemas();
@@ -138,9 +139,10 @@ void insert_node(model::Graph& g, const InsertOptions& options) {
       std::sort(names.begin(), names.end());
       names.erase(std::unique(names.begin(), names.end()), names.end());
       const auto close = model::near_matches(options.op, names);
-      fail(ErrorCode::kInvalidArgument, "--op: '", options.op, "' is not an ONNX operator at opset ", opset,
-           close.empty() ? "" : "; did you mean '" + join_names(close, "', '") + "'?",
-           " (use --domain for a custom operator)");
+      // As Polygraphy: a custom op may sit in the default domain (a plugin's op often does).
+      logger().warning("--op: '", options.op, "' is not an ONNX operator at opset ", opset,
+                       close.empty() ? "" : "; did you mean '" + join_names(close, "', '") + "'?",
+                       " Inserting it in the default domain unchecked (give --domain for a custom domain)");
     }
   }
 
@@ -194,6 +196,7 @@ void insert_node(model::Graph& g, const InsertOptions& options) {
   g.nodes.insert(g.nodes.begin() + static_cast<long>(insertion_index(g, inputs)), node);
   g.cleanup(false, true);
   g.toposort();  // stable: only moves nodes when the in-place position broke the order
+  return schema != nullptr;
 }
 
 }  // namespace parity::model::transforms

@@ -20,9 +20,10 @@ struct InsertOptions {
   std::vector<std::string> attrs;
 };
 
-/// Inserts the node in place. Unknown tensor names (kNotFound, near matches), an op the default
-/// domain does not define at the model's opset (kInvalidArgument, near matches), unknown or
-/// malformed attributes are user errors.
-void insert_node(model::Graph& graph, const InsertOptions& options);
+/// Inserts the node in place. Unknown tensor names (kNotFound, near matches), unknown or malformed
+/// attributes of a known op are user errors. An op the default domain does not define at the
+/// model's opset is inserted with a warning (near matches named), as Polygraphy inserts it.
+/// Returns whether the op's schema was known (and the node checked against it).
+bool insert_node(model::Graph& graph, const InsertOptions& options);
 
 }  // namespace parity::model::transforms

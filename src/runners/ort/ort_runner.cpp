@@ -475,7 +475,7 @@ void add_ort_options(options::ArgParser& parser) {
                       "session.intra_op.allow_spinning=0",
               .metavar = "KEY=VALUE",
               .arity = options::Arity::kOneOrMore});
-  parser.add({.flags = {"--ort-providers"},
+  parser.add({.flags = {"--ort-providers", "--providers", "--execution-providers"}, .dest = "ort_providers",
               .help = "Execution providers in priority order (e.g. cpu, xnnpack); `parity runners` lists the "
                       "ones this ONNX Runtime has. Default: cpu",
               .metavar = "NAME",
@@ -490,6 +490,7 @@ void add_ort_options(options::ArgParser& parser) {
 const RunnerRegistrar kOrtRunner({
     .name = "ort",
     .flag = "--ort",
+    .aliases = {"--onnxrt"},
     .description = "ONNX Runtime (libonnxruntime loaded at run time)",
     .add_options = add_ort_options,
     .availability = [](const options::Args* args) { return OrtLibrary::load(library_option(args)).status(); },

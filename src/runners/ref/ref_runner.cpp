@@ -65,6 +65,8 @@ runtime::SessionOptions options_from_args(const options::Args* args) {
 RunnerRegistrar register_ref({
     .name = "ref",
     .flag = "--ref",
+    // Polygraphy's CPU reference runner; parity's reference runtime plays its part.
+    .aliases = {"--pluginref"},
     .description = "parity's own reference ONNX executor (fp32, or fp64 oracle with --precision fp64)",
     .add_options =
         [](options::ArgParser& parser) {
@@ -80,7 +82,7 @@ RunnerRegistrar register_ref({
                               "kernel) or reference (the readable oracle kernels only; fp64 always uses them)",
                       .metavar = "TIER",
                       .choices = {"optimized", "reference"}});
-          parser.add({.flags = {"--profile-index"},
+          parser.add({.flags = {"--profile-index", "--optimization-profile"}, .dest = "profile_index",
                       .help = "ref runner, plans with several optimization profiles: the profile every run uses "
                               "(default: the first that the input shapes fit)",
                       .metavar = "N"});
@@ -106,6 +108,7 @@ RunnerRegistrar register_ref({
             }
           return runner;
         },
+    .reads_plans = true,  // Session::create reads a plan file by its header
 });
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "core/version.h"
 #include "model/proto_convert.h"
 #include "runtime/channels_last.h"
+#include "runtime/cpu_isa.h"
 #include "runtime/packed_state.h"
 #include "runtime/plan/plan.pb.h"
 #include "runtime/positional_fusion.h"
@@ -131,47 +132,21 @@ uint32_t get_u32(const std::byte* p) {
 
 // --- machine fingerprint ---
 
-/// ISA extensions parity's kernels (oneDNN's JIT, the AVX2 elementwise loops) may dispatch to.
+/// The ISA extensions a plan's fingerprint records, of those parity's kernels (oneDNN's JIT, the
+/// vector loops) may dispatch to: the set plan files have always listed, so older plans still load.
 std::vector<std::string> cpu_features() {
+  static const std::set<std::string> kFingerprinted = {"sse4.2",  "avx",      "avx2",     "fma",
+                                                      "avx512f", "avx512bw", "avx512vl", "avx512vnni"};
   std::vector<std::string> found;
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("sse4.2")) found.push_back("sse4.2");
-  if (__builtin_cpu_supports("avx")) found.push_back("avx");
-  if (__builtin_cpu_supports("avx2")) found.push_back("avx2");
-  if (__builtin_cpu_supports("fma")) found.push_back("fma");
-  if (__builtin_cpu_supports("avx512f")) found.push_back("avx512f");
-  if (__builtin_cpu_supports("avx512bw")) found.push_back("avx512bw");
-  if (__builtin_cpu_supports("avx512vl")) found.push_back("avx512vl");
-  if (__builtin_cpu_supports("avx512vnni")) found.push_back("avx512vnni");
-#endif
+  for (const auto& extension : cpu_isa_extensions())
+    if (kFingerprinted.count(extension)) found.push_back(extension);
   return found;
-}
-
-std::string dnnl_isa_name() {
-#if PARITY_HAVE_DNNL
-  switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::sse41: return "sse41";
-    case dnnl::cpu_isa::avx: return "avx";
-    case dnnl::cpu_isa::avx2: return "avx2";
-    case dnnl::cpu_isa::avx512_core: return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
-    default: return "isa-" + std::to_string(static_cast<int>(dnnl::get_effective_cpu_isa()));
-  }
-#else
-  return "";
-#endif
 }
 
 /// oneDNN's version and ISA: packed weights are in a layout this pair chose.
 std::string dnnl_isa() {
 #if PARITY_HAVE_DNNL
-  const dnnl_version_t* v = dnnl_version();
-  return dnnl_isa_name() + " (oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
-         std::to_string(v->patch) + ")";
+  return dnnl_isa_name() + " (oneDNN " + dnnl_library_version() + ")";
 #else
   return "";
 #endif

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <regex>
 
 #include "core/status.h"
@@ -103,12 +104,18 @@ CheckOutcome run_check_command(const CheckCommand& check, const std::vector<std:
 
   const int code = outcome.exit_status;
   auto listed = [code](const std::vector<int>& codes) { return std::find(codes.begin(), codes.end(), code) != codes.end(); };
-  bool failed = check.fail_codes.empty() ? code != 0 : listed(check.fail_codes);
-  if (listed(check.ignore_fail_codes)) failed = false;
-  if (failed && !check.fail_regex.empty())
-    failed = std::any_of(check.fail_regex.begin(), check.fail_regex.end(),
-                         [&](const std::string& re) { return std::regex_search(outcome.output, std::regex(re)); });
-  outcome.failed = failed;
+  // Polygraphy's rules: an ignored status passes; a --fail-regex match decides alone when no
+  // --fail-code is given (even on status 0), and together with the status when one is.
+  std::optional<bool> matched;
+  if (!check.fail_regex.empty())
+    matched = std::any_of(check.fail_regex.begin(), check.fail_regex.end(),
+                          [&](const std::string& re) { return std::regex_search(outcome.output, std::regex(re)); });
+  if (listed(check.ignore_fail_codes))
+    outcome.failed = false;
+  else if (!check.fail_codes.empty())
+    outcome.failed = listed(check.fail_codes) && matched.value_or(true);
+  else
+    outcome.failed = matched ? *matched : code != 0;
   return outcome;
 }
 

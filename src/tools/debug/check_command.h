@@ -16,8 +16,9 @@ struct CheckCommand {
   std::vector<int> fail_codes;
   /// Exit statuses that are not failures (--ignore-fail-code).
   std::vector<int> ignore_fail_codes;
-  /// When set, a failing status counts only if the output matches one of these ECMAScript
-  /// regular expressions (--fail-regex), to tell one failure from another.
+  /// ECMAScript regular expressions (--fail-regex), as Polygraphy reads them: without fail_codes a
+  /// run fails exactly when its output matches one (whatever its status); with fail_codes, when
+  /// its status is listed and its output matches.
   std::vector<std::string> fail_regex;
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -25,12 +26,19 @@ struct RepeatSummary {
   size_t passed = 0;
 };
 
-/// Called after each run with its 1-based number and outcome.
-using RepeatObserver = std::function<void(size_t run, const CheckOutcome& outcome)>;
+/// Called after each run with its 1-based number, outcome and duration.
+using RepeatObserver = std::function<void(size_t run, const CheckOutcome& outcome, double seconds)>;
 
 /// Runs `check` until `until` says stop. "{iteration}" in the command is replaced by the run's
-/// number. A bound of `max_runs` applies to good/bad (0: none).
+/// number. A bound of `max_runs` applies to good/bad (0: none). With `iteration_info`, each run
+/// finds there Polygraphy's iteration file, {"iteration": N} with N counted from 0, removed after
+/// the run.
 RepeatSummary repeat_check(const CheckCommand& check, const RepeatUntil& until, const ArtifactSorter& artifacts,
-                           const RepeatObserver& observe, size_t max_runs = 0);
+                           const RepeatObserver& observe, size_t max_runs = 0,
+                           const std::filesystem::path& iteration_info = {});
+
+/// Polygraphy's closing line: "Finished N iteration(s) | Passed: P/N | Pass Rate: X%", the rate
+/// written as Python writes a float (100.0, 33.333333333333336).
+std::string repeat_summary_line(const RepeatSummary& summary);
 
 }  // namespace parity::tools::debug

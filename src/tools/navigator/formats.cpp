@@ -167,7 +167,7 @@ void export_plan(const FormatInfo& format, const fs::path& workspace, const fs::
   }
   model::Model model = model::load_model(onnx).value();
   options.profiles = plan_profiles(model.proto(), status.profiles);
-  build_and_save_plan(model, onnx.parent_path(), std::move(options), folder / format.file, onnx.filename().string());
+  build_and_save_plan(model, onnx.parent_path(), std::move(options), folder / format.file, onnx.string());
 }
 
 }  // namespace

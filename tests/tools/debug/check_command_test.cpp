@@ -25,6 +25,13 @@ TEST(CheckCommand, ExitStatusCodesAndRegexDecide) {
   EXPECT_FALSE(run_sh("exit 3", {.ignore_fail_codes = {3}}).failed);
   EXPECT_FALSE(run_sh("echo other; exit 1", {.fail_regex = {"Segmentation"}}).failed);
   EXPECT_TRUE(run_sh("echo Segmentation fault; exit 1", {.fail_regex = {"Segm.*fault"}}).failed);
+  // As Polygraphy: without --fail-code the regex alone decides, even on status 0 ...
+  EXPECT_TRUE(run_sh("echo Segmentation fault; exit 0", {.fail_regex = {"Segm.*fault"}}).failed);
+  // ... with one, the status must be listed too (test_reduce_custom_fail_message's --fail-code=0).
+  EXPECT_TRUE(run_sh("echo Segmentation fault; exit 0", {.fail_codes = {0}, .fail_regex = {"Segm"}}).failed);
+  EXPECT_FALSE(run_sh("echo fine; exit 0", {.fail_codes = {0}, .fail_regex = {"Segm"}}).failed);
+  EXPECT_FALSE(run_sh("echo Segmentation fault; exit 2", {.fail_codes = {0}, .fail_regex = {"Segm"}}).failed);
+  EXPECT_FALSE(run_sh("echo Segmentation fault; exit 3", {.ignore_fail_codes = {3}, .fail_regex = {"Segm"}}).failed);
   EXPECT_EQ(run_sh("kill -9 $$").exit_status, 128 + 9);
 }
 
