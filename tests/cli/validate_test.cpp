@@ -341,19 +341,19 @@ TEST(ValidateCli, PlansAndStoredReferenceOutputs) {
     return run_shell(std::string(PARITY_BINARY) + " validate " + demo() + " --dataset " + data.string() + extra +
                      " --save-summary " + summary.string() + " 2>&1");
   };
-  CommandResult r = validate(" --runners ref --plan " + plan, tmp / "strict.json");
+  CommandResult r = validate(" --runners ref --plan-file " + plan, tmp / "strict.json");
   EXPECT_EQ(r.exit_code, 1) << r.output;  // fp16 round-off exceeds the default 1e-5
   Json s = read_json(tmp / "strict.json");
-  EXPECT_EQ(s["comparisons"][0]["candidate"], "plan");
+  EXPECT_EQ(s["comparisons"][0]["candidate"], "plan-file");
   EXPECT_GT(s["comparisons"][0]["outputs"][0]["abs_error"]["max"].get<double>(), 1e-5);
-  r = validate(" --runners ref --plan " + plan + " --fail-fast", tmp / "first.json");
+  r = validate(" --runners ref --plan-file " + plan + " --fail-fast", tmp / "first.json");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(read_json(tmp / "first.json")["samples"]["done"], 1);
   EXPECT_FALSE(read_json(tmp / "first.json")["complete"].get<bool>());
-  r = validate(" --runners ref --plan " + plan + " --compare indices", tmp / "indices.json");
+  r = validate(" --runners ref --plan-file " + plan + " --compare indices", tmp / "indices.json");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "validate compares with the simple function")) << r.output;
-  r = validate(" --runners ref --plan " + plan + " --atol 1e-2 --rtol 1e-2", tmp / "loose.json");
+  r = validate(" --runners ref --plan-file " + plan + " --atol 1e-2 --rtol 1e-2", tmp / "loose.json");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read_json(tmp / "loose.json")["samples"]["passed"], 16);
 
@@ -400,7 +400,7 @@ TEST(ValidateCli, NavigatorPackages) {
   const Json s = read_json(tmp / "s.json");
   EXPECT_EQ(s["model"], nav.string());
   EXPECT_EQ(s["settings"]["plan"], nav.string() + ":plan-fp16");
-  EXPECT_EQ(s["comparisons"][0]["candidate"], "plan");
+  EXPECT_EQ(s["comparisons"][0]["candidate"], "plan-fp16");
   EXPECT_GT(s["comparisons"][0]["outputs"][0]["abs_error"]["max"].get<double>(), 0.0);  // fp16 against fp32
   EXPECT_TRUE(contains(s["comparisons"][0]["outputs"][0]["worst"][0]["rerun"].get<std::string>(),
                        "parity package load " + nav.string()));

@@ -77,6 +77,7 @@ nlohmann::json settings_json(const ValidateConfig& config) {
                                             : config.reference.value_or(config.runners.empty() ? std::string() : config.runners.front());
   j["reference_outputs"] = config.reference_outputs ? Json(*config.reference_outputs) : Json();
   j["plan"] = config.plan_path ? Json(config.plan_label.value_or(*config.plan_path)) : Json();
+  j["plan_candidate"] = config.plan_path ? Json(config.plan_name) : Json();
   j["atol"] = c.atol.default_value();
   j["rtol"] = c.rtol.default_value();
   j["check_error_stat"] = compare::error_stat_name(c.check_error_stat.default_value());
@@ -132,7 +133,7 @@ std::optional<std::string> rerun_command(const SummaryInfo& info, const std::str
     return model.setup + "parity run " + model.path + " " + flag_of(candidate) + load + " --load-outputs " +
            shell_quote(inputs) + tolerances;
   }
-  if (candidate == "plan") {
+  if (s.contains("plan_candidate") && s["plan_candidate"] == candidate) {
     const RunnableModel plan = runnable(s["plan"].get<std::string>(), "", "model.plan");
     return (plan.setup.empty() ? model.setup : plan.setup) + "parity run " + plan.path + " --ref" + load +
            " --save-outputs plan_outputs.json && parity run " + model.path + " " + flag_of(reference) + load +

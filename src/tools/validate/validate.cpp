@@ -36,7 +36,6 @@ bool has_rows(const Tensor& t) {
 }
 
 constexpr const char* kStoredReference = "stored";
-constexpr const char* kPlanRunner = "plan";
 
 // The runners of one rank, active for its whole share; the reference first (no runner when the
 // reference outputs are stored).
@@ -48,7 +47,7 @@ class RunnerSet {
     for (const auto& name : config.runners)
       if (name != reference || config.reference_outputs) add(name, create(config, name, config.model_path));
     // A plan runs on parity's own runtime, which loads plan files as it loads models.
-    if (config.plan_path) add(kPlanRunner, create(config, "ref", *config.plan_path));
+    if (config.plan_path) add(config.plan_name, create(config, "ref", *config.plan_path));
   }
   const std::vector<std::string>& names() const { return names_; }
   /// Null for stored reference outputs.

@@ -32,9 +32,10 @@ struct ValidateConfig {
   std::vector<std::string> runners;
   /// The runner the others are compared with (default: the first of `runners`).
   std::optional<std::string> reference;
-  /// A plan file (parity convert / plan build) validated as one more candidate, named "plan", on
+  /// A plan file (parity convert -o X.plan) validated as one more candidate, named `plan_name`, on
   /// the ref runtime.
   std::optional<std::string> plan_path;
+  std::string plan_name = "plan-file";
   /// How the summary names the plan (default: plan_path), e.g. "model.nav:plan-int8".
   std::optional<std::string> plan_label;
   /// Reference outputs stored per sample instead of a reference runner: a folder

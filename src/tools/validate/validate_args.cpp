@@ -98,8 +98,9 @@ void ValidateArgs::add_to(options::ArgParser& parser) const {
   parser.add({.flags = {"--nav-format"},
               .help = "With a package (MODEL.nav): the format to validate, e.g. plan-int8 (a plan: a candidate beside "
                       "the package's onnx on --runners) or onnx-fp16 (default onnx)", .metavar = "FORMAT"});
-  parser.add({.flags = {"--plan"}, .help = "A plan file (parity convert) validated as one more candidate, \"plan\"",
-              .metavar = "FILE"});
+  parser.add({.flags = {"--plan-file"},
+              .help = "A plan file (parity convert -o X.plan) validated as one more candidate, \"plan-file\" (the plan "
+                      "runner in --runners builds one from MODEL instead)", .metavar = "FILE"});
   compare_args_.add_to(parser);
   parser.group("Metrics");
   parser.add({.flags = {"--top-k"}, .help = "Top-k agreement with the reference (and top-k accuracy) over the last axis",
@@ -137,12 +138,12 @@ ValidateJob ValidateArgs::parse(const options::Args& args) const {
   if (c.reference_outputs && *c.reference_outputs != "dataset")
     PARITY_CHECK(std::filesystem::is_directory(*c.reference_outputs), kNotFound, "--reference-outputs: folder '",
                  *c.reference_outputs, "' does not exist");
-  c.plan_path = args.get("plan");
+  c.plan_path = args.get("plan_file");
   job.nav_format = args.get("nav_format");
   PARITY_CHECK(!job.nav_format || std::filesystem::path(c.model_path).extension() == ".nav", kInvalidArgument,
                "--nav-format selects a format of a package: MODEL must be a .nav file");
   if (c.plan_path)
-    PARITY_CHECK(std::filesystem::exists(*c.plan_path), kNotFound, "--plan: file '", *c.plan_path, "' does not exist");
+    PARITY_CHECK(std::filesystem::exists(*c.plan_path), kNotFound, "--plan-file: file '", *c.plan_path, "' does not exist");
   const compare::CompareSettings compare = compare_args_.parse(args);
   // The Comparator's group is shared with `run`; validate judges samples with CompareFunc.simple.
   PARITY_CHECK(compare.func == "simple", kInvalidArgument, "--compare ", compare.func,

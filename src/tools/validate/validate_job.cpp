@@ -104,6 +104,7 @@ std::unique_ptr<UnpackedPackage> open_package(ValidateJob& job, std::string& mod
   if (navigator::format_info(format).kind == navigator::FormatKind::kPlan) {
     job.config.plan_path = package->model(format).string();
     job.config.plan_label = job.config.model_path + ":" + format;
+    job.config.plan_name = format;
     job.config.model_path = package->model("onnx").string();
   } else {
     if (format != "onnx") model_label += ":" + format;
