@@ -35,6 +35,7 @@ TEST_PACKAGES=(
   man-db groff-base  # the man page and package tests
   libonnx-testdata
   clang libclang-rt-14-dev  # make fuzz (libFuzzer) and the sanitizer runtimes
+  libopenmpi-dev openmpi-bin  # parity validate across ranks (its MPI module and the mpirun tests)
 )
 # Optional peer runtimes and the fixture generators (TorchScript/ONNX pairs).
 PEER_PACKAGES=(libopencv-dnn-dev libtorch-dev python3-torch python3-torchvision python3-onnx python3-numpy)
