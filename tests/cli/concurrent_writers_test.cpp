@@ -13,6 +13,7 @@
 #include "runtime/tactics.h"
 #include "support/test_support.h"
 #include "tools/calibration.h"
+#include "tools/navigator/workspace_lock.h"
 
 namespace parity::testing {
 namespace {
@@ -78,6 +79,29 @@ TEST(ConcurrentWriters, Int8ConvertsSharingOneCalibrationCacheLeaveItComplete) {
   // Every writer calibrated the same seeded feeds (or read a complete cache another one wrote).
   EXPECT_EQ(tools::read_calibration_cache(shared / "calibration.cache").scales, expected.scales);
   EXPECT_TRUE(runtime::plan::load_plan(shared / "int8.plan").is_ok());
+}
+
+// A workspace another process is writing: `optimize --override-workspace` over it is refused with
+// one line and exit 1, and the workspace is left as it was.
+TEST(ConcurrentWriters, OptimizeOverAWorkspaceInUseIsRefusedAndLeavesItAlone) {
+  TempDir dir;
+  const fs::path workspace = dir / "demo.nav.workspace";
+  const std::vector<std::string> optimize = {"optimize", demo_model(), "--workspace", workspace.string(),
+                                             "--override-workspace", "--runners", "ref", "--target-formats", "onnx",
+                                             "--sample-count", "1", "--window-ms", "5", "--max-trials", "2"};
+  ASSERT_EQ(run_parity(optimize).exit_code, 0);
+  const std::string status_before = formats::read_binary_file((workspace / "status.yaml").string());
+
+  const tools::navigator::WorkspaceLock holder(workspace, tools::navigator::WorkspaceLock::Mode::kExclusive);
+  const CommandResult refused = run_parity(optimize);
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("[E] the workspace " + workspace.string() + " is in use by another parity process"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_EQ(formats::read_binary_file((workspace / "status.yaml").string()), status_before);
+  const CommandResult retest = run_parity({"package", "retest", workspace.string()});
+  EXPECT_EQ(retest.exit_code, 1) << retest.output;
+  EXPECT_NE(retest.output.find("is in use by another parity process"), std::string::npos) << retest.output;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "core/logger.h"
 #include "core/text.h"
 #include "tools/navigator/pipeline.h"
+#include "tools/navigator/workspace_lock.h"
 
 namespace parity::cli {
 namespace {
@@ -31,6 +32,7 @@ class PackageRetestCommand : public Command {
   }
   int run(const options::Args& args) override {
     const std::filesystem::path workspace = args.get_or("workspace", "");
+    const nav::WorkspaceLock lock(workspace, nav::WorkspaceLock::Mode::kExclusive);
     nav::WorkspaceStatus status = nav::read_status(workspace);
     nav::CellSelection selection{set_of(args, "formats"), set_of(args, "runtimes"), set_of(args, "steps")};
     if (selection.steps.empty()) selection.steps = {"conversion", "correctness"};

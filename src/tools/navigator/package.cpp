@@ -9,6 +9,7 @@
 #include "core/status.h"
 #include "tools/navigator/cells.h"
 #include "tools/navigator/pipeline.h"
+#include "tools/navigator/workspace_lock.h"
 
 namespace parity::tools::navigator {
 
@@ -106,6 +107,7 @@ std::unique_ptr<runners::Runner> PackageDescriptor::get_runner(const std::string
 }
 
 void PackageDescriptor::set_verified(const std::string& format, const std::string& runtime, bool verified) {
+  const WorkspaceLock lock(workspace_, WorkspaceLock::Mode::kExclusive);
   navigator::set_verified(status_, format, runtime, verified);
   write_status(workspace_, status_);
 }
@@ -113,6 +115,7 @@ void PackageDescriptor::set_verified(const std::string& format, const std::strin
 void PackageDescriptor::save(const fs::path& package, const SaveOptions& options) const {
   PARITY_CHECK(options.override || !fs::exists(package), kInvalidArgument, package.string(),
                " exists; pass --override to replace it");
+  const WorkspaceLock lock(workspace_, WorkspaceLock::Mode::kShared);
   formats::AtomicFile file(package.string());
   int open_error = 0;
   ZipPtr archive(zip_open(file.temp_path().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &open_error));
@@ -223,7 +226,10 @@ void unpack_package(const fs::path& package, const fs::path& target) {
 }
 
 PackageDescriptor PackageDescriptor::load(const fs::path& package, const fs::path& target, const LoadOptions& options) {
-  unpack_package(package, target);
+  {
+    const WorkspaceLock lock(target, WorkspaceLock::Mode::kExclusive);
+    unpack_package(package, target);
+  }
   PackageDescriptor descriptor(target);
   if (options.retest || options.retest_conversions || options.run_profiling)
     descriptor.retest(options.retest_conversions, options.run_profiling, options.quiet, options.isolation);
@@ -231,6 +237,7 @@ PackageDescriptor PackageDescriptor::load(const fs::path& package, const fs::pat
 }
 
 void PackageDescriptor::retest(bool reexport, bool run_profiling, bool quiet, const compare::Isolation& isolation) {
+  const WorkspaceLock lock(workspace_, WorkspaceLock::Mode::kExclusive);
   PARITY_CHECK(status_.sample_counts["correctness"] == 0 || fs::exists(workspace_ / "model_input"), kNotFound,
                "the package has no samples (saved with --no-data), so it cannot be re-tested");
   NavigatorLog log(workspace_ / "navigator.log", quiet);
@@ -248,6 +255,7 @@ void PackageDescriptor::retest(bool reexport, bool run_profiling, bool quiet, co
 }
 
 void PackageDescriptor::profile(const ProfileOptions& options) {
+  const WorkspaceLock lock(workspace_, WorkspaceLock::Mode::kExclusive);
   NavigatorConfig& c = status_.config;
   if (options.measurement_mode) c.measurement_mode = *options.measurement_mode;
   if (options.window_ms) c.window_ms = *options.window_ms;

@@ -57,6 +57,10 @@ struct ProfileOptions {
   compare::Isolation isolation{.enabled = true};
 };
 
+/// Threads and processes: the methods that write the workspace (load, set_verified, profile,
+/// retest) hold its WorkspaceLock exclusively and save holds it shared (workspace_lock.h), so a
+/// second process writing the same workspace is refused with one line instead of interleaving;
+/// one PackageDescriptor object is used by one thread at a time.
 class PackageDescriptor {
  public:
   /// Opens a workspace folder (status.yaml is read now).

@@ -18,6 +18,7 @@
 #include "tools/navigator/cells.h"
 #include "tools/navigator/formats.h"
 #include "tools/navigator/samples.h"
+#include "tools/navigator/workspace_lock.h"
 
 namespace parity::tools::navigator {
 
@@ -301,6 +302,7 @@ WorkspaceStatus optimize(OptimizeRequest& request) {
   ModelIo io;
   if (status.config.source_kind == "onnx") io = read_onnx_io(request.source);
   else io.inputs = request.torchscript_inputs;
+  const WorkspaceLock lock(workspace, WorkspaceLock::Mode::kExclusive);
   prepare_workspace(workspace, request.override_workspace);
   NavigatorLog log(workspace / "navigator.log", request.quiet);
   log.line("parity " + std::string(kParityVersion) + " optimize " + request.source.string() + " -> " + workspace.string());
