@@ -35,6 +35,11 @@ struct RunnerInfo {
   /// A runtime known to crash its process on some models: `run` puts it in a child process unless
   /// --no-subprocess is given, so its crash becomes a FAILED verdict instead of ending the comparison.
   bool isolate_by_default = false;
+
+  /// availability(args); OK for a runner that registered no check.
+  Status available(const options::Args* args) const;
+  /// Throws kUnavailable "runner 'name' (--flag) is unavailable: <reason>" unless available now.
+  void require_available(const options::Args* args) const;
 };
 
 class RunnerRegistry {
