@@ -139,6 +139,12 @@ void refuse_overwriting_input(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) return;
   const auto it = inputs().files.find({st.st_dev, st.st_ino});
   if (it == inputs().files.end()) return;
+  struct stat input {};
+  // Another process may have renamed a new file over the input since it was read, and the input's
+  // freed inode number gone to the file at `path`: the file that was read is gone, nothing to keep.
+  if (it->second != path &&
+      (::stat(it->second.c_str(), &input) != 0 || input.st_dev != st.st_dev || input.st_ino != st.st_ino))
+    return;
   if (it->second == path) fail(ErrorCode::kInvalidArgument, "refusing to write ", path, ": it is an input of this command; choose another output path");
   fail(ErrorCode::kInvalidArgument, "refusing to write ", path, ": it is the same file as ", it->second,
        ", an input of this command; choose another output path");
