@@ -138,29 +138,28 @@ class BenchCommand : public Command {
   }
 
  private:
+  /// Thread counts from comma-separated values of --NAME (each 1..1024); at least one.
+  static std::vector<int> thread_counts(const std::vector<std::string>& values, const std::string& name) {
+    std::vector<int> counts;
+    for (const auto& value : values)
+      for (const auto& t : split_list(value, "--" + name)) {
+        if (t.empty()) continue;
+        const int64_t n = parse_int(t, "--" + name);
+        PARITY_CHECK(n >= 1 && n <= 1024, kInvalidArgument, "--", name, " must be between 1 and 1024, got ", t);
+        counts.push_back(static_cast<int>(n));
+      }
+    PARITY_CHECK(!counts.empty(), kInvalidArgument, "--", name, ": no thread count given");
+    return counts;
+  }
+
   Settings read_settings(const options::Args& args) const {
     Settings s;
     s.models = args.list("models");
     for (const auto& m : s.models) formats::check_readable_file(m);
     s.runners = runner_args_.parse_list(args, "ref,ort,opencv");
 
-    for (const auto& value : args.has("threads") ? args.list("threads") : std::vector<std::string>{"1,2"})
-      for (const auto& t : split_list(value, "--threads")) {
-        if (t.empty()) continue;
-        const int64_t n = parse_int(t, "--threads");
-        PARITY_CHECK(n >= 1 && n <= 1024, kInvalidArgument, "--threads must be between 1 and 1024, got ", t);
-        s.threads.push_back(static_cast<int>(n));
-      }
-    PARITY_CHECK(!s.threads.empty(), kInvalidArgument, "--threads: no thread count given");
-    for (const auto& value : args.list("concurrent"))
-      for (const auto& t : split_list(value, "--concurrent")) {
-        if (t.empty()) continue;
-        const int64_t n = parse_int(t, "--concurrent");
-        PARITY_CHECK(n >= 1 && n <= 1024, kInvalidArgument, "--concurrent must be between 1 and 1024, got ", t);
-        s.concurrent.push_back(static_cast<int>(n));
-      }
-    PARITY_CHECK(!args.has("concurrent") || !s.concurrent.empty(), kInvalidArgument,
-                 "--concurrent: no thread count given");
+    s.threads = thread_counts(args.has("threads") ? args.list("threads") : std::vector<std::string>{"1,2"}, "threads");
+    if (args.has("concurrent")) s.concurrent = thread_counts(args.list("concurrent"), "concurrent");
 
     const options::IterationOptions runs = iteration_args_.parse(args);
     s.iterations = runs.iterations;
