@@ -139,7 +139,7 @@ void write_tensors(const fs::path& folder, const char* kind, size_t map_index, c
     try {
       npy = npy_to_bytes(tensor);
     } catch (const Error& e) {
-      fail(e.code(), "tensor '", name, "': ", e.what());
+      throw e.prefixed("tensor '" + name + "'").with_missing({.tensor = name});
     }
     write_scratch(tensor_file(folder, kind, map_index, index++), npy);
   }

@@ -16,6 +16,22 @@ const char* error_code_name(ErrorCode code) {
   return "unknown error";
 }
 
+Error Error::with_node(std::string node) const {
+  ErrorContext context = context_;
+  context.node = std::move(node);
+  return Error(code_, what(), std::move(context));
+}
+
+Error Error::prefixed(const std::string& prefix) const { return Error(code_, prefix + ": " + what(), context_); }
+
+Error Error::with_missing(const ErrorContext& context) const {
+  ErrorContext merged = context_;
+  if (!merged.node) merged.node = context.node;
+  if (!merged.tensor) merged.tensor = context.tensor;
+  if (!merged.file) merged.file = context.file;
+  return Error(code_, what(), std::move(merged));
+}
+
 namespace detail {
 void assertion_failed(const char* expr, const char* file, int line, const std::string& message) {
   throw Error(ErrorCode::kInternal,

@@ -26,17 +26,43 @@ enum class ErrorCode {
 
 const char* error_code_name(ErrorCode code);
 
+/// Where an error arose, as far as the code that raised it knew. Every field is optional; the
+/// message names the same things for people, these fields name them for programs.
+struct ErrorContext {
+  /// The node: its name in the model, or, for a node without one, the label messages use
+  /// ("Conv node (output 'y')"). For a node inside a subgraph, the node of the graph that was
+  /// planned or run (the If or Loop holding it).
+  std::optional<std::string> node;
+  /// The tensor (value) the error concerns: an input, output, initializer or stored array.
+  std::optional<std::string> tensor;
+  /// The file being read or written.
+  std::optional<std::string> file;
+};
+
 /// The single error type parity reports to users. Thrown inside implementations, carried by
 /// Result/Status across API boundaries.
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, std::string message)
-      : std::runtime_error(message), code_(code) {}
+  Error(ErrorCode code, std::string message, ErrorContext context = {})
+      : std::runtime_error(message), code_(code), context_(std::move(context)) {}
   ErrorCode code() const { return code_; }
   bool is_internal() const { return code_ == ErrorCode::kInternal; }
 
+  const ErrorContext& context() const { return context_; }
+  const std::optional<std::string>& node() const { return context_.node; }
+  const std::optional<std::string>& tensor() const { return context_.tensor; }
+  const std::optional<std::string>& file() const { return context_.file; }
+
+  /// A copy naming `node` (replacing any node already named); the message is kept.
+  Error with_node(std::string node) const;
+  /// A copy whose message is "prefix: message"; code and context are kept.
+  Error prefixed(const std::string& prefix) const;
+  /// A copy whose unset fields are taken from `context`; set ones and the message are kept.
+  Error with_missing(const ErrorContext& context) const;
+
  private:
   ErrorCode code_;
+  ErrorContext context_;
 };
 
 /// Outcome of an operation that returns nothing.
@@ -141,6 +167,23 @@ template <typename... Args>
   throw Error(code, str_cat(args...));
 }
 
+/// As fail(), with the node, tensor or file the error concerns.
+template <typename... Args>
+[[noreturn]] void fail_at(ErrorContext context, ErrorCode code, const Args&... args) {
+  throw Error(code, str_cat(args...), std::move(context));
+}
+
+/// Runs fn; a parity::Error it throws gets the fields of `context` it does not already have (a
+/// file loader naming its file for every error raised while reading it).
+template <typename Fn>
+decltype(auto) with_error_context(const ErrorContext& context, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const Error& e) {
+    throw e.with_missing(context);
+  }
+}
+
 }  // namespace parity
 
 /// Invariant check: a failure is a parity bug and is reported as such (kInternal).
@@ -155,4 +198,11 @@ template <typename... Args>
 #define PARITY_CHECK(cond, code, ...)                                \
   do {                                                               \
     if (!(cond)) ::parity::fail(::parity::ErrorCode::code, __VA_ARGS__); \
+  } while (0)
+
+/// PARITY_CHECK naming where (a parity::ErrorContext, or a braced list of one field: the
+/// preprocessor splits a list at its commas) in the error's fields.
+#define PARITY_CHECK_AT(cond, where, code, ...)                                  \
+  do {                                                                           \
+    if (!(cond)) ::parity::fail_at(where, ::parity::ErrorCode::code, __VA_ARGS__); \
   } while (0)

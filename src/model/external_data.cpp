@@ -29,6 +29,11 @@ std::string label_of(const onnx::TensorProto& proto) {
   return proto.name().empty() ? std::string("<unnamed tensor>") : "'" + proto.name() + "'";
 }
 
+ErrorContext tensor_context(const onnx::TensorProto& proto) {
+  if (proto.name().empty()) return {};
+  return {.tensor = proto.name()};
+}
+
 int64_t parse_key_int(const std::string& text, const std::string& key, const std::string& label) {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -59,25 +64,28 @@ struct CheckedRef {
 };
 
 CheckedRef check_ref(const onnx::TensorProto& proto, const fs::path& base_dir) {
-  const std::string label = label_of(proto);
-  const ExternalDataRef ref = parse_external_data(proto);
-  CheckedRef out;
-  out.path = resolve_external_location(ref.location, base_dir, label);
-  out.offset = ref.offset;
-  out.bytes = expected_bytes(proto, label);
-  PARITY_CHECK(ref.length < 0 || ref.length == out.bytes, kInvalidModel, "external data of tensor ", label,
-               " has length ", ref.length, " but its dtype and shape need ", out.bytes, " bytes");
-  std::error_code ec;
-  const auto status = fs::status(out.path, ec);
-  PARITY_CHECK(!ec && fs::exists(status), kNotFound, "external data file '", out.path.string(), "' of tensor ",
-               label, " does not exist");
-  PARITY_CHECK(fs::is_regular_file(status), kInvalidModel, "external data location '", out.path.string(),
-               "' of tensor ", label, " is not a regular file");
-  const auto file_size = static_cast<int64_t>(fs::file_size(out.path, ec));
-  PARITY_CHECK(!ec && out.offset + out.bytes <= file_size, kInvalidModel, "external data of tensor ", label,
-               " needs bytes [", out.offset, ", ", out.offset + out.bytes, ") but '", out.path.string(), "' has ",
-               file_size, " bytes");
-  return out;
+  return with_error_context(tensor_context(proto), [&] {
+    const std::string label = label_of(proto);
+    const ExternalDataRef ref = parse_external_data(proto);
+    CheckedRef out;
+    out.path = resolve_external_location(ref.location, base_dir, label);
+    out.offset = ref.offset;
+    out.bytes = expected_bytes(proto, label);
+    PARITY_CHECK(ref.length < 0 || ref.length == out.bytes, kInvalidModel, "external data of tensor ", label,
+                 " has length ", ref.length, " but its dtype and shape need ", out.bytes, " bytes");
+    const ErrorContext at_file{.file = out.path.string()};
+    std::error_code ec;
+    const auto status = fs::status(out.path, ec);
+    PARITY_CHECK_AT(!ec && fs::exists(status), at_file, kNotFound, "external data file '", out.path.string(),
+                    "' of tensor ", label, " does not exist");
+    PARITY_CHECK_AT(fs::is_regular_file(status), at_file, kInvalidModel, "external data location '",
+                    out.path.string(), "' of tensor ", label, " is not a regular file");
+    const auto file_size = static_cast<int64_t>(fs::file_size(out.path, ec));
+    PARITY_CHECK_AT(!ec && out.offset + out.bytes <= file_size, at_file, kInvalidModel, "external data of tensor ",
+                    label, " needs bytes [", out.offset, ", ", out.offset + out.bytes, ") but '", out.path.string(),
+                    "' has ", file_size, " bytes");
+    return out;
+  });
 }
 
 }  // namespace
@@ -128,24 +136,26 @@ void validate_external_tensor(const onnx::TensorProto& proto, const fs::path& ba
 }
 
 Tensor map_external_tensor(const onnx::TensorProto& proto, const fs::path& base_dir) {
-  const CheckedRef ref = check_ref(proto, base_dir);
-  const auto dtype = static_cast<DType>(proto.data_type());
-  Shape shape(proto.dims().begin(), proto.dims().end());
-  if (ref.bytes == 0) return Tensor(dtype, std::move(shape));
-  if (is_sub_byte(dtype)) {
-    // Packed on disk, one byte per element in memory: unpack instead of mapping.
-    auto file = MappedFile::open(ref.path);
-    Tensor t(dtype, std::move(shape));
-    unpack_sub_byte(dtype, reinterpret_cast<const uint8_t*>(file->data() + ref.offset), t.numel(),
-                    static_cast<uint8_t*>(t.raw_data()));
-    return t;
-  }
-  if (ref.offset % static_cast<int64_t>(dtype_size(dtype)) != 0) {
-    // Misaligned elements would make typed access undefined; copy this (rare) tensor instead.
-    auto file = MappedFile::open(ref.path);
-    return Tensor::from_bytes(dtype, std::move(shape), file->data() + ref.offset, static_cast<size_t>(ref.bytes));
-  }
-  return Tensor(dtype, std::move(shape), MappedFile::open(ref.path), static_cast<size_t>(ref.offset));
+  return with_error_context(tensor_context(proto), [&] {
+    const CheckedRef ref = check_ref(proto, base_dir);
+    const auto dtype = static_cast<DType>(proto.data_type());
+    Shape shape(proto.dims().begin(), proto.dims().end());
+    if (ref.bytes == 0) return Tensor(dtype, std::move(shape));
+    if (is_sub_byte(dtype)) {
+      // Packed on disk, one byte per element in memory: unpack instead of mapping.
+      auto file = MappedFile::open(ref.path);
+      Tensor t(dtype, std::move(shape));
+      unpack_sub_byte(dtype, reinterpret_cast<const uint8_t*>(file->data() + ref.offset), t.numel(),
+                      static_cast<uint8_t*>(t.raw_data()));
+      return t;
+    }
+    if (ref.offset % static_cast<int64_t>(dtype_size(dtype)) != 0) {
+      // Misaligned elements would make typed access undefined; copy this (rare) tensor instead.
+      auto file = MappedFile::open(ref.path);
+      return Tensor::from_bytes(dtype, std::move(shape), file->data() + ref.offset, static_cast<size_t>(ref.bytes));
+    }
+    return Tensor(dtype, std::move(shape), MappedFile::open(ref.path), static_cast<size_t>(ref.offset));
+  });
 }
 
 // --- MappedFile --------------------------------------------------------------------------------
@@ -162,13 +172,14 @@ std::map<FileKey, std::weak_ptr<MappedFile>>& live_mappings() {
 }  // namespace
 
 std::shared_ptr<MappedFile> MappedFile::open(const fs::path& path) {
+  const ErrorContext at_file{.file = path.string()};
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  PARITY_CHECK(fd >= 0, kNotFound, "cannot open '", path.string(), "': ", std::strerror(errno));
+  PARITY_CHECK_AT(fd >= 0, at_file, kNotFound, "cannot open '", path.string(), "': ", std::strerror(errno));
   formats::note_input(path.string());  // models and their weight files are never written over
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
-    fail(ErrorCode::kIo, "cannot stat '", path.string(), "'");
+    fail_at(at_file, ErrorCode::kIo, "cannot stat '", path.string(), "'");
   }
   const FileKey key{st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
   std::lock_guard<std::mutex> lock(g_map_mutex);
@@ -191,7 +202,7 @@ std::shared_ptr<MappedFile> MappedFile::open(const fs::path& path) {
       // No address space left (a --runner-memory-limit, a 32-bit process) is running out of
       // memory, reported as such (capture_result: "out of memory"), not as a file error.
       if (err == ENOMEM) throw std::bad_alloc();
-      fail(ErrorCode::kIo, "cannot map '", path.string(), "': ", std::strerror(err));
+      fail_at(at_file, ErrorCode::kIo, "cannot map '", path.string(), "': ", std::strerror(err));
     }
     file->data_ = static_cast<std::byte*>(p);
   }

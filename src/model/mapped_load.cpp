@@ -249,46 +249,53 @@ std::optional<Tensor> tensor_at(const onnx::TensorProto& proto, const Span& span
 
 }  // namespace
 
-Result<MappedModel> load_model_mapped(const fs::path& path, size_t min_bytes) {
-  return capture_result<MappedModel>([&] {
-    std::error_code ec;
-    PARITY_CHECK(fs::exists(path, ec), kNotFound, "model file '", path.string(), "' does not exist");
-    PARITY_CHECK(!fs::is_directory(path, ec), kInvalidArgument, "'", path.string(),
-                 "' is a folder; give the path of an .onnx file");
-    const std::shared_ptr<MappedFile> file = MappedFile::open(path);
-    const fs::path base_dir = path.parent_path();
-    MappedModel out;
-    auto initializers = std::make_shared<std::unordered_map<std::string, Tensor>>();
-    out.initializers = initializers;
+namespace {
 
-    std::optional<Stripped> stripped;
-    if (file->size_bytes() > 0) stripped = Stripper(file->data(), min_bytes).model(file->size_bytes());
-    if (!stripped) {
-      // Not a layout the scan handles (or not protobuf at all): protobuf parses it, or says why not.
-      Model whole = load_model_from_bytes(
-                        std::string_view(reinterpret_cast<const char*>(file->data()), file->size_bytes()), base_dir,
-                        path.string())
-                        .value();
-      out.proto = std::make_shared<onnx::ModelProto>(std::move(whole.proto()));
-      return out;
-    }
-    Model model = load_model_from_bytes(stripped->bytes, base_dir, path.string()).value();
-    out.proto = std::make_shared<onnx::ModelProto>(std::move(model.proto()));
-    auto* graph = out.proto->mutable_graph();
-    PARITY_CHECK(static_cast<size_t>(graph->initializer_size()) == stripped->spans.size(), kInternal,
-                 "'", path.string(), "': the initializer scan and protobuf disagree");
-    for (size_t i = 0; i < stripped->spans.size(); ++i) {
-      const std::optional<Span>& span = stripped->spans[i];
-      if (!span) continue;
-      onnx::TensorProto& proto = *graph->mutable_initializer(static_cast<int>(i));
-      if (std::optional<Tensor> t = tensor_at(proto, *span, path)) {
-        (*initializers)[proto.name()] = std::move(*t);
-      } else {
-        proto.set_raw_data(reinterpret_cast<const char*>(file->data() + span->offset), span->size);
-      }
-    }
+MappedModel read_model_mapped(const fs::path& path, size_t min_bytes) {
+  std::error_code ec;
+  PARITY_CHECK(fs::exists(path, ec), kNotFound, "model file '", path.string(), "' does not exist");
+  PARITY_CHECK(!fs::is_directory(path, ec), kInvalidArgument, "'", path.string(),
+               "' is a folder; give the path of an .onnx file");
+  const std::shared_ptr<MappedFile> file = MappedFile::open(path);
+  const fs::path base_dir = path.parent_path();
+  MappedModel out;
+  auto initializers = std::make_shared<std::unordered_map<std::string, Tensor>>();
+  out.initializers = initializers;
+
+  std::optional<Stripped> stripped;
+  if (file->size_bytes() > 0) stripped = Stripper(file->data(), min_bytes).model(file->size_bytes());
+  if (!stripped) {
+    // Not a layout the scan handles (or not protobuf at all): protobuf parses it, or says why not.
+    Model whole = load_model_from_bytes(
+                      std::string_view(reinterpret_cast<const char*>(file->data()), file->size_bytes()), base_dir,
+                      path.string())
+                      .value();
+    out.proto = std::make_shared<onnx::ModelProto>(std::move(whole.proto()));
     return out;
-  });
+  }
+  Model model = load_model_from_bytes(stripped->bytes, base_dir, path.string()).value();
+  out.proto = std::make_shared<onnx::ModelProto>(std::move(model.proto()));
+  auto* graph = out.proto->mutable_graph();
+  PARITY_CHECK(static_cast<size_t>(graph->initializer_size()) == stripped->spans.size(), kInternal,
+               "'", path.string(), "': the initializer scan and protobuf disagree");
+  for (size_t i = 0; i < stripped->spans.size(); ++i) {
+    const std::optional<Span>& span = stripped->spans[i];
+    if (!span) continue;
+    onnx::TensorProto& proto = *graph->mutable_initializer(static_cast<int>(i));
+    if (std::optional<Tensor> t = tensor_at(proto, *span, path)) {
+      (*initializers)[proto.name()] = std::move(*t);
+    } else {
+      proto.set_raw_data(reinterpret_cast<const char*>(file->data() + span->offset), span->size);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<MappedModel> load_model_mapped(const fs::path& path, size_t min_bytes) {
+  return capture_result<MappedModel>(
+      [&] { return with_error_context({.file = path.string()}, [&] { return read_model_mapped(path, min_bytes); }); });
 }
 
 }  // namespace parity::model

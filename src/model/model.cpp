@@ -139,25 +139,33 @@ Result<Model> load_model(const fs::path& path, const fs::path& external_data_dir
   return load_model(path, LoadOptions{.external_data_dir = external_data_dir});
 }
 
-Result<Model> load_model(const fs::path& path, const LoadOptions& options) {
+namespace {
+
+Model read_model_file(const fs::path& path, const LoadOptions& options) {
   const fs::path& external_data_dir = options.external_data_dir;
-  return capture_result<Model>([&] {
-    std::error_code ec;
-    PARITY_CHECK(fs::exists(path, ec), kNotFound, "model file '", path.string(), "' does not exist");
-    PARITY_CHECK(!fs::is_directory(path, ec), kInvalidArgument, "'", path.string(),
-                 "' is a folder; give the path of an .onnx file");
-    auto file = MappedFile::open(path);
-    google::protobuf::LogSilencer quiet;
-    std::error_code dir_ec;
-    PARITY_CHECK(external_data_dir.empty() || fs::is_directory(external_data_dir, dir_ec), kNotFound,
-                 "external data folder '", external_data_dir.string(), "' does not exist");
-    fs::path base = external_data_dir.empty() ? path.parent_path() : external_data_dir;
-    if (base.empty()) base = ".";
-    Model model = parse_model(file->data(), file->size_bytes(), base, path.string(), !options.ignore_external_data);
-    model.set_external_data_ignored(options.ignore_external_data);
-    model.set_path(path);
-    return model;
-  });
+  std::error_code ec;
+  PARITY_CHECK(fs::exists(path, ec), kNotFound, "model file '", path.string(), "' does not exist");
+  PARITY_CHECK(!fs::is_directory(path, ec), kInvalidArgument, "'", path.string(),
+               "' is a folder; give the path of an .onnx file");
+  auto file = MappedFile::open(path);
+  google::protobuf::LogSilencer quiet;
+  std::error_code dir_ec;
+  PARITY_CHECK_AT(external_data_dir.empty() || fs::is_directory(external_data_dir, dir_ec),
+                  {.file = external_data_dir.string()}, kNotFound, "external data folder '",
+                  external_data_dir.string(), "' does not exist");
+  fs::path base = external_data_dir.empty() ? path.parent_path() : external_data_dir;
+  if (base.empty()) base = ".";
+  Model model = parse_model(file->data(), file->size_bytes(), base, path.string(), !options.ignore_external_data);
+  model.set_external_data_ignored(options.ignore_external_data);
+  model.set_path(path);
+  return model;
+}
+
+}  // namespace
+
+Result<Model> load_model(const fs::path& path, const LoadOptions& options) {
+  return capture_result<Model>(
+      [&] { return with_error_context({.file = path.string()}, [&] { return read_model_file(path, options); }); });
 }
 
 Result<Model> load_model_from_bytes(std::string_view bytes, const fs::path& base_dir, const std::string& label) {

@@ -59,6 +59,7 @@ class ExecContext : public KernelContext, public PlacedOutputs {
     return z ^ (z >> 31);
   }
   std::string node_label() const override { return node_.label; }
+  std::string node_error_name() const override { return runtime::node_error_name(node_.spec); }
 
   std::optional<Tensor> claim_placed_output(size_t i, DType dtype, const Shape& shape) override {
     if (!shared_.active() || i >= node_.outputs.size() || node_.outputs[i] < 0) return std::nullopt;
@@ -79,11 +80,15 @@ class ExecContext : public KernelContext, public PlacedOutputs {
   std::vector<bool> claimed_;  // per output: its slice was handed out
 };
 
-[[noreturn]] void rethrow_with_node(const PlannedNode& node, const Error& e) {
-  const std::string msg = e.what();
-  if (msg.find(node.label) != std::string::npos) throw e;
-  throw Error(e.code(), node.label + ": " + msg);
+}  // namespace
+
+void rethrow_at_node(const PlannedNode& node, const Error& e) {
+  const std::string name = node_error_name(node.spec);
+  if (e.node() == name) throw e;
+  throw e.prefixed(node.label).with_node(name);
 }
+
+namespace {
 
 /// Bytes a value's tensors hold (views sharing storage count in full: an upper bound).
 int64_t value_bytes(const Value& v) {
@@ -131,11 +136,11 @@ std::vector<Value> execute_graph(const Subgraph& graph, std::vector<Value> input
         shared.release_after(static_cast<int>(index));
       }
     } catch (const Error& e) {
-      rethrow_with_node(node, e);
+      rethrow_at_node(node, e);
     } catch (const std::bad_alloc&) {
-      fail(ErrorCode::kRuntime, node.label, ": out of memory");
+      fail_at({.node = node_error_name(node.spec)}, ErrorCode::kRuntime, node.label, ": out of memory");
     } catch (const std::exception& e) {
-      fail(ErrorCode::kInternal, node.label, ": ", e.what());
+      fail_at({.node = node_error_name(node.spec)}, ErrorCode::kInternal, node.label, ": ", e.what());
     }
     if (profile)
       profile->push_back({node.label, node.spec.op_type,

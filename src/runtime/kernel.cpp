@@ -25,10 +25,15 @@ std::vector<Tensor>& Value::sequence_items() {
   return sequence_;
 }
 
-std::string KernelInit::node_label() const {
-  std::string label = spec_.domain.empty() ? spec_.op_type : spec_.domain + "::" + spec_.op_type;
-  return label + " node '" + spec_.name + "'";
+std::string node_label(const NodeSpec& spec) {
+  std::string label = spec.domain.empty() ? spec.op_type : spec.domain + "::" + spec.op_type;
+  if (!spec.name.empty()) return label + " node '" + spec.name + "'";
+  for (const auto& o : spec.outputs)
+    if (!o.empty()) return label + " node (output '" + o + "')";
+  return label + " node";
 }
+
+std::string node_error_name(const NodeSpec& spec) { return spec.name.empty() ? node_label(spec) : spec.name; }
 
 const model::Attribute* KernelInit::find_attr(const std::string& name) const {
   auto it = spec_.attributes.find(name);
@@ -78,7 +83,7 @@ std::optional<Shape> KernelInit::input_static_shape(size_t) const { return std::
 
 std::unique_ptr<Kernel> KernelInit::create_reference_kernel() const {
   const KernelDef* def = KernelRegistry::instance().resolve(spec_.domain, spec_.op_type, spec_.opset);
-  PARITY_ASSERT(def, "no reference kernel for ", node_label());
+  with_error_context({.node = node_error_name()}, [&] { PARITY_ASSERT(def, "no reference kernel for ", node_label()); });
   return def->create(*this);
 }
 

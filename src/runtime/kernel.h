@@ -65,6 +65,12 @@ struct NodeSpec {
   model::AttributeMap attributes;
 };
 
+/// How messages name a node: op and name ("Conv node 'conv1'"), or op and first output when the
+/// node has no name ("Conv node (output 'y')").
+std::string node_label(const NodeSpec& spec);
+/// The node an error raised at it carries (Error::node()): its name, or its label without one.
+std::string node_error_name(const NodeSpec& spec);
+
 /// Plan-time view of a node: attribute accessors with defaults and node-named errors.
 class KernelInit {
  public:
@@ -112,12 +118,14 @@ class KernelInit {
   /// cases they do not handle (another dtype, a shape the fast path does not cover).
   virtual std::unique_ptr<class Kernel> create_reference_kernel() const;
 
-  /// Throws kInvalidModel with the node's op and name in the message.
+  /// Throws kInvalidModel with the node's op and name in the message and in Error::node().
   template <typename... Args>
   [[noreturn]] void fail(const Args&... args) const {
-    ::parity::fail(ErrorCode::kInvalidModel, node_label(), ": ", args...);
+    ::parity::fail_at({.node = node_error_name()}, ErrorCode::kInvalidModel, node_label(), ": ", args...);
   }
-  std::string node_label() const;
+  std::string node_label() const { return runtime::node_label(spec_); }
+  /// What an error raised at this node carries as Error::node().
+  std::string node_error_name() const { return runtime::node_error_name(spec_); }
 
  private:
   const model::Attribute& require_attr(const std::string& name, model::AttrType type) const;
@@ -156,10 +164,14 @@ class KernelContext {
   virtual uint64_t next_random_seed() = 0;
 
   virtual std::string node_label() const = 0;
-  /// Throws kRuntime naming the node (used for shape mismatches discovered while running).
+  /// What an error raised at this node carries as Error::node() (runtime::node_error_name);
+  /// a context that runs no node of a model names its errors by their label.
+  virtual std::string node_error_name() const { return node_label(); }
+  /// Throws kRuntime naming the node in the message and in Error::node() (used for shape
+  /// mismatches discovered while running).
   template <typename... Args>
   [[noreturn]] void fail(const Args&... args) const {
-    ::parity::fail(ErrorCode::kRuntime, node_label(), ": ", args...);
+    ::parity::fail_at({.node = node_error_name()}, ErrorCode::kRuntime, node_label(), ": ", args...);
   }
 };
 

@@ -246,14 +246,6 @@ class PlanKernelInit : public KernelInit, public GraphAccess, public KernelPrefe
   }
 };
 
-std::string make_label(const NodeSpec& spec) {
-  std::string label = spec.domain.empty() ? spec.op_type : spec.domain + "::" + spec.op_type;
-  if (!spec.name.empty()) return label + " node '" + spec.name + "'";
-  for (const auto& o : spec.outputs)
-    if (!o.empty()) return label + " node (output '" + o + "')";
-  return label + " node";
-}
-
 std::string join_ints(const std::vector<int>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -279,6 +271,7 @@ class FoldContext : public KernelContext {
   Precision precision() const override { return precision_; }
   uint64_t next_random_seed() override { return 0; }
   std::string node_label() const override { return node_.label; }
+  std::string node_error_name() const override { return runtime::node_error_name(node_.spec); }
   std::vector<Value> outputs_;
 
  private:
@@ -511,8 +504,8 @@ class GraphPlanner {
     for (size_t n = 0; n < nodes_.size(); ++n)
       for (const auto& out : nodes_[n].proto.output()) {
         if (out.empty()) continue;
-        PARITY_CHECK(produced.insert(out).second, kInvalidModel, label_, ": value '", out,
-                     "' is produced by more than one node");
+        PARITY_CHECK_AT(produced.insert(out).second, {.tensor = out}, kInvalidModel, label_, ": value '", out,
+                        "' is produced by more than one node");
         const int s = add_slot(out);
         if (producer_.size() <= static_cast<size_t>(s)) producer_.resize(s + 1, -1);
         producer_[s] = static_cast<int>(n);
@@ -527,8 +520,8 @@ class GraphPlanner {
     for (const auto& name : used) {
       if (g_.slot_of_.count(name)) continue;
       const int outer = parent_ ? parent_->slot(name) : -1;
-      PARITY_CHECK(outer >= 0, kInvalidModel, label_, ": value '", name,
-                   "' is used but not produced by any node, initializer or graph input");
+      PARITY_CHECK_AT(outer >= 0, {.tensor = name}, kInvalidModel, label_, ": value '", name,
+                      "' is used but not produced by any node, initializer or graph input");
       g_.captures_.emplace_back(add_slot(name), outer);
     }
     const size_t num_slots = g_.slot_names_.size();
@@ -569,8 +562,9 @@ class GraphPlanner {
     if (order_.size() != nodes_.size()) {
       for (size_t n = 0; n < nodes_.size(); ++n)
         if (indegree[n] > 0)
-          fail(ErrorCode::kInvalidModel, label_, ": the graph has a cycle through node '", nodes_[n].proto.name(),
-               "' (", nodes_[n].proto.op_type(), ")");
+          fail_at({.node = nodes_[n].proto.name()}, ErrorCode::kInvalidModel, label_,
+                  ": the graph has a cycle through node '", nodes_[n].proto.name(), "' (", nodes_[n].proto.op_type(),
+                  ")");
     }
   }
 
@@ -610,16 +604,14 @@ class GraphPlanner {
       pn.spec.outputs.push_back(out);
       pn.outputs.push_back(out.empty() ? -1 : g_.slot_of_.at(out));
     }
-    pn.label = make_label(pn.spec);
+    pn.label = node_label(pn.spec);
     const KernelDef* def = resolve_kernel(pn);
     pn.spec.since_version = def->since_version;
     for (const auto& a : proto.attribute()) pn.spec.attributes[a.name()] = model::attribute_from_proto(a, env_.base_dir);
     try {
       build_kernel(pn.spec, pn.inputs, *def, env_.precision == Precision::kFloat32, pn);
     } catch (const Error& e) {
-      const std::string msg = e.what();
-      if (msg.find(pn.label) != std::string::npos) throw;
-      throw Error(e.code(), pn.label + ": " + msg);
+      rethrow_at_node(pn, e);
     }
     PARITY_ASSERT(pn.kernel, "kernel factory for ", pn.label, " returned null");
     pn.kernel_spec = pn.spec;
@@ -633,20 +625,20 @@ class GraphPlanner {
   void choose_tactic(const NodeSpec& spec, const KernelInit& init, std::vector<const KernelDef*>& candidates,
                      PlannedNode& out) const {
     const TacticOptions& options = *env_.tactics;
-    const std::string label = make_label(spec);
+    const std::string label = node_label(spec);
     if (auto it = options.replay.find(tactic_node_key(spec)); it != options.replay.end()) {
       std::string known;
       for (const KernelDef* c : candidates) {
         known += (known.empty() ? "" : ", ") + tactic_name(*c);
         if (tactic_name(*c) != it->second) continue;
         out.kernel = c->create(init);
-        PARITY_CHECK(out.kernel != nullptr, kInvalidArgument, "--load-tactics: ", label, ": tactic '", it->second,
-                     "' declines this node here");
+        PARITY_CHECK_AT(out.kernel != nullptr, {.node = node_error_name(spec)}, kInvalidArgument, "--load-tactics: ",
+                        label, ": tactic '", it->second, "' declines this node here");
         out.tactic = it->second;
         return;
       }
-      fail(ErrorCode::kInvalidArgument, "--load-tactics: ", label, " was recorded with tactic '", it->second,
-           "', which is not one of its tactics here (", known, ")");
+      fail_at({.node = node_error_name(spec)}, ErrorCode::kInvalidArgument, "--load-tactics: ", label,
+              " was recorded with tactic '", it->second, "', which is not one of its tactics here (", known, ")");
     }
     if (!options.forbidden.empty()) {
       auto forbidden = [&](const KernelDef* c) {
@@ -751,7 +743,7 @@ class GraphPlanner {
       out.kernel = candidate->create(init);
       if (out.kernel) out.tactic = tactic_name(*candidate);
     }
-    PARITY_ASSERT(out.kernel, "kernel factory for ", make_label(spec), " returned null");
+    PARITY_ASSERT(out.kernel, "kernel factory for ", node_label(spec), " returned null");
     std::map<size_t, float> scales = precision == DType::kInt8 ? int8_scales(spec, plain_init) : std::map<size_t, float>{};
     out.kernel = wrap_reduced_precision(std::move(out.kernel), spec, precision, std::move(scales));
     out.precision = precision;
@@ -766,18 +758,20 @@ class GraphPlanner {
     const std::string newest = versions.empty() ? std::string("parity implements no version of it")
                                                 : str_cat("the newest version parity implements is ", versions.back());
     const std::optional<int> newest_opset = newest_known_opset(pn.spec.domain);
+    const ErrorContext at_node{.node = node_error_name(pn.spec)};
     if (newest_opset && pn.spec.opset > *newest_opset)
-      fail(ErrorCode::kUnsupported, pn.label, ": op '", pn.spec.op_type, "' at ", display_domain(pn.spec.domain),
-           " opset ", pn.spec.opset, " is newer than parity knows (it implements ", display_domain(pn.spec.domain),
-           " up to opset ", *newest_opset, " as of ONNX ", kNewestKnownOnnxRelease, "); ", newest);
+      fail_at(at_node, ErrorCode::kUnsupported, pn.label, ": op '", pn.spec.op_type, "' at ",
+              display_domain(pn.spec.domain), " opset ", pn.spec.opset, " is newer than parity knows (it implements ",
+              display_domain(pn.spec.domain), " up to opset ", *newest_opset, " as of ONNX ", kNewestKnownOnnxRelease,
+              "); ", newest);
     const KernelDef* def = registry.resolve(pn.spec.domain, pn.spec.op_type, pn.spec.opset);
     if (def) return def;
     if (versions.empty())
-      fail(ErrorCode::kUnsupported, pn.label, ": parity has no kernel for op '", pn.spec.op_type, "' in domain '",
-           display_domain(pn.spec.domain), "' (opset ", pn.spec.opset, "); ", newest);
-    fail(ErrorCode::kUnsupported, pn.label, ": no kernel for op '", pn.spec.op_type, "' (domain ",
-         display_domain(pn.spec.domain), ") at opset ", pn.spec.opset, "; versions that exist: ", join_ints(versions),
-         "; ", newest);
+      fail_at(at_node, ErrorCode::kUnsupported, pn.label, ": parity has no kernel for op '", pn.spec.op_type,
+              "' in domain '", display_domain(pn.spec.domain), "' (opset ", pn.spec.opset, "); ", newest);
+    fail_at(at_node, ErrorCode::kUnsupported, pn.label, ": no kernel for op '", pn.spec.op_type, "' (domain ",
+            display_domain(pn.spec.domain), ") at opset ", pn.spec.opset, "; versions that exist: ",
+            join_ints(versions), "; ", newest);
   }
 
   // A Constant node's value, computed now so that later kernels see it at plan time.

@@ -396,6 +396,7 @@ class ReducedInputsContext : public KernelContext {
   Precision precision() const override { return base_.precision(); }
   uint64_t next_random_seed() override { return base_.next_random_seed(); }
   std::string node_label() const override { return base_.node_label(); }
+  std::string node_error_name() const override { return base_.node_error_name(); }
 
  private:
   KernelContext& base_;

@@ -89,6 +89,11 @@ struct PlannedNode {
   bool placed_concat = false;
 };
 
+/// Rethrows an error raised while planning or running `node` so that it names the node, in
+/// Error::node() and in the message ("<label>: ..."), unless it was raised at the node itself
+/// and names it already.
+[[noreturn]] void rethrow_at_node(const PlannedNode& node, const Error& e);
+
 /// A buffer several values are slices of (runtime/rewrites/concat_placement.h), allocated once
 /// per run of the graph.
 struct SharedBuffer {

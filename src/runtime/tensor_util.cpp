@@ -24,21 +24,22 @@ void copy_elements(const Tensor& src, int64_t src_off, Tensor& dst, int64_t dst_
 
 }  // namespace
 
-Tensor concat_tensors(const std::vector<Tensor>& items, int64_t axis, const std::string& what) {
-  PARITY_CHECK(!items.empty(), kRuntime, what, ": nothing to concatenate");
+Tensor concat_tensors(const std::vector<Tensor>& items, int64_t axis, const std::string& what,
+                      const ErrorContext& where) {
+  PARITY_CHECK_AT(!items.empty(), where, kRuntime, what, ": nothing to concatenate");
   const Tensor& first = items.front();
   const int64_t rank = first.rank();
   if (axis < 0) axis += rank;
-  PARITY_CHECK(axis >= 0 && axis < rank, kRuntime, what, ": axis out of range for rank ", rank);
+  PARITY_CHECK_AT(axis >= 0 && axis < rank, where, kRuntime, what, ": axis out of range for rank ", rank);
   Shape out_shape = first.shape();
   out_shape[axis] = 0;
   for (const auto& t : items) {
-    PARITY_CHECK(t.dtype() == first.dtype(), kRuntime, what, ": cannot concatenate ", dtype_name(t.dtype()), " with ",
+    PARITY_CHECK_AT(t.dtype() == first.dtype(), where, kRuntime, what, ": cannot concatenate ", dtype_name(t.dtype()), " with ",
                  dtype_name(first.dtype()));
-    PARITY_CHECK(t.rank() == rank, kRuntime, what, ": cannot concatenate shapes ", shape_to_string(t.shape()), " and ",
+    PARITY_CHECK_AT(t.rank() == rank, where, kRuntime, what, ": cannot concatenate shapes ", shape_to_string(t.shape()), " and ",
                  shape_to_string(first.shape()));
     for (int64_t d = 0; d < rank; ++d)
-      PARITY_CHECK(d == axis || t.shape()[d] == first.shape()[d], kRuntime, what, ": cannot concatenate shapes ",
+      PARITY_CHECK_AT(d == axis || t.shape()[d] == first.shape()[d], where, kRuntime, what, ": cannot concatenate shapes ",
                    shape_to_string(t.shape()), " and ", shape_to_string(first.shape()), " along axis ", axis);
     out_shape[axis] += t.shape()[axis];
   }
@@ -54,17 +55,18 @@ Tensor concat_tensors(const std::vector<Tensor>& items, int64_t axis, const std:
   return out;
 }
 
-Tensor stack_tensors(const std::vector<Tensor>& items, int64_t axis, const std::string& what) {
-  PARITY_CHECK(!items.empty(), kRuntime, what, ": nothing to stack");
+Tensor stack_tensors(const std::vector<Tensor>& items, int64_t axis, const std::string& what,
+                     const ErrorContext& where) {
+  PARITY_CHECK_AT(!items.empty(), where, kRuntime, what, ": nothing to stack");
   std::vector<Tensor> expanded;
   for (const auto& t : items) {
-    PARITY_CHECK(t.shape() == items.front().shape(), kRuntime, what, ": cannot stack shapes ",
+    PARITY_CHECK_AT(t.shape() == items.front().shape(), where, kRuntime, what, ": cannot stack shapes ",
                  shape_to_string(t.shape()), " and ", shape_to_string(items.front().shape()));
     Shape s = t.shape();
     s.insert(s.begin() + axis, 1);
     expanded.push_back(t.reshaped(s));
   }
-  return concat_tensors(expanded, axis, what);
+  return concat_tensors(expanded, axis, what, where);
 }
 
 Tensor slice_axis(const Tensor& t, int64_t axis, int64_t start, int64_t length) {

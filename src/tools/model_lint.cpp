@@ -388,14 +388,14 @@ class Linter {
       session.run(used);
       report_.add("info", "parity_runtime", "The model runs on the loaded input data");
     } catch (const Error& e) {
-      const std::string message = e.what();
       std::vector<std::string> nodes;
-      for (const auto& n : graph_->nodes)
-        if (!n->name.empty() && message.find("'" + n->name + "'") != std::string::npos) {
-          nodes.push_back(label(n.get()));
-          break;
-        }
-      report_.add(kError, "parity_runtime", message, std::move(nodes));
+      if (e.node())
+        for (const auto& n : graph_->nodes)
+          if (!n->name.empty() && n->name == *e.node()) {
+            nodes.push_back(label(n.get()));
+            break;
+          }
+      report_.add(kError, "parity_runtime", e.what(), std::move(nodes));
     }
   }
 

@@ -211,6 +211,34 @@ TEST(OnnxModelErrors, WrongExternalDataLength) {
   EXPECT_EQ(load_error(dir / "m3.onnx").code(), ErrorCode::kNotFound);
 }
 
+TEST(OnnxModelErrors, ErrorsNameTheFileAndTensorInTheirFields) {
+  TempDir dir;
+  write_file(dir / "text.onnx", "not a model");
+  const Error bad = load_error(dir / "text.onnx");
+  EXPECT_EQ(bad.file(), (dir / "text.onnx").string());
+  EXPECT_FALSE(bad.tensor());
+  EXPECT_EQ(load_error(dir / "missing.onnx").file(), (dir / "missing.onnx").string());
+
+  // Broken external data names the tensor and the weights file, not the model.
+  onnx::ModelProto short_file = add_relu_model();
+  externalize(short_file, "W", dir.path(), "w.bin");
+  write_file(dir / "w.bin", "abc");
+  write_model(short_file, dir / "m.onnx");
+  const Error weights = load_error(dir / "m.onnx");
+  EXPECT_EQ(weights.tensor(), "W");
+  ASSERT_TRUE(weights.file());
+  EXPECT_EQ(fs::path(*weights.file()).filename(), "w.bin");
+
+  // A bad length is found before any weights file is opened: the model is the file.
+  onnx::ModelProto wrong_length = add_relu_model();
+  externalize(wrong_length, "W", dir.path(), "w2.bin");
+  wrong_length.mutable_graph()->mutable_initializer(0)->mutable_external_data(2)->set_value("12");
+  write_model(wrong_length, dir / "m2.onnx");
+  const Error length = load_error(dir / "m2.onnx");
+  EXPECT_EQ(length.tensor(), "W");
+  EXPECT_EQ(length.file(), (dir / "m2.onnx").string());
+}
+
 TEST(OnnxModelErrors, ExternalDataEscapingTheFolder) {
   TempDir dir;
   fs::create_directories(dir / "model");

@@ -112,7 +112,7 @@ TEST(Session, UnknownOpNamesOpDomainAndOpset) {
   EXPECT_EQ(result.error().code(), ErrorCode::kUnsupported);
   EXPECT_NE(std::string(result.error().what()).find("parity has no kernel for op 'NoSuchOp' in domain 'ai.onnx'"),
             std::string::npos)
-      << result.error().what();
+      << result.error().what();  EXPECT_EQ(result.error().node(), "mystery");
 }
 
 TEST(Session, OpNewerThanModelOpsetListsExistingVersions) {
@@ -141,6 +141,7 @@ TEST(Session, FailureInsideANodeNamesTheNode) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kRuntime);
     EXPECT_NE(std::string(e.what()).find("ConstantOfShape node 'fill'"), std::string::npos) << e.what();
+    EXPECT_EQ(e.node(), "fill");
   }
 }
 
@@ -152,7 +153,7 @@ TEST(Session, UndefinedValueIsAnInvalidModel) {
   auto result = Session::create(m.model());
   ASSERT_FALSE(result.is_ok());
   EXPECT_EQ(result.error().code(), ErrorCode::kInvalidModel);
-  EXPECT_NE(std::string(result.error().what()).find("'ghost'"), std::string::npos);
+  EXPECT_NE(std::string(result.error().what()).find("'ghost'"), std::string::npos);  EXPECT_EQ(result.error().tensor(), "ghost");
 }
 
 TEST(Session, Fp64OracleComputesInDoubleAndNarrowsOutputs) {

@@ -58,7 +58,9 @@ DataFileKind detect_data_file(const std::string& path) {
   return kind_from_content(formats::read_binary_file(path), path);
 }
 
-DataFile load_data(const std::string& path) {
+namespace {
+
+DataFile decode_data_file(const std::string& path) {
   std::string bytes = formats::read_binary_file(path);
   DataFile file;
   file.kind = kind_from_content(bytes, path);
@@ -80,6 +82,12 @@ DataFile load_data(const std::string& path) {
       break;
   }
   return file;
+}
+
+}  // namespace
+
+DataFile load_data(const std::string& path) {
+  return with_error_context({.file = path}, [&] { return decode_data_file(path); });
 }
 
 TensorMapList load_data_file(const std::string& path) {

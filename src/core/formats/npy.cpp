@@ -355,7 +355,9 @@ std::string npy_to_bytes(const Tensor& tensor) {
   return out;
 }
 
-Tensor read_npy(const std::string& path) { return npy_from_string(formats::read_binary_file(path), path); }
+Tensor read_npy(const std::string& path) {
+  return with_error_context({.file = path}, [&] { return npy_from_string(formats::read_binary_file(path), path); });
+}
 
 void write_npy(const std::string& path, const Tensor& tensor) {
   formats::write_binary_file(path, npy_to_bytes(tensor));

@@ -96,7 +96,7 @@ TensorMap npz_from_bytes(const std::string& bytes, const std::string& what) {
 }
 
 TensorMap read_npz(const std::string& path) {
-  return npz_from_bytes(formats::read_binary_file(path), path);
+  return with_error_context({.file = path}, [&] { return npz_from_bytes(formats::read_binary_file(path), path); });
 }
 
 void write_npz(const std::string& path, const TensorMap& tensors, bool compressed) {
@@ -106,7 +106,8 @@ void write_npz(const std::string& path, const TensorMap& tensors, bool compresse
     try {
       members.emplace_back(name + ".npy", npy_to_bytes(tensor));
     } catch (const Error& e) {
-      fail(e.code(), "tensor '", name, "' cannot be written to ", path, ": ", e.what());
+      fail_at(e.with_missing({.tensor = name, .file = path}).context(), e.code(), "tensor '", name,
+              "' cannot be written to ", path, ": ", e.what());
     }
   }
   formats::AtomicFile file(path);

@@ -30,7 +30,7 @@ Json encode_ndarray(const Tensor& tensor, const std::string& name) {
   try {
     npy = npy_to_bytes(tensor);
   } catch (const Error& e) {
-    fail(e.code(), "tensor '", name, "': ", e.what());
+    throw e.prefixed("tensor '" + name + "'").with_missing({.tensor = name});
   }
   Json j = Json::object();
   j["array"] = base64_encode(npy);
@@ -214,7 +214,8 @@ std::string inputs_to_json(const std::vector<TensorMap>& iterations) {
 }
 
 RunResults read_run_results(const std::string& path) {
-  return run_results_from_json(formats::read_binary_file(path), path);
+  return with_error_context({.file = path},
+                            [&] { return run_results_from_json(formats::read_binary_file(path), path); });
 }
 
 void write_run_results(const std::string& path, const RunResults& results) {
@@ -222,7 +223,7 @@ void write_run_results(const std::string& path, const RunResults& results) {
 }
 
 std::vector<TensorMap> read_inputs_json(const std::string& path) {
-  return inputs_from_json(formats::read_binary_file(path), path);
+  return with_error_context({.file = path}, [&] { return inputs_from_json(formats::read_binary_file(path), path); });
 }
 
 std::vector<TensorMap> read_inputs_json(const std::vector<std::string>& paths) {

@@ -219,7 +219,7 @@ void RunResultsStreamWriter::add(size_t runner, const std::string& name, const T
   try {
     npy = npy_to_bytes(tensor);
   } catch (const Error& e) {
-    fail(e.code(), "tensor '", name, "': ", e.what());
+    throw e.prefixed("tensor '" + name + "'").with_missing({.tensor = name});
   }
   part.out << (part.tensors ? ",\n" : "\n") << indent(6) << quoted(name) << ": {\n"
            << indent(7) << "\"values\": {\n"

@@ -28,7 +28,7 @@ model::ValuePtr lookup_tensor(const model::Graph& g, const std::string& name, co
   try {
     return g.tensor(name);
   } catch (const Error& e) {
-    throw Error(e.code(), option + ": " + e.what());
+    throw e.prefixed(option).with_missing({.tensor = name});
   }
 }
 

@@ -610,7 +610,7 @@ class LoadedKernelInit : public KernelInit, public PackedStateSource {
 class FoldedKernel : public Kernel {
  public:
   void compute(KernelContext& ctx) const override {
-    fail(ErrorCode::kInternal, ctx.node_label(), ": a folded node of a loaded plan was run (a parity bug)");
+    fail_at({.node = ctx.node_error_name()}, ErrorCode::kInternal, ctx.node_label(), ": a folded node of a loaded plan was run (a parity bug)");
   }
 };
 
@@ -842,7 +842,7 @@ class PlanLoader {
     try {
       kernel = chosen->create(init);
     } catch (const Error& e) {
-      fail(e.code(), what_, ": ", label, ": ", e.what(), kRebuildHint);
+      fail_at(e.with_node(node_error_name(spec)).context(), e.code(), what_, ": ", label, ": ", e.what(), kRebuildHint);
     }
     if (!kernel)
       fail(ErrorCode::kUnsupported, what_, ": kernel '", tactic, "' declines ", label, " on this machine", kRebuildHint);

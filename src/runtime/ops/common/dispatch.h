@@ -60,7 +60,7 @@ void dispatch_dtype(DType dtype, const Where& where, Fn&& fn) {
     }
   }
   if (!handled)
-    ::parity::fail(ErrorCode::kUnsupported, where.node_label(), ": element type ", dtype_name(dtype),
+    ::parity::fail_at({.node = where.node_error_name()}, ErrorCode::kUnsupported, where.node_label(), ": element type ", dtype_name(dtype),
                    " is not supported");
 }
 

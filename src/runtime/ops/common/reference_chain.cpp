@@ -32,6 +32,7 @@ class ForwardingContext final : public KernelContext {
   Precision precision() const override { return outer_.precision(); }
   uint64_t next_random_seed() override { return outer_.next_random_seed(); }
   std::string node_label() const override { return outer_.node_label(); }
+  std::string node_error_name() const override { return outer_.node_error_name(); }
 
   Value take_output() { return std::move(outputs_.at(0)); }
 

@@ -63,7 +63,8 @@ class Loop : public Kernel {
         ctx.allocate_output(carried_ + k, compute_dtype(d, ctx.precision()), {0});
         continue;
       }
-      ctx.set_output(carried_ + k, Value(stack_tensors(scans[k], 0, ctx.node_label() + " scan output")));
+      ctx.set_output(carried_ + k, Value(stack_tensors(scans[k], 0, ctx.node_label() + " scan output",
+                                                           {.node = ctx.node_error_name()})));
     }
   }
 

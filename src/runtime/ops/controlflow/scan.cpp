@@ -66,9 +66,9 @@ class Scan : public Kernel {
       for (int64_t k = 0; k < num_scan_outputs_; ++k) output_parts[k].push_back(outputs[k]);
     }
     for (int64_t i = 0; i < num_state_; ++i)
-      ctx.set_output(i, Value(stack_tensors(state_parts[i], 0, ctx.node_label())));
+      ctx.set_output(i, Value(stack_tensors(state_parts[i], 0, ctx.node_label(), {.node = ctx.node_error_name()})));
     for (int64_t k = 0; k < num_scan_outputs_; ++k)
-      ctx.set_output(num_state_ + k, Value(stack_tensors(output_parts[k], 0, ctx.node_label())));
+      ctx.set_output(num_state_ + k, Value(stack_tensors(output_parts[k], 0, ctx.node_label(), {.node = ctx.node_error_name()})));
   }
 
  private:
@@ -114,7 +114,7 @@ class Scan : public Kernel {
       const int64_t rank = outs[k].front().rank() + 1;
       const int64_t axis = output_axes_[k] < 0 ? output_axes_[k] + rank : output_axes_[k];
       if (axis < 0 || axis >= rank) ctx.fail("scan_output_axes[", k, "] is out of range");
-      outputs.push_back(stack_tensors(outs[k], axis, ctx.node_label()));
+      outputs.push_back(stack_tensors(outs[k], axis, ctx.node_label(), {.node = ctx.node_error_name()}));
     }
     return {final_states, outputs};
   }

@@ -64,8 +64,8 @@ class ConcatFromSequence : public Kernel {
     const int64_t rank = items.front().rank() + (new_axis_ ? 1 : 0);
     const int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
     if (axis < 0 || axis >= rank) ctx.fail("axis ", axis_, " is out of range");
-    ctx.set_output(0, Value(new_axis_ ? stack_tensors(items, axis, ctx.node_label())
-                                      : concat_tensors(items, axis, ctx.node_label())));
+    ctx.set_output(0, Value(new_axis_ ? stack_tensors(items, axis, ctx.node_label(), {.node = ctx.node_error_name()})
+                                      : concat_tensors(items, axis, ctx.node_label(), {.node = ctx.node_error_name()})));
   }
 
  private:

@@ -54,7 +54,7 @@ class Gradient : public Kernel {
       const auto& n = *it->second;
       static const std::set<std::string> kSupported = {"Add", "Sub", "Mul", "Div", "Neg", "Identity"};
       if (!kSupported.count(n.op_type()))
-        fail(ErrorCode::kUnsupported, init.node_label(), ": differentiating op '", n.op_type(),
+        fail_at({.node = init.node_error_name()}, ErrorCode::kUnsupported, init.node_label(), ": differentiating op '", n.op_type(),
              "' is not supported (supported: Add, Sub, Mul, Div, Neg, Identity)");
       for (const auto& in : n.input()) visit(in);
       steps_.push_back({n.op_type(), {n.input().begin(), n.input().end()}, name});
