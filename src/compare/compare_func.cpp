@@ -13,6 +13,7 @@
 #include "core/low_precision.h"
 #include "core/logger.h"
 #include "core/metadata.h"
+#include "core/stats.h"
 
 namespace parity::compare {
 
@@ -100,28 +101,6 @@ std::vector<double> as_doubles(const Tensor& t) {
   return std::vector<double>(v.begin(), v.end());
 }
 
-// numpy's pairwise summation (the inner loop of add.reduce) in float32.
-float pairwise_sum(const float* a, int64_t n) {
-  if (n < 8) {
-    float res = 0.0f;
-    for (int64_t i = 0; i < n; ++i) res += a[i];
-    return res;
-  }
-  if (n <= 128) {
-    float r[8];
-    for (int j = 0; j < 8; ++j) r[j] = a[j];
-    int64_t i = 8;
-    for (; i < n - (n % 8); i += 8)
-      for (int j = 0; j < 8; ++j) r[j] += a[i + j];
-    float res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; ++i) res += a[i];
-    return res;
-  }
-  int64_t n2 = n / 2;
-  n2 -= n2 % 8;
-  return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
-}
-
 bool any_nan(const std::vector<double>& v) {
   return std::any_of(v.begin(), v.end(), [](double x) { return std::isnan(x); });
 }
@@ -155,13 +134,14 @@ double mean_f32(const Tensor& t) {
   if (n == 0) return std::numeric_limits<double>::quiet_NaN();
   float sum = 0.0f;
   if (t.dtype() == DType::kFloat32) {
-    sum += pairwise_sum(t.data<float>(), n);
+    sum += numpy_pairwise_sum(t.data<float>(), static_cast<size_t>(n));
   } else {
     // A cast is needed, so numpy reduces through its 8192-element buffers one after another.
     const Tensor f = t.cast(DType::kFloat32);
     const float* p = f.data<float>();
     constexpr int64_t kBuffer = 8192;
-    for (int64_t start = 0; start < n; start += kBuffer) sum += pairwise_sum(p + start, std::min(kBuffer, n - start));
+    for (int64_t start = 0; start < n; start += kBuffer)
+      sum += numpy_pairwise_sum(p + start, static_cast<size_t>(std::min(kBuffer, n - start)));
   }
   return static_cast<double>(sum / static_cast<float>(n));
 }

@@ -1,7 +1,6 @@
 #include "compare/layerwise.h"
 
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 #include <fmt/format.h>
 #include <malloc.h>
 #include <sys/resource.h>
@@ -19,6 +18,7 @@
 #include "compare/loaders.h"
 #include "compare/report.h"
 #include "core/progress.h"
+#include "core/text.h"
 #include "core/logger.h"
 #include "core/low_precision.h"
 #include "runners/registry.h"
@@ -48,10 +48,9 @@ int64_t current_rss_bytes() {
 }
 
 std::string mib(int64_t bytes) {
-  const double b = static_cast<double>(bytes);
-  if (bytes < (int64_t{1} << 20)) return fmt::format("{:.1f} KiB", b / 1024.0);
-  if (bytes < (int64_t{1} << 30)) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024.0));
-  return fmt::format("{:.2f} GiB", b / (1024.0 * 1024.0 * 1024.0));
+  const ScaledBytes scaled = scale_bytes(static_cast<double>(bytes), /*smallest=*/1, /*largest=*/3);
+  if (scaled.power == 3) return fmt::format("{:.2f} {}", scaled.value, scaled.unit);
+  return fmt::format("{:.1f} {}", scaled.value, scaled.unit);
 }
 
 // `s` in a column of `width`: padded, or cut with "..." when longer.
@@ -95,14 +94,7 @@ class WindowModels {
  public:
   explicit WindowModels(const onnx::ModelProto& model) : base_(model) {
     base_.mutable_graph()->clear_output();
-    onnx::ModelProto inferred = model;
-    try {
-      onnx::shape_inference::InferShapes(inferred);
-    } catch (const std::exception& e) {
-      logger().verbose("ONNX shape inference failed (", e.what(), "); marked outputs get no type");
-    }
-    for (const auto* list : {&inferred.graph().value_info(), &inferred.graph().output(), &inferred.graph().input()})
-      for (const auto& vi : *list) infos_.emplace(vi.name(), vi);
+    infos_ = loaders::inferred_value_infos(model);
     const auto& nodes = model.graph().node();
     node_inputs_.resize(static_cast<size_t>(nodes.size()));
     for (int i = 0; i < nodes.size(); ++i) {

@@ -1,7 +1,6 @@
 #include "compare/loaders.h"
 
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +12,7 @@
 #include "core/formats/file_io.h"
 #include "core/logger.h"
 #include "core/metadata.h"
+#include "model/shape_inference.h"
 #include "runners/registry.h"
 
 namespace parity::compare::loaders {
@@ -79,6 +79,16 @@ std::vector<std::string> produced_value_names(const onnx::ModelProto& model) {
   return names;
 }
 
+std::map<std::string, onnx::ValueInfoProto> inferred_value_infos(const onnx::ModelProto& model) {
+  std::string failure;
+  const onnx::ModelProto inferred = model::inferred_copy(model, &failure);
+  if (!failure.empty()) logger().verbose("ONNX shape inference failed (", failure, "); marked outputs get no type");
+  std::map<std::string, onnx::ValueInfoProto> infos;
+  for (const auto* list : {&inferred.graph().value_info(), &inferred.graph().output(), &inferred.graph().input()})
+    for (const auto& vi : *list) infos.emplace(vi.name(), vi);
+  return infos;
+}
+
 void modify_outputs(onnx::ModelProto& model, const std::vector<std::string>& outputs,
                     const std::vector<std::string>& exclude) {
   onnx::GraphProto* graph = model.mutable_graph();
@@ -87,18 +97,7 @@ void modify_outputs(onnx::ModelProto& model, const std::vector<std::string>& out
   for (const auto& in : graph->input()) known.insert(in.name());
   for (const auto& init : graph->initializer()) known.insert(init.name());
 
-  // Types of every value, from the model and from shape inference on a copy.
-  std::map<std::string, onnx::ValueInfoProto> infos;
-  {
-    onnx::ModelProto inferred = model;
-    try {
-      onnx::shape_inference::InferShapes(inferred);
-    } catch (const std::exception& e) {
-      logger().verbose("ONNX shape inference failed (", e.what(), "); marked outputs get no type");
-    }
-    for (const auto* list : {&inferred.graph().value_info(), &inferred.graph().output(), &inferred.graph().input()})
-      for (const auto& vi : *list) infos.emplace(vi.name(), vi);
-  }
+  const std::map<std::string, onnx::ValueInfoProto> infos = inferred_value_infos(model);
 
   std::vector<std::string> wanted;
   const bool mark_all = outputs.size() == 2 && outputs[0] == "mark" && outputs[1] == "all";
@@ -228,10 +227,8 @@ std::unique_ptr<runners::Runner> RunnerFromOnnx(const std::string& runner_name, 
     fail(ErrorCode::kUnavailable, "no runner named '", runner_name, "'; registered runners: ",
          names.empty() ? "(none)" : join_names(names));
   }
-  if (info->availability) {
-    Status st = info->availability(args);
-    PARITY_CHECK(st.is_ok(), kUnavailable, "runner '", runner_name, "' is unavailable: ", st.message());
-  }
+  const Status available = info->available(args);
+  PARITY_CHECK(available.is_ok(), kUnavailable, "runner '", runner_name, "' is unavailable: ", available.message());
   return std::make_unique<LoadedRunner>(*info, std::move(model), std::move(base_dir), args);
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -50,6 +51,9 @@ void modify_outputs(onnx::ModelProto& model, const std::vector<std::string>& out
 bool uses_external_data(const onnx::ModelProto& model);
 /// Names of every value produced by a node of the main graph, in node order.
 std::vector<std::string> produced_value_names(const onnx::ModelProto& model);
+/// The type of every value that has one, from the model and from libonnx's shape inference on a
+/// copy (best effort: a model it rejects keeps the types it records): what marked outputs declare.
+std::map<std::string, onnx::ValueInfoProto> inferred_value_infos(const onnx::ModelProto& model);
 
 // Lazy forms ----------------------------------------------------------------------------------
 

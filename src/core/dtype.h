@@ -86,8 +86,11 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn);
 
 [[noreturn]] void throw_unsupported_dtype(DType dtype, const char* where);
 
-template <typename Fn>
-decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
+namespace detail {
+/// The switch both visitors share: fn(TypeTag<T>{}) for the real numeric types and bool,
+/// otherwise(): the caller's answer for every other dtype.
+template <typename Fn, typename Otherwise>
+decltype(auto) visit_real_dtype(DType dtype, Fn&& fn, Otherwise&& otherwise) {
   switch (dtype) {
     case DType::kFloat32: return fn(TypeTag<float>{});
     case DType::kFloat64: return fn(TypeTag<double>{});
@@ -102,32 +105,29 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
     case DType::kUInt32: return fn(TypeTag<uint32_t>{});
     case DType::kUInt64: return fn(TypeTag<uint64_t>{});
     case DType::kBool: return fn(TypeTag<bool>{});
-    case DType::kString: return fn(TypeTag<std::string>{});
-    case DType::kComplex64: return fn(TypeTag<std::complex<float>>{});
-    case DType::kComplex128: return fn(TypeTag<std::complex<double>>{});
-    default: throw_unsupported_dtype(dtype, "visit_dtype");
+    default: return otherwise();
   }
+}
+}  // namespace detail
+
+template <typename Fn>
+decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
+  return detail::visit_real_dtype(dtype, fn, [&]() -> decltype(auto) {
+    switch (dtype) {
+      case DType::kString: return fn(TypeTag<std::string>{});
+      case DType::kComplex64: return fn(TypeTag<std::complex<float>>{});
+      case DType::kComplex128: return fn(TypeTag<std::complex<double>>{});
+      default: throw_unsupported_dtype(dtype, "visit_dtype");
+    }
+  });
 }
 
 /// Like visit_dtype but only for numeric real types (no string/complex): those throw kUnsupported.
 template <typename Fn>
 decltype(auto) visit_numeric_dtype(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kFloat32: return fn(TypeTag<float>{});
-    case DType::kFloat64: return fn(TypeTag<double>{});
-    case DType::kFloat16: return fn(TypeTag<Float16>{});
-    case DType::kBFloat16: return fn(TypeTag<BFloat16>{});
-    case DType::kInt8: return fn(TypeTag<int8_t>{});
-    case DType::kInt16: return fn(TypeTag<int16_t>{});
-    case DType::kInt32: return fn(TypeTag<int32_t>{});
-    case DType::kInt64: return fn(TypeTag<int64_t>{});
-    case DType::kUInt8: return fn(TypeTag<uint8_t>{});
-    case DType::kUInt16: return fn(TypeTag<uint16_t>{});
-    case DType::kUInt32: return fn(TypeTag<uint32_t>{});
-    case DType::kUInt64: return fn(TypeTag<uint64_t>{});
-    case DType::kBool: return fn(TypeTag<bool>{});
-    default: throw_unsupported_dtype(dtype, "numeric operation");
-  }
+  return detail::visit_real_dtype(dtype, fn, [&]() -> decltype(fn(TypeTag<float>{})) {
+    throw_unsupported_dtype(dtype, "numeric operation");
+  });
 }
 
 namespace detail {

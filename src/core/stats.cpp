@@ -377,6 +377,8 @@ static Tensor widened(const Tensor& tensor) {
   return tensor.cast(is_low_precision_integer(tensor.dtype()) ? DType::kInt32 : DType::kFloat32);
 }
 
+float numpy_pairwise_sum(const float* values, size_t n) { return pairwise_sum(values, n); }
+
 TensorStats compute_stats(const Tensor& tensor_in) {
   check_has_stats(tensor_in, "statistics");
   const Tensor tensor = widened(tensor_in);

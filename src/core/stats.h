@@ -56,6 +56,10 @@ std::optional<Histogram> compute_histogram(const Tensor& tensor,
 std::string format_histogram(const Tensor& tensor,
                              std::optional<std::pair<double, double>> range = {});
 
+/// numpy's pairwise summation in float32 (the inner loop of np.add.reduce over one contiguous
+/// block): what np.sum and np.mean(dtype=float32) add a float32 array with.
+float numpy_pairwise_sum(const float* values, size_t n);
+
 /// Python's format(value, '.{precision}g') ("nan", "inf", "1e-05", "0.47773").
 std::string format_g(double value, int precision);
 

@@ -142,4 +142,18 @@ uint64_t parse_size(const std::string& text, const std::string& what) {
   return static_cast<uint64_t>(std::llround(value * scale));
 }
 
+ScaledBytes scale_bytes(double bytes, int smallest, int largest) {
+  static constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  PARITY_ASSERT(0 <= smallest && smallest <= largest && largest <= 4, "scale_bytes: powers ", smallest, "..", largest);
+  ScaledBytes out;
+  out.value = bytes;
+  for (; out.power < smallest; ++out.power) out.value /= 1024.0;
+  while (out.value >= 1024.0 && out.power < largest) {
+    out.value /= 1024.0;
+    ++out.power;
+  }
+  out.unit = kUnits[out.power];
+  return out;
+}
+
 }  // namespace parity

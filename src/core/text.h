@@ -40,4 +40,14 @@ Shape parse_shape(const std::string& text, const std::string& what);
 /// Parses a byte size: "1024", "4K", "1.5M", "2G" (binary multiples; "KB" reads like "K").
 uint64_t parse_size(const std::string& text, const std::string& what);
 
+/// A byte count in a binary unit: value * 1024^power bytes.
+struct ScaledBytes {
+  double value = 0;
+  const char* unit = "bytes";  // "bytes", "KiB", "MiB", "GiB" or "TiB"
+  int power = 0;               // 0 (bytes) to 4 (TiB)
+};
+/// `bytes` in the largest unit it holds at least one of, between 1024^smallest and 1024^largest
+/// (powers 0 to 4): what the size printers format, each with its own precision.
+ScaledBytes scale_bytes(double bytes, int smallest = 0, int largest = 4);
+
 }  // namespace parity

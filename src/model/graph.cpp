@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <queue>
 #include <set>
 #include <unordered_set>
 
 #include "core/low_precision.h"
+#include "core/topological_order.h"
 #include "model/external_data.h"
 #include "model/proto_convert.h"
 
@@ -277,7 +277,7 @@ std::vector<size_t> sort_nodes(const Graph& g, std::vector<size_t>* cycle) {
   for (size_t i = 0; i < n; ++i)
     for (const auto& v : nodes[i]->outputs)
       if (v) producer_index.emplace(v.get(), i);
-  std::vector<std::vector<size_t>> deps(n), users(n);
+  std::vector<std::vector<size_t>> deps(n);
   for (size_t i = 0; i < n; ++i) {
     std::set<size_t> d;
     auto add = [&](const ValuePtr& v) {
@@ -289,25 +289,10 @@ std::vector<size_t> sort_nodes(const Graph& g, std::vector<size_t>* cycle) {
     for (const auto& [_, sub] : nodes[i]->subgraphs)
       for (const auto& v : sub->outer_references()) add(v);
     deps[i].assign(d.begin(), d.end());
-    for (size_t p : d) users[p].push_back(i);
   }
-  std::vector<size_t> pending(n);
-  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
-  for (size_t i = 0; i < n; ++i) {
-    pending[i] = deps[i].size();
-    if (pending[i] == 0) ready.push(i);
-  }
-  std::vector<size_t> order;
-  order.reserve(n);
+  const std::vector<size_t> order = stable_topological_order(deps);
   std::vector<bool> done(n, false);
-  while (!ready.empty()) {
-    const size_t i = ready.top();
-    ready.pop();
-    done[i] = true;
-    order.push_back(i);
-    for (size_t u : users[i])
-      if (--pending[u] == 0) ready.push(u);
-  }
+  for (size_t i : order) done[i] = true;
   if (order.size() != n && cycle) {
     // Every unsorted node waits on another unsorted node: walking producers must revisit one.
     size_t cur = 0;

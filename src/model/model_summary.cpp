@@ -10,6 +10,7 @@
 
 #include "core/metadata.h"
 #include "core/numpy_format.h"
+#include "core/text.h"
 #include "model/graph.h"
 
 namespace parity::model {
@@ -328,15 +329,9 @@ WeightStats weight_stats(const model::Graph& graph) {
 }
 
 std::string format_bytes(uint64_t bytes) {
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024.0 && u < 4) {
-    v /= 1024.0;
-    ++u;
-  }
-  if (u == 0) return str_cat(bytes, " bytes");
-  return fmt::format("{:.2f} {} ({} bytes)", v, units[u], bytes);
+  const ScaledBytes scaled = scale_bytes(static_cast<double>(bytes));
+  if (scaled.power == 0) return str_cat(bytes, " bytes");
+  return fmt::format("{:.2f} {} ({} bytes)", scaled.value, scaled.unit, bytes);
 }
 
 std::string format_values(const Tensor& t, int64_t max_values) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "model/mapped_load.h"
 #include "model/model.h"
 #include "model/schemas/newer_onnx.h"
 
@@ -93,6 +94,45 @@ std::vector<std::string> infer_shapes(onnx::ModelProto& model, bool data_prop) {
   ShapeInferenceOptions options;
   options.data_prop = data_prop;
   return infer_shapes(model, options);
+}
+
+onnx::ModelProto copy_for_inference(const onnx::ModelProto& model) {
+  constexpr size_t kKeptBytes = kMappedInitializerMinBytes;
+  onnx::ModelProto copy;
+  copy.set_ir_version(model.ir_version());
+  *copy.mutable_opset_import() = model.opset_import();
+  *copy.mutable_functions() = model.functions();
+  const onnx::GraphProto& from = model.graph();
+  onnx::GraphProto& graph = *copy.mutable_graph();
+  graph.set_name(from.name());
+  *graph.mutable_node() = from.node();
+  *graph.mutable_input() = from.input();
+  *graph.mutable_output() = from.output();
+  *graph.mutable_value_info() = from.value_info();
+  *graph.mutable_sparse_initializer() = from.sparse_initializer();
+  graph.mutable_initializer()->Reserve(from.initializer_size());
+  for (const auto& t : from.initializer()) {
+    onnx::TensorProto* out = graph.add_initializer();
+    if (t.raw_data().size() < kKeptBytes) {
+      *out = t;
+      continue;
+    }
+    out->set_name(t.name());
+    out->set_data_type(t.data_type());
+    *out->mutable_dims() = t.dims();
+  }
+  return copy;
+}
+
+onnx::ModelProto inferred_copy(const onnx::ModelProto& model, std::string* failure) {
+  onnx::ModelProto inferred = copy_for_inference(model);
+  try {
+    onnx::shape_inference::InferShapes(inferred);
+  } catch (const std::exception& e) {
+    if (failure) *failure = e.what();
+    inferred = copy_for_inference(model);
+  }
+  return inferred;
 }
 
 }  // namespace parity::model

@@ -23,4 +23,13 @@ std::vector<std::string> infer_shapes(onnx::ModelProto& model, const ShapeInfere
 /// Shorthand kept for callers that only choose data propagation.
 std::vector<std::string> infer_shapes(onnx::ModelProto& model, bool data_prop);
 
+/// The model as shape inference needs it: the main graph's large initializers keep their name,
+/// type and dims but not their bytes (inference reads the values of small shape-like tensors only),
+/// so inferring the types of a model with gigabytes of weights copies none of them.
+onnx::ModelProto copy_for_inference(const onnx::ModelProto& model);
+/// copy_for_inference(model) typed by libonnx's shape inference with its default options, best
+/// effort: when inference throws, the plain copy (the types the model records), and `failure`, if
+/// given, says why.
+onnx::ModelProto inferred_copy(const onnx::ModelProto& model, std::string* failure = nullptr);
+
 }  // namespace parity::model

@@ -11,6 +11,15 @@ RunnerRegistry& RunnerRegistry::instance() {
   return registry;
 }
 
+Status RunnerInfo::available(const options::Args* args) const {
+  return availability ? availability(args) : Status::ok();
+}
+
+void RunnerInfo::require_available(const options::Args* args) const {
+  const Status status = available(args);
+  PARITY_CHECK(status.is_ok(), kUnavailable, "runner '", name, "' (", flag, ") is unavailable: ", status.message());
+}
+
 void RunnerRegistry::add(RunnerInfo info) {
   PARITY_ASSERT(!find(info.name), "runner '", info.name, "' registered twice");
   runners_.push_back(std::move(info));

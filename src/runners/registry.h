@@ -49,6 +49,11 @@ struct RunnerInfo {
   /// True for a runner that loads parity plans as well as ONNX models; `run X.plan` gives the
   /// others the ONNX model the plan was built from.
   bool reads_plans = false;
+
+  /// availability(args); OK for a runner that registered no check.
+  Status available(const options::Args* args) const;
+  /// Throws kUnavailable "runner 'name' (--flag) is unavailable: <reason>" unless available now.
+  void require_available(const options::Args* args) const;
 };
 
 /// A runtime parity does not have (TensorRT, TensorFlow) whose Polygraphy options users type out

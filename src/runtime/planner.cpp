@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <functional>
 #include <optional>
-#include <queue>
 #include <set>
 
 #include "core/logger.h"
+#include "core/topological_order.h"
 #include "model/proto_convert.h"
 #include "runtime/channels_last.h"
 #include "runtime/kernel_preferences.h"
@@ -541,27 +541,18 @@ class GraphPlanner {
       add_node_uses(nodes_[n].proto, u);
       for (const auto& name : u) node_uses_[n].push_back(g_.slot_of_.at(name));
     }
-    std::vector<int> indegree(nodes_.size(), 0);
-    std::vector<std::vector<int>> dependents(nodes_.size());
+    std::vector<std::vector<size_t>> deps(nodes_.size());
     for (size_t n = 0; n < nodes_.size(); ++n)
       for (int s : node_uses_[n])
-        if (producer_[s] >= 0 && producer_[s] != static_cast<int>(n)) {
-          ++indegree[n];
-          dependents[producer_[s]].push_back(static_cast<int>(n));
-        }
-    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-    for (size_t n = 0; n < nodes_.size(); ++n)
-      if (indegree[n] == 0) ready.push(static_cast<int>(n));
-    while (!ready.empty()) {
-      const int n = ready.top();
-      ready.pop();
-      order_.push_back(n);
-      for (int d : dependents[n])
-        if (--indegree[d] == 0) ready.push(d);
+        if (producer_[s] >= 0 && producer_[s] != static_cast<int>(n)) deps[n].push_back(producer_[s]);
+    std::vector<bool> placed(nodes_.size(), false);
+    for (size_t n : stable_topological_order(deps)) {
+      order_.push_back(static_cast<int>(n));
+      placed[n] = true;
     }
     if (order_.size() != nodes_.size()) {
       for (size_t n = 0; n < nodes_.size(); ++n)
-        if (indegree[n] > 0)
+        if (!placed[n])
           fail_at({.node = nodes_[n].proto.name()}, ErrorCode::kInvalidModel, label_,
                   ": the graph has a cycle through node '", nodes_[n].proto.name(), "' (", nodes_[n].proto.op_type(),
                   ")");

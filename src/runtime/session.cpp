@@ -3,7 +3,6 @@
 #include <onnx/onnx_pb.h>
 #include <google/protobuf/field_mask.pb.h>
 #include <google/protobuf/util/field_mask_util.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <fstream>
@@ -18,6 +17,7 @@
 #include "core/low_precision.h"
 #include "model/mapped_load.h"
 #include "model/proto_convert.h"
+#include "model/shape_inference.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/reduced_storage.h"
 #include "runtime/subgraph.h"
@@ -65,37 +65,6 @@ namespace {
 
 std::string normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
 
-/// The model as shape inference needs it: the main graph's large initializers keep their name,
-/// type and dims but not their bytes (inference reads the values of small shape-like tensors only),
-/// so inferring the types of a model with gigabytes of weights copies none of them.
-onnx::ModelProto copy_for_inference(const onnx::ModelProto& model) {
-  constexpr size_t kKeptBytes = model::kMappedInitializerMinBytes;
-  onnx::ModelProto copy;
-  copy.set_ir_version(model.ir_version());
-  *copy.mutable_opset_import() = model.opset_import();
-  *copy.mutable_functions() = model.functions();
-  const onnx::GraphProto& from = model.graph();
-  onnx::GraphProto& graph = *copy.mutable_graph();
-  graph.set_name(from.name());
-  *graph.mutable_node() = from.node();
-  *graph.mutable_input() = from.input();
-  *graph.mutable_output() = from.output();
-  *graph.mutable_value_info() = from.value_info();
-  *graph.mutable_sparse_initializer() = from.sparse_initializer();
-  graph.mutable_initializer()->Reserve(from.initializer_size());
-  for (const auto& t : from.initializer()) {
-    onnx::TensorProto* out = graph.add_initializer();
-    if (t.raw_data().size() < kKeptBytes) {
-      *out = t;
-      continue;
-    }
-    out->set_name(t.name());
-    out->set_data_type(t.data_type());
-    *out->mutable_dims() = t.dims();
-  }
-  return copy;
-}
-
 /// The session's own copy of a caller's model, without copying its large weights twice: the main
 /// graph's large inline initializers become tensors in `values` (one copy, which the plan keeps),
 /// and the copied proto holds their name, type and dims only (as model::load_model_mapped does).
@@ -138,12 +107,7 @@ std::shared_ptr<onnx::ModelProto> copy_with_values_beside(const onnx::ModelProto
 /// shape inference adds (best effort: a model it rejects still runs).
 std::shared_ptr<std::map<std::string, onnx::TypeProto>> collect_value_types(const onnx::ModelProto& model) {
   auto types = std::make_shared<std::map<std::string, onnx::TypeProto>>();
-  onnx::ModelProto inferred = copy_for_inference(model);
-  try {
-    onnx::shape_inference::InferShapes(inferred);
-  } catch (const std::exception&) {
-    inferred = copy_for_inference(model);
-  }
+  const onnx::ModelProto inferred = model::inferred_copy(model);
   const auto& g = inferred.graph();
   for (const auto& v : g.input()) (*types)[v.name()] = v.type();
   for (const auto& v : g.value_info()) (*types)[v.name()] = v.type();

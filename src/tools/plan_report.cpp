@@ -4,13 +4,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text.h"
+
 namespace parity::tools {
 
 namespace {
 
 std::string mib(int64_t bytes) {
   if (bytes < 0) return "dynamic";
-  return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1 << 20));
+  const ScaledBytes scaled = scale_bytes(static_cast<double>(bytes), /*smallest=*/2, /*largest=*/2);
+  return fmt::format("{:.2f} {}", scaled.value, scaled.unit);
 }
 
 /// How an int8 layer computes: " (s8 x s8 -> s32)" on int8 kernels, " (fp32 on quantized values)"

@@ -41,7 +41,7 @@ std::vector<ComponentVersion> library_versions() {
 
 ComponentVersion runner_version(const runners::RunnerInfo& info, const options::Args* args) {
   ComponentVersion c{.name = info.name};
-  const Status status = info.availability ? info.availability(args) : Status::ok();
+  const Status status = info.available(args);
   c.available = status.is_ok();
   if (!c.available) {
     c.detail = status.message();

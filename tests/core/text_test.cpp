@@ -93,5 +93,20 @@ TEST(Text, SizesTakeBinarySuffixes) {
   EXPECT_EQ(error_of([] { parse_size("-3", "--threshold"); }), "invalid size '-3' for --threshold");
 }
 
+TEST(Text, ScaleBytesPicksTheLargestUnitWithinItsBounds) {
+  const ScaledBytes small = scale_bytes(512);
+  EXPECT_EQ(small.power, 0);
+  EXPECT_STREQ(small.unit, "bytes");
+  EXPECT_EQ(small.value, 512);
+  const ScaledBytes mib = scale_bytes(3.0 * (1 << 20));
+  EXPECT_STREQ(mib.unit, "MiB");
+  EXPECT_EQ(mib.value, 3.0);
+  EXPECT_STREQ(scale_bytes(512, /*smallest=*/1).unit, "KiB");
+  EXPECT_EQ(scale_bytes(512, 1).value, 0.5);
+  EXPECT_STREQ(scale_bytes(5.0 * (uint64_t{1} << 40), 0, 3).unit, "GiB");
+  EXPECT_EQ(scale_bytes(5.0 * (uint64_t{1} << 40), 0, 3).value, 5120.0);
+  EXPECT_STREQ(scale_bytes(1 << 10, 2, 2).unit, "MiB");
+}
+
 }  // namespace
 }  // namespace parity

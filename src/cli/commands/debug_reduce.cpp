@@ -197,13 +197,7 @@ class DebugReduceCommand : public Command {
     PARITY_CHECK(!external || runner_names.empty(), kInvalidArgument,
                  "give either --check or runners to compare, not both");
     if (external) validate_check_command(check);
-    for (const auto& name : runner_names) {
-      const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
-      if (info->availability) {
-        const Status st = info->availability(&args);
-        PARITY_CHECK(st.is_ok(), kUnavailable, "runner '", name, "' (", info->flag, ") is unavailable: ", st.message());
-      }
-    }
+    for (const auto& name : runner_names) runners::RunnerRegistry::instance().find(name)->require_available(&args);
     const ReduceOptions reduce_options{parse_reduce_mode(args.get_or("mode", "bisect")), !args.flag("no_reduce_outputs"),
                                        !args.flag("no_reduce_inputs")};
     options::DataLoaderOptions data = data_loader_args_.parse(args);

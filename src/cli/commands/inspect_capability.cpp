@@ -83,16 +83,9 @@ class InspectCapabilityCommand : public Command {
       runner_names = runner_args_.parse_list(args, "");
     } else {
       for (const auto& info : runners::RunnerRegistry::instance().all())
-        if (info.selected_by_default && (!info.availability || info.availability(&args).is_ok()))
-          runner_names.push_back(info.name);
+        if (info.selected_by_default && info.available(&args).is_ok()) runner_names.push_back(info.name);
     }
-    for (const auto& name : runner_names) {
-      const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
-      if (info->availability) {
-        const Status st = info->availability(&args);
-        PARITY_CHECK(st.is_ok(), kUnavailable, "runner '", name, "' (", info->flag, ") is unavailable: ", st.message());
-      }
-    }
+    for (const auto& name : runner_names) runners::RunnerRegistry::instance().find(name)->require_available(&args);
     const std::optional<std::string> out_dir = args.get("output");
     if (out_dir) {
       std::error_code ec;

@@ -40,7 +40,7 @@ class ListRunnersCommand : public Command {
   int run(const options::Args& args) override {
     std::string out = "Runners:\n";
     for (const auto& info : runners::RunnerRegistry::instance().all()) {
-      const Status status = info.availability ? info.availability(&args) : Status::ok();
+      const Status status = info.available(&args);
       std::string state;
       if (status.is_ok()) {
         const std::string version = info.version ? info.version(&args) : std::string();

@@ -335,9 +335,7 @@ class RunCommand : public Command {
   static void check_available(const std::string& name, const options::Args& args) {
     const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
     PARITY_ASSERT(info, "runner flag without a registered runner");
-    if (!info->availability) return;
-    const Status st = info->availability(&args);
-    PARITY_CHECK(st.is_ok(), kUnavailable, "runner '", name, "' (", info->flag, ") is unavailable: ", st.message());
+    info->require_available(&args);
   }
 
   // The file a runner loads: the model, or for a runner that reads no plans, the ONNX model a plan

@@ -321,10 +321,8 @@ class BackendTestCommand : public Command {
       for (const auto& r : runners::RunnerRegistry::instance().all()) names.push_back(r.name);
       return join_names(names);
     }());
-    if (runner_info_->availability) {
-      Status s = runner_info_->availability(&args);
-      PARITY_CHECK(s.is_ok(), kUnavailable, "runner '", runner_name_, "' is unavailable: ", s.message());
-    }
+    const Status available = runner_info_->available(&args);
+    PARITY_CHECK(available.is_ok(), kUnavailable, "runner '", runner_name_, "' is unavailable: ", available.message());
     args_ = &args;
     user_tolerances_ = args.has("rtol") || args.has("atol");
     if (auto r = args.get("rtol")) base_tol_.rtol = parse_double(*r, "--rtol");

@@ -293,7 +293,7 @@ Json json_report(const std::vector<Row>& rows, const Settings& s, const options:
   Json versions = Json::object();
   for (const auto& name : s.runners) {
     const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
-    const bool available = !info->availability || info->availability(&args).is_ok();
+    const bool available = info->available(&args).is_ok();
     versions[name] = available && info->version ? info->version(&args) : std::string(available ? "" : "unavailable");
   }
   report["runners"] = versions;

@@ -280,7 +280,7 @@ RunnerList load_runners(const std::string& model, const Settings& settings, cons
     RunnerCell& cell = row.cells[i];
     cell.runner = settings.runners[i];
     const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(cell.runner);
-    const Status available = info->availability ? info->availability(&derived) : Status::ok();
+    const Status available = info->available(&derived);
     if (!available.is_ok()) {
       cell.unavailable = "unavailable: " + available.message();
       continue;

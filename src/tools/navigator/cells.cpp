@@ -129,10 +129,7 @@ std::string runtime_unavailable(const std::string& runtime) {
     for (const auto& r : runners::RunnerRegistry::instance().all()) names.push_back(r.name);
     return "no runner named '" + runtime + "' (runners: " + join_names(names) + ")";
   }
-  if (info->availability) {
-    const Status available = info->availability(nullptr);
-    if (!available.ok()) return available.error().what();
-  }
+  if (const Status available = info->available(nullptr); !available.ok()) return available.error().what();
   return "";
 }
 

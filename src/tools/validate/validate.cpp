@@ -58,10 +58,7 @@ class RunnerSet {
                                                  const std::string& model) {
     const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
     PARITY_CHECK(info, kInvalidArgument, "no runner named '", name, "'");
-    if (info->availability) {
-      const Status st = info->availability(config.runner_args);
-      PARITY_CHECK(st.is_ok(), kUnavailable, "runner '", name, "' (", info->flag, ") is unavailable: ", st.message());
-    }
+    info->require_available(config.runner_args);
     return info->create(runners::RunnerConfig{model, config.runner_args});
   }
   void add(std::string name, std::unique_ptr<runners::Runner> runner) {

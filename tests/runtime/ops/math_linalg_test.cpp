@@ -2,10 +2,31 @@
 
 #include <cmath>
 
+#include "runtime/ops/math/matmul_shapes.h"
 #include "runtime/ops/op_tester.h"
 
 namespace parity::testing {
 namespace {
+
+TEST(MatMul, ShapeRulesShareOneHelper) {
+  using runtime::ops::matmul_shapes;
+  const auto s = matmul_shapes(Shape{3, 1, 2, 4}, Shape{5, 4, 6});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->m, 2);
+  EXPECT_EQ(s->k, 4);
+  EXPECT_EQ(s->n, 6);
+  EXPECT_EQ(s->batch, (Shape{3, 5}));
+  EXPECT_EQ(s->batch_a, (Shape{3, 1}));
+  EXPECT_EQ(s->batch_b, (Shape{1, 5}));
+  EXPECT_EQ(s->out, (Shape{3, 5, 2, 6}));
+  const auto vectors = matmul_shapes(Shape{4}, Shape{4});
+  ASSERT_TRUE(vectors);
+  EXPECT_TRUE(vectors->a_vector && vectors->b_vector);
+  EXPECT_EQ(vectors->out, Shape{});
+  EXPECT_FALSE(matmul_shapes(Shape{2, 3}, Shape{2, 2}));        // inner dims differ
+  EXPECT_FALSE(matmul_shapes(Shape{2, 1, 3}, Shape{3, 3, 1}));  // batches 2 and 3
+  EXPECT_FALSE(matmul_shapes(Shape{}, Shape{3}));
+}
 
 TEST(MatMul, ShapesAndPromotion) {
   OpTester("MatMul", 13)

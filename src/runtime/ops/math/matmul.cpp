@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/ops/common/broadcast.h"
+#include "runtime/ops/math/matmul_shapes.h"
 #include "runtime/ops/common/dispatch.h"
 #include "runtime/ops/common/elementwise.h"
 
@@ -44,26 +45,16 @@ class MatMulKernel final : public Kernel {
     if (a.dtype() != b.dtype())
       ctx.fail("inputs have different types ", dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
     if (a.rank() == 0 || b.rank() == 0) ctx.fail("MatMul inputs must have rank >= 1");
-    Shape sa = a.shape(), sb = b.shape();
-    const bool a_vector = sa.size() == 1, b_vector = sb.size() == 1;
-    if (a_vector) sa.insert(sa.begin(), 1);
-    if (b_vector) sb.push_back(1);
-    const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
-    if (sb[sb.size() - 2] != k)
-      ctx.fail("inner dimensions do not match: ", shape_to_string(a.shape()), " x ", shape_to_string(b.shape()));
-    const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
-    const Shape batch = broadcast_shapes(ctx, {batch_a, batch_b});
-    Shape out_shape = batch;
-    if (!a_vector) out_shape.push_back(m);
-    if (!b_vector) out_shape.push_back(n);
+    const MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
+    const int64_t m = s.m, k = s.k, n = s.n;
     dispatch_dtype<MatMulTypes>(a.dtype(), ctx, [&](auto tag) {
       using T = typename decltype(tag)::type;
-      Tensor& out = ctx.allocate_output(0, a.dtype(), out_shape);
+      Tensor& out = ctx.allocate_output(0, a.dtype(), s.out);
       const T* pa = a.data<T>();
       const T* pb = b.data<T>();
       T* po = out.data<T>();
       std::vector<dot_t<T>> acc;
-      for_each_broadcast(batch, std::array<Shape, 2>{batch_a, batch_b},
+      for_each_broadcast(s.batch, std::array<Shape, 2>{s.batch_a, s.batch_b},
                          [&](int64_t bi, const std::array<int64_t, 2>& off) {
                            matmul_block(pa + off[0] * m * k, k, 1, pb + off[1] * k * n, n, 1, m, n, k, acc);
                            T* dst = po + bi * m * n;

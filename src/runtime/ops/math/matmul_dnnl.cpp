@@ -42,6 +42,7 @@
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/math/matmul_fast.h"
+#include "runtime/ops/math/matmul_shapes.h"
 
 namespace parity::runtime::ops {
 namespace {
@@ -224,24 +225,10 @@ struct Epilogue {
 };
 
 /// numpy.matmul's output shape; nullopt when the shapes do not multiply.
-std::optional<Shape> matmul_shape(Shape sa, Shape sb) {
-  if (sa.empty() || sb.empty()) return std::nullopt;
-  const bool a_vector = sa.size() == 1, b_vector = sb.size() == 1;
-  if (a_vector) sa.insert(sa.begin(), 1);
-  if (b_vector) sb.push_back(1);
-  if (sa.back() != sb[sb.size() - 2]) return std::nullopt;
-  const size_t batch_rank = std::max(sa.size(), sb.size()) - 2;
-  Shape out(batch_rank, 1);
-  for (size_t d = 0; d < batch_rank; ++d) {
-    const size_t from_end = batch_rank - d;
-    const int64_t da = from_end + 2 <= sa.size() ? sa[sa.size() - 2 - from_end] : 1;
-    const int64_t db = from_end + 2 <= sb.size() ? sb[sb.size() - 2 - from_end] : 1;
-    if (da != db && da != 1 && db != 1) return std::nullopt;
-    out[d] = da == 1 ? db : da;
-  }
-  if (!a_vector) out.push_back(sa[sa.size() - 2]);
-  if (!b_vector) out.push_back(sb.back());
-  return out;
+std::optional<Shape> matmul_shape(const Shape& sa, const Shape& sb) {
+  const std::optional<MatMulShapes> s = matmul_shapes(sa, sb);
+  if (!s) return std::nullopt;
+  return s->out;
 }
 
 /// Descriptors of one row chunk of a matmul (src and dst hold `rows` rows of the full operands).
@@ -657,24 +644,16 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
     const Tensor& b = ctx.input(1);
     if (a.dtype() != DType::kFloat32 || b.dtype() != DType::kFloat32 || a.rank() == 0 || b.rank() == 0)
       return chain_.compute(ctx);
-    Shape sa = a.shape(), sb = b.shape();
-    const bool a_vector = sa.size() == 1, b_vector = sb.size() == 1;
-    if (a_vector) sa.insert(sa.begin(), 1);
-    if (b_vector) sb.push_back(1);
-    const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
-    if (sb[sb.size() - 2] != k) return chain_.compute(ctx);  // the reference reports the mismatch
-    // numpy broadcast of the batch dims, right-aligned.
-    const size_t batch_rank = std::max(sa.size(), sb.size()) - 2;
-    Shape batch_a(batch_rank, 1), batch_b(batch_rank, 1), batch(batch_rank, 1);
-    std::copy(sa.begin(), sa.end() - 2, batch_a.end() - (sa.size() - 2));
-    std::copy(sb.begin(), sb.end() - 2, batch_b.end() - (sb.size() - 2));
-    for (size_t d = 0; d < batch_rank; ++d) {
-      if (batch_a[d] != batch_b[d] && batch_a[d] != 1 && batch_b[d] != 1) return chain_.compute(ctx);
-      batch[d] = batch_a[d] == 1 ? batch_b[d] : batch_a[d];
-    }
-    Shape out_shape = batch;
-    if (!a_vector) out_shape.push_back(m);
-    if (!b_vector) out_shape.push_back(n);
+    // A mismatch is the reference kernel's to report.
+    const std::optional<MatMulShapes> shapes = matmul_shapes(a.shape(), b.shape());
+    if (!shapes) return chain_.compute(ctx);
+    const int64_t m = shapes->m, k = shapes->k, n = shapes->n;
+    const bool b_vector = shapes->b_vector;
+    const Shape& batch_a = shapes->batch_a;
+    const Shape& batch_b = shapes->batch_b;
+    const Shape& batch = shapes->batch;
+    const size_t batch_rank = batch.size();
+    Shape out_shape = shapes->out;
     if (m == 0 || n == 0 || k == 0 || shape_numel(batch) == 0 || out_shape.size() < epilogue_.min_out_rank)
       return chain_.compute(ctx);
     const Tensor* bias = nullptr;
@@ -695,9 +674,9 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
     }
 
     std::vector<int64_t> key{fold ? 1 : 0};
-    key.insert(key.end(), sa.begin(), sa.end());
+    key.insert(key.end(), a.shape().begin(), a.shape().end());
     key.push_back(-1);
-    key.insert(key.end(), sb.begin(), sb.end());
+    key.insert(key.end(), b.shape().begin(), b.shape().end());
     if (bias) key.push_back(bias->shape().back());
     key.push_back(0);  // chunk rows go here
     auto primitive_for = [&](int64_t chunk_rows) {

@@ -31,25 +31,76 @@ struct ConvTransposeAttrs {
 ConvProblem make_conv_transpose_problem(const Shape& x_shape, const Shape& w_shape, const ConvTransposeAttrs& attrs,
                                         const KernelContext& ctx);
 
-/// For every spatial dim but the last: table[k * count + j] = the index along the other side of
-/// the window relation for kernel offset k and position j, or -1 when outside. `forward` maps an
-/// output position o to the input index o*stride - pad + k*dilation; otherwise an input position
-/// i maps to the output index i*stride - pad + k*dilation.
-inline std::vector<std::vector<int64_t>> leading_dim_tables(const WindowGeometry& g, bool forward) {
-  std::vector<std::vector<int64_t>> tables;
-  for (int64_t d = 0; d + 1 < g.rank; ++d) {
-    const int64_t count = forward ? g.out[d] : g.in[d];
-    const int64_t limit = forward ? g.in[d] : g.out[d];
-    std::vector<int64_t> t(static_cast<size_t>(g.kernel[d] * count));
-    for (int64_t k = 0; k < g.kernel[d]; ++k)
-      for (int64_t j = 0; j < count; ++j) {
-        const int64_t v = j * g.strides[d] - g.pad_begin[d] + k * g.dilations[d];
-        t[k * count + j] = (v >= 0 && v < limit) ? v : -1;
-      }
-    tables.push_back(std::move(t));
+/// The window walk Conv and ConvTranspose share. One side of the window relation is iterated
+/// (the output for Conv, the input for ConvTranspose) and the other reached from it: position j
+/// along spatial dim d meets index j*stride - pad + k*dilation of the other side for kernel offset
+/// k. The leading dims (all but the last) go through tables; the last dim is a contiguous run.
+struct WindowWalk {
+  WindowWalk(const WindowGeometry& g, bool iterate_output) : g_(g) {
+    const std::vector<int64_t>& iterated = iterate_output ? g.out : g.in;
+    const std::vector<int64_t>& other = iterate_output ? g.in : g.out;
+    const int64_t last = g.rank - 1;
+    for (int64_t d = 0; d < last; ++d) {
+      std::vector<int64_t> t(static_cast<size_t>(g.kernel[d] * iterated[d]));
+      for (int64_t k = 0; k < g.kernel[d]; ++k)
+        for (int64_t j = 0; j < iterated[d]; ++j) {
+          const int64_t v = j * g.strides[d] - g.pad_begin[d] + k * g.dilations[d];
+          t[k * iterated[d] + j] = (v >= 0 && v < other[d]) ? v : -1;
+        }
+      tables_.push_back(std::move(t));
+    }
+    lead_.assign(iterated.begin(), iterated.end() - 1);
+    other_strides_ = shape_strides(other);
+    lead_rows = product(lead_);
+    const int64_t stride = g.strides[last];
+    lo.resize(g.kernel[last]);
+    hi.resize(g.kernel[last]);
+    shift.resize(g.kernel[last]);
+    for (int64_t k = 0; k < g.kernel[last]; ++k) {
+      shift[k] = k * g.dilations[last] - g.pad_begin[last];
+      lo[k] = std::max<int64_t>(0, ceil_div(-shift[k], stride));
+      hi[k] = std::min<int64_t>(iterated[last], floor_div(other[last] - 1 - shift[k], stride) + 1);
+    }
   }
-  return tables;
-}
+
+  /// Calls fn(kf, k_last, row, other_offset) for every kernel offset kf (flat, in weight order)
+  /// whose last-dim run is not empty, and every row of the iterated side's leading dims that meets
+  /// the other side: other_offset is where that row starts there, before shift[k_last]. Along the
+  /// last dim, iterated positions [lo[k_last], hi[k_last]) meet other-side j*stride + shift[k_last].
+  /// kidx and lidx are scratch of the spatial rank and one less.
+  template <typename Fn>
+  void for_each_row(std::vector<int64_t>& kidx, std::vector<int64_t>& lidx, Fn&& fn) const {
+    const int64_t last = g_.rank - 1, k_numel = g_.kernel_numel();
+    std::fill(kidx.begin(), kidx.end(), 0);
+    for (int64_t kf = 0; kf < k_numel; ++kf, next_index(kidx, g_.kernel)) {
+      const int64_t kl = kidx[last];
+      if (lo[kl] >= hi[kl]) continue;
+      std::fill(lidx.begin(), lidx.end(), 0);
+      for (int64_t row = 0; row < lead_rows; ++row, next_index(lidx, lead_)) {
+        int64_t offset = 0;
+        bool valid = true;
+        for (int64_t d = 0; d < last; ++d) {
+          const int64_t i = tables_[d][kidx[d] * lead_[d] + lidx[d]];
+          if (i < 0) {
+            valid = false;
+            break;
+          }
+          offset += i * other_strides_[d];
+        }
+        if (valid) fn(kf, kl, row, offset);
+      }
+    }
+  }
+
+  std::vector<int64_t> lo, hi, shift;  // per last-dim kernel offset
+  int64_t lead_rows = 0;               // rows of the iterated side's leading dims
+
+ private:
+  const WindowGeometry& g_;
+  std::vector<std::vector<int64_t>> tables_;  // per leading dim: [kernel offset][iterated position]
+  std::vector<int64_t> lead_;
+  std::vector<int64_t> other_strides_;
+};
 
 /// y[n, m] = bias[m] + sum_{c in group(m), k} w[m, c, k] * x[n, c, o*s - p + k*d].
 /// Layouts: x [N, C, in...], w [M, C/group, kernel...], y [N, M, out...], bias [M] or null.
@@ -60,18 +111,8 @@ void conv_forward(const ConvProblem& p, const A* x, const A* w, const A* bias, A
   const int64_t in_plane = g.in_numel(), out_plane = g.out_numel(), k_numel = g.kernel_numel();
   const int64_t c_per_group = p.in_channels / p.group, m_per_group = p.out_channels / p.group;
   const int64_t last = r - 1;
-  const int64_t out_w = g.out[last], in_w = g.in[last], stride_w = g.strides[last];
-  // Valid output range and input offset along the last dim, per kernel offset.
-  std::vector<int64_t> lo(g.kernel[last]), hi(g.kernel[last]), shift(g.kernel[last]);
-  for (int64_t k = 0; k < g.kernel[last]; ++k) {
-    shift[k] = k * g.dilations[last] - g.pad_begin[last];
-    lo[k] = std::max<int64_t>(0, ceil_div(-shift[k], stride_w));
-    hi[k] = std::min<int64_t>(out_w, floor_div(in_w - 1 - shift[k], stride_w) + 1);
-  }
-  const auto tables = leading_dim_tables(g, /*forward=*/true);
-  const std::vector<int64_t> lead_out(g.out.begin(), g.out.end() - 1);
-  const std::vector<int64_t> in_strides = shape_strides(g.in);
-  const int64_t lead_rows = product(lead_out);
+  const int64_t out_w = g.out[last], stride_w = g.strides[last];
+  const WindowWalk walk(g, /*iterate_output=*/true);
   bool pointwise = k_numel == 1 && g.out == g.in;
   for (int64_t d = 0; d < r; ++d) pointwise = pointwise && g.strides[d] == 1 && g.pad_begin[d] == 0;
 
@@ -94,34 +135,17 @@ void conv_forward(const ConvProblem& p, const A* x, const A* w, const A* bias, A
       for (int64_t c = 0; c < c_per_group; ++c) {
         const A* xp = x + (n * p.in_channels + grp * c_per_group + c) * in_plane;
         const A* wp = w + (m * c_per_group + c) * k_numel;
-        std::fill(kidx.begin(), kidx.end(), 0);
-        for (int64_t kf = 0; kf < k_numel; ++kf, next_index(kidx, g.kernel)) {
+        walk.for_each_row(kidx, oidx, [&](int64_t kf, int64_t kl, int64_t row, int64_t in_off) {
           const A wv = wp[kf];
-          const int64_t kl = kidx[last];
-          const int64_t o_lo = lo[kl], o_hi = hi[kl];
-          if (o_lo >= o_hi) continue;
-          std::fill(oidx.begin(), oidx.end(), 0);
-          for (int64_t row = 0; row < lead_rows; ++row, next_index(oidx, lead_out)) {
-            int64_t in_off = 0;
-            bool valid = true;
-            for (int64_t d = 0; d < last; ++d) {
-              const int64_t i = tables[d][kidx[d] * g.out[d] + oidx[d]];
-              if (i < 0) {
-                valid = false;
-                break;
-              }
-              in_off += i * in_strides[d];
-            }
-            if (!valid) continue;
-            A* yr = yp + row * out_w;
-            const A* xr = xp + in_off + shift[kl];
-            if (stride_w == 1) {
-              for (int64_t o = o_lo; o < o_hi; ++o) yr[o] += wv * xr[o];
-            } else {
-              for (int64_t o = o_lo; o < o_hi; ++o) yr[o] += wv * xr[o * stride_w];
-            }
+          const int64_t o_lo = walk.lo[kl], o_hi = walk.hi[kl];
+          A* yr = yp + row * out_w;
+          const A* xr = xp + in_off + walk.shift[kl];
+          if (stride_w == 1) {
+            for (int64_t o = o_lo; o < o_hi; ++o) yr[o] += wv * xr[o];
+          } else {
+            for (int64_t o = o_lo; o < o_hi; ++o) yr[o] += wv * xr[o * stride_w];
           }
-        }
+        });
       }
     }
   });
@@ -136,18 +160,8 @@ void conv_transpose_forward(const ConvProblem& p, const A* x, const A* w, const 
   const int64_t in_plane = g.in_numel(), out_plane = g.out_numel(), k_numel = g.kernel_numel();
   const int64_t c_per_group = p.in_channels / p.group, m_per_group = p.out_channels / p.group;
   const int64_t last = r - 1;
-  const int64_t out_w = g.out[last], in_w = g.in[last], stride_w = g.strides[last];
-  // Valid input range along the last dim per kernel offset (output index i*s + shift in range).
-  std::vector<int64_t> lo(g.kernel[last]), hi(g.kernel[last]), shift(g.kernel[last]);
-  for (int64_t k = 0; k < g.kernel[last]; ++k) {
-    shift[k] = k * g.dilations[last] - g.pad_begin[last];
-    lo[k] = std::max<int64_t>(0, ceil_div(-shift[k], stride_w));
-    hi[k] = std::min<int64_t>(in_w, floor_div(out_w - 1 - shift[k], stride_w) + 1);
-  }
-  const auto tables = leading_dim_tables(g, /*forward=*/false);
-  const std::vector<int64_t> lead_in(g.in.begin(), g.in.end() - 1);
-  const std::vector<int64_t> out_strides = shape_strides(g.out);
-  const int64_t lead_rows = product(lead_in);
+  const int64_t in_w = g.in[last], stride_w = g.strides[last];
+  const WindowWalk walk(g, /*iterate_output=*/false);
 
   ctx.parallel_for(p.batch * p.out_channels, [&](int64_t begin, int64_t end) {
     std::vector<int64_t> kidx(static_cast<size_t>(r)), iidx(static_cast<size_t>(r > 0 ? r - 1 : 0));
@@ -160,30 +174,12 @@ void conv_transpose_forward(const ConvProblem& p, const A* x, const A* w, const 
         const int64_t ci = grp * c_per_group + c;
         const A* xp = x + (n * p.in_channels + ci) * in_plane;
         const A* wp = w + (ci * m_per_group + m_local) * k_numel;
-        std::fill(kidx.begin(), kidx.end(), 0);
-        for (int64_t kf = 0; kf < k_numel; ++kf, next_index(kidx, g.kernel)) {
+        walk.for_each_row(kidx, iidx, [&](int64_t kf, int64_t kl, int64_t row, int64_t out_off) {
           const A wv = wp[kf];
-          const int64_t kl = kidx[last];
-          const int64_t i_lo = lo[kl], i_hi = hi[kl];
-          if (i_lo >= i_hi) continue;
-          std::fill(iidx.begin(), iidx.end(), 0);
-          for (int64_t row = 0; row < lead_rows; ++row, next_index(iidx, lead_in)) {
-            int64_t out_off = 0;
-            bool valid = true;
-            for (int64_t d = 0; d < last; ++d) {
-              const int64_t o = tables[d][kidx[d] * g.in[d] + iidx[d]];
-              if (o < 0) {
-                valid = false;
-                break;
-              }
-              out_off += o * out_strides[d];
-            }
-            if (!valid) continue;
-            const A* xr = xp + row * in_w;
-            A* yr = yp + out_off + shift[kl];
-            for (int64_t i = i_lo; i < i_hi; ++i) yr[i * stride_w] += wv * xr[i];
-          }
-        }
+          const A* xr = xp + row * in_w;
+          A* yr = yp + out_off + walk.shift[kl];
+          for (int64_t i = walk.lo[kl]; i < walk.hi[kl]; ++i) yr[i * stride_w] += wv * xr[i];
+        });
       }
     }
   });

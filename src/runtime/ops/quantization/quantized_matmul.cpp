@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/ops/common/broadcast.h"
+#include "runtime/ops/math/matmul_shapes.h"
 #include "runtime/ops/common/dispatch.h"
 #include "runtime/ops/common/elementwise.h"
 
@@ -50,20 +51,11 @@ std::vector<int32_t> centered(const KernelContext& ctx, const Tensor& t, const T
 std::vector<int32_t> int_matmul(const KernelContext& ctx, const Tensor& a, const std::vector<int32_t>& av,
                                 const Tensor& b, const std::vector<int32_t>& bv, Shape& out_shape) {
   if (a.rank() == 0 || b.rank() == 0) ctx.fail("inputs must have rank >= 1");
-  Shape sa = a.shape(), sb = b.shape();
-  const bool a_vector = sa.size() == 1, b_vector = sb.size() == 1;
-  if (a_vector) sa.insert(sa.begin(), 1);
-  if (b_vector) sb.push_back(1);
-  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
-  if (sb[sb.size() - 2] != k)
-    ctx.fail("inner dimensions do not match: ", shape_to_string(a.shape()), " x ", shape_to_string(b.shape()));
-  const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
-  const Shape batch = broadcast_shapes(ctx, {batch_a, batch_b});
-  out_shape = batch;
-  if (!a_vector) out_shape.push_back(m);
-  if (!b_vector) out_shape.push_back(n);
+  const MatMulShapes s = matmul_shapes(ctx, a.shape(), b.shape());
+  const int64_t m = s.m, k = s.k, n = s.n;
+  out_shape = s.out;
   std::vector<int32_t> out(static_cast<size_t>(shape_numel(out_shape)), 0);
-  for_each_broadcast(batch, std::array<Shape, 2>{batch_a, batch_b}, [&](int64_t bi, const std::array<int64_t, 2>& off) {
+  for_each_broadcast(s.batch, std::array<Shape, 2>{s.batch_a, s.batch_b}, [&](int64_t bi, const std::array<int64_t, 2>& off) {
     const int32_t* pa = av.data() + off[0] * m * k;
     const int32_t* pb = bv.data() + off[1] * k * n;
     int32_t* po = out.data() + bi * m * n;
