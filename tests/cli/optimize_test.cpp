@@ -51,12 +51,6 @@ const nav::StepResult& step_of(const nav::WorkspaceStatus& status, const std::st
   return *s;
 }
 
-CommandResult run_with_test_runners(const std::vector<std::string>& args) {
-  std::string cmd = "PARITY_TEST_RUNNERS=1 '" + std::string(PARITY_BINARY) + "'";
-  for (const auto& a : args) cmd += " '" + a + "'";
-  return run_shell(cmd);
-}
-
 TEST(Optimize, PpOcrRecWithDynamicBatchAndWidth) {
   PARITY_REQUIRE_FILE(kRec);
   PARITY_REQUIRE_RUNNER("ort");
@@ -170,9 +164,9 @@ TEST(Optimize, CrashingRuntimeFailsOneCellOthersComplete) {
   TempDir dir;
   const fs::path ws = dir / "ws";
   const CommandResult r =
-      run_with_test_runners({"optimize", kDemo.string(), "--workspace", ws.string(), "--target-formats", "onnx",
-                             "plan-fp32", "--runners", "segfault", "hang", "ref", "--sample-count", "2", "--window-ms",
-                             "10", "--max-trials", "3", "--cell-timeout", "4"});
+      run_with_failing_runners({"optimize", kDemo.string(), "--workspace", ws.string(), "--target-formats", "onnx",
+                                "plan-fp32", "--runners", "segfault", "hang", "ref", "--sample-count", "2",
+                                "--window-ms", "10", "--max-trials", "3", "--cell-timeout", "4"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   const nav::WorkspaceStatus status = nav::read_status(ws);
   const auto& crashed = step_of(status, "onnx", "segfault", "conversion");

@@ -1,6 +1,6 @@
 // `run --use-subprocess`: runners that segfault, abort or hang FAIL with the reason, while --ref
-// beside them still runs, and its outputs and inputs are saved. The failing runners are test-only
-// (src/runners/testing, registered when PARITY_TEST_RUNNERS=1).
+// beside them still runs, and its outputs and inputs are saved. The failing runners come from a
+// test-only extension module (tests/data/extensions/failing_runners.cpp).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -19,12 +19,6 @@ namespace fs = std::filesystem;
 
 const std::string kModel = (source_dir() / "models" / "demo.onnx").string();
 
-CommandResult run_with_test_runners(const std::vector<std::string>& args) {
-  std::string cmd = "PARITY_TEST_RUNNERS=1 '" + std::string(PARITY_BINARY) + "'";
-  for (const auto& a : args) cmd += " '" + a + "'";
-  return run_shell(cmd);
-}
-
 bool contains(const CommandResult& r, const std::string& text) { return r.output.find(text) != std::string::npos; }
 
 TEST(UseSubprocess, CrashingAbortingAndHangingRunnersFailWhileRefIsSaved) {
@@ -33,9 +27,9 @@ TEST(UseSubprocess, CrashingAbortingAndHangingRunnersFailWhileRefIsSaved) {
   const fs::path inputs = dir / "inputs.json";
   const auto start = std::chrono::steady_clock::now();
   const CommandResult r =
-      run_with_test_runners({"run", kModel, "--ref", "--test-segfault", "--test-abort", "--test-hang",
-                             "--use-subprocess", "--runner-timeout", "3", "--save-outputs", outputs.string(),
-                             "--save-inputs", inputs.string()});
+      run_with_failing_runners({"run", kModel, "--ref", "--test-segfault", "--test-abort", "--test-hang",
+                                "--use-subprocess", "--runner-timeout", "3", "--save-outputs", outputs.string(),
+                                "--save-inputs", inputs.string()});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_LT(seconds, 60) << "the hanging runner was not stopped";
@@ -77,7 +71,7 @@ TEST(UseSubprocess, CrashProneRunnersRunInASubprocessByDefault) {
   TempDir dir;
   const fs::path outputs = dir / "outputs.json";
   const CommandResult r =
-      run_with_test_runners({"run", kModel, "--ref", "--test-crash-prone", "--save-outputs", outputs.string()});
+      run_with_failing_runners({"run", kModel, "--ref", "--test-crash-prone", "--save-outputs", outputs.string()});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r, "FAILED: the runner's process was killed by signal 11 (SEGV: Segmentation fault)")) << r.output;
   const RunResults saved = read_run_results(outputs.string());
@@ -85,9 +79,20 @@ TEST(UseSubprocess, CrashProneRunnersRunInASubprocessByDefault) {
   EXPECT_EQ(saved.runs[0].first.rfind("ref-runner", 0), 0u) << saved.runs[0].first;
 
   // --no-subprocess keeps it in parity's process, which the crash then ends.
-  const CommandResult in_process = run_with_test_runners({"run", kModel, "--ref", "--test-crash-prone", "--no-subprocess"});
+  const CommandResult in_process = run_with_failing_runners({"run", kModel, "--ref", "--test-crash-prone", "--no-subprocess"});
   EXPECT_EQ(in_process.exit_code, 128 + SIGSEGV) << in_process.output;
   EXPECT_FALSE(contains(in_process, "FAILED")) << in_process.output;
+}
+
+TEST(UseSubprocess, TheFailingRunnersExistOnlyWithTheirExtension) {
+  const CommandResult plain = run_parity({"runners"});
+  EXPECT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_FALSE(contains(plain, "--test-segfault")) << plain.output;
+  EXPECT_NE(run_parity({"run", kModel, "--test-segfault"}).exit_code, 0);
+  const CommandResult loaded = run_with_failing_runners({"runners"});
+  EXPECT_EQ(loaded.exit_code, 0) << loaded.output;
+  for (const char* flag : {"--test-segfault", "--test-abort", "--test-hang", "--test-crash-prone"})
+    EXPECT_TRUE(contains(loaded, flag)) << flag << "\n" << loaded.output;
 }
 
 TEST(UseSubprocess, UseAndNoSubprocessContradict) {

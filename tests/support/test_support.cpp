@@ -63,8 +63,20 @@ CommandResult run_shell(const std::string& command) {
   return result;
 }
 
+std::string failing_runners_extension() {
+  return std::string(PARITY_TEST_EXTENSION_DIR) + "/failing_runners/libparity_failing_runners.so";
+}
+
+
+
 CommandResult run_parity(const std::vector<std::string>& args) {
   std::string cmd = shell_quote(PARITY_BINARY);
+  for (const auto& a : args) cmd += " " + shell_quote(a);
+  return run_shell(cmd);
+}
+
+CommandResult run_with_failing_runners(const std::vector<std::string>& args) {
+  std::string cmd = "PARITY_EXTENSION_PATH=" + shell_quote(failing_runners_extension()) + " " + shell_quote(PARITY_BINARY);
   for (const auto& a : args) cmd += " " + shell_quote(a);
   return run_shell(cmd);
 }

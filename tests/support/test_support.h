@@ -33,6 +33,11 @@ struct CommandResult {
 CommandResult run_parity(const std::vector<std::string>& args);
 /// Runs a shell command, capturing stdout+stderr.
 CommandResult run_shell(const std::string& command);
+/// The test-only extension module whose runners segfault, abort or hang when activated
+/// (--test-segfault, --test-abort, --test-hang, --test-crash-prone).
+std::string failing_runners_extension();
+/// run_parity with that extension loaded through PARITY_EXTENSION_PATH (inherited by subprocesses).
+CommandResult run_with_failing_runners(const std::vector<std::string>& args);
 
 std::filesystem::path source_dir();
 std::filesystem::path shared_dir();
