@@ -102,6 +102,28 @@ struct WindowWalk {
   std::vector<int64_t> other_strides_;
 };
 
+/// What Conv and ConvTranspose do once their geometry is known: check W's dtype and B's length,
+/// then call direct(x, w, bias or null, y) on the data at the accumulation precision of X's dtype
+/// (conv_forward or conv_transpose_forward) and store Y.
+template <typename Direct>
+void run_direct_conv(KernelContext& ctx, const ConvProblem& p, Direct&& direct) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  if (w.dtype() != x.dtype()) ctx.fail("X and W dtypes differ");
+  const bool has_bias = ctx.has_input(2);
+  if (has_bias && ctx.input(2).numel() != p.out_channels)
+    ctx.fail("bias B has ", ctx.input(2).numel(), " values, expected ", p.out_channels);
+  visit_float_compute(x.dtype(), ctx, [&](auto tag) {
+    using A = typename decltype(tag)::type;
+    AccInput<A> xv(x), wv(w);
+    std::optional<AccInput<A>> bv;
+    if (has_bias) bv.emplace(ctx.input(2));
+    AccOutput<A> y(ctx, 0, x.dtype(), p.output_shape());
+    direct(xv.data(), wv.data(), has_bias ? bv->data() : static_cast<const A*>(nullptr), y.data());
+    y.finish();
+  });
+}
+
 /// y[n, m] = bias[m] + sum_{c in group(m), k} w[m, c, k] * x[n, c, o*s - p + k*d].
 /// Layouts: x [N, C, in...], w [M, C/group, kernel...], y [N, M, out...], bias [M] or null.
 template <typename A>

@@ -83,18 +83,8 @@ class ConvTransposeKernel : public Kernel {
     const Tensor& x = ctx.input(0);
     const Tensor& w = ctx.input(1);
     const ConvProblem p = make_conv_transpose_problem(x.shape(), w.shape(), attrs_, ctx);
-    if (w.dtype() != x.dtype()) ctx.fail("X and W dtypes differ");
-    const bool has_bias = ctx.has_input(2);
-    if (has_bias && ctx.input(2).numel() != p.out_channels)
-      ctx.fail("bias B has ", ctx.input(2).numel(), " values, expected ", p.out_channels);
-    visit_float_compute(x.dtype(), ctx, [&](auto tag) {
-      using A = typename decltype(tag)::type;
-      AccInput<A> xv(x), wv(w);
-      std::optional<AccInput<A>> bv;
-      if (has_bias) bv.emplace(ctx.input(2));
-      AccOutput<A> y(ctx, 0, x.dtype(), p.output_shape());
-      conv_transpose_forward<A>(p, xv.data(), wv.data(), has_bias ? bv->data() : nullptr, y.data(), ctx);
-      y.finish();
+    run_direct_conv(ctx, p, [&](const auto* xd, const auto* wd, const auto* bd, auto* yd) {
+      conv_transpose_forward(p, xd, wd, bd, yd, ctx);
     });
   }
 
