@@ -15,6 +15,7 @@ namespace {
 // Only node_label/fail are needed by the helpers under test.
 struct FakeWhere {
   std::string node_label() const { return "Fake node 'n'"; }
+  std::string node_error_name() const { return "n"; }
   template <typename... Args>
   [[noreturn]] void fail(const Args&... args) const {
     ::parity::fail(ErrorCode::kRuntime, node_label(), ": ", args...);
@@ -120,6 +121,7 @@ TEST(Dispatch, SupportedAndUnsupported) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnsupported);
     EXPECT_NE(std::string(e.what()).find("int32"), std::string::npos);
+    EXPECT_EQ(e.node(), "n");
   }
 }
 
