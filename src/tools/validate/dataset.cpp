@@ -42,8 +42,9 @@ std::vector<fs::path> files_in(const fs::path& dir, const std::function<bool(con
 
 // A tensor without a name of its own feeds the model's only input.
 std::string only_input(const TensorMetadata& inputs, const std::string& path, const char* what) {
-  PARITY_CHECK(inputs.size() == 1, kInvalidArgument, "sample '", path, "': ", what, " feeds one input, but the model has ",
-               inputs.size(), "; store each sample as an .npz with one array per input");
+  PARITY_CHECK_AT(inputs.size() == 1, {.file = path}, kInvalidArgument, "sample '", path, "': ", what,
+                  " feeds one input, but the model has ", inputs.size(),
+                  "; store each sample as an .npz with one array per input");
   return inputs.begin()->name;
 }
 
@@ -145,13 +146,15 @@ class OnnxTestDataReader final : public FileListReader {
   std::string kind() const override { return "onnx test data"; }
   TensorMap read(size_t index) const override {
     auto feeds = compare::load_onnx_test_data(path(index), compare::OnnxTestData::kInputs);
-    PARITY_CHECK(feeds && feeds->size() == 1, kInvalidModel, "sample '", path(index), "' holds no input_K.pb files");
+    PARITY_CHECK_AT(feeds && feeds->size() == 1, {.file = path(index)}, kInvalidModel, "sample '", path(index),
+                    "' holds no input_K.pb files");
     return std::move(feeds->front());
   }
   std::optional<std::string> rerun_inputs(size_t index) const override { return path(index); }
   std::optional<TensorMap> stored_outputs(size_t index) const override {
     auto outputs = compare::load_onnx_test_data(path(index), compare::OnnxTestData::kOutputs);
-    PARITY_CHECK(outputs && outputs->size() == 1, kNotFound, "sample '", path(index), "' holds no output_K.pb files");
+    PARITY_CHECK_AT(outputs && outputs->size() == 1, {.file = path(index)}, kNotFound, "sample '", path(index),
+                    "' holds no output_K.pb files");
     return std::move(outputs->front());
   }
 };
@@ -189,13 +192,15 @@ class ImageFolderReader final : public FileListReader {
 
   TensorMap read(size_t index) const override {
     const std::string file = path(index);
-    const std::string bytes = formats::read_binary_file(file);
+    const std::string bytes = with_error_context({.file = file}, [&] { return formats::read_binary_file(file); });
     TensorMap feed{{"encoded", Tensor::from_bytes(DType::kUInt8, {static_cast<int64_t>(bytes.size())}, bytes.data(), bytes.size())}};
     TensorMap decoded;
     try {
       decoded = session_.run(feed);
     } catch (const Error& e) {
-      throw Error(ErrorCode::kInvalidModel, str_cat("sample '", file, "': ", e.what()));
+      ErrorContext context = e.context();
+      context.file = file;
+      throw Error(ErrorCode::kInvalidModel, str_cat("sample '", file, "': ", e.what()), std::move(context));
     }
     TensorMap out;
     out.set(input_, lay_out(decoded.at("pixels")));

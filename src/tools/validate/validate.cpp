@@ -82,17 +82,14 @@ class ShareValidator {
     try {
       feed = dataset_.read(at);
     } catch (const Error& e) {
-      const std::string path = dataset_.path(at);
-      if (std::string(e.what()).find(path) != std::string::npos) throw;
-      throw Error(e.code(), str_cat("sample '", path, "': ", e.what()));
+      throw about_sample(e, dataset_.path(at));
     }
     std::vector<TensorMap> outputs;
     for (size_t r = 0; r < runners_.names().size(); ++r) {
       try {
         outputs.push_back(runners_.at(r) ? runners_.at(r)->infer(feed) : stored_reference(at));
       } catch (const Error& e) {
-        if (std::string(e.what()).find(dataset_.path(at)) != std::string::npos) throw;
-        throw Error(e.code(), str_cat("sample '", dataset_.path(at), "': ", e.what()));
+        throw about_sample(e, dataset_.path(at));
       }
     }
     bool failed = false;
@@ -111,6 +108,14 @@ class ShareValidator {
   }
 
  private:
+  // The error, naming the sample once: a reader that named it (Error::file() is the sample, or a
+  // file inside a sample folder) said so already; any other message gets "sample 'PATH': ".
+  static Error about_sample(const Error& e, const std::string& path) {
+    const std::optional<std::string>& file = e.file();
+    if (file && (*file == path || file->rfind(path + "/", 0) == 0)) return e;
+    return e.prefixed(str_cat("sample '", path, "'")).with_missing({.file = path});
+  }
+
   TensorMap stored_reference(size_t index) const {
     if (*config_.reference_outputs == "dataset") {
       auto stored = dataset_.stored_outputs(index);
