@@ -2,6 +2,9 @@
 // channel order, scale, mean and std, resize), and folders list their samples in name order.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <string>
+
 #include "core/formats/npy.h"
 #include "support/test_support.h"
 #include "tools/validate/dataset.h"
@@ -76,6 +79,44 @@ TEST(ValidateDataset, ArrayFoldersInNameOrderAndErrorsNameTheFile) {
   EXPECT_NE(error.find((tmp / "arrays" / "c.npy").string()), std::string::npos) << error;
   EXPECT_NE(testing::user_error_of([&] { open_dataset((tmp / "missing").string(), image_input()); }).find("does not exist"),
             std::string::npos);
+}
+
+// What a reader raises about a sample names it in Error::file() (validate decides by that field
+// whether the message still needs "sample 'PATH': "), and its message names it once.
+Error error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no parity::Error";
+  return Error(ErrorCode::kInternal, "none");
+}
+
+size_t count_of(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST(ValidateDataset, ReaderErrorsNameTheirSampleInTheFileField) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "images");
+  const std::string broken_image = (tmp / "images" / "b.ppm").string();
+  testing::write_file(tmp / "images" / "a.ppm", small_ppm());
+  testing::write_file(broken_image, "P6\n3 2\n255\nshort");
+  Error e = error_of([&] { open_dataset((tmp / "images").string(), image_input())->read(1); });
+  EXPECT_EQ(e.file(), broken_image) << e.what();
+  EXPECT_EQ(count_of(e.what(), broken_image), 1u) << e.what();
+
+  std::filesystem::create_directories(tmp / "arrays");
+  const std::string array = (tmp / "arrays" / "a.npy").string();
+  write_npy(array, Tensor::scalar(1.0f));
+  DatasetOptions two_inputs = image_input();
+  two_inputs.inputs.add("y", DType::kFloat32, DimShape{});
+  e = error_of([&] { open_dataset((tmp / "arrays").string(), two_inputs)->read(0); });
+  EXPECT_EQ(e.file(), array) << e.what();
+  EXPECT_EQ(count_of(e.what(), array), 1u) << e.what();
 }
 
 }  // namespace
