@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cpu_isa.h"
+
 namespace parity::testing {
 
 /// A fresh temporary directory, removed when the object dies.
@@ -33,6 +35,14 @@ struct CommandResult {
 CommandResult run_parity(const std::vector<std::string>& args);
 /// Runs a shell command, capturing stdout+stderr.
 CommandResult run_shell(const std::string& command);
+
+/// The vector tier this test process builds optimized sessions at: the CPU's, lowered to
+/// $PARITY_TEST_KERNEL_ISA ("avx2", "baseline") where CTest's capped registration sets it
+/// (tests/CMakeLists.txt), so the optimized-kernel suites run every path on any machine.
+runtime::KernelIsa test_kernel_isa();
+/// Every tier up to test_kernel_isa(), highest first: what the direct loops' own tests compare
+/// against the reference on.
+std::vector<runtime::KernelIsa> tested_kernel_isas();
 
 std::filesystem::path source_dir();
 std::filesystem::path shared_dir();
