@@ -15,6 +15,7 @@
 #include "core/log_format.h"
 #include "core/logger.h"
 #include "runners/extension.h"
+#include "runtime/cpu_isa.h"
 #include "tools/version_report.h"
 
 namespace parity::cli {
@@ -172,6 +173,17 @@ void print_version() {
 
 const std::string& current_command_line() { return command_line_storage(); }
 
+/// --isa caps oneDNN's JIT for the whole process (runtime::cap_dnnl_isa), which only works before
+/// its first primitive: hence here, before the command runs. parity's own kernels take the cap
+/// from SessionOptions (the runners and the plan build read the same option).
+void apply_isa_option(const options::Args& args) {
+  const std::optional<std::string> isa = args.get("isa");
+  if (!isa) return;
+  const std::optional<runtime::KernelIsa> cap = runtime::parse_kernel_isa(*isa);
+  PARITY_CHECK(cap.has_value(), kInvalidArgument, "--isa must be native, avx512, avx2 or baseline, got '", *isa, "'");
+  if (!runtime::cap_dnnl_isa(*cap)) logger().warning("--isa ", *isa, ": oneDNN's ISA could not be capped in this process");
+}
+
 options::ArgParser make_command_parser(Command& command) {
   options::ArgParser parser("parity " + command.name(), command.summary());
   parser.group("Options");
@@ -283,6 +295,7 @@ int main_entry(int argc, char** argv) {
   try {
     options::Args args = parser.parse(rest);
     apply_logging_options(args);
+    apply_isa_option(args);
     for (const auto& [path, status] : unavailable_extensions)
       logger().warning("--extension ", path, " is unavailable: ", status.message());
     code = chosen->run(args);

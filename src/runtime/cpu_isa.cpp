@@ -58,14 +58,49 @@ std::vector<std::string> cpu_isa_extensions() {
   return found;
 }
 
-std::string vector_kernel_tier() {
+KernelIsa cpu_kernel_isa() {
+  static const KernelIsa isa = [] {
 #if defined(__x86_64__) || defined(__i386__)
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return "avx512";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+      return KernelIsa::kAvx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return KernelIsa::kAvx2;
 #endif
+    return KernelIsa::kBaseline;
+  }();
+  return isa;
+}
+
+std::string kernel_isa_name(KernelIsa isa) {
+  switch (isa) {
+    case KernelIsa::kAvx512: return "avx512";
+    case KernelIsa::kAvx2: return "avx2";
+    case KernelIsa::kBaseline: break;
+  }
   return "baseline";
 }
+
+std::optional<KernelIsa> parse_kernel_isa(const std::string& name) {
+  if (name == "native" || name == "avx512") return KernelIsa::kAvx512;
+  if (name == "avx2") return KernelIsa::kAvx2;
+  if (name == "baseline") return KernelIsa::kBaseline;
+  return std::nullopt;
+}
+
+bool cap_dnnl_isa(KernelIsa cap) {
+#if PARITY_HAVE_DNNL
+  switch (cap) {
+    case KernelIsa::kAvx512: return true;
+    case KernelIsa::kAvx2: return dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2) == dnnl::status::success;
+    case KernelIsa::kBaseline: return dnnl::set_max_cpu_isa(dnnl::cpu_isa::sse41) == dnnl::status::success;
+  }
+  return false;
+#else
+  return cap == KernelIsa::kAvx512;
+#endif
+}
+
+std::string vector_kernel_tier() { return kernel_isa_name(cpu_kernel_isa()); }
 
 std::string dnnl_isa_name() {
 #if PARITY_HAVE_DNNL

@@ -202,6 +202,7 @@ class PlanKernelInit : public KernelInit, public GraphAccess, public KernelPrefe
 
   const onnx::GraphProto& graph_proto() const override { return graph_; }
   bool winograd_allowed() const override { return env_.winograd; }  // KernelPreferences
+  const KernelOptions& kernel_options() const override { return env_.kernel_options; }
 
   std::optional<Tensor> constant_input(size_t i) const override {
     if (i >= input_slots_.size() || input_slots_[i] < 0) return std::nullopt;
@@ -814,14 +815,10 @@ class GraphPlanner {
 
   // 7a. Producers write Concats' inputs into their slices of its output (before the channels-last
   // hand-off, which leaves those values in NCHW). fp32 plans only: a reduced-precision layer may
-  // store its output in another dtype than the model declares. PARITY_CONCAT_PLACEMENT=off
-  // leaves every Concat copying, for measuring one against the other.
+  // store its output in another dtype than the model declares. KernelOptions::concat_placement
+  // = false leaves every Concat copying, for measuring one against the other.
   void place_concats() {
-    static const bool disabled = [] {
-      const char* env = std::getenv("PARITY_CONCAT_PLACEMENT");
-      return env && std::string(env) == "off";
-    }();
-    if (disabled || env_.precision != Precision::kFloat32 || env_.reduced || !env_.value_types) return;
+    if (!env_.kernel_options.concat_placement || env_.precision != Precision::kFloat32 || env_.reduced || !env_.value_types) return;
     place_concat_inputs(g_, [&](int slot) -> std::optional<StaticType> {
       auto it = env_.value_types->find(g_.slot_names_[slot]);
       if (it == env_.value_types->end() || !it->second.has_tensor_type()) return std::nullopt;

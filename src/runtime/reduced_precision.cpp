@@ -361,6 +361,7 @@ class ReducedPrecisionInit : public KernelInit,
   std::shared_ptr<Subgraph> subgraph(const std::string& attr_name) const override { return base_.subgraph(attr_name); }
   DType input_dtype(size_t i) const override { return base_.input_dtype(i); }
   bool winograd_allowed() const override { return runtime::winograd_allowed(base_); }
+  const KernelOptions& kernel_options() const override { return runtime::kernel_options(base_); }
   std::optional<Shape> input_static_shape(size_t i) const override { return base_.input_static_shape(i); }
   DType compute_precision() const override { return precision_; }
   const PackedState* saved_packed_state() const override {

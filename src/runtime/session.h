@@ -35,6 +35,7 @@
 #include "core/status.h"
 #include "core/tensor_map.h"
 #include "runtime/kernel.h"
+#include "runtime/kernel_options.h"
 #include "runtime/profiles.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/tactics.h"
@@ -67,6 +68,8 @@ struct SessionOptions {
   /// not grouped or dilated): about twice as fast, with round-off of the order of the direct
   /// sum's. false: every convolution sums directly.
   bool winograd = true;
+  /// The optimized kernels' ISA cap and switches (runtime/kernel_options.h); recorded in plans.
+  KernelOptions kernel_options;
   /// Layers built in fp16, bf16 or int8 (a reduced-precision plan: parity convert --fp16 ...).
   ReducedPrecisionConfig reduced_precision;
   /// Tactic choice: timing, replay, forbidden families (runtime/tactics.h).

@@ -12,6 +12,7 @@
 
 #include "core/metadata.h"
 #include "runtime/kernel.h"
+#include "runtime/kernel_options.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/tactics.h"
 
@@ -46,6 +47,8 @@ struct PlanEnv {
   bool fuse = false;
   /// Let optimized convolutions use Winograd's algorithm where it applies (SessionOptions::winograd).
   bool winograd = true;
+  /// The optimized kernels' ISA cap and switches (SessionOptions::kernel_options).
+  KernelOptions kernel_options;
   /// Reduced-precision layers (plans built with --fp16/--bf16/--int8); null: every layer fp32.
   std::shared_ptr<const ReducedPrecisionConfig> reduced;
   /// How tactics are chosen (timed, replayed, forbidden); null: the optimized variant where it

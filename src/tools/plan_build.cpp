@@ -50,6 +50,7 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
   session_options.tactics = options.tactics;
   session_options.profiles = options.profiles;
   session_options.threads = options.threads;
+  session_options.kernel_options = options.kernel_options;
   const auto start = std::chrono::steady_clock::now();
   runtime::Session session = runtime::Session::create(model.proto(), session_options, base_dir).value();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

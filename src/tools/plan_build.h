@@ -27,6 +27,8 @@ struct PlanBuildOptions {
   std::function<std::unique_ptr<compare::FeedSource>()> calibration_feeds;
   /// Threads the built session runs with (not stored in a saved plan: a load chooses again).
   int threads = 1;
+  /// ISA cap and kernel switches (recorded in the plan).
+  runtime::KernelOptions kernel_options;
 };
 
 struct BuiltPlan {

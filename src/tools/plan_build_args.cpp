@@ -5,6 +5,7 @@
 
 #include "core/formats/file_io.h"
 #include "core/logger.h"
+#include "runners/kernel_environment.h"
 #include "runtime/profiles.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/subgraph.h"
@@ -110,6 +111,11 @@ runtime::ReducedPrecisionConfig parse_precision_options(const options::Args& arg
 }  // namespace
 
 void PlanBuildArgs::add_to(options::ArgParser& parser) const {
+  parser.add({.flags = {"--isa"},
+              .help = "Highest vector ISA of the ref runtime's kernels and oneDNN (process-wide, set at start-up): "
+                      "native (default: the CPU's), avx512, avx2 or baseline; a plan records it, and runs on any CPU "
+                      "that has it",
+              .metavar = "ISA", .choices = {"native", "avx512", "avx2", "baseline"}});
   parser.add({.flags = {"--fp16"}, .help = "Let layers run in float16 (fp16 storage between layers, fp32 accumulation)",
               .arity = options::Arity::kFlag});
   parser.add({.flags = {"--bf16"}, .help = "Let layers run in bfloat16 (oneDNN's bf16 convolution where the CPU has it)",
@@ -179,6 +185,8 @@ PlanBuildOptions PlanBuildArgs::parse(const options::Args& args, const std::vect
   build.profiles = parse_profile_options(args, fixed);
   build.calibration_cache = args.get_or("calibration_cache", "");
   build.calibration_algorithm = args.get_or("calibration_algo", "minmax");
+  build.kernel_options = runners::kernel_options_from_environment();
+  if (auto isa = args.get("isa")) build.kernel_options = runners::with_isa_cap(build.kernel_options, *isa);
   return build;
 }
 

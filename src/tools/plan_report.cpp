@@ -36,7 +36,8 @@ std::string plan_report_text(const runtime::plan::PlanSummary& p, bool layers, b
   out += fmt::format("Built by parity {} (plan format {}) from '{}' in {:.3f} s; {} bytes\n", p.parity_version,
                      p.format_version, p.source_model, p.build_seconds, p.file_bytes);
   out += fmt::format("Machine: {}{}\n", p.cpu_features.empty() ? "any CPU (reference kernels only)" : join(p.cpu_features),
-                     p.dnnl_isa.empty() ? "" : "; oneDNN " + p.dnnl_isa);
+                     (p.kernel_isa.empty() ? "" : "; parity kernels " + p.kernel_isa) +
+                         (p.dnnl_isa.empty() ? "" : "; oneDNN " + p.dnnl_isa));
   out += fmt::format("\n---- {} Input(s) ----\n", p.inputs.size());
   for (const auto& t : p.inputs) out += fmt::format("{} [dtype={}, shape={}]\n", t.name, t.dtype, t.shape);
   out += fmt::format("\n---- {} Output(s) ----\n", p.outputs.size());
@@ -83,7 +84,7 @@ std::string plan_report_json(const runtime::plan::PlanSummary& p, bool layers, b
   j["source_model"] = p.source_model;
   j["build_seconds"] = p.build_seconds;
   j["file_bytes"] = p.file_bytes;
-  j["machine"] = {{"cpu_features", p.cpu_features}, {"dnnl", p.dnnl_isa}};
+  j["machine"] = {{"cpu_features", p.cpu_features}, {"dnnl", p.dnnl_isa}, {"kernel_isa", p.kernel_isa}};
   j["inputs"] = tensors(p.inputs);
   j["outputs"] = tensors(p.outputs);
   j["profiles"] = Json::array();

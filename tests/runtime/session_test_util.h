@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_support.h"
 #include "runtime/session.h"
 
 namespace parity::testing {
@@ -14,6 +15,7 @@ namespace parity::testing {
 /// A session over an in-memory model with the given kernel tier; throws the creation error.
 inline runtime::Session session_with_kernels(const onnx::ModelProto& model, runtime::KernelTier tier) {
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.kernels = tier;
   auto session = runtime::Session::create(model, options);
   if (!session) throw session.error();
@@ -36,6 +38,7 @@ struct CountedRun {
 inline CountedRun optimized_run_counting(const onnx::ModelProto& model, const TensorMap& feed, int threads,
                                          uint64_t (*counter)(), const std::string& name = "y") {
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.threads = threads;
   auto session = runtime::Session::create(model, options);
   if (!session) throw session.error();

@@ -4,6 +4,8 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cstdlib>
+#include <optional>
 #include <cstdio>
 #include <fstream>
 #include <random>

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cpu_isa.h"
+
 namespace parity::testing {
 
 /// A fresh temporary directory, removed when the object dies.
@@ -38,6 +40,14 @@ CommandResult run_shell(const std::string& command);
 std::string failing_runners_extension();
 /// run_parity with that extension loaded through PARITY_EXTENSION_PATH (inherited by subprocesses).
 CommandResult run_with_failing_runners(const std::vector<std::string>& args);
+
+/// The vector tier this test process builds optimized sessions at: the CPU's, lowered to
+/// $PARITY_TEST_KERNEL_ISA ("avx2", "baseline") where CTest's capped registration sets it
+/// (tests/CMakeLists.txt), so the optimized-kernel suites run every path on any machine.
+runtime::KernelIsa test_kernel_isa();
+/// Every tier up to test_kernel_isa(), highest first: what the direct loops' own tests compare
+/// against the reference on.
+std::vector<runtime::KernelIsa> tested_kernel_isas();
 
 std::filesystem::path source_dir();
 std::filesystem::path shared_dir();

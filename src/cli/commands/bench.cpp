@@ -157,6 +157,7 @@ class BenchCommand : public Command {
     s.models = args.list("models");
     for (const auto& m : s.models) formats::check_readable_file(m);
     s.runners = runner_args_.parse_list(args, "ref,ort,opencv");
+    s.isa = args.get_or("isa", "native");
 
     s.threads = thread_counts(args.has("threads") ? args.list("threads") : std::vector<std::string>{"1,2"}, "threads");
     if (args.has("concurrent")) s.concurrent = thread_counts(args.list("concurrent"), "concurrent");

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "runners/kernel_environment.h"
 #include "runners/registry.h"
 
 namespace parity::runners {
@@ -43,7 +44,9 @@ namespace {
 
 runtime::SessionOptions options_from_args(const options::Args* args) {
   runtime::SessionOptions options;
+  options.kernel_options = kernel_options_from_environment();
   if (!args) return options;
+  if (auto isa = args->get("isa")) options.kernel_options = with_isa_cap(options.kernel_options, *isa);
   if (auto threads = args->get_int("threads")) {
     PARITY_CHECK(*threads >= 1 && *threads <= 1024, kInvalidArgument, "--threads must be between 1 and 1024, got ",
                  *threads);

@@ -22,6 +22,7 @@
 #include "model/proto_convert.h"
 #include "runtime/channels_last.h"
 #include "runtime/cpu_isa.h"
+#include "runtime/kernel_preferences.h"
 #include "runtime/packed_state.h"
 #include "runtime/plan/plan.pb.h"
 #include "runtime/positional_fusion.h"
@@ -134,12 +135,17 @@ uint32_t get_u32(const std::byte* p) {
 
 /// The ISA extensions a plan's fingerprint records, of those parity's kernels (oneDNN's JIT, the
 /// vector loops) may dispatch to: the set plan files have always listed, so older plans still load.
-std::vector<std::string> cpu_features() {
+/// Under an ISA cap, only those the capped tier uses (oneDNN is capped alike: cap_dnnl_isa).
+std::vector<std::string> cpu_features(KernelIsa tier = KernelIsa::kAvx512) {
   static const std::set<std::string> kFingerprinted = {"sse4.2",  "avx",      "avx2",     "fma",
                                                       "avx512f", "avx512bw", "avx512vl", "avx512vnni"};
   std::vector<std::string> found;
-  for (const auto& extension : cpu_isa_extensions())
-    if (kFingerprinted.count(extension)) found.push_back(extension);
+  for (const auto& extension : cpu_isa_extensions()) {
+    if (!kFingerprinted.count(extension)) continue;
+    if (tier < KernelIsa::kAvx512 && extension.rfind("avx512", 0) == 0) continue;
+    if (tier < KernelIsa::kAvx2 && (extension == "avx2" || extension == "fma")) continue;
+    found.push_back(extension);
+  }
   return found;
 }
 
@@ -169,6 +175,8 @@ class PlanWriter {
     for (const auto& [domain, version] : session_.opsets()) (*plan.mutable_opsets())[domain] = version;
     plan.set_kernels(static_cast<int>(session_.options().kernels));
     plan.set_fuse(session_.options().fuse);
+    for (const auto& [name, value] : kernel_switches(session_.options().kernel_options))
+      (*plan.mutable_kernel_switches())[name] = value;
     for (const auto& profile : session_.options().profiles) {
       PlanProfile& saved = *plan.add_profiles();
       saved.set_name(profile.name);
@@ -415,8 +423,10 @@ void write_plan(const Session& session, std::ostream& out, bool holes, const std
   PlanHeader header;
   header.set_parity_version(kParityVersion);
   if (uses_isa_kernels(session.plan())) {
-    for (const auto& f : cpu_features()) header.mutable_machine()->add_cpu_features(f);
+    const KernelIsa tier = effective_kernel_isa(session.options().kernel_options);
+    for (const auto& f : cpu_features(tier)) header.mutable_machine()->add_cpu_features(f);
     header.mutable_machine()->set_dnnl_isa(dnnl_isa());
+    header.mutable_machine()->set_kernel_isa(kernel_isa_name(tier));
   }
   header.set_payload_size(payload.size());
   header.set_payload_crc32(crc32_of(payload.data(), payload.size()));
@@ -500,8 +510,15 @@ struct ParsedPlan {
   size_t weights_offset = 0;
 };
 
+/// How strictly parse_plan compares the plan's oneDNN ISA with this process's.
+enum class DnnlIsaCheck {
+  kLoad,     // a mismatch is refused: packed weights are in the layout the plan's ISA chose
+  kInspect,  // a mismatch that the plan's --isa cap explains is shown, not refused
+};
+
 /// Every check a plan must pass before anything is built from it; `what` names it in errors.
-ParsedPlan parse_plan(std::shared_ptr<PlanBytes> bytes, const std::string& what) {
+ParsedPlan parse_plan(std::shared_ptr<PlanBytes> bytes, const std::string& what,
+                      DnnlIsaCheck dnnl_check = DnnlIsaCheck::kLoad) {
   const size_t size = bytes->size_bytes();
   const std::byte* data = bytes->data();
   auto refuse = [&](ErrorCode code, const std::string& why) {
@@ -544,14 +561,23 @@ ParsedPlan parse_plan(std::shared_ptr<PlanBytes> bytes, const std::string& what)
   if (h.parity_version() != kParityVersion)
     refuse(ErrorCode::kInvalidModel, "was built by parity " + h.parity_version() + ", this is parity " +
                                          kParityVersion + " (kernels and their packing may differ)");
+  if (const Status isa = check_plan_kernel_isa(h.machine().kernel_isa(), cpu_kernel_isa()); !isa.is_ok())
+    fail(ErrorCode::kUnsupported, what, " ", isa.message());
   const std::vector<std::string> here = cpu_features();
   for (const auto& f : h.machine().cpu_features())
     if (std::find(here.begin(), here.end(), f) == here.end())
       refuse(ErrorCode::kUnsupported, "was built on another machine: its kernels use the CPU feature '" + f +
                                           "', which this CPU lacks");
-  if (!h.machine().dnnl_isa().empty() && h.machine().dnnl_isa() != dnnl_isa())
-    refuse(ErrorCode::kUnsupported, "was built on another machine: oneDNN dispatched to " + h.machine().dnnl_isa() +
-                                        " there and to " + dnnl_isa() + " here");
+  if (!h.machine().dnnl_isa().empty() && h.machine().dnnl_isa() != dnnl_isa()) {
+    const std::string& built_for = h.machine().kernel_isa();
+    const bool capped = !built_for.empty() && built_for != kernel_isa_name(cpu_kernel_isa());
+    if (capped && dnnl_check == DnnlIsaCheck::kLoad)
+      fail(ErrorCode::kUnsupported, what, " was built with --isa ", built_for, " (oneDNN dispatched to ",
+           h.machine().dnnl_isa(), ", here to ", dnnl_isa(), "): run it with --isa ", built_for);
+    else if (!capped)
+      refuse(ErrorCode::kUnsupported, "was built on another machine: oneDNN dispatched to " + h.machine().dnnl_isa() +
+                                          " there and to " + dnnl_isa() + " here");
+  }
   if (crc32_of(data + payload_offset, h.payload_size()) != h.payload_crc32() ||
       !parsed.plan.ParseFromArray(data + payload_offset, static_cast<int>(h.payload_size())))
     refuse(ErrorCode::kInvalidModel, "is corrupted: its graph section checksum does not match");
@@ -563,13 +589,15 @@ ParsedPlan parse_plan(std::shared_ptr<PlanBytes> bytes, const std::string& what)
 
 /// Plan-time view for kernels rebuilt from a plan: the constants and input types the planner's
 /// KernelInit gave them.
-class LoadedKernelInit : public KernelInit, public PackedStateSource {
+class LoadedKernelInit : public KernelInit, public PackedStateSource, public KernelPreferences {
  public:
   LoadedKernelInit(const NodeSpec& spec, const PlanNodeSpec& saved, const Subgraph& g, const PlanEnv& env,
                    const PackedState* packed = nullptr)
       : KernelInit(spec, env.precision), saved_(saved), g_(g), env_(env), packed_(packed) {}
 
   const PackedState* saved_packed_state() const override { return packed_; }
+  bool winograd_allowed() const override { return env_.winograd; }
+  const KernelOptions& kernel_options() const override { return env_.kernel_options; }
 
   std::optional<Tensor> constant_input(size_t i) const override {
     if (i >= static_cast<size_t>(saved_.input_slots_size()) || saved_.input_slots(i) < 0) return std::nullopt;
@@ -645,6 +673,17 @@ TensorMeta read_meta(const PlanValueMeta& p) {
   return m;
 }
 
+/// The kernel options a plan was built with: its switches (defaults where a plan predates one) and
+/// its kernel tier as the cap, so the rebuilt kernels pick the variants the plan was built with.
+KernelOptions recorded_kernel_options(const ParsedPlan& parsed, const std::string& what) {
+  KernelOptions options;
+  for (const auto& [name, value] : parsed.plan.kernel_switches())
+    if (const Status set = set_kernel_switch(options, name, value); !set.is_ok())
+      fail(ErrorCode::kInvalidModel, what, " records a ", set.message(), kRebuildHint);
+  if (std::optional<KernelIsa> isa = parse_kernel_isa(parsed.header.machine().kernel_isa())) options.isa_cap = *isa;
+  return options;
+}
+
 /// Rebuilds the Subgraph: slots and constants first (kernels read constants while being built),
 /// then each node's kernel from its recorded variant, fused tails and channels-last hand-offs.
 class PlanLoader {
@@ -656,6 +695,7 @@ class PlanLoader {
     env_.precision = Precision::kFloat32;
     env_.tier = static_cast<KernelTier>(parsed_.plan.kernels());
     env_.fuse = parsed_.plan.fuse();
+    env_.kernel_options = recorded_kernel_options(parsed_, what_);
     for (const auto& [domain, version] : parsed_.plan.opsets()) env_.opsets[domain] = version;
     auto g = std::make_shared<Subgraph>();
     const int num_slots = pg.slot_names_size();
@@ -902,6 +942,7 @@ Session session_from(std::shared_ptr<PlanBytes> bytes, const std::string& what, 
   SessionOptions session_options = options;
   session_options.kernels = static_cast<KernelTier>(parsed.plan.kernels());
   session_options.fuse = parsed.plan.fuse();
+  session_options.kernel_options = recorded_kernel_options(parsed, what);
   session_options.profiles = read_profiles(parsed.plan, what);
   std::map<std::string, int> opsets(parsed.plan.opsets().begin(), parsed.plan.opsets().end());
   return Session::from_plan(PlanLoader(parsed, what).load(), session_options, std::move(opsets));
@@ -910,6 +951,21 @@ Session session_from(std::shared_ptr<PlanBytes> bytes, const std::string& what, 
 std::string shape_text(const DimShape& s) { return s.to_string(); }
 
 }  // namespace
+
+Status check_plan_kernel_isa(const std::string& recorded, KernelIsa cpu) {
+  if (recorded.empty()) return Status::ok();
+  const std::optional<KernelIsa> isa = parse_kernel_isa(recorded);
+  const std::string here = kernel_isa_name(cpu);
+  if (!isa)
+    return Error(ErrorCode::kUnsupported,
+                 str_cat("was built for the kernel ISA '", recorded, "', which this parity does not know (this CPU runs ",
+                         here, "); rebuild it with `parity convert MODEL --isa ", here, " -o PLAN`"));
+  if (*isa > cpu)
+    return Error(ErrorCode::kUnsupported,
+                 str_cat("was built for the kernel ISA ", recorded, ", which this CPU lacks (it runs ", here,
+                         "); rebuild it with `parity convert MODEL --isa ", here, " -o PLAN`"));
+  return Status::ok();
+}
 
 bool is_plan_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -975,13 +1031,14 @@ std::optional<std::string> reseal_plan_bytes(std::string_view bytes) {
 }
 
 PlanSummary summarize_plan(const fs::path& path) {
-  const ParsedPlan parsed = parse_plan(PlanBytes::map(path), "plan '" + path.string() + "'");
+  const ParsedPlan parsed = parse_plan(PlanBytes::map(path), "plan '" + path.string() + "'", DnnlIsaCheck::kInspect);
   const PlanGraph& pg = parsed.plan.graph();
   PlanSummary s;
   s.parity_version = parsed.header.parity_version();
   s.format_version = parsed.format_version;
   s.cpu_features.assign(parsed.header.machine().cpu_features().begin(), parsed.header.machine().cpu_features().end());
   s.dnnl_isa = parsed.header.machine().dnnl_isa();
+  s.kernel_isa = parsed.header.machine().kernel_isa();
   s.source_model = parsed.header.source_model();
   s.build_seconds = parsed.header.build_seconds();
   s.file_bytes = parsed.bytes->size_bytes();

@@ -55,6 +55,11 @@ Result<Session> load_plan(const std::filesystem::path& path, const SessionOption
 /// Loads plan bytes held in memory.
 Result<Session> load_plan_bytes(std::string bytes, const SessionOptions& options = {});
 
+/// Whether a plan recording kernel tier `recorded` (its header's kernel_isa) runs on a CPU whose
+/// tier is `cpu`: an error naming both tiers and the rebuild command when it is above the CPU's or
+/// unknown to this parity; ok for "" (plans without ISA-dispatched kernels, older plans).
+Status check_plan_kernel_isa(const std::string& recorded, KernelIsa cpu);
+
 /// The same plan bytes with their checksums recomputed and this parity's version stamped in, every
 /// other field (sizes included) as given; nullopt when the bytes have no plan magic or no readable
 /// header. Lets a fuzzer or a test edit a plan's sections and still reach the loader's checks past
@@ -84,6 +89,7 @@ struct PlanSummary {
   uint32_t format_version = 0;
   std::vector<std::string> cpu_features;
   std::string dnnl_isa;
+  std::string kernel_isa;  // the tier parity's vector kernels were built for ("" in older plans)
   std::string source_model;
   double build_seconds = 0;
   uint64_t file_bytes = 0;

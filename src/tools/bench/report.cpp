@@ -14,6 +14,7 @@
 #include "core/metadata.h"
 #include "core/version.h"
 #include "runners/registry.h"
+#include "runtime/cpu_isa.h"
 
 namespace parity::tools::bench {
 
@@ -180,6 +181,13 @@ std::string ratio_summary(const std::vector<Row>& rows, const Settings& s) {
   return out.empty() ? out : "ref/ort geometric mean: " + out;
 }
 
+/// The vector tier ref's kernels ran at: the CPU's, lowered to --isa.
+std::string kernel_tier(const Settings& s) {
+  const std::optional<runtime::KernelIsa> cap = runtime::parse_kernel_isa(s.isa);
+  const runtime::KernelIsa cpu = runtime::cpu_kernel_isa();
+  return runtime::kernel_isa_name(cap ? runtime::min_isa(cpu, *cap) : cpu);
+}
+
 std::string markdown_escape(std::string text) {
   std::string out;
   for (char c : text) out += c == '|' ? std::string("\\|") : std::string(1, c);
@@ -195,13 +203,21 @@ std::string load_average() {
   return fmt::format("{:.2f} {:.2f} {:.2f}", one, five, fifteen);
 }
 
+std::string machine_line(const Settings& s) {
+  const std::string cpu = runtime::cpu_model_name();
+  const std::string dnnl = runtime::dnnl_isa_name();
+  return str_cat(cpu.empty() ? "unknown CPU" : cpu, "; ref's vector kernels ", kernel_tier(s),
+                 s.isa == "native" ? "" : " (capped: --isa " + s.isa + ")",
+                 dnnl.empty() ? "" : "; oneDNN " + dnnl + " " + runtime::dnnl_library_version());
+}
+
 std::string text_table(const std::vector<Row>& rows, const Settings& s) {
   std::vector<std::string> notes;
   const auto t = table(rows, s, notes);
   std::vector<size_t> width(t[0].size(), 0);
   for (const auto& line : t)
     for (size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
-  std::string out = "\nLatency (ms, median and p10-p90 over alternating timed runs):\n";
+  std::string out = "\nMachine: " + machine_line(s) + "\nLatency (ms, median and p10-p90 over alternating timed runs):\n";
   for (size_t l = 0; l < t.size(); ++l) {
     out += " ";
     for (size_t c = 0; c < t[l].size(); ++c) out += fmt::format(" {:<{}} ", t[l][c], width[c]);
@@ -238,7 +254,7 @@ std::string markdown(const std::vector<Row>& rows, const Settings& s, const Json
   std::string out = str_cat("Measured ", machine["date"].get<std::string>(), " on ", machine["cpu"].get<std::string>(),
                             " (", machine["logical_cpus"].get<int>(), " logical CPUs, load average ",
                             machine["load_average_before"].get<std::string>(), " before, ",
-                            machine["load_average_after"].get<std::string>(), " after); ");
+                            machine["load_average_after"].get<std::string>(), " after; ", machine_line(s), "); ");
   std::vector<std::string> versions;
   for (const auto& [name, version] : report["runners"].items())
     versions.push_back(name + " " + version.get<std::string>());
@@ -283,7 +299,12 @@ Json json_report(const std::vector<Row>& rows, const Settings& s, const options:
                        {"logical_cpus", static_cast<int>(std::thread::hardware_concurrency())},
                        {"load_average_before", load_before},
                        {"load_average_after", load_average()},
-                       {"parity_version", kParityVersion}};
+                       {"parity_version", kParityVersion},
+                       {"cpu_isa_extensions", runtime::cpu_isa_extensions()},
+                       {"isa_cap", s.isa},
+                       {"kernel_isa", kernel_tier(s)},
+                       {"dnnl_isa", runtime::dnnl_isa_name()},
+                       {"dnnl_version", runtime::dnnl_library_version()}};
   report["settings"] = {{"threads", s.threads},
                         {"iterations", s.iterations},
                         {"min_time_s", s.min_time},

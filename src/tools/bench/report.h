@@ -15,6 +15,10 @@ namespace parity::tools::bench {
 /// The 1-minute, 5-minute and 15-minute load averages ("0.52 0.61 0.70"), or "unknown".
 std::string load_average();
 
+/// "CPU model; ref's vector kernels TIER (capped: --isa X); oneDNN ISA VERSION": which machine and
+/// code paths a table comes from.
+std::string machine_line(const Settings& settings);
+
 /// The latency table, notes on runners without figures, and the ref/ort and CPU summaries.
 std::string text_table(const std::vector<Row>& rows, const Settings& settings);
 /// With --profile: per row, ref's slowest operator types and nodes.

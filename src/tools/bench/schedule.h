@@ -37,6 +37,8 @@ struct Settings {
   /// --concurrent: counts of threads that share one ref Session (1 kernel thread each) for the
   /// throughput table (tools/bench/throughput.h); empty: no throughput table.
   std::vector<int> concurrent;
+  /// --isa: the cap on ref's vector kernels and oneDNN ("native": none).
+  std::string isa = "native";
   int64_t seed() const { return data.seed.value_or(1); }
 };
 

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "tools/bench/report.h"
 #include "tools/report/svg.h"
 
 namespace parity::tools::report {
@@ -19,6 +20,7 @@ Json bench_section(const std::vector<bench::Row>& rows, const bench::Settings& s
   s["iterations"] = settings.iterations;
   s["warm_up"] = settings.warm_up;
   s["min_time_s"] = settings.min_time;
+  s["machine"] = bench::machine_line(settings);
   Json& list = s["rows"] = Json::array();
   for (const auto& row : rows) {
     Json r;
@@ -64,6 +66,7 @@ Json bench_section(const std::vector<bench::Row>& rows, const bench::Settings& s
 namespace {
 
 void render_bench(const Json& s, size_t, std::string& out) {
+  if (s.contains("machine")) out += "<p>Machine: " + svg::escape(s["machine"].get<std::string>()) + "</p>\n";
   out += "<h2>Latency</h2>\n<p>Every timed sample per runner and thread count (timed rounds alternate between "
          "runners); boxes span the 25th to 75th percentile, the line is the median; samples above the axis (beyond "
          "every runner's 99th percentile) sit on its top edge.</p>\n";

@@ -28,54 +28,57 @@ using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
 
 TEST(OptimizedConvDepthwise, RowsMatchDoubleConvolution) {
-  const std::vector<WindowCase> geometries = {
-      {9, 13, 3, 1, 1, 1, 1, 1},  {9, 13, 3, 2, 1, 1, 1, 1},  {20, 21, 3, 2, 0, 1, 1, 0}, {7, 7, 5, 1, 2, 2, 2, 2},
-      {11, 10, 5, 2, 1, 2, 2, 1}, {2, 3, 3, 1, 1, 1, 1, 1},   {1, 1, 3, 1, 1, 1, 1, 1},   {6, 17, 1, 1, 0, 0, 0, 0},
-      {5, 4, 3, 1, 2, 3, 2, 3},   {30, 30, 3, 1, 1, 1, 1, 1},
-  };
-  uint32_t seed = 1;
-  for (const WindowCase& geo : geometries)
-    for (int64_t channels : {1, 7, 16, 17, 33, 72})
-      for (int variant = 0; variant < 6; ++variant) {
-        SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " k=" + std::to_string(geo.k) +
-                     " stride=" + std::to_string(geo.stride) + " channels=" + std::to_string(channels) +
-                     " variant=" + std::to_string(variant));
-        const runtime::nn::DepthwiseGeometry g = row_loop_geometry(geo);
-        const std::vector<float> w = random_values(static_cast<size_t>(channels * geo.k * geo.k), ++seed);
-        const std::vector<float> bias = random_values(static_cast<size_t>(channels), ++seed);
-        const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * channels), ++seed);
-        const bool with_bias = variant != 1;
-        const runtime::nn::DepthwiseWeights packed =
-            runtime::nn::pack_depthwise_weights(w.data(), channels, geo.k, geo.k, with_bias ? bias.data() : nullptr);
-        PointwiseEpilogue e;
-        e.activation = static_cast<Activation>(variant % 4);  // none, Relu, Clip, HardSwish
-        e.lo = -0.3f;
-        e.hi = 0.4f;
-        const float alpha = 1.f;
-        const bool swish = variant >= 4;
-        if (swish) e.activation = Activation::kNone;
-        // A guard value past the end: stores must stop at the last pixel's last channel.
-        std::vector<float> y(static_cast<size_t>(g.out_h * g.out_w * channels + 1), 12345.f);
-        // Rows in two calls, as two threads would run them.
-        const int64_t split = g.out_h / 2;
-        runtime::nn::depthwise_rows(x.data(), packed, g, 0, split, y.data(), e, swish ? &alpha : nullptr);
-        runtime::nn::depthwise_rows(x.data(), packed, g, split, g.out_h, y.data(), e, swish ? &alpha : nullptr);
-        for (int64_t oy = 0; oy < g.out_h; ++oy)
-          for (int64_t ox = 0; ox < g.out_w; ++ox)
-            for (int64_t c = 0; c < channels; ++c) {
-              double want = with_bias ? bias[c] : 0.0;
-              for (int64_t ky = 0; ky < geo.k; ++ky)
-                for (int64_t kx = 0; kx < geo.k; ++kx) {
-                  const int64_t iy = oy * geo.stride - geo.pad_top + ky, ix = ox * geo.stride - geo.pad_left + kx;
-                  if (iy < 0 || iy >= geo.h || ix < 0 || ix >= geo.w) continue;
-                  want += static_cast<double>(x[(iy * geo.w + ix) * channels + c]) * w[(c * geo.k + ky) * geo.k + kx];
-                }
-              want = finish(want, e.activation, e.lo, e.hi, swish);
-              ASSERT_NEAR(y[(oy * g.out_w + ox) * channels + c], want, 1e-5 * (1 + std::abs(want)) * geo.k)
-                  << "pixel " << oy << "," << ox << " channel " << c;
-            }
-        EXPECT_EQ(y.back(), 12345.f);
-      }
+  for (const runtime::KernelIsa isa : tested_kernel_isas()) {
+    SCOPED_TRACE("isa " + runtime::kernel_isa_name(isa));
+    const std::vector<WindowCase> geometries = {
+        {9, 13, 3, 1, 1, 1, 1, 1},  {9, 13, 3, 2, 1, 1, 1, 1},  {20, 21, 3, 2, 0, 1, 1, 0}, {7, 7, 5, 1, 2, 2, 2, 2},
+        {11, 10, 5, 2, 1, 2, 2, 1}, {2, 3, 3, 1, 1, 1, 1, 1},   {1, 1, 3, 1, 1, 1, 1, 1},   {6, 17, 1, 1, 0, 0, 0, 0},
+        {5, 4, 3, 1, 2, 3, 2, 3},   {30, 30, 3, 1, 1, 1, 1, 1},
+    };
+    uint32_t seed = 1;
+    for (const WindowCase& geo : geometries)
+      for (int64_t channels : {1, 7, 16, 17, 33, 72})
+        for (int variant = 0; variant < 6; ++variant) {
+          SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " k=" + std::to_string(geo.k) +
+                       " stride=" + std::to_string(geo.stride) + " channels=" + std::to_string(channels) +
+                       " variant=" + std::to_string(variant));
+          const runtime::nn::DepthwiseGeometry g = row_loop_geometry(geo);
+          const std::vector<float> w = random_values(static_cast<size_t>(channels * geo.k * geo.k), ++seed);
+          const std::vector<float> bias = random_values(static_cast<size_t>(channels), ++seed);
+          const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * channels), ++seed);
+          const bool with_bias = variant != 1;
+          const runtime::nn::DepthwiseWeights packed =
+              runtime::nn::pack_depthwise_weights(w.data(), channels, geo.k, geo.k, with_bias ? bias.data() : nullptr, isa);
+          PointwiseEpilogue e;
+          e.activation = static_cast<Activation>(variant % 4);  // none, Relu, Clip, HardSwish
+          e.lo = -0.3f;
+          e.hi = 0.4f;
+          const float alpha = 1.f;
+          const bool swish = variant >= 4;
+          if (swish) e.activation = Activation::kNone;
+          // A guard value past the end: stores must stop at the last pixel's last channel.
+          std::vector<float> y(static_cast<size_t>(g.out_h * g.out_w * channels + 1), 12345.f);
+          // Rows in two calls, as two threads would run them.
+          const int64_t split = g.out_h / 2;
+          runtime::nn::depthwise_rows(x.data(), packed, g, 0, split, y.data(), e, swish ? &alpha : nullptr);
+          runtime::nn::depthwise_rows(x.data(), packed, g, split, g.out_h, y.data(), e, swish ? &alpha : nullptr);
+          for (int64_t oy = 0; oy < g.out_h; ++oy)
+            for (int64_t ox = 0; ox < g.out_w; ++ox)
+              for (int64_t c = 0; c < channels; ++c) {
+                double want = with_bias ? bias[c] : 0.0;
+                for (int64_t ky = 0; ky < geo.k; ++ky)
+                  for (int64_t kx = 0; kx < geo.k; ++kx) {
+                    const int64_t iy = oy * geo.stride - geo.pad_top + ky, ix = ox * geo.stride - geo.pad_left + kx;
+                    if (iy < 0 || iy >= geo.h || ix < 0 || ix >= geo.w) continue;
+                    want += static_cast<double>(x[(iy * geo.w + ix) * channels + c]) * w[(c * geo.k + ky) * geo.k + kx];
+                  }
+                want = finish(want, e.activation, e.lo, e.hi, swish);
+                ASSERT_NEAR(y[(oy * g.out_w + ox) * channels + c], want, 1e-5 * (1 + std::abs(want)) * geo.k)
+                    << "pixel " << oy << "," << ox << " channel " << c;
+              }
+          EXPECT_EQ(y.back(), 12345.f);
+        }
+  }
 }
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
@@ -123,7 +126,7 @@ TEST(OptimizedConvDepthwise, SessionsMatchReferenceKernels) {
     SCOPED_TRACE(shape_to_string(c.x) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride) + " " + c.tail);
     const ModelBuilder m = depthwise_between_convs(c.x, c.k, c.stride, c.pads, c.tail, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::depthwise_direct_calls, runtime::nn::depthwise_direct_available(), c.direct);
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::depthwise_direct_calls, runtime::nn::depthwise_direct_available(test_kernel_isa()), c.direct);
   }
 }
 

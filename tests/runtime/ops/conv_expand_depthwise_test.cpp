@@ -41,64 +41,67 @@ std::vector<double> expanded_map(const std::vector<float>& x, const std::vector<
 }
 
 TEST(ExpandDepthwise, RowsMatchTwoDoubleConvolutions) {
-  const std::vector<WindowCase> geometries = {
-      {9, 13, 3, 1, 1, 1, 1, 1}, {9, 13, 3, 2, 1, 1, 1, 1}, {20, 21, 3, 2, 0, 1, 1, 0}, {2, 3, 3, 1, 1, 1, 1, 1},
-      {1, 1, 3, 1, 1, 1, 1, 1},  {6, 17, 1, 1, 0, 0, 0, 0}, {5, 4, 3, 1, 2, 3, 2, 3},  {16, 56, 3, 1, 1, 1, 1, 1},
-      {12, 11, 2, 2, 0, 0, 1, 1},
-  };
-  uint32_t seed = 1;
-  for (const WindowCase& geo : geometries)
-    for (const auto& [in, channels] : std::vector<std::pair<int64_t, int64_t>>{{3, 7}, {16, 17}, {16, 64}, {24, 72}, {5, 100}})
-      for (int variant = 0; variant < 6; ++variant) {
-        SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " k=" + std::to_string(geo.k) +
-                     " stride=" + std::to_string(geo.stride) + " in=" + std::to_string(in) +
-                     " channels=" + std::to_string(channels) + " variant=" + std::to_string(variant));
-        const runtime::nn::DepthwiseGeometry g = row_loop_geometry(geo);
-        const std::vector<float> we = random_values(static_cast<size_t>(channels * in), ++seed);
-        const std::vector<float> be = random_values(static_cast<size_t>(channels), ++seed);
-        const std::vector<float> wd = random_values(static_cast<size_t>(channels * geo.k * geo.k), ++seed);
-        const std::vector<float> bd = random_values(static_cast<size_t>(channels), ++seed);
-        const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * in), ++seed);
-        const auto expand = runtime::nn::pack_pointwise_weights(we.data(), channels, in, be.data());
-        const auto depthwise = runtime::nn::pack_depthwise_weights(wd.data(), channels, geo.k, geo.k, bd.data());
-        // Stage activations: none, Relu, Clip, HardSwish on either side; Swish on one or both.
-        PointwiseEpilogue ee, de;
-        ee.activation = static_cast<Activation>(variant % 4);
-        de.activation = static_cast<Activation>((variant + 1) % 4);
-        ee.lo = de.lo = -0.3f;
-        ee.hi = de.hi = 0.4f;
-        const float alpha = 1.f;
-        const bool expand_swish = variant == 4 || variant == 5, depthwise_swish = variant == 5;
-        if (expand_swish) ee.activation = Activation::kNone;
-        if (depthwise_swish) de.activation = Activation::kNone;
-        const runtime::nn::RowFinish expand_finish{ee, expand_swish ? &alpha : nullptr};
-        const runtime::nn::RowFinish depthwise_finish{de, depthwise_swish ? &alpha : nullptr};
-        // A guard value past the end: stores must stop at the last pixel's last channel.
-        std::vector<float> y(static_cast<size_t>(g.out_h * g.out_w * channels + 1), 12345.f);
-        // Two bands, each with a ring of its own filled with garbage, as two threads run them.
-        const int64_t split = g.out_h / 2;
-        for (const auto& [first, last] : std::vector<std::pair<int64_t, int64_t>>{{0, split}, {split, g.out_h}}) {
-          std::vector<float> ring(static_cast<size_t>(runtime::nn::expand_depthwise_scratch(depthwise, g)), 777.f);
-          runtime::nn::expand_depthwise_rows(x.data(), expand, expand_finish, depthwise, g, first, last, y.data(),
-                                             depthwise_finish, ring.data());
+  for (const runtime::KernelIsa isa : tested_kernel_isas()) {
+    SCOPED_TRACE("isa " + runtime::kernel_isa_name(isa));
+    const std::vector<WindowCase> geometries = {
+        {9, 13, 3, 1, 1, 1, 1, 1}, {9, 13, 3, 2, 1, 1, 1, 1}, {20, 21, 3, 2, 0, 1, 1, 0}, {2, 3, 3, 1, 1, 1, 1, 1},
+        {1, 1, 3, 1, 1, 1, 1, 1},  {6, 17, 1, 1, 0, 0, 0, 0}, {5, 4, 3, 1, 2, 3, 2, 3},  {16, 56, 3, 1, 1, 1, 1, 1},
+        {12, 11, 2, 2, 0, 0, 1, 1},
+    };
+    uint32_t seed = 1;
+    for (const WindowCase& geo : geometries)
+      for (const auto& [in, channels] : std::vector<std::pair<int64_t, int64_t>>{{3, 7}, {16, 17}, {16, 64}, {24, 72}, {5, 100}})
+        for (int variant = 0; variant < 6; ++variant) {
+          SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " k=" + std::to_string(geo.k) +
+                       " stride=" + std::to_string(geo.stride) + " in=" + std::to_string(in) +
+                       " channels=" + std::to_string(channels) + " variant=" + std::to_string(variant));
+          const runtime::nn::DepthwiseGeometry g = row_loop_geometry(geo);
+          const std::vector<float> we = random_values(static_cast<size_t>(channels * in), ++seed);
+          const std::vector<float> be = random_values(static_cast<size_t>(channels), ++seed);
+          const std::vector<float> wd = random_values(static_cast<size_t>(channels * geo.k * geo.k), ++seed);
+          const std::vector<float> bd = random_values(static_cast<size_t>(channels), ++seed);
+          const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * in), ++seed);
+          const auto expand = runtime::nn::pack_pointwise_weights(we.data(), channels, in, be.data(), isa);
+          const auto depthwise = runtime::nn::pack_depthwise_weights(wd.data(), channels, geo.k, geo.k, bd.data(), isa);
+          // Stage activations: none, Relu, Clip, HardSwish on either side; Swish on one or both.
+          PointwiseEpilogue ee, de;
+          ee.activation = static_cast<Activation>(variant % 4);
+          de.activation = static_cast<Activation>((variant + 1) % 4);
+          ee.lo = de.lo = -0.3f;
+          ee.hi = de.hi = 0.4f;
+          const float alpha = 1.f;
+          const bool expand_swish = variant == 4 || variant == 5, depthwise_swish = variant == 5;
+          if (expand_swish) ee.activation = Activation::kNone;
+          if (depthwise_swish) de.activation = Activation::kNone;
+          const runtime::nn::RowFinish expand_finish{ee, expand_swish ? &alpha : nullptr};
+          const runtime::nn::RowFinish depthwise_finish{de, depthwise_swish ? &alpha : nullptr};
+          // A guard value past the end: stores must stop at the last pixel's last channel.
+          std::vector<float> y(static_cast<size_t>(g.out_h * g.out_w * channels + 1), 12345.f);
+          // Two bands, each with a ring of its own filled with garbage, as two threads run them.
+          const int64_t split = g.out_h / 2;
+          for (const auto& [first, last] : std::vector<std::pair<int64_t, int64_t>>{{0, split}, {split, g.out_h}}) {
+            std::vector<float> ring(static_cast<size_t>(runtime::nn::expand_depthwise_scratch(depthwise, g)), 777.f);
+            runtime::nn::expand_depthwise_rows(x.data(), expand, expand_finish, depthwise, g, first, last, y.data(),
+                                               depthwise_finish, ring.data());
+          }
+          const std::vector<double> map = expanded_map(x, we, be, geo.h * geo.w, in, channels, ee, expand_swish);
+          for (int64_t oy = 0; oy < g.out_h; ++oy)
+            for (int64_t ox = 0; ox < g.out_w; ++ox)
+              for (int64_t c = 0; c < channels; ++c) {
+                double want = bd[c];
+                for (int64_t ky = 0; ky < geo.k; ++ky)
+                  for (int64_t kx = 0; kx < geo.k; ++kx) {
+                    const int64_t iy = oy * geo.stride - geo.pad_top + ky, ix = ox * geo.stride - geo.pad_left + kx;
+                    if (iy < 0 || iy >= geo.h || ix < 0 || ix >= geo.w) continue;
+                    want += map[(iy * geo.w + ix) * channels + c] * wd[(c * geo.k + ky) * geo.k + kx];
+                  }
+                want = finish(want, de.activation, de.lo, de.hi, depthwise_swish);
+                ASSERT_NEAR(y[(oy * g.out_w + ox) * channels + c], want, 2e-5 * (1 + std::abs(want)) * geo.k * std::sqrt(in))
+                    << "pixel " << oy << "," << ox << " channel " << c;
+              }
+          EXPECT_EQ(y.back(), 12345.f);
         }
-        const std::vector<double> map = expanded_map(x, we, be, geo.h * geo.w, in, channels, ee, expand_swish);
-        for (int64_t oy = 0; oy < g.out_h; ++oy)
-          for (int64_t ox = 0; ox < g.out_w; ++ox)
-            for (int64_t c = 0; c < channels; ++c) {
-              double want = bd[c];
-              for (int64_t ky = 0; ky < geo.k; ++ky)
-                for (int64_t kx = 0; kx < geo.k; ++kx) {
-                  const int64_t iy = oy * geo.stride - geo.pad_top + ky, ix = ox * geo.stride - geo.pad_left + kx;
-                  if (iy < 0 || iy >= geo.h || ix < 0 || ix >= geo.w) continue;
-                  want += map[(iy * geo.w + ix) * channels + c] * wd[(c * geo.k + ky) * geo.k + kx];
-                }
-              want = finish(want, de.activation, de.lo, de.hi, depthwise_swish);
-              ASSERT_NEAR(y[(oy * g.out_w + ox) * channels + c], want, 2e-5 * (1 + std::abs(want)) * geo.k * std::sqrt(in))
-                  << "pixel " << oy << "," << ox << " channel " << c;
-            }
-        EXPECT_EQ(y.back(), 12345.f);
-      }
+  }
 }
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that runs the loop is the oneDNN one
@@ -180,7 +183,7 @@ TEST(ExpandDepthwise, SessionsMatchReferenceKernels) {
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
     with_ring_and_two_passes([&](bool ring) {
       expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::expand_depthwise_calls,
-                                             runtime::nn::depthwise_direct_available(), fused && ring, 5e-4);
+                                             runtime::nn::depthwise_direct_available(test_kernel_isa()), fused && ring, 5e-4);
     });
   }
 }
@@ -193,7 +196,7 @@ TEST(ExpandDepthwise, PairBetweenGraphInputAndOutputConvertsLayouts) {
   const TensorMap feed{{"x", nn::random_tensor(c.x, 78)}};
   with_ring_and_two_passes([&](bool ring) {
     expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::expand_depthwise_calls,
-                                           runtime::nn::depthwise_direct_available(), ring, 5e-4);
+                                           runtime::nn::depthwise_direct_available(test_kernel_isa()), ring, 5e-4);
   });
 }
 
@@ -208,8 +211,8 @@ TEST(ExpandDepthwise, TwoPassRunsStillTakeTheDirectLoops) {
   const std::vector<std::string> labels =
       executed_node_labels(session_with_kernels(m.model(), runtime::KernelTier::kOptimized), feed);
   runtime::nn::set_expand_depthwise_ring_bytes_for_testing(std::nullopt);
-  expect_direct_path(run, runtime::nn::depthwise_direct_available(), true, 1);
-  if (runtime::nn::depthwise_direct_available()) {
+  expect_direct_path(run, runtime::nn::depthwise_direct_available(test_kernel_isa()), true, 1);
+  if (runtime::nn::depthwise_direct_available(test_kernel_isa())) {
     EXPECT_TRUE(any_label_contains(labels, "fused with Conv node 'depthwise'")) << "the pair did not fuse";
   }
   EXPECT_TRUE(tensors_close(run.output, reference_output(m.model(), feed), 5e-4, 5e-4));

@@ -27,39 +27,42 @@ using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
 
 TEST(OptimizedConvPointwise, RowsMatchDoubleProductWithEveryEpilogue) {
-  uint32_t seed = 1;
-  for (int64_t in : {1, 3, 16, 17, 24, 64})
-    for (int64_t out : {1, 5, 16, 17, 33, 64, 96, 130})
-      for (int64_t rows : {1, 7, 15, 23, 100})
-        for (int variant = 0; variant < 5; ++variant) {
-          SCOPED_TRACE("in=" + std::to_string(in) + " out=" + std::to_string(out) + " rows=" + std::to_string(rows) +
-                       " variant=" + std::to_string(variant));
-          const std::vector<float> w = random_values(static_cast<size_t>(in * out), ++seed);
-          const std::vector<float> bias = random_values(static_cast<size_t>(out), ++seed);
-          const std::vector<float> x = random_values(static_cast<size_t>(rows * in), ++seed);
-          const std::vector<float> residual = random_values(static_cast<size_t>(rows * out), ++seed);
-          const bool with_bias = variant % 2 == 0;
-          const runtime::nn::PointwiseWeights packed =
-              runtime::nn::pack_pointwise_weights(w.data(), out, in, with_bias ? bias.data() : nullptr);
-          PointwiseEpilogue e;
-          e.activation = static_cast<Activation>(variant % 4);  // none, Relu, Clip, HardSwish
-          e.lo = -0.3f;
-          e.hi = 0.4f;
-          if (variant >= 3) e.residual = residual.data();
-          // A guard value past the end: stores must stop at the last row's last channel.
-          std::vector<float> y(static_cast<size_t>(rows * out + 1), 12345.f);
-          runtime::nn::pointwise_rows(x.data(), rows, packed, y.data(), e);
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t o = 0; o < out; ++o) {
-              double want = with_bias ? bias[o] : 0.0;
-              for (int64_t i = 0; i < in; ++i) want += static_cast<double>(x[r * in + i]) * w[o * in + i];
-              if (e.residual) want += residual[r * out + o];
-              want = finish(want, e.activation, e.lo, e.hi, false);
-              ASSERT_NEAR(y[r * out + o], want, 1e-5 * (1 + std::abs(want)) * std::sqrt(static_cast<double>(in)))
-                  << "row " << r << " channel " << o;
-            }
-          EXPECT_EQ(y.back(), 12345.f);
-        }
+  for (const runtime::KernelIsa isa : tested_kernel_isas()) {
+    SCOPED_TRACE("isa " + runtime::kernel_isa_name(isa));
+    uint32_t seed = 1;
+    for (int64_t in : {1, 3, 16, 17, 24, 64})
+      for (int64_t out : {1, 5, 16, 17, 33, 64, 96, 130})
+        for (int64_t rows : {1, 7, 15, 23, 100})
+          for (int variant = 0; variant < 5; ++variant) {
+            SCOPED_TRACE("in=" + std::to_string(in) + " out=" + std::to_string(out) + " rows=" + std::to_string(rows) +
+                         " variant=" + std::to_string(variant));
+            const std::vector<float> w = random_values(static_cast<size_t>(in * out), ++seed);
+            const std::vector<float> bias = random_values(static_cast<size_t>(out), ++seed);
+            const std::vector<float> x = random_values(static_cast<size_t>(rows * in), ++seed);
+            const std::vector<float> residual = random_values(static_cast<size_t>(rows * out), ++seed);
+            const bool with_bias = variant % 2 == 0;
+            const runtime::nn::PointwiseWeights packed =
+                runtime::nn::pack_pointwise_weights(w.data(), out, in, with_bias ? bias.data() : nullptr, isa);
+            PointwiseEpilogue e;
+            e.activation = static_cast<Activation>(variant % 4);  // none, Relu, Clip, HardSwish
+            e.lo = -0.3f;
+            e.hi = 0.4f;
+            if (variant >= 3) e.residual = residual.data();
+            // A guard value past the end: stores must stop at the last row's last channel.
+            std::vector<float> y(static_cast<size_t>(rows * out + 1), 12345.f);
+            runtime::nn::pointwise_rows(x.data(), rows, packed, y.data(), e);
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t o = 0; o < out; ++o) {
+                double want = with_bias ? bias[o] : 0.0;
+                for (int64_t i = 0; i < in; ++i) want += static_cast<double>(x[r * in + i]) * w[o * in + i];
+                if (e.residual) want += residual[r * out + o];
+                want = finish(want, e.activation, e.lo, e.hi, false);
+                ASSERT_NEAR(y[r * out + o], want, 1e-5 * (1 + std::abs(want)) * std::sqrt(static_cast<double>(in)))
+                    << "row " << r << " channel " << o;
+              }
+            EXPECT_EQ(y.back(), 12345.f);
+          }
+  }
 }
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
@@ -117,7 +120,7 @@ TEST(OptimizedConvPointwise, SessionsMatchReferenceKernels) {
     SCOPED_TRACE(shape_to_string(c.x) + " -> " + std::to_string(c.expanded) + " " + c.tail);
     const ModelBuilder m = pointwise_between_convs(c.x, c.expanded, c.tail, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::pointwise_direct_calls, runtime::nn::pointwise_direct_available(), c.direct);
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::pointwise_direct_calls, runtime::nn::pointwise_direct_available(test_kernel_isa()), c.direct);
   }
 }
 

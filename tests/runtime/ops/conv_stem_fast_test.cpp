@@ -28,69 +28,72 @@ using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
 
 TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
-  const std::vector<WindowCase> geometries = {  // 3x3 kernels
-      {9, 13, 3, 1, 1, 1, 1, 1},  {9, 13, 3, 2, 1, 1, 1, 1}, {20, 21, 3, 2, 0, 1, 1, 0}, {23, 23, 3, 2, 0, 0, 0, 0},
-      {11, 10, 3, 2, 2, 3, 1, 0}, {2, 3, 3, 1, 1, 1, 1, 1},  {1, 1, 3, 1, 1, 1, 1, 1},   {1, 1, 3, 2, 1, 1, 1, 1},
-      {5, 4, 3, 1, 2, 3, 2, 3},   {8, 70, 3, 2, 1, 1, 1, 1}, {6, 50, 3, 1, 1, 1, 1, 1},
-      {10, 11, 3, 3, 1, 1, 1, 1}, {7, 40, 3, 2, 0, 2, 2, 1},
-  };
-  struct Channels {
-    int64_t in, out;
-  };
-  const std::vector<Channels> channel_counts = {{3, 5}, {3, 17}, {3, 64}, {1, 16}, {4, 33}, {2, 8}, {3, 77}};
-  uint32_t seed = 1;
-  for (const WindowCase& geo : geometries)
-    for (const Channels& ch : channel_counts)
-      for (int variant = 0; variant < 8; ++variant) {
-        // Each pair of layouts in and out, with an activation (0-3) and then with a Swish (4-7).
-        const bool x_channels_last = variant % 2 == 1, y_channels_last = variant / 2 % 2 == 1;
-        SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " stride=" +
-                     std::to_string(geo.stride) + " in=" + std::to_string(ch.in) + " out=" + std::to_string(ch.out) +
-                     " variant=" + std::to_string(variant));
-        const int64_t k = geo.k;
-        const runtime::nn::DepthwiseGeometry g = row_loop_geometry(geo);
-        if (g.out_h <= 0 || g.out_w <= 0) continue;
-        const std::vector<float> w = random_values(static_cast<size_t>(ch.out * ch.in * k * k), ++seed);
-        const std::vector<float> bias = random_values(static_cast<size_t>(ch.out), ++seed);
-        const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * ch.in), ++seed);
-        const bool with_bias = variant != 1;
-        const runtime::nn::StemWeights packed =
-            runtime::nn::pack_stem_weights(w.data(), ch.out, ch.in, k, k, with_bias ? bias.data() : nullptr);
-        PointwiseEpilogue e;
-        // None, Relu, Clip or HardSwish, varying with the case.
-        e.activation = static_cast<Activation>((variant + seed) % 4);
-        e.lo = -0.3f;
-        e.hi = 0.4f;
-        const float alpha = 1.f;
-        const bool swish = variant >= 4;
-        if (swish) e.activation = Activation::kNone;
-        // A guard value past the end: stores must stop at the last pixel's last channel.
-        const int64_t plane = g.out_h * g.out_w;
-        std::vector<float> y(static_cast<size_t>(plane * ch.out + 1), 12345.f);
-        // Rows in two calls, as two threads would run them.
-        const int64_t split = g.out_h / 2;
-        runtime::nn::stem_rows(x.data(), x_channels_last, packed, g, 0, split, y.data(), y_channels_last, e,
-                               swish ? &alpha : nullptr);
-        runtime::nn::stem_rows(x.data(), x_channels_last, packed, g, split, g.out_h, y.data(), y_channels_last, e,
-                               swish ? &alpha : nullptr);
-        for (int64_t oy = 0; oy < g.out_h; ++oy)
-          for (int64_t ox = 0; ox < g.out_w; ++ox)
-            for (int64_t o = 0; o < ch.out; ++o) {
-              double want = with_bias ? bias[o] : 0.0;
-              for (int64_t c = 0; c < ch.in; ++c)
-                for (int64_t ky = 0; ky < k; ++ky)
-                  for (int64_t kx = 0; kx < k; ++kx) {
-                    const int64_t iy = oy * geo.stride - geo.pad_top + ky, ix = ox * geo.stride - geo.pad_left + kx;
-                    if (iy < 0 || iy >= geo.h || ix < 0 || ix >= geo.w) continue;
-                    const float v = x_channels_last ? x[(iy * geo.w + ix) * ch.in + c] : x[(c * geo.h + iy) * geo.w + ix];
-                    want += static_cast<double>(v) * w[((o * ch.in + c) * k + ky) * k + kx];
-                  }
-              want = finish(want, e.activation, e.lo, e.hi, swish);
-              const float got = y_channels_last ? y[(oy * g.out_w + ox) * ch.out + o] : y[o * plane + oy * g.out_w + ox];
-              ASSERT_NEAR(got, want, 1e-5 * (1 + std::abs(want)) * 3) << "pixel " << oy << "," << ox << " channel " << o;
-            }
-        EXPECT_EQ(y.back(), 12345.f);
-      }
+  for (const runtime::KernelIsa isa : tested_kernel_isas()) {
+    SCOPED_TRACE("isa " + runtime::kernel_isa_name(isa));
+    const std::vector<WindowCase> geometries = {  // 3x3 kernels
+        {9, 13, 3, 1, 1, 1, 1, 1},  {9, 13, 3, 2, 1, 1, 1, 1}, {20, 21, 3, 2, 0, 1, 1, 0}, {23, 23, 3, 2, 0, 0, 0, 0},
+        {11, 10, 3, 2, 2, 3, 1, 0}, {2, 3, 3, 1, 1, 1, 1, 1},  {1, 1, 3, 1, 1, 1, 1, 1},   {1, 1, 3, 2, 1, 1, 1, 1},
+        {5, 4, 3, 1, 2, 3, 2, 3},   {8, 70, 3, 2, 1, 1, 1, 1}, {6, 50, 3, 1, 1, 1, 1, 1},
+        {10, 11, 3, 3, 1, 1, 1, 1}, {7, 40, 3, 2, 0, 2, 2, 1},
+    };
+    struct Channels {
+      int64_t in, out;
+    };
+    const std::vector<Channels> channel_counts = {{3, 5}, {3, 17}, {3, 64}, {1, 16}, {4, 33}, {2, 8}, {3, 77}};
+    uint32_t seed = 1;
+    for (const WindowCase& geo : geometries)
+      for (const Channels& ch : channel_counts)
+        for (int variant = 0; variant < 8; ++variant) {
+          // Each pair of layouts in and out, with an activation (0-3) and then with a Swish (4-7).
+          const bool x_channels_last = variant % 2 == 1, y_channels_last = variant / 2 % 2 == 1;
+          SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " stride=" +
+                       std::to_string(geo.stride) + " in=" + std::to_string(ch.in) + " out=" + std::to_string(ch.out) +
+                       " variant=" + std::to_string(variant));
+          const int64_t k = geo.k;
+          const runtime::nn::DepthwiseGeometry g = row_loop_geometry(geo);
+          if (g.out_h <= 0 || g.out_w <= 0) continue;
+          const std::vector<float> w = random_values(static_cast<size_t>(ch.out * ch.in * k * k), ++seed);
+          const std::vector<float> bias = random_values(static_cast<size_t>(ch.out), ++seed);
+          const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * ch.in), ++seed);
+          const bool with_bias = variant != 1;
+          const runtime::nn::StemWeights packed =
+              runtime::nn::pack_stem_weights(w.data(), ch.out, ch.in, k, k, with_bias ? bias.data() : nullptr, isa);
+          PointwiseEpilogue e;
+          // None, Relu, Clip or HardSwish, varying with the case.
+          e.activation = static_cast<Activation>((variant + seed) % 4);
+          e.lo = -0.3f;
+          e.hi = 0.4f;
+          const float alpha = 1.f;
+          const bool swish = variant >= 4;
+          if (swish) e.activation = Activation::kNone;
+          // A guard value past the end: stores must stop at the last pixel's last channel.
+          const int64_t plane = g.out_h * g.out_w;
+          std::vector<float> y(static_cast<size_t>(plane * ch.out + 1), 12345.f);
+          // Rows in two calls, as two threads would run them.
+          const int64_t split = g.out_h / 2;
+          runtime::nn::stem_rows(x.data(), x_channels_last, packed, g, 0, split, y.data(), y_channels_last, e,
+                                 swish ? &alpha : nullptr);
+          runtime::nn::stem_rows(x.data(), x_channels_last, packed, g, split, g.out_h, y.data(), y_channels_last, e,
+                                 swish ? &alpha : nullptr);
+          for (int64_t oy = 0; oy < g.out_h; ++oy)
+            for (int64_t ox = 0; ox < g.out_w; ++ox)
+              for (int64_t o = 0; o < ch.out; ++o) {
+                double want = with_bias ? bias[o] : 0.0;
+                for (int64_t c = 0; c < ch.in; ++c)
+                  for (int64_t ky = 0; ky < k; ++ky)
+                    for (int64_t kx = 0; kx < k; ++kx) {
+                      const int64_t iy = oy * geo.stride - geo.pad_top + ky, ix = ox * geo.stride - geo.pad_left + kx;
+                      if (iy < 0 || iy >= geo.h || ix < 0 || ix >= geo.w) continue;
+                      const float v = x_channels_last ? x[(iy * geo.w + ix) * ch.in + c] : x[(c * geo.h + iy) * geo.w + ix];
+                      want += static_cast<double>(v) * w[((o * ch.in + c) * k + ky) * k + kx];
+                    }
+                want = finish(want, e.activation, e.lo, e.hi, swish);
+                const float got = y_channels_last ? y[(oy * g.out_w + ox) * ch.out + o] : y[o * plane + oy * g.out_w + ox];
+                ASSERT_NEAR(got, want, 1e-5 * (1 + std::abs(want)) * 3) << "pixel " << oy << "," << ox << " channel " << o;
+              }
+          EXPECT_EQ(y.back(), 12345.f);
+        }
+  }
 }
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
@@ -148,8 +151,32 @@ TEST(OptimizedConvStem, SessionsMatchReferenceKernels) {
                  c.tail + (c.before ? " before" : "") + (c.after ? " after" : ""));
     const ModelBuilder m = stem_model(c.x, c.out, c.stride, c.pads, c.tail, c.before, c.after, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::stem_direct_calls, runtime::nn::stem_direct_available(), c.direct);
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::stem_direct_calls, runtime::nn::stem_direct_available(test_kernel_isa()), c.direct);
   }
+}
+
+/// The session's KernelOptions decide: switched off, or capped below AVX-512 (the loop's only
+/// vector form), the stem runs on oneDNN and still matches the reference.
+TEST(OptimizedConvStem, SwitchOrIsaCapKeepsTheStemOnOneDnn) {
+  const Shape x{1, 3, 24, 20};
+  const ModelBuilder m = stem_model(x, 32, 2, {1, 1, 1, 1}, "Relu", false, true, 77);
+  const TensorMap feed{{"x", nn::random_tensor(x, 78)}};
+  const Tensor want = reference_output(m.model(), feed);
+  auto run = [&](const runtime::KernelOptions& kernel_options) {
+    runtime::SessionOptions options;
+    options.kernel_options = kernel_options;
+    runtime::Session session = runtime::Session::create(m.model(), options).value();
+    const uint64_t before = runtime::nn::stem_direct_calls();
+    EXPECT_TRUE(tensors_close(session.run(feed).at("y"), want, 2e-4, 2e-4));
+    return runtime::nn::stem_direct_calls() - before;
+  };
+  runtime::KernelOptions off;
+  off.conv_stem_direct = false;
+  EXPECT_EQ(run(off), 0u);
+  runtime::KernelOptions avx2;
+  avx2.isa_cap = runtime::KernelIsa::kAvx2;
+  EXPECT_EQ(run(avx2), 0u);
+  if (runtime::nn::stem_direct_available(runtime::cpu_kernel_isa())) EXPECT_GT(run({}), 0u);
 }
 
 #endif  // PARITY_HAVE_DNNL

@@ -24,15 +24,27 @@ namespace parity::testing {
 namespace {
 
 using nn::random_tensor;
-using runtime::nn::ChannelSplitPolicy;
+using runtime::ChannelSplitPolicy;
 using runtime::nn::ConvSplitAxis;
 
-/// Sets the process's channel-split policy for one test and restores the environment's after.
+/// The channel-split policy the sessions of this file's tests are built with
+/// (KernelOptions::conv_channel_split), set for a block by PolicyScope.
+ChannelSplitPolicy session_policy = ChannelSplitPolicy::kCostRule;
+
 class PolicyScope {
  public:
-  explicit PolicyScope(ChannelSplitPolicy policy) { runtime::nn::set_channel_split_policy_for_testing(policy); }
-  ~PolicyScope() { runtime::nn::set_channel_split_policy_for_testing(std::nullopt); }
+  explicit PolicyScope(ChannelSplitPolicy policy) : previous_(session_policy) { session_policy = policy; }
+  ~PolicyScope() { session_policy = previous_; }
+
+ private:
+  ChannelSplitPolicy previous_;
 };
+
+/// `layout` under the policy in force.
+runtime::nn::ConvSplitLayout with_policy(runtime::nn::ConvSplitLayout layout) {
+  layout.policy = session_policy;
+  return layout;
+}
 
 /// A 2-D convolution problem with square kernel, stride 1 and "same" padding.
 runtime::nn::ConvProblem problem(int64_t in, int64_t out, int64_t size, int64_t kernel, int64_t group = 1) {
@@ -69,24 +81,24 @@ TEST(ConvChannelSplitRule, DeepLayersSplitChannelsEarlyLayersRows) {
   const runtime::nn::ConvSplitLayout channels_last{true, true};
   PolicyScope scope(ChannelSplitPolicy::kCostRule);
   // MobileNetV3's last 1x1 layers: 150K weights against 47K input floats.
-  EXPECT_EQ(choose_conv_split_axis(problem(960, 160, 7, 1), 2, channels_last), ConvSplitAxis::kChannels);
-  EXPECT_EQ(choose_conv_split_axis(problem(512, 512, 7, 3), 2, channels_last), ConvSplitAxis::kChannels);
+  EXPECT_EQ(choose_conv_split_axis(problem(960, 160, 7, 1), 2, with_policy(channels_last)), ConvSplitAxis::kChannels);
+  EXPECT_EQ(choose_conv_split_axis(problem(512, 512, 7, 3), 2, with_policy(channels_last)), ConvSplitAxis::kChannels);
   // Winograd on channel slices (ResNet-18 128 channels at 28x28), direct on row slices.
   runtime::nn::ConvSplitLayout winograd = channels_last;
   winograd.winograd_slices = true;
-  EXPECT_EQ(choose_conv_split_axis(problem(128, 128, 28, 3), 2, channels_last), ConvSplitAxis::kRows);
-  EXPECT_EQ(choose_conv_split_axis(problem(128, 128, 28, 3), 2, winograd), ConvSplitAxis::kChannels);
+  EXPECT_EQ(choose_conv_split_axis(problem(128, 128, 28, 3), 2, with_policy(channels_last)), ConvSplitAxis::kRows);
+  EXPECT_EQ(choose_conv_split_axis(problem(128, 128, 28, 3), 2, with_policy(winograd)), ConvSplitAxis::kChannels);
   // An early layer: 1K weights against 200K input floats.
-  EXPECT_EQ(choose_conv_split_axis(problem(16, 64, 112, 1), 2, channels_last), ConvSplitAxis::kRows);
-  EXPECT_EQ(choose_conv_split_axis(problem(64, 64, 56, 3, 64), 2, channels_last), ConvSplitAxis::kRows);
+  EXPECT_EQ(choose_conv_split_axis(problem(16, 64, 112, 1), 2, with_policy(channels_last)), ConvSplitAxis::kRows);
+  EXPECT_EQ(choose_conv_split_axis(problem(64, 64, 56, 3, 64), 2, with_policy(channels_last)), ConvSplitAxis::kRows);
   {
     PolicyScope off(ChannelSplitPolicy::kOff);
-    EXPECT_EQ(choose_conv_split_axis(problem(960, 160, 7, 1), 2, channels_last), ConvSplitAxis::kRows);
+    EXPECT_EQ(choose_conv_split_axis(problem(960, 160, 7, 1), 2, with_policy(channels_last)), ConvSplitAxis::kRows);
   }
   {
     PolicyScope always(ChannelSplitPolicy::kAlways);
-    EXPECT_EQ(choose_conv_split_axis(problem(16, 64, 112, 1), 2, channels_last), ConvSplitAxis::kChannels);
-    EXPECT_EQ(choose_conv_split_axis(problem(16, 64, 112, 1), 1, channels_last), ConvSplitAxis::kRows);
+    EXPECT_EQ(choose_conv_split_axis(problem(16, 64, 112, 1), 2, with_policy(channels_last)), ConvSplitAxis::kChannels);
+    EXPECT_EQ(choose_conv_split_axis(problem(16, 64, 112, 1), 1, with_policy(channels_last)), ConvSplitAxis::kRows);
   }
 }
 
@@ -97,7 +109,9 @@ struct SessionRun {
 
 SessionRun run_session(const onnx::ModelProto& model, const TensorMap& feed, int threads) {
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.threads = threads;
+  options.kernel_options.conv_channel_split = session_policy;
   const uint64_t fast_before = runtime::nn::dnnl_fast_path_runs();
   const uint64_t channel_before = runtime::nn::conv_channel_slice_runs();
   SessionRun run;
@@ -109,6 +123,7 @@ SessionRun run_session(const onnx::ModelProto& model, const TensorMap& feed, int
 
 Tensor reference_output(const onnx::ModelProto& model, const TensorMap& feed) {
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.kernels = runtime::KernelTier::kReference;
   return runtime::Session::create(model, options).value().run(feed).at("y");
 }
@@ -296,9 +311,10 @@ TEST(ConvChannelSplit, WinogradChannelSlicesMatchReference) {
 TEST(ConvChannelSplit, PlanLoadedAtTwoThreadsMatchesBuiltSession) {
   const ModelBuilder m = deep_pointwise_model();
   const TensorMap feed{{"x", random_tensor({1, 480, 7, 7}, 704)}};
-  PolicyScope scope(ChannelSplitPolicy::kAlways);
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.threads = 2;
+  options.kernel_options.conv_channel_split = ChannelSplitPolicy::kAlways;
   runtime::Session built = runtime::Session::create(m.model(), options).value();
   TempDir dir;
   runtime::plan::save_plan(built, dir / "deep.plan", "deep.onnx");

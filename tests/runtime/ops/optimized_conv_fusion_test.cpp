@@ -71,6 +71,7 @@ TensorMap fusion_feed() {
 
 runtime::Session make_session(const onnx::ModelProto& model, runtime::KernelTier tier, bool fuse = true) {
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.kernels = tier;
   options.fuse = fuse;
   return runtime::Session::create(model, options).value();
@@ -81,6 +82,7 @@ runtime::Session make_session(const onnx::ModelProto& model, runtime::KernelTier
 void expect_one_fast_run_per_thread_count(const onnx::ModelProto& model, const TensorMap& feed, const Tensor& want) {
   for (int threads : {1, 2, 3}) {
     runtime::SessionOptions options;
+    options.kernel_options.isa_cap = test_kernel_isa();
     options.threads = threads;
     const uint64_t before = runtime::nn::dnnl_fast_path_runs();
     const TensorMap got = runtime::Session::create(model, options).value().run(feed);
@@ -216,6 +218,7 @@ TEST(OptimizedConvFusion, MultiThreadedRunsMatch) {
   const ModelBuilder m = fusion_model();
   const TensorMap feed = fusion_feed();
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.threads = 2;
   const TensorMap two = runtime::Session::create(m.model(), options).value().run(feed);
   const TensorMap reference = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
@@ -334,6 +337,7 @@ TEST(OptimizedConvFusion, ChannelsLastHandOffKeepsResults) {
   const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
   for (int threads : {1, 3}) {
     runtime::SessionOptions options;
+    options.kernel_options.isa_cap = test_kernel_isa();
     options.threads = threads;
     runtime::Session session = runtime::Session::create(m.model(), options).value();
     const TensorMap got = session.run(feed);
@@ -377,6 +381,7 @@ TEST(OptimizedConvFusion, PoolsBetweenConvolutionsReadAndWriteChannelsLast) {
   const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
   for (int threads : {1, 2}) {
     runtime::SessionOptions options;
+    options.kernel_options.isa_cap = test_kernel_isa();
     options.threads = threads;
     runtime::Session session = runtime::Session::create(m.model(), options).value();
     const uint64_t before = runtime::nn::dnnl_fast_path_runs();
@@ -440,6 +445,7 @@ TEST(OptimizedConvFusion, GlobalAveragePoolOfChannelsLastMapsMatchesReference) {
     const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
     for (int threads : {1, 2, 3}) {
       runtime::SessionOptions options;
+      options.kernel_options.isa_cap = test_kernel_isa();
       options.threads = threads;
       const TensorMap got = runtime::Session::create(m.model(), options).value().run(feed);
       EXPECT_TRUE(tensors_close(got.at("y"), want.at("y"), 1e-5, 1e-5)) << threads << " threads";
@@ -514,6 +520,7 @@ TEST(OptimizedConvFusion, SwishAfterChannelsLastConvolutionsMatchesReference) {
     const TensorMap want = make_session(m.model(), runtime::KernelTier::kReference).run(feed);
     for (int threads : {1, 2}) {
       runtime::SessionOptions options;
+      options.kernel_options.isa_cap = test_kernel_isa();
       options.threads = threads;
       const uint64_t before = runtime::nn::dnnl_fast_path_runs();
       const TensorMap got = runtime::Session::create(m.model(), options).value().run(feed);
@@ -541,6 +548,7 @@ TEST(OptimizedConvFusion, DynamicSpatialSizesMatchReference) {
   runtime::Session reference = make_session(m.model(), runtime::KernelTier::kReference);
   for (int threads : {1, 2}) {
     runtime::SessionOptions options;
+    options.kernel_options.isa_cap = test_kernel_isa();
     options.threads = threads;
     runtime::Session optimized = runtime::Session::create(m.model(), options).value();
     uint32_t seed = 200;
@@ -583,6 +591,7 @@ TEST(OptimizedConvWinograd, MatchesReferenceWithAndWithoutWinograd) {
     for (int threads : {1, 2}) {
       for (bool winograd : {true, false}) {
         runtime::SessionOptions options;
+        options.kernel_options.isa_cap = test_kernel_isa();
         options.threads = threads;
         options.winograd = winograd;
         const Tensor got = runtime::Session::create(m.model(), options).value().run(feed).at("y");
@@ -601,6 +610,7 @@ TEST(OptimizedConvWinograd, IsUsedByDefaultAndOffWithTheOption) {
   const ModelBuilder m = winograd_block_model(64, 64, 14, 14);
   const TensorMap feed{{"x", random_tensor({1, 64, 14, 14}, 46)}, {"residual", random_tensor({1, 64, 14, 14}, 47)}};
   runtime::SessionOptions direct_options;
+  direct_options.kernel_options.isa_cap = test_kernel_isa();
   direct_options.winograd = false;
   const Tensor by_default = runtime::Session::create(m.model(), runtime::SessionOptions{}).value().run(feed).at("y");
   const Tensor direct = runtime::Session::create(m.model(), direct_options).value().run(feed).at("y");

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "support/test_support.h"
 #include "support/model_builder.h"
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
@@ -349,6 +350,7 @@ ModelBuilder linear_model(int64_t batch) {
 void expect_tiers_agree(const ModelBuilder& model, const TensorMap& feed, int threads, bool fast_path,
                         const std::vector<std::string>& intermediates_to_check = {"mm", "y", "z"}) {
   runtime::SessionOptions fast;
+  fast.kernel_options.isa_cap = test_kernel_isa();
   fast.threads = threads;
   runtime::SessionOptions reference = fast;
   reference.kernels = KernelTier::kReference;
@@ -403,10 +405,12 @@ TEST(OptimizedLinearFusion, ChunkedKernelsAgreeAcrossThreadsAndRuns) {
                        {"v", random_tensor({3, 197, 128}, 34)},
                        {"features", random_tensor({40, 120}, 37)}};
   runtime::SessionOptions reference;
+  reference.kernel_options.isa_cap = test_kernel_isa();
   reference.kernels = KernelTier::kReference;
   const TensorMap expected = runtime::Session::create(m.model(), reference).value().run(feed);
   for (int threads : {1, 2, 3}) {
     runtime::SessionOptions options;
+    options.kernel_options.isa_cap = test_kernel_isa();
     options.threads = threads;
     auto session = runtime::Session::create(m.model(), options).value();
     for (int run = 0; run < 8; ++run) {
@@ -489,6 +493,7 @@ TEST(OptimizedLinearFusion, ResidualAddsRunAsBinaryPostOps) {
   TensorMap broadcast = feed;
   broadcast.set("r", random_tensor({2, 4, 1}, 58));
   runtime::SessionOptions reference;
+  reference.kernel_options.isa_cap = test_kernel_isa();
   reference.kernels = KernelTier::kReference;
   const TensorMap expected = runtime::Session::create(residual_model().model(), reference).value().run(broadcast, unchecked);
   const uint64_t before = runtime::ops::ReferenceChain::fallback_count();
@@ -539,6 +544,7 @@ TensorMap run_linear(int64_t m, int64_t k, int64_t n, bool trans_b, KernelTier t
   mb.initializer("b", random_tensor({n}, 811));
   add_int_attr(mb.node("Gemm", {"x", "W", "b"}, {"y"}, "fc"), "transB", trans_b ? 1 : 0);
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.kernels = tier;
   options.threads = threads;
   const runtime::Session session = runtime::Session::create(mb.model(), options).value();
@@ -603,9 +609,10 @@ TEST(OptimizedSmallProduct, ColumnsOfKnWeightsMatchTheRowsOfKLoop) {
     SCOPED_TRACE("rows=" + std::to_string(rows));
     const Tensor x = random_tensor({rows, k}, 791);
     Tensor expected(DType::kFloat32, {rows, n}), fast(DType::kFloat32, {rows, n}), portable(DType::kFloat32, {rows, n});
-    runtime::ops::small_gemm::multiply(x.data<float>(), k, w_nk.data<float>(), n, k, expected.data<float>(), n, rows);
+    runtime::ops::small_gemm::multiply(x.data<float>(), k, w_nk.data<float>(), n, k, expected.data<float>(), n, rows,
+                                       test_kernel_isa());
     runtime::ops::small_gemm::multiply_kn(x.data<float>(), k, w_kn.data<float>() + begin, full_n, n, k,
-                                          fast.data<float>(), n, rows);
+                                          fast.data<float>(), n, rows, test_kernel_isa());
     runtime::ops::small_gemm::multiply_kn_portable(x.data<float>(), k, w_kn.data<float>() + begin, full_n, n, k,
                                                    portable.data<float>(), n, rows);
     EXPECT_TRUE(tensors_close(fast, expected, kAtol, kRtol));
@@ -618,7 +625,8 @@ TEST(OptimizedSmallProduct, PortableLoopMatchesTheDispatchedOne) {
   for (const auto& [rows, k, n] : {std::tuple<int64_t, int64_t, int64_t>{1, 2400, 32}, {3, 33, 5}, {4, 7, 1}, {2, 1, 9}}) {
     const Tensor x = random_tensor({rows, k}, 780), w = random_tensor({n, k}, 781);
     Tensor fast(DType::kFloat32, {rows, n}), portable(DType::kFloat32, {rows, n});
-    runtime::ops::small_gemm::multiply(x.data<float>(), k, w.data<float>(), n, k, fast.data<float>(), n, rows);
+    runtime::ops::small_gemm::multiply(x.data<float>(), k, w.data<float>(), n, k, fast.data<float>(), n, rows,
+                                       test_kernel_isa());
     runtime::ops::small_gemm::multiply_portable(x.data<float>(), k, w.data<float>(), n, k, portable.data<float>(), n,
                                                 rows);
     EXPECT_TRUE(tensors_close(portable, fast, kAtol, kRtol)) << rows << "x" << k << "x" << n;
@@ -633,9 +641,10 @@ TEST(OptimizedSmallProduct, Avx512LoopMatchesTheOthersWithAndWithoutPrefetch) {
                                    {4, 17, 5}, {1, 15, 9}, {2, 1, 3}, {3, 1030, 301}}) {
     const Tensor x = random_tensor({rows, k}, 782), w = random_tensor({n, k}, 783);
     Tensor fast(DType::kFloat32, {rows, n}), avx2(DType::kFloat32, {rows, n}), portable(DType::kFloat32, {rows, n});
-    runtime::ops::small_gemm::multiply(x.data<float>(), k, w.data<float>(), n, k, fast.data<float>(), n, rows);
-    runtime::ops::small_gemm::multiply_without_avx512(x.data<float>(), k, w.data<float>(), n, k, avx2.data<float>(), n,
-                                                      rows);
+    runtime::ops::small_gemm::multiply(x.data<float>(), k, w.data<float>(), n, k, fast.data<float>(), n, rows,
+                                       test_kernel_isa());
+    runtime::ops::small_gemm::multiply(x.data<float>(), k, w.data<float>(), n, k, avx2.data<float>(), n, rows,
+                                       runtime::min_isa(test_kernel_isa(), runtime::KernelIsa::kAvx2));
     runtime::ops::small_gemm::multiply_portable(x.data<float>(), k, w.data<float>(), n, k, portable.data<float>(), n,
                                                 rows);
     EXPECT_TRUE(tensors_close(fast, portable, kAtol, kRtol)) << rows << "x" << k << "x" << n;
@@ -681,6 +690,7 @@ void compare_small_chain(int64_t rows, const std::vector<std::string>& tails, bo
   m.output("y", DType::kFloat32, {rows, 6});
   const TensorMap feed{{"x", random_tensor({rows, 24}, seed + 2)}, {"r", random_tensor({rows, 6}, seed + 3)}};
   runtime::SessionOptions reference;
+  reference.kernel_options.isa_cap = test_kernel_isa();
   reference.kernels = KernelTier::kReference;
   const TensorMap expected = runtime::Session::create(m.model(), reference).value().run(feed);
   auto session = runtime::Session::create(m.model()).value();

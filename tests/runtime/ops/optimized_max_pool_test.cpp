@@ -70,7 +70,7 @@ TEST(DirectMaxPool, ChannelsLastWindowsMatchReference) {
     const Tensor want = reference_output(m.model(), feed);
     for (int threads : {1, 2}) {
       const CountedRun run = optimized_run_counting(m.model(), feed, threads, runtime::nn::direct_max_pool_runs);
-      const bool direct = runtime::nn::direct_max_pool_on_one_thread() || (threads == 2 && large);
+      const bool direct = runtime::nn::direct_max_pool_on_one_thread(test_kernel_isa()) || (threads == 2 && large);
       EXPECT_EQ(run.counted, direct ? 1u : 0u) << threads << " threads";
       EXPECT_TRUE(tensors_close(run.output, want, 1e-4, 1e-4)) << threads << " threads";
     }
@@ -88,6 +88,7 @@ TEST(DirectMaxPool, PlainMapsStayOnOneDnn) {
   m.output("y", DType::kFloat32, {});
   const TensorMap feed{{"x", random_tensor({1, 6, 9, 9}, 930)}};
   runtime::SessionOptions reference;
+  reference.kernel_options.isa_cap = test_kernel_isa();
   reference.kernels = runtime::KernelTier::kReference;
   const Tensor want = runtime::Session::create(m.model(), reference).value().run(feed).at("y");
   const uint64_t before = runtime::nn::direct_max_pool_runs();

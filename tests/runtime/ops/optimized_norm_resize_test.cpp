@@ -4,11 +4,14 @@
 // order for a convolution (ops/nn/batch_norm_layout.h).
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 
+#include "support/test_support.h"
 #include "op_tester.h"
 #include "support/model_builder.h"
 #include "runtime/ops/nn/batch_norm_layout.h"
@@ -156,8 +159,15 @@ float normalized(float x, float a, float b, bool relu) {
 }
 
 TEST(BatchNormToChannelsLast, EveryTileAndTailMatchesTheNchwFormulaBitForBit) {
-  using Loop = void (*)(const float*, const float*, const float*, bool, int64_t, int64_t, int64_t, int64_t, float*);
-  const Loop loops[] = {nn::scale_shift_to_channels_last, nn::scale_shift_to_channels_last_portable};
+  // The dispatched loop at every tier the process tests, and the portable one.
+  using Loop = std::function<void(const float*, const float*, const float*, bool, int64_t, int64_t, int64_t, int64_t,
+                                  float*)>;
+  std::vector<Loop> loops = {nn::scale_shift_to_channels_last_portable};
+  for (const runtime::KernelIsa isa : tested_kernel_isas())
+    loops.push_back([isa](const float* x, const float* a, const float* b, bool relu, int64_t c, int64_t pixels,
+                          int64_t begin, int64_t end, float* y) {
+      nn::scale_shift_to_channels_last(x, a, b, relu, c, pixels, begin, end, y, isa);
+    });
   const float edge[] = {NAN, INFINITY, -INFINITY, -0.0f, 0.0f, 1e-40f, -1e-40f};
   // Channel counts below, at and around the 8-channel tiles and their 16-channel pairs (24 and 45
   // end on a lone 8-channel group); pixel counts around the 8-pixel tiles and the 64-pixel blocks
@@ -172,7 +182,7 @@ TEST(BatchNormToChannelsLast, EveryTileAndTailMatchesTheNchwFormulaBitForBit) {
         const float* b = shift.data<float>();
         // The whole map, and a range that starts and ends inside tiles (a thread's share).
         const std::pair<int64_t, int64_t> ranges[] = {{0, pixels}, {pixels / 3, pixels - pixels / 4}};
-        for (Loop loop : loops)
+        for (const Loop& loop : loops)
           for (auto [begin, end] : ranges) {
             std::vector<float> y(static_cast<size_t>(channels * pixels), 12345.0f);
             loop(x.data<float>(), a, b, relu, channels, pixels, begin, end, y.data());

@@ -72,6 +72,7 @@ TensorMap feed_for(const RoiCase& c, int64_t random_rois, uint32_t seed) {
 
 Tensor optimized_output(const onnx::ModelProto& model, const TensorMap& feed, int threads) {
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.threads = threads;
   auto session = runtime::Session::create(model, options);
   if (!session) throw session.error();

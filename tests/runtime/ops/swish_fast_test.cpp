@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "support/test_support.h"
 #include "runtime/ops/nn/swish_fast.h"
 
 namespace parity::testing {
@@ -15,12 +16,16 @@ namespace {
 
 double swish_exact(double x, double alpha) { return x / (1.0 + std::exp(-alpha * x)); }
 
-void expect_swish(std::vector<float> values, float alpha) {
-  const std::vector<float> input = values;
-  runtime::nn::swish_in_place(values.data(), static_cast<int64_t>(values.size()), alpha);
-  for (size_t i = 0; i < values.size(); ++i) {
-    const double want = swish_exact(input[i], alpha);
-    EXPECT_NEAR(values[i], want, 2e-6 * std::abs(want) + 1e-30) << "x=" << input[i] << " alpha=" << alpha << " at " << i;
+/// On every tier the test process runs (the AVX-512 loop and the scalar one).
+void expect_swish(const std::vector<float>& input, float alpha) {
+  for (const runtime::KernelIsa isa : tested_kernel_isas()) {
+    std::vector<float> values = input;
+    runtime::nn::swish_in_place(values.data(), static_cast<int64_t>(values.size()), alpha, isa);
+    for (size_t i = 0; i < values.size(); ++i) {
+      const double want = swish_exact(input[i], alpha);
+      EXPECT_NEAR(values[i], want, 2e-6 * std::abs(want) + 1e-30)
+          << "x=" << input[i] << " alpha=" << alpha << " at " << i << ", isa " << runtime::kernel_isa_name(isa);
+    }
   }
 }
 
@@ -45,17 +50,14 @@ TEST(SwishFast, OtherAlphasAndWideRange) {
 TEST(SwishFast, EdgeValues) {
   const float big = std::numeric_limits<float>::max(), tiny = std::numeric_limits<float>::denorm_min();
   std::vector<float> v = {0.f, -0.f, 1e-30f, -1e-30f, tiny, -tiny, 86.9f, -86.9f, 87.5f, -87.5f, 200.f, -200.f, big, -big};
-  std::vector<float> out = v;
-  runtime::nn::swish_in_place(out.data(), static_cast<int64_t>(out.size()), 1.0f);
-  for (size_t i = 0; i < v.size(); ++i) {
-    const double want = swish_exact(v[i], 1.0);
-    // Far negative values underflow to (signed) zero, which is within any tolerance of the exact tiny result.
-    EXPECT_NEAR(out[i], want, 2e-6 * std::abs(want) + 1e-30) << "x=" << v[i];
+  // Far negative values underflow to (signed) zero, which is within any tolerance of the exact tiny result.
+  expect_swish(v, 1.0f);
+  for (const runtime::KernelIsa isa : tested_kernel_isas()) {
+    std::vector<float> special = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()};
+    runtime::nn::swish_in_place(special.data(), 2, 1.0f, isa);
+    EXPECT_TRUE(std::isnan(special[0])) << runtime::kernel_isa_name(isa);
+    EXPECT_EQ(special[1], std::numeric_limits<float>::infinity()) << runtime::kernel_isa_name(isa);
   }
-  std::vector<float> special = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()};
-  runtime::nn::swish_in_place(special.data(), 2, 1.0f);
-  EXPECT_TRUE(std::isnan(special[0]));
-  EXPECT_EQ(special[1], std::numeric_limits<float>::infinity());
 }
 
 }  // namespace

@@ -430,6 +430,59 @@ TEST_F(PlanRefusal, OtherMachine) {
   EXPECT_NE(message.find("amx-future"), std::string::npos) << message;
 }
 
+TEST_F(PlanRefusal, KernelIsaThisCpuLacksOrThisParityDoesNotKnow) {
+  const std::string here = runtime::kernel_isa_name(runtime::cpu_kernel_isa());
+  const std::string message =
+      refusal(resealed([](plan::PlanHeader& h, plan::Plan&) { h.mutable_machine()->set_kernel_isa("avx1024"); }));
+  EXPECT_NE(message.find("kernel ISA 'avx1024'"), std::string::npos) << message;
+  EXPECT_NE(message.find("this CPU runs " + here), std::string::npos) << message;
+  EXPECT_NE(message.find("parity convert MODEL --isa " + here + " -o PLAN"), std::string::npos) << message;
+  // The same check on an AVX2-only CPU, for a plan built for AVX-512.
+  const Status refused = plan::check_plan_kernel_isa("avx512", runtime::KernelIsa::kAvx2);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_NE(refused.message().find("kernel ISA avx512, which this CPU lacks (it runs avx2)"), std::string::npos)
+      << refused.message();
+  EXPECT_NE(refused.message().find("parity convert MODEL --isa avx2 -o PLAN"), std::string::npos) << refused.message();
+  EXPECT_TRUE(plan::check_plan_kernel_isa("avx2", runtime::KernelIsa::kAvx512).is_ok());
+  EXPECT_TRUE(plan::check_plan_kernel_isa("", runtime::KernelIsa::kBaseline).is_ok());
+}
+
+TEST_F(PlanRefusal, UnknownKernelSwitch) {
+  const std::string message = refusal(resealed(
+      [](plan::PlanHeader&, plan::Plan& p) { (*p.mutable_kernel_switches())["conv_future_direct"] = "on"; }));
+  EXPECT_NE(message.find("unknown kernel switch 'conv_future_direct'"), std::string::npos) << message;
+}
+
+TEST_F(PlanRefusal, PlanWithoutKernelOptionsLoadsWithTheDefaults) {
+  // Plans written before the options were recorded.
+  const std::string old = resealed([](plan::PlanHeader& h, plan::Plan& p) {
+    p.clear_kernel_switches();
+    h.mutable_machine()->clear_kernel_isa();
+  });
+  auto loaded = plan::load_plan_bytes(old);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.error().what();
+  EXPECT_TRUE(loaded.value().options().kernel_options == runtime::KernelOptions{});
+}
+
+TEST(PlanFile, RecordsTheKernelOptionsAndTheCappedIsa) {
+  runtime::SessionOptions options;
+  options.kernel_options.isa_cap = runtime::KernelIsa::kAvx2;
+  options.kernel_options.conv_stem_direct = false;
+  options.kernel_options.conv_channel_split = runtime::ChannelSplitPolicy::kAlways;
+  options.kernel_options.conv_layout = runtime::ConvActivationLayout::kPointwisePlain;
+  Session built = Session::create(testing::source_dir() / "models/demo.onnx", options).value();
+  testing::TempDir dir;
+  plan::save_plan(built, dir / "capped.plan", "demo.onnx");
+  const plan::PlanSummary summary = plan::summarize_plan(dir / "capped.plan");
+  const runtime::KernelIsa tier = runtime::min_isa(runtime::cpu_kernel_isa(), runtime::KernelIsa::kAvx2);
+  EXPECT_EQ(summary.kernel_isa, runtime::kernel_isa_name(tier));
+  for (const auto& feature : summary.cpu_features) EXPECT_EQ(feature.rfind("avx512", 0), std::string::npos) << feature;
+  Session loaded = plan::load_plan(dir / "capped.plan").value();
+  runtime::KernelOptions want = options.kernel_options;
+  want.isa_cap = tier;
+  EXPECT_TRUE(loaded.options().kernel_options == want);
+}
+
 TEST_F(PlanRefusal, NotAPlan) {
   EXPECT_NE(refusal("ir_version: 7 and not a plan at all").find("is not a parity plan"), std::string::npos);
 }

@@ -1,6 +1,7 @@
 // Tactic choice at build time (runtime/tactics.h): timing keeps a variant that accepts the node
 // and fills the timing cache, which a second build reuses; replay forces the recorded tactic and
 // refuses one the node does not have; forbidden families leave the reference kernel.
+#include "support/test_support.h"
 #include "runtime/tactics.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +37,7 @@ std::map<std::string, std::string> tactics_of(const Session& s) {
 
 TEST(Tactics, TimingChoosesAmongAcceptingVariantsAndFillsTheCache) {
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.tactics.time = true;
   options.tactics.cache = std::make_shared<runtime::TimingCache>();
   Session timed = Session::create(model(), options).value();
@@ -61,6 +63,7 @@ TEST(Tactics, TimingChoosesAmongAcceptingVariantsAndFillsTheCache) {
 
 TEST(Tactics, ReplayForcesTheRecordedTacticAndRefusesOthers) {
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.tactics.replay = {{"c", "reference:conv"}, {"sm", "optimized:softmax_dnnl"}};
   auto t = tactics_of(Session::create(model(), options).value());
   EXPECT_EQ(t.at("c"), "reference:conv");
@@ -79,6 +82,7 @@ TEST(Tactics, ReplayForcesTheRecordedTacticAndRefusesOthers) {
 
 TEST(Tactics, ForbiddenFamiliesLeaveTheReferenceKernel) {
   runtime::SessionOptions options;
+  options.kernel_options.isa_cap = test_kernel_isa();
   options.tactics.forbidden = {"optimized"};
   for (const auto& [node, tactic] : tactics_of(Session::create(model(), options).value()))
     EXPECT_EQ(tactic.rfind("reference:", 0), 0u) << node << " " << tactic;

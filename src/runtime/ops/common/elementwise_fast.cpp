@@ -1,4 +1,4 @@
-// Picks the fast elementwise loop set for this CPU.
+// Picks the fast elementwise loop set for a kernel's vector tier.
 #include "runtime/ops/common/elementwise_fast.h"
 
 namespace parity::runtime::ops::fast {
@@ -16,16 +16,15 @@ const EwLoops& baseline_loops() { return baseline::kLoops; }
 
 const EwLoops* avx2_loops() {
 #if defined(__x86_64__) && defined(__GNUC__)
-  static const bool has_avx2 = __builtin_cpu_supports("avx2");
-  return has_avx2 ? &avx2::kLoops : nullptr;
+  return cpu_kernel_isa() >= KernelIsa::kAvx2 ? &avx2::kLoops : nullptr;
 #else
   return nullptr;
 #endif
 }
 
-const EwLoops& loops() {
-  static const EwLoops& chosen = avx2_loops() ? *avx2_loops() : baseline_loops();
-  return chosen;
+const EwLoops& loops(KernelIsa isa) {
+  const EwLoops* avx2 = isa >= KernelIsa::kAvx2 ? avx2_loops() : nullptr;
+  return avx2 ? *avx2 : baseline_loops();
 }
 
 }  // namespace parity::runtime::ops::fast

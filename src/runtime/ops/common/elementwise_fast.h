@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "runtime/cpu_isa.h"
 #include "runtime/kernel.h"
 
 namespace parity::runtime::ops::fast {
@@ -86,8 +87,8 @@ struct EwLoops {
   void (*scaled_product)(const float* x, float a, const float* scale, float* y, int64_t n);
 };
 
-/// The best loop set this CPU supports (AVX2 when available, else baseline).
-const EwLoops& loops();
+/// The loop set of tier `isa` (AVX2 from kAvx2 up, else baseline).
+const EwLoops& loops(KernelIsa isa);
 /// The baseline loop set (tests compare it with the AVX2 one).
 const EwLoops& baseline_loops();
 /// The AVX2 set, or nullptr when the CPU lacks AVX2.

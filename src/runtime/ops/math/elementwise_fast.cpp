@@ -30,6 +30,7 @@
 
 #include "runtime/buffer_pool.h"
 #include "runtime/channels_last.h"
+#include "runtime/kernel_preferences.h"
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/positional_fusion.h"
@@ -66,25 +67,15 @@ __attribute__((target("avx512f"))) void scale_rows_avx512(const float* map, cons
 }
 #endif
 
-void scale_rows(const float* map, const float* scale, int64_t pixels, int64_t channels, float* out) {
+void scale_rows(const float* map, const float* scale, int64_t pixels, int64_t channels, float* out, KernelIsa isa) {
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512) {
+  if (isa >= KernelIsa::kAvx512) {
     scale_rows_avx512(map, scale, pixels, channels, out);
     return;
   }
 #endif
   for (int64_t p = 0; p < pixels; ++p)
     for (int64_t k = 0; k < channels; ++k) out[p * channels + k] = map[p * channels + k] * scale[k];
-}
-
-/// PARITY_SE_SCALE_DIRECT=off sends x * s back to the generic broadcast loop (for measuring).
-bool scale_rows_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("PARITY_SE_SCALE_DIRECT");
-    return !(env && std::string(env) == "off");
-  }();
-  return enabled;
 }
 
 /// One node of a chain: a binary op with a second operand, or a unary op.
@@ -331,7 +322,10 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel, p
   };
 
   ElementwiseKernel(const KernelInit& init, const Step& head)
-      : head_(head), chain_(init.create_reference_kernel(), init.num_inputs()) {
+      : head_(head),
+        chain_(init.create_reference_kernel(), init.num_inputs()),
+        se_scale_direct_(kernel_options(init).se_scale_direct),
+        isa_(kernel_isa(init)) {
     if (head.binary) per_channel_map_input_ = find_per_channel_map_input(init);
   }
 
@@ -363,7 +357,7 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel, p
       const Tensor& other = ctx.input(other_index);
       const int64_t n = map.dim(0), c = map.dim(1), plane = map.dim(2) * map.dim(3);
       const bool per_channel = other.numel() == c || (other.rank() == 4 && other.numel() == n * c && other.dim(1) == c);
-      if (per_channel && head_.op == EwOp::kMul && scale_rows_enabled()) {
+      if (per_channel && head_.op == EwOp::kMul && se_scale_direct_) {
         Tensor out = pooled_uninitialized_tensor(DType::kFloat32, map.shape());
         const float* in = map.data<float>();
         const float* scale = other.data<float>();
@@ -374,7 +368,7 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel, p
         fast::parallel_chunks(ctx, n * plane, min_rows, [&](int64_t begin, int64_t end) {
           for (int64_t row = begin; row < end;) {
             const int64_t image = row / plane, stop = std::min(end, (image + 1) * plane);
-            scale_rows(in + row * c, scale + (per_image ? image * c : 0), stop - row, c, o + row * c);
+            scale_rows(in + row * c, scale + (per_image ? image * c : 0), stop - row, c, o + row * c, isa_);
             row = stop;
           }
         });
@@ -501,7 +495,7 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel, p
                    const std::vector<Operand>& operands) const {
     const int64_t n = y.numel();
     if (n == 0) return;
-    const fast::EwLoops& loops = fast::loops();
+    const fast::EwLoops& loops = fast::loops(isa_);
     float* out = y.data<float>();
     const float* pa = a.data<float>();
     const float* pb = segment.step->binary ? b.data<float>() : nullptr;
@@ -569,6 +563,8 @@ class ElementwiseKernel final : public Kernel, public PositionalFusableKernel, p
   std::vector<Tail> tails_;
   std::optional<size_t> per_channel_map_input_;  // see can_read_channels_last
   std::optional<size_t> channels_last_input_;
+  bool se_scale_direct_;  // KernelOptions::se_scale_direct
+  KernelIsa isa_;         // the vector tier scale_rows may use
   bool channels_last_output_ = false;
 };
 

@@ -37,6 +37,7 @@
 #include "runtime/buffer_pool.h"
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/dnnl/int8_inputs.h"
+#include "runtime/kernel_preferences.h"
 #include "runtime/packed_state.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/dnnl/row_chunks.h"
@@ -733,7 +734,7 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
     // reading the weights, and bf16 reads half the bytes of the fp32 direct loop.
     if (constant_b_ && constant_b_->rank() >= 2 && constant_b_->numel() == constant_b_->dim(-2) * constant_b_->dim(-1) &&
         (!bf16_ || constant_b_->numel() <= small_gemm::kMaxWeights))
-      small_b_.emplace(*constant_b_, false);
+      small_b_.emplace(*constant_b_, false, kernel_isa(init));
     if (constant_b_ && constant_b_->rank() == 2 && compute_precision_of(init) == DType::kInt8 &&
         dnnl_support::int8_sums_exactly()) {
       int8_.start(*constant_b_, false);
@@ -882,7 +883,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
     // other large bf16 weights stay on oneDNN's bf16 path, which reads half the bytes.
     bf16_ = constant_b_ && native_bf16(init);
     if (constant_b_ && (!bf16_ || trans_b_ || constant_b_->numel() <= small_gemm::kMaxWeights))
-      small_b_.emplace(*constant_b_, trans_b_);
+      small_b_.emplace(*constant_b_, trans_b_, kernel_isa(init));
     if (constant_b_ && !trans_a_ && compute_precision_of(init) == DType::kInt8 && dnnl_support::int8_sums_exactly()) {
       int8_.start(*constant_b_, trans_b_);
       return;  // the int8 weights pack on first use

@@ -285,47 +285,33 @@ using MultiplyFn = void (*)(const float*, int64_t, const float*, int64_t, int64_
 using MultiplyKnFn = void (*)(const float*, int64_t, const float*, int64_t, int64_t, int64_t, float*, int64_t,
                               int64_t);
 
-MultiplyKnFn pick_kn() {
+MultiplyKnFn pick_kn(KernelIsa isa) {
 #if PARITY_SMALL_GEMM_AVX2
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return multiply_kn_avx2;
+  if (isa >= KernelIsa::kAvx2) return multiply_kn_avx2;
 #endif
   return multiply_kn_baseline;
 }
 
-MultiplyFn pick_without_avx512() {
+MultiplyFn pick(KernelIsa isa) {
 #if PARITY_SMALL_GEMM_AVX2
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return multiply_avx2;
+  if (isa >= KernelIsa::kAvx512) return multiply_avx512;
+  if (isa >= KernelIsa::kAvx2) return multiply_avx2;
 #endif
   return multiply_baseline;
-}
-
-MultiplyFn pick() {
-#if PARITY_SMALL_GEMM_AVX2
-  if (__builtin_cpu_supports("avx512f")) return multiply_avx512;
-#endif
-  return pick_without_avx512();
 }
 
 }  // namespace
 
 void multiply(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y, int64_t ldy,
-              int64_t rows) {
-  static const MultiplyFn fn = pick();
+              int64_t rows, KernelIsa isa) {
   g_runs.fetch_add(1, std::memory_order_relaxed);
-  fn(x, ldx, w_nk, n, k_dim, y, ldy, rows);
-}
-
-void multiply_without_avx512(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y,
-                             int64_t ldy, int64_t rows) {
-  static const MultiplyFn fn = pick_without_avx512();
-  fn(x, ldx, w_nk, n, k_dim, y, ldy, rows);
+  pick(isa)(x, ldx, w_nk, n, k_dim, y, ldy, rows);
 }
 
 void multiply_kn(const float* x, int64_t ldx, const float* w_kn, int64_t ldw, int64_t n, int64_t k_dim, float* y,
-                 int64_t ldy, int64_t rows) {
-  static const MultiplyKnFn fn = pick_kn();
+                 int64_t ldy, int64_t rows, KernelIsa isa) {
   g_runs.fetch_add(1, std::memory_order_relaxed);
-  fn(x, ldx, w_kn, ldw, n, k_dim, y, ldy, rows);
+  pick_kn(isa)(x, ldx, w_kn, ldw, n, k_dim, y, ldy, rows);
 }
 
 void multiply_kn_portable(const float* x, int64_t ldx, const float* w_kn, int64_t ldw, int64_t n, int64_t k_dim,
@@ -333,7 +319,7 @@ void multiply_kn_portable(const float* x, int64_t ldx, const float* w_kn, int64_
   multiply_kn_baseline(x, ldx, w_kn, ldw, n, k_dim, y, ldy, rows);
 }
 
-DirectWeights::DirectWeights(const Tensor& weights, bool transposed) {
+DirectWeights::DirectWeights(const Tensor& weights, bool transposed, KernelIsa isa) : isa_(isa) {
   const Shape& s = weights.shape();
   rows_of_k_ = transposed || weights.numel() <= kMaxTransposedWeights;
   values_ = rows_of_k_ ? as_rows_of_k(weights, transposed) : weights.reshaped({s[s.size() - 2], s.back()});
@@ -344,8 +330,8 @@ DirectWeights::DirectWeights(const Tensor& weights, bool transposed) {
 void DirectWeights::multiply_columns(const float* x, int64_t ldx, int64_t rows, int64_t begin, int64_t end, float* y,
                                      int64_t ldy) const {
   const float* w = values_.data<float>();
-  if (rows_of_k_) multiply(x, ldx, w + begin * k_, end - begin, k_, y + begin, ldy, rows);
-  else multiply_kn(x, ldx, w + begin, n_, end - begin, k_, y + begin, ldy, rows);
+  if (rows_of_k_) multiply(x, ldx, w + begin * k_, end - begin, k_, y + begin, ldy, rows, isa_);
+  else multiply_kn(x, ldx, w + begin, n_, end - begin, k_, y + begin, ldy, rows, isa_);
 }
 
 void DirectWeights::multiply_all(KernelContext& ctx, const float* x, int64_t ldx, int64_t rows, float* y) const {

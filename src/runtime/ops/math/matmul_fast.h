@@ -3,13 +3,14 @@
 // there the per-call cost of a oneDNN primitive (memory objects, argument maps, streams) is
 // several times the arithmetic, so a plain vectorized loop over weights kept as [N, K] rows (or,
 // past kMaxTransposedWeights, read in place as [K, N]) is faster, and it splits between threads
-// by output columns. Picked at run time: AVX-512 when the CPU has it, else AVX2+FMA, else a
+// by output columns. Picked per call from the kernel's tier (KernelIsa): AVX-512, else AVX2+FMA, else a
 // portable loop.
 #pragma once
 
 #include <cstdint>
 
 #include "core/tensor.h"
+#include "runtime/cpu_isa.h"
 
 namespace parity::runtime {
 class KernelContext;
@@ -29,20 +30,16 @@ constexpr int64_t kMaxTransposedWeights = int64_t{1} << 22;
 
 /// y[r * ldy + j] = sum_k x[r * ldx + k] * w_nk[j * k_dim + k] for r < rows, j < n.
 void multiply(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y, int64_t ldy,
-              int64_t rows);
+              int64_t rows, KernelIsa isa);
 
 /// y[r * ldy + j] = sum_k x[r * ldx + k] * w_kn[k * ldw + j] for r < rows, j < n: weights as the
 /// model stores them ([K, N] rows of stride ldw; a column slice of wider weights when ldw > n).
 void multiply_kn(const float* x, int64_t ldx, const float* w_kn, int64_t ldw, int64_t n, int64_t k_dim, float* y,
-                 int64_t ldy, int64_t rows);
+                 int64_t ldy, int64_t rows, KernelIsa isa);
 
 /// The portable loop multiply_kn() falls back to on CPUs without AVX2/FMA (exposed for tests).
 void multiply_kn_portable(const float* x, int64_t ldx, const float* w_kn, int64_t ldw, int64_t n, int64_t k_dim,
                           float* y, int64_t ldy, int64_t rows);
-
-/// The loop multiply() runs on CPUs without AVX-512 (AVX2+FMA, else portable; exposed for tests).
-void multiply_without_avx512(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y,
-                             int64_t ldy, int64_t rows);
 
 /// The portable loop multiply() falls back to on CPUs without AVX2/FMA (exposed for tests).
 void multiply_portable(const float* x, int64_t ldx, const float* w_nk, int64_t n, int64_t k_dim, float* y, int64_t ldy,
@@ -58,7 +55,7 @@ Tensor as_rows_of_k(const Tensor& weights, bool transposed);
 class DirectWeights {
  public:
   /// `weights`: rank >= 2 with leading dims 1; [K, N] when !transposed, [N, K] when transposed.
-  DirectWeights(const Tensor& weights, bool transposed);
+  DirectWeights(const Tensor& weights, bool transposed, KernelIsa isa);
   int64_t n() const { return n_; }
   int64_t k() const { return k_; }
   /// Output columns [begin, end) of y[rows, ldy] = x[rows, ldx] * W (y points at column 0).
@@ -72,6 +69,7 @@ class DirectWeights {
   Tensor values_;  // [N, K] when rows_of_k_, else [K, N]
   bool rows_of_k_ = true;
   int64_t n_ = 0, k_ = 0;
+  KernelIsa isa_;  // the vector tier the products run at
 };
 
 /// How many products took the direct path, process-wide (tests check that it ran).

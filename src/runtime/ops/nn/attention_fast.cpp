@@ -27,6 +27,7 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/kernel_preferences.h"
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
 
@@ -96,6 +97,7 @@ class AttentionFast final : public Kernel {
  private:
   explicit AttentionFast(const KernelInit& init)
       : reference_(init.create_reference_kernel(), init.num_inputs()),
+        isa_(kernel_isa(init)),
         is_causal_(init.attr_int("is_causal", 0) != 0),
         q_num_heads_(init.attr_int("q_num_heads", 0)),
         kv_num_heads_(init.attr_int("kv_num_heads", 0)),
@@ -216,7 +218,7 @@ class AttentionFast final : public Kernel {
     const int64_t token_blocks = (d.q.seq + tokens_per_task - 1) / tokens_per_task;
     const int64_t tasks = d.q.batch * d.k.heads * token_blocks;
     const int64_t max_rows = d.group * tokens_per_task;
-    const fast::EwLoops& loops = fast::loops();
+    const fast::EwLoops& loops = fast::loops(isa_);
 
     // A task's rows (every query head of its key/value head, for its query tokens) and the keys
     // they can see: those after the causal frontier of the block's last query, or past the
@@ -369,6 +371,7 @@ class AttentionFast final : public Kernel {
   }
 
   ops::ReferenceChain reference_;
+  KernelIsa isa_;  // the vector tier of the elementwise loops
   bool is_causal_;
   int64_t q_num_heads_, kv_num_heads_;
   bool has_scale_;

@@ -23,12 +23,13 @@
 // reorders oneDNN ran before its 1x1 convolutions (ONEDNN_VERBOSE) read and wrote every dense
 // layer's input (84 MB a run) once more after the normalization; without them a run takes 8% less
 // (p10 of 80 interleaved runs on a shared 2-core machine: 50.9 -> 46.9 ms).
-// PARITY_BATCH_NORM_TO_CHANNELS_LAST=off keeps the NCHW output, for measuring one against the other.
+// KernelOptions::batch_norm_to_channels_last = false keeps the NCHW output, for measuring one against the other.
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
 #include "runtime/channels_last.h"
+#include "runtime/kernel_preferences.h"
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/batch_norm_layout.h"
@@ -62,8 +63,11 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel, public
       scale[ch] = params[0][ch] / std::sqrt(params[3][ch] + epsilon);
       shift[ch] = params[1][ch] - params[2][ch] * scale[ch];
     }
-    return std::unique_ptr<Kernel>(new BatchNormalizationFast(
+    auto kernel = std::unique_ptr<BatchNormalizationFast>(new BatchNormalizationFast(
         std::move(scale), std::move(shift), ops::ReferenceChain(init.create_reference_kernel(), init.num_inputs())));
+    kernel->layout_change_allowed_ = kernel_options(init).batch_norm_to_channels_last;
+    kernel->isa_ = kernel_isa(init);
+    return kernel;
   }
 
   bool fuse_tail(const KernelInit& tail, size_t first_extra_input) override {
@@ -77,7 +81,7 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel, public
   bool can_read_channels_last(size_t input) const override { return PARITY_HAVE_DNNL && input == 0; }
   void read_channels_last(size_t) override { input_channels_last_ = true; }
   bool can_write_channels_last() const override {
-    return input_channels_last_ || (PARITY_HAVE_DNNL && layout_change_enabled());
+    return input_channels_last_ || (PARITY_HAVE_DNNL && layout_change_allowed_);
   }
   void write_channels_last() override { output_channels_last_ = true; }
   bool passes_layout_through() const override { return true; }
@@ -107,7 +111,7 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel, public
     const int64_t spatial = x.numel() / rows;
     const float* src = x.data<float>();
     float* dst = y.data<float>();
-    const fast::EwLoops& loops = fast::loops();
+    const fast::EwLoops& loops = fast::loops(isa_);
     const fast::EwUnary relu{fast::EwOp::kRelu, 0.0f, 0.0f};
     const int64_t min_rows = std::max<int64_t>(1, fast::kMinParallelElements / std::max<int64_t>(spatial, 1));
     fast::parallel_chunks(ctx, rows, min_rows, [&](int64_t begin, int64_t end) {
@@ -128,7 +132,7 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel, public
     const int64_t pixels = c == 0 ? 0 : x.numel() / c;
     const float* src = x.data<float>();
     float* dst = y.data<float>();
-    const fast::EwLoops& loops = fast::loops();
+    const fast::EwLoops& loops = fast::loops(isa_);
     const fast::EwUnary relu{fast::EwOp::kRelu, 0.0f, 0.0f};
     const int64_t min_pixels = std::max<int64_t>(1, fast::kMinParallelElements / std::max<int64_t>(c, 1));
     fast::parallel_chunks(ctx, pixels, min_pixels, [&](int64_t begin, int64_t end) {
@@ -152,7 +156,7 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel, public
       const float* image = src + b * c * pixels;
       float* out = dst + b * c * pixels;
       fast::parallel_chunks(ctx, pixels, min_pixels, [&](int64_t begin, int64_t end) {
-        scale_shift_to_channels_last(image, scale_.data(), shift_.data(), relu_, c, pixels, begin, end, out);
+        scale_shift_to_channels_last(image, scale_.data(), shift_.data(), relu_, c, pixels, begin, end, out, isa_);
       });
     }
   }
@@ -173,20 +177,14 @@ class BatchNormalizationFast final : public Kernel, public FusableKernel, public
       ctx.set_output(0, Value(change_channel_layout(y.tensor(), true)));
   }
 
-  static bool layout_change_enabled() {
-    static const bool enabled = [] {
-      const char* env = std::getenv("PARITY_BATCH_NORM_TO_CHANNELS_LAST");
-      return !env || std::string(env) != "off";
-    }();
-    return enabled;
-  }
-
   BatchNormalizationFast(std::vector<float> scale, std::vector<float> shift, ops::ReferenceChain reference)
       : scale_(std::move(scale)), shift_(std::move(shift)), reference_(std::move(reference)) {}
 
   std::vector<float> scale_, shift_;
   ops::ReferenceChain reference_;  // the node's reference kernel, then the fused Relu's
   bool relu_ = false;
+  bool layout_change_allowed_ = true;  // KernelOptions::batch_norm_to_channels_last
+  KernelIsa isa_ = KernelIsa::kBaseline;  // the vector tier the layout-changing loop may use
   bool input_channels_last_ = false;   // input 0 in channels-last order
   bool output_channels_last_ = false;  // the output in channels-last order
 };

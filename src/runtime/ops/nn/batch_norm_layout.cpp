@@ -87,11 +87,6 @@ __attribute__((target("avx2"))) void scale_shift_to_channels_last_avx2(const flo
     scalar_block(x, scale, shift, relu, channels, pixels, full_channels, channels, block, block_end, y);
   }
 }
-
-bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
 #endif
 
 }  // namespace
@@ -103,9 +98,9 @@ void scale_shift_to_channels_last_portable(const float* x, const float* scale, c
 }
 
 void scale_shift_to_channels_last(const float* x, const float* scale, const float* shift, bool relu, int64_t channels,
-                                  int64_t pixels, int64_t p_begin, int64_t p_end, float* y) {
+                                  int64_t pixels, int64_t p_begin, int64_t p_end, float* y, KernelIsa isa) {
 #if PARITY_BN_LAYOUT_AVX2
-  if (cpu_has_avx2()) {
+  if (isa >= KernelIsa::kAvx2) {
     scale_shift_to_channels_last_avx2(x, scale, shift, relu, channels, pixels, p_begin, p_end, y);
     return;
   }

@@ -16,13 +16,16 @@
 
 #include <cstdint>
 
+#include "runtime/cpu_isa.h"
+
 namespace parity::runtime::nn {
 
 /// y[p * channels + c] = x[c * pixels + p] * scale[c] + shift[c] (then Relu when `relu`, NaN
 /// passing through as in the reference) for every channel c and the pixels p in [p_begin, p_end)
 /// of one image: the same multiply, then add, as the NCHW loop, so results agree bit for bit.
+/// Runs the AVX2 tiles where `isa` has them, the portable loop otherwise.
 void scale_shift_to_channels_last(const float* x, const float* scale, const float* shift, bool relu, int64_t channels,
-                                  int64_t pixels, int64_t p_begin, int64_t p_end, float* y);
+                                  int64_t pixels, int64_t p_begin, int64_t p_end, float* y, KernelIsa isa);
 
 /// The portable loop (what CPUs without AVX2 run); tests compare the two.
 void scale_shift_to_channels_last_portable(const float* x, const float* scale, const float* shift, bool relu,

@@ -141,18 +141,19 @@ __attribute__((target("avx512f"))) void depthwise_row_avx512(const float* const*
 
 }  // namespace
 
-bool depthwise_direct_available() {
+bool depthwise_direct_available(KernelIsa isa) {
 #if PARITY_DEPTHWISE_X86
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
+  return isa >= KernelIsa::kAvx512;
 #else
+  (void)isa;
   return false;
 #endif
 }
 
 DepthwiseWeights pack_depthwise_weights(const float* weights, int64_t channels, int64_t kh, int64_t kw,
-                                        const float* bias) {
+                                        const float* bias, KernelIsa isa) {
   DepthwiseWeights w;
+  w.isa = isa;
   w.channels = channels;
   w.padded = (channels + 15) / 16 * 16;
   w.kh = kh;
@@ -168,12 +169,12 @@ DepthwiseWeights pack_depthwise_weights(const float* weights, int64_t channels, 
 void depthwise_row_from(const float* const* rows, const DepthwiseWeights& w, const DepthwiseGeometry& g, int64_t oy,
                         float* y_row, const PointwiseEpilogue& epilogue, const float* swish_alpha) {
 #if PARITY_DEPTHWISE_X86
-  if (depthwise_direct_available()) depthwise_row_avx512(rows, w, g, oy, y_row, epilogue);
+  if (depthwise_direct_available(w.isa)) depthwise_row_avx512(rows, w, g, oy, y_row, epilogue);
   else depthwise_scalar(rows, w, g, oy, y_row, epilogue);
 #else
   depthwise_scalar(rows, w, g, oy, y_row, epilogue);
 #endif
-  if (swish_alpha) swish_in_place(y_row, g.out_w * w.channels, *swish_alpha);
+  if (swish_alpha) swish_in_place(y_row, g.out_w * w.channels, *swish_alpha, w.isa);
 }
 
 void depthwise_rows(const float* x, const DepthwiseWeights& w, const DepthwiseGeometry& g, int64_t row_begin,

@@ -19,16 +19,17 @@
 namespace parity::runtime::nn {
 
 /// Whether the loop runs on this machine (AVX-512F).
-bool depthwise_direct_available();
+bool depthwise_direct_available(KernelIsa isa);
 
 /// ONNX depthwise weights [C, 1, kh, kw] repacked as [kh * kw][padded C] (C rounded up to 16,
 /// zeros in the padding), with the bias padded the same way (zeros when there is none).
 struct DepthwiseWeights {
   int64_t channels = 0, padded = 0, kh = 0, kw = 0;
   std::vector<float> packed, bias;
+  KernelIsa isa = KernelIsa::kBaseline;  // the tier the row loops run these weights at
 };
 DepthwiseWeights pack_depthwise_weights(const float* weights, int64_t channels, int64_t kh, int64_t kw,
-                                        const float* bias);
+                                        const float* bias, KernelIsa isa);
 
 /// The geometry of one image: input and output sizes, strides, top / left paddings (the bottom
 /// and right ones follow from the sizes).

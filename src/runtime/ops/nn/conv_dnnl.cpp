@@ -97,73 +97,6 @@ memory::desc onnx_weights_desc(const Shape& w, int64_t group, bool transposed,
   return memory::desc(dims, type, strides);
 }
 
-/// Where activations live while the primitive runs. kAny lets oneDNN pick (blocked or NHWC, with
-/// reorders from and to the plain tensors); kPlain forces plain NCHW src/dst (oneDNN then runs
-/// im2col + GEMM); kPointwisePlain uses plain NCHW for 1x1 stride-1 unpadded convolutions (a
-/// single GEMM without im2col) and kAny for the others. PARITY_DNNL_LAYOUT=plain|pointwise selects
-/// the experimental settings, for measuring them against each other.
-enum class ActivationLayout { kAny, kPlain, kPointwisePlain };
-ActivationLayout activation_layout() {
-  static const ActivationLayout layout = [] {
-    const char* env = std::getenv("PARITY_DNNL_LAYOUT");
-    const std::string value = env ? env : "";
-    if (value == "plain") return ActivationLayout::kPlain;
-    if (value == "pointwise") return ActivationLayout::kPointwisePlain;
-    return ActivationLayout::kAny;
-  }();
-  return layout;
-}
-
-/// PARITY_CONV_POINT_PRODUCT=off sends convolutions on 1x1 maps back to oneDNN (for measuring).
-bool point_product_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("PARITY_CONV_POINT_PRODUCT");
-    return !(env && std::string(env) == "off");
-  }();
-  return enabled;
-}
-
-/// PARITY_CONV_POINTWISE_DIRECT=off keeps oneDNN for the narrow 1x1 convolutions that
-/// conv_pointwise_fast.h takes (for measuring one against the other).
-bool pointwise_direct_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("PARITY_CONV_POINTWISE_DIRECT");
-    return !(env && std::string(env) == "off") && pointwise_direct_available();
-  }();
-  return enabled;
-}
-
-/// PARITY_CONV_DEPTHWISE_DIRECT=off keeps oneDNN for the depthwise convolutions that
-/// conv_depthwise_fast.h takes (for measuring one against the other).
-bool depthwise_direct_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("PARITY_CONV_DEPTHWISE_DIRECT");
-    return !(env && std::string(env) == "off") && depthwise_direct_available();
-  }();
-  return enabled;
-}
-
-/// PARITY_CONV_EXPAND_DEPTHWISE=off runs a fused 1x1 + depthwise pair in two passes over the
-/// whole expanded map instead of row by row through a ring (conv_expand_depthwise.h; for
-/// measuring one against the other). Which pairs fuse does not depend on it (plans replay).
-bool expand_depthwise_ring_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("PARITY_CONV_EXPAND_DEPTHWISE");
-    return !(env && std::string(env) == "off");
-  }();
-  return enabled;
-}
-
-/// PARITY_CONV_STEM_DIRECT=off keeps oneDNN for the stem convolutions that conv_stem_fast.h
-/// handles (for measuring one against the other).
-bool stem_direct_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("PARITY_CONV_STEM_DIRECT");
-    return !(env && std::string(env) == "off") && stem_direct_available();
-  }();
-  return enabled;
-}
-
 bool is_pointwise(const ConvProblem& p) {
   const WindowGeometry& g = p.geom;
   for (int64_t i = 0; i < g.rank; ++i)
@@ -383,8 +316,7 @@ class DnnlConvKernel : public Kernel,
       const int64_t chunks = chunk_count(p, ctx);
       std::vector<int64_t> key = x.shape();
       key.push_back(chunks);
-      key.push_back(static_cast<int64_t>(channel_split_policy()));  // tests switch it within a process
-      key.push_back(bias != nullptr);
+            key.push_back(bias != nullptr);
       key.push_back(static_cast<int64_t>(x.dtype()));
       plan = cache_->get(key, [&] { return make_plan(p, bias != nullptr, chunks, x.dtype()); });
       fast = plan->supported;
@@ -410,6 +342,8 @@ class DnnlConvKernel : public Kernel,
         weights_(std::move(weights)),
         num_head_inputs_(init.num_inputs()),
         winograd_allowed_(winograd_allowed(init)),
+        options_(kernel_options(init)),
+        isa_(kernel_isa(init)),
         cache_(std::make_unique<dnnl_support::ShapeCache<ConvPlan>>()) {
     if (transposed) {
       transpose_attrs_ = ConvTransposeAttrs::parse(init);
@@ -425,10 +359,10 @@ class DnnlConvKernel : public Kernel,
   /// loop (ops/math/matmul_fast.h), whose cost is reading the weights, where a oneDNN primitive
   /// took 10-12 us per call on the smallest ones and read the larger ones more slowly.
   void start_point_product() {
-    if (transposed_ || group_ != 1 || !point_product_enabled()) return;
+    if (transposed_ || group_ != 1 || !options_.conv_point_product) return;
     const Shape& w = weights_.shape();
     if (std::any_of(w.begin() + 2, w.end(), [](int64_t k) { return k != 1; })) return;
-    point_weights_.emplace(weights_.reshaped({w[0], w[1]}), /*transposed=*/true);
+    point_weights_.emplace(weights_.reshaped({w[0], w[1]}), /*transposed=*/true, isa_);
   }
 
   bool runs_point_product(const ConvProblem& p, const Tensor& x) const {
@@ -466,12 +400,12 @@ class DnnlConvKernel : public Kernel,
   /// Packs the weights (and a constant bias) for the direct loop, when this is a narrow 1x1
   /// convolution; whether a run takes it depends on the layouts and tails (runs_pointwise_direct).
   void start_pointwise_direct(const KernelInit& init) {
-    if (transposed_ || group_ != 1 || !pointwise_direct_enabled() || weights_.rank() != 4) return;
+    if (transposed_ || group_ != 1 || !options_.conv_pointwise_direct || !pointwise_direct_available(isa_) || weights_.rank() != 4) return;
     const Shape& w = weights_.shape();
     if (w[2] != 1 || w[3] != 1 || w[1] > kPointwiseDirectMaxInput) return;
     if (!has_constant_bias_or_none_) return;
     const float* bias = constant_bias_ ? constant_bias_->data<float>() : nullptr;
-    pointwise_direct_.emplace(pack_pointwise_weights(weights_.data<float>(), w[0], w[1], bias));
+    pointwise_direct_.emplace(pack_pointwise_weights(weights_.data<float>(), w[0], w[1], bias, isa_));
   }
 
   /// Kernel sizes up to which a depthwise convolution runs the direct loop: measured per layer on
@@ -483,7 +417,7 @@ class DnnlConvKernel : public Kernel,
   /// Packs the weights (and a constant bias) for the direct depthwise loop when this is a 2-D
   /// depthwise convolution (one input and one output channel per group) of a small kernel.
   void start_depthwise_direct(const KernelInit& init) {
-    if (transposed_ || !depthwise_direct_enabled() || weights_.rank() != 4) return;
+    if (transposed_ || !options_.conv_depthwise_direct || !depthwise_direct_available(isa_) || weights_.rank() != 4) return;
     const Shape& w = weights_.shape();
     if (w[1] != 1 || w[0] != group_ || group_ < 2 || w[2] > kDepthwiseDirectMaxKernel ||
         w[3] > kDepthwiseDirectMaxKernel)
@@ -491,14 +425,14 @@ class DnnlConvKernel : public Kernel,
     if (!has_constant_bias_or_none_) return;
     const float* bias = constant_bias_ ? constant_bias_->data<float>() : nullptr;
     depthwise_direct_.emplace(
-        pack_depthwise_weights(weights_.data<float>(), w[0], w[2], w[3], bias));
+        pack_depthwise_weights(weights_.data<float>(), w[0], w[2], w[3], bias, isa_));
   }
 
   /// Whether the fused tails suit the direct row loops (depthwise, stem): an activation they apply
   /// in registers or a lone Swish they apply to each finished row; no residual Add.
-  static bool row_loop_takes_tails(const FusedTails& tails) {
+  bool row_loop_takes_tails(const FusedTails& tails) const {
     const std::optional<FusedTails::SimpleChain> simple = tails.simple_chain();
-    return (simple && !simple->sum) || (tails.lone_swish() && fast_swish_available());
+    return (simple && !simple->sum) || (tails.lone_swish() && fast_swish_available(isa_));
   }
 
   static bool undilated_with_nonnegative_pads(const WindowGeometry& g) {
@@ -604,9 +538,9 @@ class DnnlConvKernel : public Kernel,
   /// Accepts `tail` as a depthwise tail when this is a narrow 1x1 convolution (constant bias)
   /// whose tails suit the row loops, with a static input and an output of at least
   /// kExpandDepthwiseMinBytes, and the tail a 2-D depthwise Conv of at most 3x3 whose weights and
-  /// bias are constants. Only the model and the CPU's ISA decide, not the environment.
+  /// bias are constants. Only the model and the session's ISA decide, not the measuring switches.
   bool fuse_depthwise_tail(const KernelInit& tail) {
-    if (!pointwise_direct_available() || !depthwise_direct_available() || transposed_ || group_ != 1 || int8_ ||
+    if (!pointwise_direct_available(isa_) || !depthwise_direct_available(isa_) || transposed_ || group_ != 1 || int8_ ||
         compute_type_ != memory::data_type::f32 || !has_constant_bias_or_none_ || weights_.rank() != 4)
       return false;
     const Shape& head = weights_.shape();
@@ -636,9 +570,9 @@ class DnnlConvKernel : public Kernel,
     if (!ones(window.dilations)) return false;
     const float* head_bias = constant_bias_ ? constant_bias_->data<float>() : nullptr;
     depthwise_tail_.emplace(DepthwiseTail{
-        pack_pointwise_weights(weights_.data<float>(), channels, head[1], head_bias),
-        pack_depthwise_weights(w->data<float>(), channels, w->dim(2), w->dim(3), bias ? bias->data<float>() : nullptr),
-        w->shape(), window, FusedTails()});
+        pack_pointwise_weights(weights_.data<float>(), channels, head[1], head_bias, isa_),
+        pack_depthwise_weights(w->data<float>(), channels, w->dim(2), w->dim(3), bias ? bias->data<float>() : nullptr, isa_),
+        w->shape(), window, FusedTails(isa_)});
     return true;
   }
 
@@ -690,7 +624,7 @@ class DnnlConvKernel : public Kernel,
   }
 
   /// Channels-last x into channels-last y. A map larger than L2 is expanded row by row into a
-  /// ring each band of output rows owns; a smaller one (or with PARITY_CONV_EXPAND_DEPTHWISE=off)
+  /// ring each band of output rows owns; a smaller one (or with KernelOptions::conv_expand_depthwise_ring off)
   /// in two passes, the whole expanded map and then the depthwise rows, as two layers would.
   void run_expand_depthwise_rows(const ConvProblem& p, const ConvProblem& d, const Tensor& x, Tensor& y,
                                  KernelContext& ctx) const {
@@ -702,7 +636,7 @@ class DnnlConvKernel : public Kernel,
     const int64_t map_floats = g.in_h * g.in_w * p.out_channels;
     const float* in = x.data<float>();
     float* out = y.data<float>();
-    if (expand_depthwise_ring_enabled() && map_floats * static_cast<int64_t>(sizeof(float)) >= expand_depthwise_ring_bytes()) {
+    if (options_.conv_expand_depthwise_ring && map_floats * static_cast<int64_t>(sizeof(float)) >= expand_depthwise_ring_bytes()) {
       split_image_rows(ctx, p.batch, g.out_h, [&](int64_t image, int64_t first, int64_t last) {
         // Kept per thread: a ring is a few hundred KB, allocated again each run otherwise.
         thread_local std::vector<float> ring;
@@ -722,7 +656,7 @@ class DnnlConvKernel : public Kernel,
           const int64_t r0 = t * tile, n = std::min(tile, pixels - r0);
           float* rows = map.data() + r0 * p.out_channels;
           pointwise_rows(in + image * in_image + r0 * p.in_channels, n, tail.expand, rows, expand.activation);
-          if (expand.swish_alpha) swish_in_place(rows, n * p.out_channels, *expand.swish_alpha);
+          if (expand.swish_alpha) swish_in_place(rows, n * p.out_channels, *expand.swish_alpha, isa_);
         }
       });
       split_image_rows(ctx, 1, g.out_h, [&](int64_t, int64_t first, int64_t last) {
@@ -739,12 +673,12 @@ class DnnlConvKernel : public Kernel,
   /// Packs the weights (and a constant bias) for the direct stem loop when this is a 2-D 3x3
   /// convolution of at most kStemDirectMaxInput input channels.
   void start_stem_direct(const KernelInit& init) {
-    if (transposed_ || group_ != 1 || !stem_direct_enabled() || weights_.rank() != 4) return;
+    if (transposed_ || group_ != 1 || !options_.conv_stem_direct || !stem_direct_available(isa_) || weights_.rank() != 4) return;
     const Shape& w = weights_.shape();
     if (w[1] > kStemDirectMaxInput || w[2] != 3 || w[3] != 3) return;
     if (!has_constant_bias_or_none_) return;
     const float* bias = constant_bias_ ? constant_bias_->data<float>() : nullptr;
-    stem_direct_.emplace(pack_stem_weights(weights_.data<float>(), w[0], w[1], w[2], w[3], bias));
+    stem_direct_.emplace(pack_stem_weights(weights_.data<float>(), w[0], w[1], w[2], w[3], bias, isa_));
   }
 
   bool runs_stem_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
@@ -996,14 +930,14 @@ class DnnlConvKernel : public Kernel,
   /// Primitive descriptor for one geometry; throws dnnl::error when oneDNN has no implementation.
   PrimitiveDesc make_primitive_desc(const ConvProblem& p, const Shape& x_shape, const Shape& y_shape,
                                     const DnnlGeometry& d, bool has_bias, const dnnl::primitive_attr& attr) const {
-    const ActivationLayout layout = activation_layout();
+    const ConvActivationLayout layout = options_.conv_layout;
     // Transposed convolutions always run on plain NCHW, where oneDNN 2.6 picks its GEMM + col2im
     // implementation (ONNX Runtime's approach too): in the blocked layout a ConvTranspose with
     // few output channels pads them to 16 (PP-OCRv4 det's 24 -> 1 channel 2x2 stride-2 head took
     // 17.6 ms instead of 1.2 ms, its 24 -> 24 one 6.4 ms instead of 4.2 ms).
     // int8 transposed convolutions take the layout oneDNN's int8 deconvolution wants.
-    const bool plain = (transposed_ && !int8_) || layout == ActivationLayout::kPlain ||
-                       (layout == ActivationLayout::kPointwisePlain && is_pointwise(p));
+    const bool plain = (transposed_ && !int8_) || layout == ConvActivationLayout::kPlain ||
+                       (layout == ConvActivationLayout::kPointwisePlain && is_pointwise(p));
     const memory::desc src = activation_desc(x_shape, plain, compute_type_);
     const memory::desc dst =
         activation_desc(y_shape, plain, output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32);
@@ -1149,7 +1083,7 @@ class DnnlConvKernel : public Kernel,
     const int64_t macs = shape_numel(p.output_shape()) * (p.in_channels / p.group) * p.geom.kernel_numel();
     const int64_t threads = ctx.num_threads();
     auto channel_slices_possible = [&] {
-      return threads > 1 && channel_split_possible() && channel_split_policy() != ChannelSplitPolicy::kOff &&
+      return threads > 1 && channel_split_possible() && options_.conv_channel_split != ChannelSplitPolicy::kOff &&
              !channel_slice_bounds(p, threads).empty();
     };
     // Below the threshold, a convolution of many weights on a tiny map (MobileNetV3's
@@ -1175,10 +1109,11 @@ class DnnlConvKernel : public Kernel,
   ConvSplitAxis split_axis(const ConvProblem& p, int64_t chunks) const {
     if (chunks < 2 || !channel_split_possible()) return ConvSplitAxis::kRows;
     ConvSplitLayout layout{input_channels_last_, output_channels_last_};
+    layout.policy = options_.conv_channel_split;
     layout.winograd_slices = winograd_on_channel_slices(p, chunks);
     ConvSplitAxis axis = choose_conv_split_axis(p, chunks, layout);
     // Fewer output rows than slices (chunk_count gave them for channel slices): channel slices.
-    if (axis == ConvSplitAxis::kRows && p.geom.out[0] < chunks && channel_split_policy() != ChannelSplitPolicy::kOff)
+    if (axis == ConvSplitAxis::kRows && p.geom.out[0] < chunks && options_.conv_channel_split != ChannelSplitPolicy::kOff)
       return ConvSplitAxis::kChannels;
     return axis;
   }
@@ -1250,13 +1185,10 @@ class DnnlConvKernel : public Kernel,
   /// contiguous). Measured on EfficientNet-B0 at 1 thread: ~13% less CPU time per run than the
   /// post-op. Cutting the output into extra L2-sized slices for the pass was slower than one pass
   /// over the whole output (the primitive's per-call cost outweighs the cache misses).
-  /// PARITY_CONV_SWISH=post-op keeps oneDNN's post-op everywhere, for measuring one against the other.
+  /// KernelOptions::conv_separate_swish = false keeps oneDNN's post-op everywhere.
   bool separate_swish() const {
-    static const bool allowed = [] {
-      const char* env = std::getenv("PARITY_CONV_SWISH");
-      return !(env && std::string(env) == "post-op") && fast_swish_available();
-    }();
-    return allowed && !transposed_ && output_channels_last_ && !output_reduced_ && tails_.trailing_swish();
+    return options_.conv_separate_swish && fast_swish_available(isa_) && !transposed_ && output_channels_last_ &&
+           !output_reduced_ && tails_.trailing_swish();
   }
 
   ConvPlan make_plan(const ConvProblem& p, bool has_bias, int64_t chunks, DType x_dtype) const {
@@ -1383,13 +1315,13 @@ class DnnlConvKernel : public Kernel,
         // output channels are strided in y).
         stream.wait();
         const int64_t elements = static_cast<int64_t>(chunk.dst_desc.get_size() / sizeof(float));
-        swish_in_place(static_cast<float*>(dst.get_data_handle()), elements, *plan.swish_after);
+        swish_in_place(static_cast<float*>(dst.get_data_handle()), elements, *plan.swish_after, isa_);
       }
       if (chunk.reorder_dst) chunk.dst_out.run(stream, dst, y_view);
       stream.wait();
       if (plan.swish_after && !chunk.reorder_dst) {
         float* rows = reinterpret_cast<float*>(y_bytes) + chunk.y_offset;
-        for (int64_t b = 0; b < plan.batch; ++b) swish_in_place(rows + b * plan.y_batch_stride, chunk.y_span, *plan.swish_after);
+        for (int64_t b = 0; b < plan.batch; ++b) swish_in_place(rows + b * plan.y_batch_stride, chunk.y_span, *plan.swish_after, isa_);
       }
     };
     const int64_t chunks = static_cast<int64_t>(plan.chunks.size());
@@ -1416,10 +1348,12 @@ class DnnlConvKernel : public Kernel,
   Tensor weights_;
   size_t num_head_inputs_;
   bool winograd_allowed_;  // SessionOptions::winograd
+  KernelOptions options_;  // SessionOptions::kernel_options
+  KernelIsa isa_;          // the vector tier the direct loops may use
   WindowAttrs window_;
   ConvTransposeAttrs transpose_attrs_;
   int64_t group_ = 1;
-  FusedTails tails_;
+  FusedTails tails_{isa_};
   bool input_channels_last_ = false, residual_channels_last_ = false, output_channels_last_ = false;
   memory::desc prepacked_desc_;
   memory prepacked_;

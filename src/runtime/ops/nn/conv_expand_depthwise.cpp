@@ -50,7 +50,7 @@ void expand_depthwise_rows(const float* x, const PointwiseWeights& expand, const
     for (const int64_t end = std::min(g.in_h, top + kh); next < end; ++next) {
       float* row = slot(next);
       pointwise_rows(x + next * g.in_w * expand.in, g.in_w, expand, row, expand_finish.activation);
-      if (expand_finish.swish_alpha) swish_in_place(row, row_floats, *expand_finish.swish_alpha);
+      if (expand_finish.swish_alpha) swish_in_place(row, row_floats, *expand_finish.swish_alpha, expand.isa);
     }
     for (int64_t ky = 0; ky < kh; ++ky) {
       const int64_t iy = top + ky;

@@ -114,17 +114,19 @@ __attribute__((target("avx512f"))) void pointwise_avx512(const float* x, int64_t
 
 }  // namespace
 
-bool pointwise_direct_available() {
+bool pointwise_direct_available(KernelIsa isa) {
 #if PARITY_POINTWISE_X86
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
+  return isa >= KernelIsa::kAvx512;
 #else
+  (void)isa;
   return false;
 #endif
 }
 
-PointwiseWeights pack_pointwise_weights(const float* weights, int64_t out, int64_t in, const float* bias) {
+PointwiseWeights pack_pointwise_weights(const float* weights, int64_t out, int64_t in, const float* bias,
+                                        KernelIsa isa) {
   PointwiseWeights w;
+  w.isa = isa;
   w.in = in;
   w.out = out;
   w.padded = (out + 15) / 16 * 16;
@@ -139,7 +141,7 @@ PointwiseWeights pack_pointwise_weights(const float* weights, int64_t out, int64
 void pointwise_rows(const float* x, int64_t rows, const PointwiseWeights& w, float* y, const PointwiseEpilogue& epilogue) {
   calls.fetch_add(1, std::memory_order_relaxed);
 #if PARITY_POINTWISE_X86
-  if (pointwise_direct_available()) {
+  if (pointwise_direct_available(w.isa)) {
     pointwise_avx512(x, rows, w, y, epilogue);
     return;
   }

@@ -13,18 +13,22 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/cpu_isa.h"
+
 namespace parity::runtime::nn {
 
 /// Whether the loop runs on this machine (AVX-512F).
-bool pointwise_direct_available();
+bool pointwise_direct_available(KernelIsa isa);
 
 /// ONNX 1x1 weights [out, in] repacked as [in][padded out] (out rounded up to 16, zeros in the
 /// padding), with the bias padded the same way (zeros when there is none).
 struct PointwiseWeights {
   int64_t in = 0, out = 0, padded = 0;
   std::vector<float> packed, bias;
+  KernelIsa isa = KernelIsa::kBaseline;  // the tier pointwise_rows runs these weights at
 };
-PointwiseWeights pack_pointwise_weights(const float* weights, int64_t out, int64_t in, const float* bias);
+PointwiseWeights pack_pointwise_weights(const float* weights, int64_t out, int64_t in, const float* bias,
+                                        KernelIsa isa);
 
 /// What the loop applies to each output value before storing it: first the residual addend (rows
 /// laid out as y's), then one activation, as the reference kernels compute them.

@@ -9,20 +9,7 @@
 namespace parity::runtime::nn {
 namespace {
 
-constexpr int kNoOverride = -1;
-std::atomic<int> policy_override{kNoOverride};
 std::atomic<uint64_t> channel_slice_runs{0};
-
-ChannelSplitPolicy policy_from_environment() {
-  static const ChannelSplitPolicy policy = [] {
-    const char* env = std::getenv("PARITY_CONV_CHANNEL_SPLIT");
-    const std::string value = env ? env : "";
-    if (value == "off") return ChannelSplitPolicy::kOff;
-    if (value == "always") return ChannelSplitPolicy::kAlways;
-    return ChannelSplitPolicy::kCostRule;
-  }();
-  return policy;
-}
 
 /// Evenly spaced bounds over `units`, rounded to multiples of `align` units; empty when the
 /// rounding leaves a slice with nothing.
@@ -39,15 +26,6 @@ std::vector<int64_t> aligned_bounds(int64_t units, int64_t slices, int64_t align
 }
 
 }  // namespace
-
-ChannelSplitPolicy channel_split_policy() {
-  const int forced = policy_override.load(std::memory_order_relaxed);
-  return forced == kNoOverride ? policy_from_environment() : static_cast<ChannelSplitPolicy>(forced);
-}
-
-void set_channel_split_policy_for_testing(std::optional<ChannelSplitPolicy> policy) {
-  policy_override.store(policy ? static_cast<int>(*policy) : kNoOverride, std::memory_order_relaxed);
-}
 
 uint64_t conv_channel_slice_runs() { return channel_slice_runs.load(std::memory_order_relaxed); }
 void count_conv_channel_slice_run() { channel_slice_runs.fetch_add(1, std::memory_order_relaxed); }
@@ -83,7 +61,7 @@ std::vector<int64_t> channel_slice_bounds(const ConvProblem& p, int64_t slices) 
 // (MobileNetV3 5.78 ms, MobileNetV2 7.19 against 4.24: early layers read large inputs whole, and
 // depthwise slices copy their channels in and out).
 ConvSplitAxis choose_conv_split_axis(const ConvProblem& p, int64_t slices, const ConvSplitLayout& layout) {
-  const ChannelSplitPolicy policy = channel_split_policy();
+  const ChannelSplitPolicy policy = layout.policy;
   if (policy == ChannelSplitPolicy::kOff || slices < 2 || channel_slice_bounds(p, slices).empty())
     return ConvSplitAxis::kRows;
   if (policy == ChannelSplitPolicy::kAlways) return ConvSplitAxis::kChannels;

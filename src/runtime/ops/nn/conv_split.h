@@ -8,19 +8,12 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/kernel_options.h"
 #include "runtime/ops/nn/conv_core.h"
 
 namespace parity::runtime::nn {
 
 enum class ConvSplitAxis { kRows, kChannels };
-
-/// PARITY_CONV_CHANNEL_SPLIT=off keeps every convolution on row slices (for A/B measurements);
-/// =always takes channel slices wherever the kernel can (tests, measurements); anything else
-/// lets choose_conv_split_axis decide per layer.
-enum class ChannelSplitPolicy { kCostRule, kOff, kAlways };
-ChannelSplitPolicy channel_split_policy();
-/// Overrides PARITY_CONV_CHANNEL_SPLIT for the process (tests); nullopt goes back to it.
-void set_channel_split_policy_for_testing(std::optional<ChannelSplitPolicy> policy);
 
 /// How many convolution runs took channel slices, process-wide; lets tests check that a case
 /// really ran them.
@@ -32,6 +25,9 @@ struct ConvSplitLayout {
   bool input_channels_last = false, output_channels_last = false;
   /// Channel slices would run Winograd's algorithm (row slices never do: conv_dnnl.cpp).
   bool winograd_slices = false;
+  /// KernelOptions::conv_channel_split: kOff keeps every convolution on row slices, kAlways takes
+  /// channel slices wherever the kernel can, kCostRule decides per layer.
+  ChannelSplitPolicy policy = ChannelSplitPolicy::kCostRule;
 };
 
 /// Output-channel bounds of `slices` channel slices of `p`: slice s covers output channels

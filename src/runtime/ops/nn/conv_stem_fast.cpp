@@ -40,13 +40,13 @@ __attribute__((target("avx512f"))) void copy_even(const float* from, float* d, i
 #endif
 
 /// d[m] = from[m * step] for m in [0, n).
-void copy_strided(const float* from, int64_t step, float* d, int64_t n) {
+void copy_strided(const float* from, int64_t step, float* d, int64_t n, KernelIsa isa) {
   if (step == 1) {
     std::copy(from, from + n, d);
     return;
   }
 #if PARITY_STEM_X86
-  if (step == 2 && stem_direct_available()) {
+  if (step == 2 && stem_direct_available(isa)) {
     copy_even(from, d, n);
     return;
   }
@@ -92,7 +92,7 @@ struct Strip {
           const int64_t m0 = std::min(length, first >= 0 ? 0 : (-first + s - 1) / s);
           const int64_t m1 = std::max(m0, std::min(length, g.in_w - first > 0 ? (g.in_w - first + s - 1) / s : 0));
           std::fill(d, d + m0, 0.f);
-          if (m1 > m0) copy_strided(src + (m0 * s + first) * step, s * step, d + m0, m1 - m0);
+          if (m1 > m0) copy_strided(src + (m0 * s + first) * step, s * step, d + m0, m1 - m0, w.isa);
           std::fill(d + m1, d + length, 0.f);
         }
       }
@@ -341,18 +341,19 @@ __attribute__((target("avx512f"))) void planar_row(const Strip& strip, const Ste
 
 }  // namespace
 
-bool stem_direct_available() {
+bool stem_direct_available(KernelIsa isa) {
 #if PARITY_STEM_X86
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
+  return isa >= KernelIsa::kAvx512;
 #else
+  (void)isa;
   return false;
 #endif
 }
 
 StemWeights pack_stem_weights(const float* weights, int64_t out, int64_t in, int64_t kh, int64_t kw,
-                              const float* bias) {
+                              const float* bias, KernelIsa isa) {
   StemWeights w;
+  w.isa = isa;
   w.in = in;
   w.out = out;
   w.kh = kh;
@@ -377,14 +378,14 @@ void stem_rows(const float* x, bool x_channels_last, const StemWeights& w, const
 #if PARITY_STEM_X86
   TapList taps;
   // An NCHW input feeding a channels-last output is read in place: broadcasts need no strip.
-  const bool in_place = stem_direct_available() && y_channels_last && !x_channels_last && g.stride_w <= 2;
+  const bool in_place = stem_direct_available(w.isa) && y_channels_last && !x_channels_last && g.stride_w <= 2;
 #endif
   for (int64_t oy = row_begin; oy < row_end; ++oy) {
 #if PARITY_STEM_X86
     float* row = y + oy * g.out_w * w.out;
     if (in_place && g.stride_w == 1) channels_last_row_direct<1>(x, w, g, oy, row, epilogue, taps);
     else if (in_place) channels_last_row_direct<2>(x, w, g, oy, row, epilogue, taps);
-    else if (stem_direct_available()) {
+    else if (stem_direct_available(w.isa)) {
       strip.fill(x, x_channels_last, w, g, oy);
       if (y_channels_last) channels_last_row(strip, w, g, row, epilogue, taps);
       else planar_row(strip, w, g, y + oy * g.out_w, plane, epilogue);
@@ -397,9 +398,9 @@ void stem_rows(const float* x, bool x_channels_last, const StemWeights& w, const
     row_scalar(strip, w, g, oy, y, y_channels_last, epilogue);
 #endif
     if (swish_alpha) {
-      if (y_channels_last) swish_in_place(y + oy * g.out_w * w.out, g.out_w * w.out, *swish_alpha);
+      if (y_channels_last) swish_in_place(y + oy * g.out_w * w.out, g.out_w * w.out, *swish_alpha, w.isa);
       else
-        for (int64_t o = 0; o < w.out; ++o) swish_in_place(y + o * plane + oy * g.out_w, g.out_w, *swish_alpha);
+        for (int64_t o = 0; o < w.out; ++o) swish_in_place(y + o * plane + oy * g.out_w, g.out_w, *swish_alpha, w.isa);
     }
   }
 }

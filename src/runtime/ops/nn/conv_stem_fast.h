@@ -27,7 +27,7 @@
 namespace parity::runtime::nn {
 
 /// Whether the loop runs on this machine (AVX-512F).
-bool stem_direct_available();
+bool stem_direct_available(KernelIsa isa);
 
 /// ONNX weights [out, in, kh, kw] in the two orders the loop reads: `packed` as [in * kh * kw]
 /// [padded out] (out rounded up to 16, zeros in the padding) for channels-last outputs, `plain`
@@ -35,9 +35,10 @@ bool stem_direct_available();
 struct StemWeights {
   int64_t in = 0, out = 0, padded = 0, kh = 0, kw = 0;
   std::vector<float> packed, plain, bias;
+  KernelIsa isa = KernelIsa::kBaseline;  // the tier stem_rows runs these weights at
 };
 StemWeights pack_stem_weights(const float* weights, int64_t out, int64_t in, int64_t kh, int64_t kw,
-                              const float* bias);
+                              const float* bias, KernelIsa isa);
 
 /// Output rows [row_begin, row_end) of one image, `g` its geometry (as for the depthwise loop).
 /// x is [in][in_h][in_w] or, when `x_channels_last`, [in_h][in_w][in]; y likewise [out][out_h]

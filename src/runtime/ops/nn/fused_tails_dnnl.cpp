@@ -179,11 +179,11 @@ void FusedTails::add_binary_args(std::unordered_map<int, dnnl::memory>& args, co
 
 bool FusedTails::loops_ok() const {
   using alg = dnnl::algorithm;
-  return std::all_of(steps_.begin(), steps_.end(), [](const PostOp& op) {
+  return std::all_of(steps_.begin(), steps_.end(), [this](const PostOp& op) {
     return op.kind != Kind::kEltwise || op.algorithm == alg::eltwise_linear || op.algorithm == alg::eltwise_relu ||
            op.algorithm == alg::eltwise_clip_v2 || op.algorithm == alg::eltwise_logistic ||
            op.algorithm == alg::eltwise_tanh || op.algorithm == alg::eltwise_hardswish ||
-           (op.algorithm == alg::eltwise_swish && fast_swish_available());
+           (op.algorithm == alg::eltwise_swish && fast_swish_available(isa_));
   });
 }
 
@@ -191,7 +191,7 @@ namespace {
 
 /// One eltwise step over `count` values (an algorithm FusedTails::loops_ok accepts), in the
 /// reference kernels' own forms.
-void apply_eltwise(dnnl::algorithm algorithm, float alpha, float beta, float* y, int64_t count) {
+void apply_eltwise(dnnl::algorithm algorithm, float alpha, float beta, float* y, int64_t count, KernelIsa isa) {
   using alg = dnnl::algorithm;
   switch (algorithm) {
     case alg::eltwise_linear:
@@ -213,7 +213,7 @@ void apply_eltwise(dnnl::algorithm algorithm, float alpha, float beta, float* y,
       for (int64_t e = 0; e < count; ++e) y[e] *= std::max(0.f, std::min(1.f, y[e] / 6.f + 0.5f));
       break;
     case alg::eltwise_swish:  // the pass the convolutions run after oneDNN too (swish_fast.h)
-      swish_in_place(y, count, alpha);
+      swish_in_place(y, count, alpha, isa);
       break;
     default: PARITY_CHECK(false, kInternal, "FusedTails: no loop for eltwise algorithm ", static_cast<int>(algorithm));
   }
@@ -224,7 +224,7 @@ void apply_eltwise(dnnl::algorithm algorithm, float alpha, float beta, float* y,
 void FusedTails::apply_to_rows(float* y, int64_t rows, int64_t channels, const float* residual) const {
   for (const PostOp& op : steps_) {
     if (op.kind == Kind::kEltwise) {
-      apply_eltwise(op.algorithm, op.alpha, op.beta, y, rows * channels);
+      apply_eltwise(op.algorithm, op.alpha, op.beta, y, rows * channels, isa_);
     } else if (op.kind == Kind::kSum) {
       for (int64_t e = 0; e < rows * channels; ++e) y[e] += residual[e];
     } else {

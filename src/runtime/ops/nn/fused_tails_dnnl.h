@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/cpu_isa.h"
 #include "runtime/dnnl/dnnl_support.h"
 
 namespace parity::runtime::nn {
@@ -28,6 +29,10 @@ Tensor permute_channels(const Tensor& t, bool to_channels_last);
 
 class FusedTails {
  public:
+  FusedTails() = default;
+  /// `isa`: the vector tier the row loops (loops_ok, apply_to_rows) may use.
+  explicit FusedTails(KernelIsa isa) : isa_(isa) {}
+
   /// Absorbs `tail` (its input 0 is the head's current output) if it maps to post-ops:
   ///  - an activation dnnl_support::append_activation knows (Relu, Clip, HardSwish, Sigmoid, ...);
   ///  - Mul/Add/Sub of a scalar constant (a linear eltwise post-op);
@@ -91,6 +96,7 @@ class FusedTails {
   static PostOp filled_binary(dnnl::algorithm algorithm, float value, int64_t channels);
 
   std::vector<PostOp> steps_;
+  KernelIsa isa_ = KernelIsa::kBaseline;
   std::optional<size_t> residual_input_;  // ctx input index of the residual addend
   std::string description_;
 };

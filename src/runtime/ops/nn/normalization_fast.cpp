@@ -13,6 +13,7 @@
 #include <cmath>
 #include <memory>
 
+#include "runtime/kernel_preferences.h"
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
 
@@ -62,7 +63,7 @@ class RmsNormalizationFast final : public Kernel {
     const float* src = x.data<float>();
     const float* gamma = scale.data<float>();
     float* dst = y.data<float>();
-    const fast::EwLoops& loops = fast::loops();
+    const fast::EwLoops& loops = fast::loops(isa_);
     const float inv_inner = 1.0f / static_cast<float>(inner);
     fast::parallel_chunks(ctx, outer, min_rows_per_chunk(inner), [&](int64_t begin, int64_t end) {
       for (int64_t o = begin; o < end; ++o) {
@@ -77,10 +78,12 @@ class RmsNormalizationFast final : public Kernel {
  private:
   explicit RmsNormalizationFast(const KernelInit& init)
       : reference_(init.create_reference_kernel(), init.num_inputs()),
+        isa_(kernel_isa(init)),
         axis_(init.attr_int("axis", -1)),
         epsilon_(init.attr_float("epsilon", 1e-5f)) {}
 
   ops::ReferenceChain reference_;
+  KernelIsa isa_;  // the vector tier of the elementwise loops
   int64_t axis_;
   float epsilon_;
 };
@@ -112,7 +115,7 @@ class GroupNormalizationFast final : public Kernel {
     const float* gamma = scale.data<float>();
     const float* beta = bias.data<float>();
     float* dst = y.data<float>();
-    const fast::EwLoops& loops = fast::loops();
+    const fast::EwLoops& loops = fast::loops(isa_);
     fast::parallel_chunks(ctx, n * groups_, min_rows_per_chunk(group_size), [&](int64_t begin, int64_t end) {
       std::vector<float> a(static_cast<size_t>(per_group)), b(static_cast<size_t>(per_group));
       for (int64_t ng = begin; ng < end; ++ng) {
@@ -135,11 +138,13 @@ class GroupNormalizationFast final : public Kernel {
  private:
   explicit GroupNormalizationFast(const KernelInit& init)
       : reference_(init.create_reference_kernel(), init.num_inputs()),
+        isa_(kernel_isa(init)),
         groups_(init.attr_int("num_groups")),
         epsilon_(init.attr_float("epsilon", 1e-5f)),
         per_channel_(init.spec().since_version >= 21) {}
 
   ops::ReferenceChain reference_;
+  KernelIsa isa_;  // the vector tier of the elementwise loops
   int64_t groups_;
   float epsilon_;
   bool per_channel_;

@@ -33,6 +33,7 @@
 #include "runtime/channels_last.h"
 #include "runtime/dnnl/dnnl_support.h"
 #include "runtime/dnnl/row_chunks.h"
+#include "runtime/kernel_preferences.h"
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/fused_tails_dnnl.h"
@@ -71,15 +72,6 @@ memory::desc layout_desc(const Shape& shape, bool channels_last) {
 }
 
 std::atomic<uint64_t> g_direct_max_pool_runs{0};
-
-/// PARITY_MAXPOOL_DIRECT=off runs channels-last MaxPool on oneDNN again (for measuring).
-bool direct_max_pool_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("PARITY_MAXPOOL_DIRECT");
-    return !(env && std::string(env) == "off");
-  }();
-  return enabled;
-}
 
 /// One output row of a 2-D MaxPool over channels-last maps: each output position takes the
 /// channel-wise max of the window's positions that lie inside the map, the first one copied, a
@@ -158,19 +150,11 @@ __attribute__((target("avx512f"))) void channel_means_avx512(const float* image,
 }
 #endif
 
-/// PARITY_GLOBAL_POOL_WIDE=off keeps the portable loop on one thread (for measuring).
-bool wide_global_pool_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("PARITY_GLOBAL_POOL_WIDE");
-    return !(env && std::string(env) == "off");
-  }();
-  return enabled;
-}
-
 using ChannelMeansFn = void (*)(const float*, int64_t, int64_t, int64_t, int64_t, float*, double*, float*);
-ChannelMeansFn pick_channel_means() {
+/// The channel sums 16 wide where `isa` has AVX-512 and `wide` allows it (KernelOptions::global_pool_wide).
+ChannelMeansFn pick_channel_means(KernelIsa isa, bool wide) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (wide_global_pool_enabled() && __builtin_cpu_supports("avx512f")) return channel_means_avx512;
+  if (wide && isa >= KernelIsa::kAvx512) return channel_means_avx512;
 #endif
   return channel_means_portable;
 }
@@ -222,19 +206,19 @@ __attribute__((target("avx512f"))) void max_pool_row_avx512(const float* image, 
 
 using MaxPoolRowFn = void (*)(const float*, const WindowGeometry&, int64_t, int64_t, float*);
 
-/// Whether the AVX-512 row loop runs here: it also beats oneDNN on one thread.
-bool max_pool_row_avx512_available() {
+/// Whether the AVX-512 row loop runs at `isa`: it also beats oneDNN on one thread.
+bool max_pool_row_avx512_available(KernelIsa isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  return __builtin_cpu_supports("avx512f");
+  return isa >= KernelIsa::kAvx512;
 #else
   return false;
 #endif
 }
 
-MaxPoolRowFn pick_max_pool_row() {
+MaxPoolRowFn pick_max_pool_row(KernelIsa isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (max_pool_row_avx512_available()) return max_pool_row_avx512;
-  if (__builtin_cpu_supports("avx2")) return max_pool_row_avx2;
+  if (max_pool_row_avx512_available(isa)) return max_pool_row_avx512;
+  if (isa >= KernelIsa::kAvx2) return max_pool_row_avx2;
 #endif
   return max_pool_row_portable;
 }
@@ -275,7 +259,7 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
       return;
     }
     if (op_ == PoolOp::kMax && input_channels_last_ && output_channels_last_ && x.rank() == 4 &&
-        direct_max_pool_enabled() && (max_pool_row_avx512_available() || splits_between_threads(x, ctx))) {
+        options_.max_pool_direct && (max_pool_row_avx512_available(isa_) || splits_between_threads(x, ctx))) {
       max_pool_channels_last(x, ctx);
       return;
     }
@@ -304,7 +288,12 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
 
  private:
   DnnlPoolKernel(const KernelInit& init, PoolOp op, std::unique_ptr<Kernel> reference)
-      : op_(op), reference_(std::move(reference), init.num_inputs()) {
+      : op_(op),
+        reference_(std::move(reference), init.num_inputs()),
+        options_(kernel_options(init)),
+        isa_(kernel_isa(init)),
+        channel_means_(pick_channel_means(isa_, options_.global_pool_wide)),
+        max_pool_row_(pick_max_pool_row(isa_)) {
     if (op == PoolOp::kMax || op == PoolOp::kAverage) {
       attrs_ = WindowAttrs::parse(init, /*has_dilations=*/op == PoolOp::kMax, /*has_ceil_mode=*/true);
       count_include_pad_ = op == PoolOp::kAverage && init.attr_int("count_include_pad", 0) != 0;
@@ -326,9 +315,9 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
     if (!max) {
       // Averages (channel_means_body); with several threads, each image's channels split between
       // them in multiples of 16 once the image has 32K values or more.
-      static const ChannelMeansFn channel_means = pick_channel_means();
+      const ChannelMeansFn channel_means = channel_means_;
       const int64_t parts =
-          wide_global_pool_enabled() && ctx.num_threads() > 1 && plane * c >= (int64_t{1} << 15) && c >= 32 ? 2 : 1;
+          options_.global_pool_wide && ctx.num_threads() > 1 && plane * c >= (int64_t{1} << 15) && c >= 32 ? 2 : 1;
       auto bound = [&](int64_t part) { return part == parts ? c : (c * part / parts) & ~int64_t{15}; };
       auto run_parts = [&](int64_t begin, int64_t end) {
         std::vector<float> partial(static_cast<size_t>(c));
@@ -418,7 +407,7 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
     const float* in = x.data<float>();
     float* out = y.data<float>();
     const int64_t in_image = c * g.in[0] * g.in[1], out_row = c * g.out[1], rows = n * g.out[0];
-    static const MaxPoolRowFn max_pool_row = pick_max_pool_row();
+    const MaxPoolRowFn max_pool_row = max_pool_row_;
     ctx.parallel_for(rows, [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r)
         max_pool_row(in + (r / g.out[0]) * in_image, g, c, r % g.out[0], out + r * out_row);
@@ -508,6 +497,10 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
 
   PoolOp op_;
   ops::ReferenceChain reference_;
+  KernelOptions options_;  // SessionOptions::kernel_options
+  KernelIsa isa_;          // the vector tier the direct loops may use
+  ChannelMeansFn channel_means_;
+  MaxPoolRowFn max_pool_row_;
   WindowAttrs attrs_;
   bool count_include_pad_ = false;
   bool input_channels_last_ = false, output_channels_last_ = false;
@@ -527,7 +520,7 @@ using DnnlGlobalAveragePool = DnnlPool<PoolOp::kGlobalAverage>;
 
 uint64_t direct_max_pool_runs() { return g_direct_max_pool_runs.load(std::memory_order_relaxed); }
 
-bool direct_max_pool_on_one_thread() { return max_pool_row_avx512_available(); }
+bool direct_max_pool_on_one_thread(KernelIsa isa) { return max_pool_row_avx512_available(isa); }
 
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", (1, 8, 10, 11, 12), DnnlMaxPool);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", (1, 7, 10, 11, 19), DnnlAveragePool);

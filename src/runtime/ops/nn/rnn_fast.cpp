@@ -21,6 +21,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "runtime/kernel_preferences.h"
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/math/matmul_fast.h"
 #if PARITY_HAVE_DNNL
@@ -61,16 +62,17 @@ bool has_default_activations(const KernelInit& init, Cell cell, int64_t directio
 }
 
 /// y[rows, n] = x[rows, k] * w[n, k]^T + bias[n] (bias may be null).
-void project(const float* x, int64_t rows, int64_t k, const float* w, int64_t n, const float* bias, float* y) {
+void project(const float* x, int64_t rows, int64_t k, const float* w, int64_t n, const float* bias, float* y,
+             KernelIsa isa) {
 #if PARITY_HAVE_DNNL
   if (rows > ops::small_gemm::kMaxRows) {
     dnnl_support::ThreadScope one_thread(1);  // the caller splits the rows between threads
     dnnl_sgemm('N', 'T', rows, n, k, 1.0f, x, k, w, k, 0.0f, y, n);
   } else {
-    ops::small_gemm::multiply(x, k, w, n, k, y, n, rows);
+    ops::small_gemm::multiply(x, k, w, n, k, y, n, rows, isa);
   }
 #else
-  ops::small_gemm::multiply(x, k, w, n, k, y, n, rows);
+  ops::small_gemm::multiply(x, k, w, n, k, y, n, rows, isa);
 #endif
   if (bias)
     for (int64_t r = 0; r < rows; ++r) {
@@ -187,6 +189,7 @@ class FastRecurrentKernel : public Kernel {
     }
     auto kernel = std::unique_ptr<FastRecurrentKernel>(new FastRecurrentKernel(std::move(reference)));
     kernel->cell_ = cell;
+    kernel->isa_ = kernel_isa(init);
     kernel->directions_ = directions;
     kernel->reverse_only_ = direction == "reverse";
     kernel->hidden_ = hidden;
@@ -229,7 +232,7 @@ class FastRecurrentKernel : public Kernel {
           continue;
 #endif
         project(xc.data<float>() + begin * input_size_, n, input_size_, w_.data<float>() + d * width * input_size_,
-                width, bias_.data() + d * 2 * width, out);
+                width, bias_.data() + d * 2 * width, out, isa_);
       }
     });
 
@@ -321,13 +324,13 @@ class FastRecurrentKernel : public Kernel {
     float* h_next = h + hidden;
     float* c = h + 2 * hidden;
     float* rh = h + 3 * hidden;  // [hidden]: GRU without linear_before_reset: r . h
-    const fast::EwLoops& loops = fast::loops();
+    const fast::EwLoops& loops = fast::loops(isa_);
     const fast::EwUnary sigmoid{fast::EwOp::kSigmoid, 0, 0}, tanh{fast::EwOp::kTanh, 0, 0};
     const bool reverse = reverse_only_ || d == 1;
     // Rows [g*H + j0, g*H + j1) of R times h (or r . h) into hr.
     auto recurrent = [&](const float* state, int64_t g, int64_t j0, int64_t j1) {
       ops::small_gemm::multiply(state, hidden, r + (g * hidden + j0) * hidden, j1 - j0, hidden, hr + g * hidden + j0,
-                                width, 1);
+                                width, 1, isa_);
     };
     for (int64_t step = 0; step < steps; ++step) {
       const int64_t t = reverse ? steps - 1 - step : step;
@@ -410,6 +413,7 @@ class FastRecurrentKernel : public Kernel {
 
   std::unique_ptr<Kernel> reference_;
   Cell cell_ = Cell::kRnn;
+  KernelIsa isa_ = KernelIsa::kBaseline;  // the vector tier of the products and elementwise loops
   int64_t directions_ = 1;
   bool reverse_only_ = false;
   int64_t hidden_ = 0, input_size_ = 0, layout_ = 0;

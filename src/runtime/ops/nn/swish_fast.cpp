@@ -69,18 +69,18 @@ __attribute__((target("avx512f"))) void swish_avx512(float* data, int64_t n, flo
 
 }  // namespace
 
-bool fast_swish_available() {
+bool fast_swish_available(KernelIsa isa) {
 #if PARITY_SWISH_X86
-  static const bool available = __builtin_cpu_supports("avx512f");
-  return available;
+  return isa >= KernelIsa::kAvx512;
 #else
+  (void)isa;
   return false;
 #endif
 }
 
-void swish_in_place(float* data, int64_t n, float alpha) {
+void swish_in_place(float* data, int64_t n, float alpha, KernelIsa isa) {
 #if PARITY_SWISH_X86
-  if (fast_swish_available()) {
+  if (fast_swish_available(isa)) {
     swish_avx512(data, n, alpha);
     return;
   }

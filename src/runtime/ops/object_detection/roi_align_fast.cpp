@@ -18,6 +18,7 @@
 #include <immintrin.h>
 #endif
 
+#include "runtime/kernel_preferences.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/object_detection/roi_align.h"
 
@@ -130,9 +131,9 @@ __attribute__((target("avx512f"))) void pool_block_avx512(const BlockJob& job) {
 
 using PoolBlock = void (*)(const BlockJob&);
 
-PoolBlock pick_pool_block(bool max_mode) {
+PoolBlock pick_pool_block(bool max_mode, KernelIsa isa) {
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f")) return max_mode ? pool_block_avx512<true> : pool_block_avx512<false>;
+  if (isa >= KernelIsa::kAvx512) return max_mode ? pool_block_avx512<true> : pool_block_avx512<false>;
 #endif
   return max_mode ? pool_block_portable<true> : pool_block_portable<false>;
 }
@@ -168,7 +169,7 @@ class RoiAlignFast final : public Kernel {
     Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, Shape{shape.num_rois, c, g.out_h, g.out_w});
     float* out = y.data<float>();
     const int64_t blocks = (c + kChannelBlock - 1) / kChannelBlock;
-    const PoolBlock pool_block = pick_pool_block(attributes_.max_mode);
+    const PoolBlock pool_block = pick_pool_block(attributes_.max_mode, isa_);
     ctx.parallel_for(shape.num_rois * blocks, [&](int64_t begin, int64_t end) {
       for (int64_t job_index = begin; job_index < end; ++job_index) {
         const int64_t r = job_index / blocks, c0 = (job_index % blocks) * kChannelBlock;
@@ -186,10 +187,11 @@ class RoiAlignFast final : public Kernel {
 
  private:
   explicit RoiAlignFast(const KernelInit& init)
-      : reference_(init.create_reference_kernel(), init.num_inputs()), attributes_(init) {}
+      : reference_(init.create_reference_kernel(), init.num_inputs()), attributes_(init), isa_(kernel_isa(init)) {}
 
   ops::ReferenceChain reference_;
   RoiAlignAttributes attributes_;
+  KernelIsa isa_;  // the vector tier of the pooling blocks
 };
 
 }  // namespace

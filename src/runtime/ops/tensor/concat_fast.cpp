@@ -20,6 +20,7 @@
 #endif
 
 #include "runtime/channels_last.h"
+#include "runtime/kernel_preferences.h"
 
 #include "runtime/ops/common/elementwise_fast.h"
 #include "runtime/ops/tensor/tensor_util.h"
@@ -58,11 +59,11 @@ void copy_slice_memcpy(std::byte* dst, const std::byte* src, int64_t n) { std::m
 /// more than such a move, and the generic element loop compiled to 16-byte moves (SqueezeNet's
 /// 128-channel Concat on 55x55: 0.22 ms that way, 0.11 ms as vector moves, in a micro-benchmark).
 using SliceCopy = void (*)(std::byte*, const std::byte*, int64_t);
-SliceCopy slice_copy() {
+SliceCopy slice_copy(KernelIsa isa) {
 #if defined(__x86_64__)
-  static const SliceCopy copy = __builtin_cpu_supports("avx512bw") ? copy_slice_avx512 : copy_slice_memcpy;
-  return copy;
+  return isa >= KernelIsa::kAvx512 ? copy_slice_avx512 : copy_slice_memcpy;  // the tier includes AVX-512BW
 #else
+  (void)isa;
   return copy_slice_memcpy;
 #endif
 }
@@ -72,7 +73,7 @@ class FastConcat final : public Kernel, public ChannelsLastKernel {
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     auto reference = init.create_reference_kernel();  // validates the attributes first
     if (init.opset() < 4 && !init.has_attr("axis")) return nullptr;  // Concat-1's default axis: the reference's case
-    return std::unique_ptr<Kernel>(new FastConcat(init.attr_int("axis"), std::move(reference)));
+    return std::unique_ptr<Kernel>(new FastConcat(init.attr_int("axis"), std::move(reference), kernel_isa(init)));
   }
 
   // Channels-last hand-off: only along the channel axis of NCHW-style values (-3: the channel axis
@@ -193,7 +194,7 @@ class FastConcat final : public Kernel, public ChannelsLastKernel {
       S* dst = static_cast<S*>(out.raw_data());
       const bool all_channels_last =
           channels_last_output_ && std::find(channels_last.begin(), channels_last.end(), false) == channels_last.end();
-      const SliceCopy copy_slice = slice_copy();
+      const SliceCopy copy_slice = slice_copy(isa_);
       // Channels-last on every side: pixel by pixel, each input's slice in turn, so the output is
       // written once from start to end.
       auto interleave_pixels = [&](int64_t b, int64_t p0, int64_t p1) {
@@ -262,7 +263,8 @@ class FastConcat final : public Kernel, public ChannelsLastKernel {
     });
   }
 
-  FastConcat(int64_t axis, std::unique_ptr<Kernel> reference) : axis_(axis), reference_(std::move(reference)) {}
+  FastConcat(int64_t axis, std::unique_ptr<Kernel> reference, KernelIsa isa)
+      : axis_(axis), reference_(std::move(reference)), isa_(isa) {}
 
   /// The output shape when the fast path covers the inputs: same fixed-size dtype and rank,
   /// equal dims outside a valid axis.
@@ -285,6 +287,7 @@ class FastConcat final : public Kernel, public ChannelsLastKernel {
 
   int64_t axis_;
   std::unique_ptr<Kernel> reference_;
+  KernelIsa isa_;  // the vector tier of the slice copies
   std::vector<bool> channels_last_inputs_;  // by input index
   bool channels_last_output_ = false;
 };
