@@ -165,7 +165,9 @@ class Lowering {
     widen_inputs_on_entry();
     for (size_t n = 0; n < g_.nodes.size(); ++n) lower_node(n);
     const int unlisted_initializers = widen_initializers();
-    const int carried = widen_types() + unlisted_initializers;
+    // Values at the edges count too: a graph of one Cast changes only there.
+    const int carried = widen_types() + unlisted_initializers +
+                        static_cast<int>(g_.entry_nodes.size() + g_.exit_nodes.size());
     apply_renames();
     return carried;
   }

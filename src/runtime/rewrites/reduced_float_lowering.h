@@ -52,7 +52,8 @@ struct ReducedFloatGraph {
 };
 
 /// Lowers `g` (see the file comment). Returns how many values are now carried as float32 instead
-/// of float16/bfloat16; 0 when the graph has none or the rewrite declined (then `g` is unchanged).
+/// of float16/bfloat16 (edge conversions included); 0 when the graph has none or the rewrite
+/// declined (then `g` is unchanged).
 int lower_reduced_floats(ReducedFloatGraph& g);
 
 }  // namespace parity::runtime

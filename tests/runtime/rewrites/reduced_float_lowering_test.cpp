@@ -134,6 +134,21 @@ TEST(ReducedFloatLowering, CarriesValuesAsFloat32WithConversionsAtEdgesAndCasts)
   EXPECT_EQ(g.types.at("y").tensor_type().elem_type(), kF16);
 }
 
+TEST(ReducedFloatLowering, AGraphThatChangesOnlyAtItsEdgesCountsAsLowered) {
+  // Cast(float16 input) -> float32 output: nothing inside, but the input is widened on entry.
+  ReducedFloatGraph g;
+  onnx::NodeProto cast = node("Cast", {"x"}, {"y"});
+  set_int(cast, "to", kF32);
+  g.nodes = {&cast};
+  g.inputs = {"x"};
+  g.outputs = {"y"};
+  g.types = {{"x", tensor_type(kF16)}, {"y", tensor_type(kF32)}};
+  EXPECT_GT(lower_reduced_floats(g), 0);
+  ASSERT_EQ(g.entry_nodes.size(), 1u);
+  EXPECT_FALSE(g.removed[0]);  // it produces a graph output
+  EXPECT_EQ(cast.input(0), g.entry_nodes[0].output(0));
+}
+
 TEST(ReducedFloatLowering, DeclinesGraphsItCannotLowerAndLeavesFloat32GraphsAlone) {
   {
     SmallGraph s;
