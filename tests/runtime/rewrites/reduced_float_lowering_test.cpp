@@ -14,6 +14,7 @@
 #include "model/transforms/extract.h"
 #include "model/transforms/fp16.h"
 #include "runtime/ops/op_tester.h"
+#include "runtime/plan/plan_file.h"
 #include "runtime/rewrites/reduced_float_lowering.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
@@ -430,6 +431,23 @@ TEST(ReducedFloatLowering, StrictOptionKeepsPerLayerRoundingAndObserversSeeTheMo
   lowered.run(feed, options);
   EXPECT_GT(seen, 0);
   EXPECT_EQ(float16, seen);
+}
+
+TEST(ReducedFloatLowering, APlanOfAFloat16ModelKeepsTheLoweringAndItsNumbers) {
+  const onnx::ModelProto fp16 = to_float16(load(demo_model()), /*keep_io_types=*/false);
+  const Session lowered = make_session(fp16, KernelTier::kOptimized);
+  auto reloaded = plan::load_plan_bytes(plan::plan_to_bytes(lowered));
+  ASSERT_TRUE(reloaded) << reloaded.error().what();
+  const Session& plan = reloaded.value();
+  int optimized = 0;
+  for (const auto& n : plan.plan().nodes_) optimized += n.tactic.rfind("optimized:", 0) == 0;
+  EXPECT_GT(optimized, 0);
+  const TensorMap feed = feeds(lowered, Inputs::kRandom, 11);
+  const TensorMap a = lowered.run(feed), b = plan.run(feed);
+  for (const auto& name : lowered.output_names()) {
+    EXPECT_EQ(b.at(name).dtype(), DType::kFloat16);
+    EXPECT_TRUE(a.at(name).bit_equal(b.at(name))) << name;
+  }
 }
 
 TEST(ReducedFloatLowering, TwoThreadsGiveTheOneThreadNumbers) {
