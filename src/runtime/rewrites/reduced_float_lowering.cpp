@@ -282,8 +282,10 @@ class Lowering {
     return carried;
   }
 
+  // Follows renames to the end (a dropped Cast may read another dropped Cast's output); a chain
+  // is never longer than the map.
   std::string resolve(std::string name) const {
-    for (int depth = 0; depth < 1 << 20; ++depth) {
+    for (size_t step = 0; step <= rename_.size(); ++step) {
       auto it = rename_.find(name);
       if (it == rename_.end() || it->second == name) return name;
       name = it->second;
