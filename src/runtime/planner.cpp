@@ -20,6 +20,7 @@
 #include "runtime/rewrites/channel_shuffle_rewrite.h"
 #include "runtime/rewrites/concat_placement.h"
 #include "runtime/rewrites/qdq_fusion.h"
+#include "runtime/rewrites/reduced_float_lowering.h"
 #include "runtime/subgraph.h"
 
 namespace parity::runtime {
@@ -501,6 +502,7 @@ class GraphPlanner {
   void expand_nodes() {
     Expander expander(env_);
     for (const auto& node : graph_.node()) expander.expand(node, nullptr, nodes_, 0);
+    lower_reduced_float_types();
     std::set<std::string> produced;
     for (size_t n = 0; n < nodes_.size(); ++n)
       for (const auto& out : nodes_[n].proto.output()) {
@@ -511,6 +513,39 @@ class GraphPlanner {
         if (producer_.size() <= static_cast<size_t>(s)) producer_.resize(s + 1, -1);
         producer_[s] = static_cast<int>(n);
       }
+  }
+
+  // 2a. A float16/bfloat16 main graph is carried in float32 on the optimized kernels
+  // (runtime/rewrites/reduced_float_lowering.h): the kernels see float32 types from here on.
+  void lower_reduced_float_types() {
+    if (parent_ || !env_.lower_reduced_floats) return;
+    ReducedFloatGraph lowered;
+    for (auto& node : nodes_) lowered.nodes.push_back(&node.proto);
+    lowered.inputs = g_.input_names_;
+    for (const auto& out : graph_.output()) lowered.outputs.push_back(out.name());
+    for (auto& [slot, tensor] : initializers_) lowered.initializers.emplace_back(g_.slot_names_[slot], &tensor);
+    if (env_.value_types) lowered.types = *env_.value_types;
+    for (const auto& out : graph_.output())
+      if (out.has_type()) lowered.types.emplace(out.name(), out.type());
+    const int carried = lower_reduced_floats(lowered);
+    if (!carried) return;
+    std::vector<ExpandedNode> nodes;
+    for (auto& node : lowered.entry_nodes) nodes.push_back({std::move(node), nullptr});
+    for (size_t n = 0; n < nodes_.size(); ++n)
+      if (!lowered.removed[n]) nodes.push_back(std::move(nodes_[n]));
+    for (auto& node : lowered.exit_nodes) nodes.push_back({std::move(node), nullptr});
+    // The rewrite's own nodes resolve against parity's domain.
+    env_.opsets.emplace(kParityDomain, 1);
+    for (auto& node : nodes)
+      if (node.proto.domain() == kParityDomain && node.opsets && !node.opsets->count(kParityDomain)) {
+        auto opsets = std::make_shared<std::map<std::string, int>>(*node.opsets);
+        opsets->emplace(kParityDomain, 1);
+        node.opsets = std::move(opsets);
+      }
+    nodes_ = std::move(nodes);
+    env_.value_types = std::make_shared<const std::map<std::string, onnx::TypeProto>>(std::move(lowered.types));
+    g_.kernel_value_types_ = env_.value_types;
+    g_.reduced_float_values_ = carried;
   }
 
   // 3. Outer-scope captures (then the initializers become the plan's constants).
@@ -849,7 +884,7 @@ class GraphPlanner {
   }
 
   const onnx::GraphProto& graph_;
-  const PlanEnv& env_;
+  PlanEnv env_;  // a copy: the reduced-float lowering gives its kernels other value types
   const Subgraph* parent_;
   std::shared_ptr<Subgraph> plan_;
   Subgraph& g_;

@@ -44,7 +44,9 @@ struct Session::Impl {
   const Subgraph& observable_plan() const {
     // A plan without fusions may still hand values over channels-last, or place Concats' inputs
     // in shared buffers, which observers must not see.
-    if (!plan->fused_nodes_ && !plan->channels_last_values_ && !reduced_storage_values && plan->shared_buffers_.empty())
+    // Carried float16 values would show as float32: observers see the model's types.
+    if (!plan->fused_nodes_ && !plan->channels_last_values_ && !reduced_storage_values && plan->shared_buffers_.empty() &&
+        !plan->reduced_float_values_)
       return *plan;
     PARITY_CHECK(model, kUnsupported,
                  "a plan file runs as it was built (fused), so only its outputs can be observed; run the ONNX "
@@ -52,6 +54,7 @@ struct Session::Impl {
     std::call_once(unfused_once, [&] {
       PlanEnv unfused_env = env;
       unfused_env.fuse = false;
+      unfused_env.lower_reduced_floats = false;
       unfused_plan = plan_graph(model->graph(), unfused_env, nullptr);
     });
     return *unfused_plan;
@@ -306,7 +309,12 @@ Session Session::plan_model(std::unique_ptr<Impl> impl, const SessionOptions& op
   env.tier = options.precision == Precision::kFloat32 ? options.kernels : KernelTier::kReference;
   env.fuse = options.fuse && env.tier == KernelTier::kOptimized;
   env.winograd = options.winograd;
+<<<<<<< HEAD
   env.kernel_options = options.kernel_options;
+=======
+  env.lower_reduced_floats =
+      env.tier == KernelTier::kOptimized && options.reduced_floats == ReducedFloatCompute::kCarryFloat32;
+>>>>>>> fp16
   if (options.reduced_precision.enabled() && options.precision == Precision::kFloat32)
     env.reduced = std::make_shared<ReducedPrecisionConfig>(options.reduced_precision);
   if (options.tactics.active()) env.tactics = std::make_shared<TacticOptions>(options.tactics);

@@ -45,6 +45,17 @@
 
 namespace parity::runtime {
 
+/// How the optimized tier computes a float16 or bfloat16 model.
+enum class ReducedFloatCompute {
+  /// On the float32 kernels (runtime/rewrites/reduced_float_lowering.h): weights converted once at
+  /// plan time, values carried as float32 between layers and rounded only where the model casts to
+  /// its narrow type; inputs and outputs keep the dtypes the model declares.
+  kCarryFloat32,
+  /// As the reference kernels (the oracle) compute: every layer in the model's type, its output
+  /// rounded to it. Most layers then run on reference kernels.
+  kStrict,
+};
+
 struct SessionOptions {
   /// Threads used by kernels (parallel_for); 1 runs everything on the calling thread.
   int threads = 1;
@@ -68,8 +79,13 @@ struct SessionOptions {
   /// not grouped or dilated): about twice as fast, with round-off of the order of the direct
   /// sum's. false: every convolution sums directly.
   bool winograd = true;
+<<<<<<< HEAD
   /// The optimized kernels' ISA cap and switches (runtime/kernel_options.h); recorded in plans.
   KernelOptions kernel_options;
+=======
+  /// float16/bfloat16 models on the optimized tier (ignored by the reference tier, which is strict).
+  ReducedFloatCompute reduced_floats = ReducedFloatCompute::kCarryFloat32;
+>>>>>>> fp16
   /// Layers built in fp16, bf16 or int8 (a reduced-precision plan: parity convert --fp16 ...).
   ReducedPrecisionConfig reduced_precision;
   /// Tactic choice: timing, replay, forbidden families (runtime/tactics.h).

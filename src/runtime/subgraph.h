@@ -49,6 +49,9 @@ struct PlanEnv {
   bool winograd = true;
   /// The optimized kernels' ISA cap and switches (SessionOptions::kernel_options).
   KernelOptions kernel_options;
+  /// Carry a float16/bfloat16 main graph in float32 on the optimized kernels
+  /// (runtime/rewrites/reduced_float_lowering.h); false: every layer computes in the model's type.
+  bool lower_reduced_floats = false;
   /// Reduced-precision layers (plans built with --fp16/--bf16/--int8); null: every layer fp32.
   std::shared_ptr<const ReducedPrecisionConfig> reduced;
   /// How tactics are chosen (timed, replayed, forbidden); null: the optimized variant where it
@@ -138,6 +141,10 @@ class Subgraph {
   int channels_last_values_ = 0;                    // values handed off channels-last (runtime/channels_last.h)
   std::vector<SharedBuffer> shared_buffers_;        // Concat placement (runtime/rewrites/concat_placement.h)
   std::unordered_map<int, PlacedValue> placed_values_;  // by slot
+  /// float16/bfloat16 values carried as float32 (runtime/rewrites/reduced_float_lowering.h), and
+  /// the value types the kernels were then built against (null: the session's).
+  int reduced_float_values_ = 0;
+  std::shared_ptr<const std::map<std::string, onnx::TypeProto>> kernel_value_types_;
 
   int slot(const std::string& name) const {
     auto it = slot_of_.find(name);

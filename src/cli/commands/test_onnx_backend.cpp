@@ -333,6 +333,9 @@ class BackendTestCommand : public Command {
       PARITY_CHECK(precision == "fp32" || precision == "fp64", kInvalidArgument, "--precision must be fp32 or fp64, got '",
                    precision, "'");
       session_options_.precision = precision == "fp64" ? runtime::Precision::kFloat64 : runtime::Precision::kFloat32;
+      // The suite's expected outputs are numpy's, node by node in the model's types: float16 and
+      // bfloat16 cases check those per-layer semantics, not the float32-carried lowering.
+      session_options_.reduced_floats = runtime::ReducedFloatCompute::kStrict;
     }
 
     std::vector<TestResult> results;

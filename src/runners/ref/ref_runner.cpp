@@ -62,6 +62,11 @@ runtime::SessionOptions options_from_args(const options::Args* args) {
   options.kernels = kernels == "reference" ? runtime::KernelTier::kReference : runtime::KernelTier::kOptimized;
   options.fuse = !args->has("no_fusion");
   options.winograd = !args->has("no_winograd");
+  const std::string reduced = args->get_or("reduced_floats", "carry-fp32");
+  PARITY_CHECK(reduced == "carry-fp32" || reduced == "strict", kInvalidArgument,
+               "--reduced-floats must be carry-fp32 or strict, got '", reduced, "'");
+  options.reduced_floats =
+      reduced == "strict" ? runtime::ReducedFloatCompute::kStrict : runtime::ReducedFloatCompute::kCarryFloat32;
   return options;
 }
 
@@ -97,6 +102,13 @@ RunnerRegistrar register_ref({
                               "use Winograd's algorithm (about twice as fast; round-off of the order of the direct "
                               "sum's)",
                       .arity = options::Arity::kFlag});
+          parser.add({.flags = {"--reduced-floats"},
+                      .help = "ref runner, float16/bfloat16 models on the optimized kernels: carry-fp32 (default; "
+                              "weights converted once, values carried as float32 between layers, rounded where the "
+                              "model casts; inputs and outputs keep their dtypes) or strict (every layer computes "
+                              "in the model's type and rounds its output, as the reference kernels do)",
+                      .metavar = "MODE",
+                      .choices = {"carry-fp32", "strict"}});
         },
     .availability = [](const options::Args*) { return Status::ok(); },
     .version = [](const options::Args*) { return std::string("parity-ref"); },

@@ -286,7 +286,7 @@ class PlanWriter {
 
   /// The type the planner's KernelInit reported for an input: looked up by name in the same map.
   void write_input_type(const std::string& name, PlanInputType* out) const {
-    const auto* types = session_.value_types();
+    const auto* types = g_.kernel_value_types_ ? g_.kernel_value_types_.get() : session_.value_types();
     out->set_dtype(static_cast<int>(DType::kUndefined));
     if (!types || name.empty()) return;
     auto it = types->find(name);
