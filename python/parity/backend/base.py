@@ -1,0 +1,99 @@
+"""What every loader and runner shares (Polygraphy's backend/base)."""
+from parity import _parity
+
+
+class BaseLoader:
+    """A lazy loader: nothing happens until it is called (``loader()`` returns the model)."""
+
+    def __call__(self, *args, **kwargs):
+        return self.call_impl(*args, **kwargs)
+
+    def call_impl(self):
+        raise NotImplementedError
+
+
+def call_loader(value):
+    """What a loader argument stands for: called when callable, else taken as it is."""
+    if callable(value) and not isinstance(value, (_parity.OnnxModel, _parity.Plan, bytes, str)):
+        return value()
+    return value
+
+
+class BaseRunner:
+    """A runner over one of parity's runtimes; use it as a context manager::
+
+        with OnnxrtRunner(SessionFromOnnx("model.onnx")) as runner:
+            outputs = runner.infer({"x": x})
+
+    ``infer`` takes a dict of C-contiguous numpy arrays (borrowed, not copied) and returns a dict of
+    numpy arrays; it raises on a missing input, a wrong dtype or shape, a feed that is not a numpy
+    array, and on a runner that is not active. The GIL is released while the model runs.
+    """
+
+    def __init__(self, native):
+        self._native = native
+
+    @property
+    def name(self):
+        return self._native.name
+
+    @property
+    def is_active(self):
+        return self._native.is_active
+
+    def activate(self):
+        """Loads the model and prepares the runtime (expensive: do it once)."""
+        self._native.activate()
+
+    def deactivate(self):
+        """Releases the runtime."""
+        self._native.deactivate()
+
+    def __enter__(self):
+        self.activate()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if self._native.is_active:
+            self.deactivate()
+
+    def get_input_metadata(self):
+        """Input names, dtypes and shapes (``None`` for a dynamic dimension)."""
+        return TensorMetadata(self._native.get_input_metadata())
+
+    def infer(self, feed_dict, check_inputs=True, copy_outputs=True):
+        """Runs one inference. ``copy_outputs=False`` returns views of the runner's own buffers, which
+        the next ``infer`` may overwrite (Polygraphy's ``copy_outputs_to_host``)."""
+        return self._native.infer(feed_dict, check_inputs, copy_outputs)
+
+    def last_inference_time(self):
+        """Seconds the last ``infer`` spent in the runtime."""
+        return self._native.last_inference_time()
+
+
+class TensorMetadata(dict):
+    """Polygraphy's TensorMetadata: ``{name: (dtype, shape)}`` in input order."""
+
+    class Meta(tuple):
+        @property
+        def dtype(self):
+            return self[0]
+
+        @property
+        def shape(self):
+            return self[1]
+
+    def __init__(self, entries=()):
+        super().__init__()
+        for name, dtype, shape in entries:
+            self.add(name, dtype, shape)
+
+    def add(self, name, dtype, shape):
+        self[name] = TensorMetadata.Meta((dtype, shape))
+        return self
+
+    def entries(self):
+        return [(name, meta[0], meta[1]) for name, meta in self.items()]
+
+    def __repr__(self):
+        return "{" + ", ".join(f"{n} [dtype={m[0]}, shape={m[1]}]" for n, m in self.items()) + "}"
