@@ -6,7 +6,7 @@ import parity
 from parity import func
 from parity.backend.common import BytesFromPath
 from parity.backend.onnx import BytesFromOnnx, ModifyOutputs, OnnxFromPath, SaveOnnx
-from parity.backend.plan import (CreateConfig, EngineFromBytes, EngineFromNetwork, NetworkFromOnnxBytes,
+from parity.backend.plan import (BuilderFlag, CreateConfig, EngineFromBytes, EngineFromNetwork, NetworkFromOnnxBytes,
                                  NetworkFromOnnxPath, PlanRunner, Profile, SaveEngine)
 from parity.backend.ref import RefRunner
 
@@ -50,11 +50,20 @@ def test_profiles_reach_the_builder(demo_model):
 
 def test_func_extend_modifies_in_place_or_replaces(demo_model):
     @func.extend(NetworkFromOnnxPath(demo_model))
-    def renamed(network):
+    def renamed(builder, network, parser):
         network.name = "renamed-by-extend"
 
-    network = renamed()
+    builder, network, parser = renamed()
     assert network.name == "renamed-by-extend" and network.inputs == ["input"]
+    assert parser.source == str(demo_model)
+
+    @func.extend(CreateConfig())
+    def fp16_config(config):
+        config.set_flag(BuilderFlag.FP16)
+
+    assert fp16_config().fp16 and not fp16_config().bf16
+    with PlanRunner(EngineFromNetwork(renamed, config=fp16_config)) as runner:
+        assert runner.infer({"input": demo_input()})["probs"].shape == (1, 10)
 
     @func.extend(OnnxFromPath(demo_model))
     def replaced(model):
@@ -67,7 +76,7 @@ def test_func_extend_modifies_in_place_or_replaces(demo_model):
 
 
 def test_save_onnx_and_interop_with_the_onnx_package(demo_model, tmp_path):
-    onnx = pytest.importorskip("onnx") if False else __import__("onnx")
+    import onnx
     path = tmp_path / "copy.onnx"
     SaveOnnx(OnnxFromPath(demo_model), path)()
     proto = onnx.load(str(path))

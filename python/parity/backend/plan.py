@@ -1,5 +1,12 @@
 """parity's engine (plans), in the shape of Polygraphy's backend.trt: a network is parity's
-editable ONNX graph, an engine is a built plan, ``PlanRunner`` takes ``TrtRunner``'s place."""
+editable ONNX graph, an engine is a built plan, ``PlanRunner`` takes ``TrtRunner``'s place.
+
+As in Polygraphy, the network loaders return ``(builder, network, parser)``; ``EngineFromNetwork``
+takes that triple or a lone network (any model: path, bytes, ``OnnxModel``, ``onnx.ModelProto``).
+``BuilderFlag`` and ``CreateConfig.set_flag`` stand where TensorRT's are, so a script written
+against ``tensorrt`` runs with ``from parity.backend import plan as trt``.
+"""
+import enum
 import os
 
 from parity import _parity
@@ -7,9 +14,36 @@ from parity.backend.base import BaseLoader, BaseRunner, call_loader
 from parity.backend.onnx import onnx_from_path
 
 
+class BuilderFlag(enum.Enum):
+    """Reduced precisions a plan's layers may use (TensorRT's builder flags that parity has)."""
+
+    FP16 = "fp16"
+    BF16 = "bf16"
+    INT8 = "int8"
+
+
+class Builder:
+    """What builds plans: parity plans a network directly, so the builder only makes configs."""
+
+    def create_builder_config(self):
+        return CreateConfig()()
+
+
+class OnnxParser:
+    """The parser a network came from: the ONNX source it was read from."""
+
+    def __init__(self, source):
+        self.source = source
+
+
+def _network_triple(network, source):
+    return Builder(), network, OnnxParser(source)
+
+
 def network_from_onnx_path(path):
-    """The network (parity's graph: ``name``, ``inputs``, ``outputs``, ``nodes``) of an ONNX file."""
-    return onnx_from_path(path)
+    """``(builder, network, parser)`` of an ONNX file; the network is parity's graph (``name``,
+    ``inputs``, ``outputs``, ``nodes``, ``mark_outputs``)."""
+    return _network_triple(onnx_from_path(path), os.fspath(path))
 
 
 class NetworkFromOnnxPath(BaseLoader):
@@ -29,7 +63,7 @@ class NetworkFromOnnxBytes(BaseLoader):
         self.model_bytes = model_bytes
 
     def call_impl(self):
-        return _parity.onnx_from_bytes(call_loader(self.model_bytes))
+        return _network_triple(_parity.onnx_from_bytes(call_loader(self.model_bytes)), "bytes")
 
 
 class Profile(dict):
@@ -57,10 +91,24 @@ class CreateConfig(BaseLoader):
     def call_impl(self, *args):
         return self
 
+    def set_flag(self, flag):
+        """Enables a ``BuilderFlag``."""
+        setattr(self, BuilderFlag(flag).value, True)
+
+    def clear_flag(self, flag):
+        setattr(self, BuilderFlag(flag).value, False)
+
+    def get_flag(self, flag):
+        return getattr(self, BuilderFlag(flag).value)
+
 
 def engine_from_network(network, config=None):
-    """Builds the plan of a network (or of any model: path, bytes, loader)."""
-    return _parity.build_plan(call_loader(network), call_loader(config) if config is not None else None)
+    """Builds the plan of a network: a ``(builder, network, parser)`` triple, a network or any model,
+    or a loader of one of them."""
+    network = call_loader(network)
+    if isinstance(network, tuple):
+        network = network[1]
+    return _parity.build_plan(network, call_loader(config) if config is not None else None)
 
 
 class EngineFromNetwork(BaseLoader):
