@@ -2,6 +2,7 @@
 #include <onnx/onnx_pb.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,21 @@ py::dict infer(PyRunner& self, const py::handle& feed, bool check_inputs, bool c
     outputs = runner.infer(tensors, check_inputs);
   }
   return dict_from_tensor_map(outputs, copy_outputs);
+}
+
+/// Seconds of each of `iterations` Runner::infer calls made from C++ on one converted feed: what the
+/// Python call costs without the binding, for the overhead benchmark (bench/python_overhead.py).
+std::vector<double> time_native_infer(PyRunner& self, const py::handle& feed, int iterations) {
+  runners::Runner& runner = self.get();
+  const TensorMap tensors = tensor_map_from_dict(feed, "feed_dict");
+  std::vector<double> seconds;
+  py::gil_scoped_release release;
+  for (int i = 0; i < iterations; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    TensorMap outputs = runner.infer(tensors);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return seconds;
 }
 
 std::unique_ptr<PyRunner> make_onnx_runner(const std::string& runtime, py::object model,
@@ -227,6 +243,8 @@ void bind_runners(py::module_& m) {
       .def("get_input_metadata", [](PyRunner& self) { return metadata_to_list(self.get().input_metadata()); })
       .def("infer", &infer, py::arg("feed_dict"), py::arg("check_inputs") = true, py::arg("copy_outputs") = true)
       .def("last_inference_time", [](PyRunner& self) { return self.get().last_inference_time(); });
+  m.def("time_native_infer", &time_native_infer, py::arg("runner"), py::arg("feed_dict"), py::arg("iterations"),
+        "Seconds of each Runner::infer call made from C++ on one feed (for the overhead benchmark).");
   m.def("make_onnx_runner", &make_onnx_runner, py::arg("runtime"), py::arg("model"),
         py::arg("options") = std::vector<std::string>{}, py::arg("base_dir") = std::string(),
         "A runner of a registered runtime ('ref', 'ort', ...) over a model or model loader; `options` are the "

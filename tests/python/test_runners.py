@@ -136,3 +136,22 @@ def test_the_gil_is_released_during_inference(mobilenet):
     during = [t for t in ticks if start < t < end]
     assert end - start > 0.005, "the inference was too short to tell"
     assert len(during) >= 3, f"{len(during)} ticks of the other thread in {end - start:.3f} s of infer()"
+
+
+def test_infer_overhead_over_the_cpp_call_is_within_20us():
+    """The binding's cost per infer() (bench/python_overhead.py measures it the same way)."""
+    import statistics
+
+    from parity import _parity
+    from conftest import SOURCE_DIR
+
+    feed = {"x": np.ones((1, 1, 2, 2), dtype=np.float32)}
+    with RefRunner(str(SOURCE_DIR / "examples" / "python" / "identity.onnx")) as runner:
+        python_times = []
+        for _ in range(500):
+            start = time.perf_counter()
+            runner.infer(feed)
+            python_times.append(time.perf_counter() - start)
+        native = statistics.median(_parity.time_native_infer(runner._native, feed, 500))
+    overhead = statistics.median(python_times) - native
+    assert overhead < 20e-6, f"{overhead * 1e6:.1f} us over the C++ call"
