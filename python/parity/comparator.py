@@ -22,6 +22,7 @@ class DataLoader:
         metadata = None
         if input_metadata is not None:
             metadata = input_metadata.entries() if isinstance(input_metadata, TensorMetadata) else input_metadata
+        self._knows_inputs = metadata is not None
         self._native = _parity.DataLoader(1 if seed is None else int(seed), 1 if iterations is None else int(iterations),
                                           val_range, int_range, float_range, metadata)
 
@@ -31,6 +32,7 @@ class DataLoader:
 
     @input_metadata.setter
     def input_metadata(self, metadata):
+        self._knows_inputs = True
         self._native.input_metadata = metadata.entries() if isinstance(metadata, TensorMetadata) else metadata
 
     def __len__(self):
@@ -113,15 +115,23 @@ class Comparator:
     @staticmethod
     def run(runners, data_loader=None, warm_up=None, use_subprocess=None, save_inputs_path=None):
         """Runs every runner (activated for the run) on each feed of ``data_loader``: a
-        ``DataLoader`` (default: seed 1, one iteration) or any iterable of feed dicts."""
+        ``DataLoader`` (default: seed 1, one iteration) or any iterable of feed dicts.
+        ``save_inputs_path`` writes the feeds used (Polygraphy's inputs JSON)."""
+        if use_subprocess:
+            raise ValueError("Comparator.run(use_subprocess=True) is not available from Python: run "
+                             "parity.tools.main(['run', MODEL, ..., '--use-subprocess']) instead")
+        for runner in runners:
+            if not hasattr(runner, "_native"):
+                raise TypeError(f"Comparator.run takes parity's runners (parity.backend.*), not a {type(runner).__name__}")
         was_active = [r for r in runners if r.is_active]
         for runner in was_active:
             runner.deactivate()
         if save_inputs_path is not None:
-            feeds = list(data_loader) if data_loader is not None else None
-            if feeds is not None:
-                _parity.save_inputs(feeds, os.fspath(save_inputs_path))
-                data_loader = feeds
+            if data_loader is None or (isinstance(data_loader, DataLoader) and not data_loader._knows_inputs):
+                raise ValueError("save_inputs_path needs a data loader whose feeds are known before the run: "
+                                 "a list of feeds, or a DataLoader given input_metadata")
+            data_loader = list(data_loader)
+            _parity.save_inputs(data_loader, os.fspath(save_inputs_path))
         loader = data_loader._native if isinstance(data_loader, DataLoader) else data_loader
         try:
             return RunResults(_parity.comparator_run([r._native for r in runners], loader, int(warm_up or 0)))

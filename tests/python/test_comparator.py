@@ -121,3 +121,21 @@ def test_loading_a_missing_file_raises_one_line(tmp_path):
     with pytest.raises(parity.ParityError) as raised:
         RunResults.load(tmp_path / "nothing.json")
     assert "nothing.json" in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_save_inputs_path_writes_the_feeds_used(demo_model, tmp_path):
+    loader = DataLoader(iterations=2, input_metadata=TensorMetadata().add("input", np.float32, (1, 3, 32, 32)))
+    path = tmp_path / "inputs.json"
+    results = Comparator.run([RefRunner(str(demo_model))], data_loader=loader, save_inputs_path=path)
+    assert len(results[0]) == 2
+    saved = json.loads(path.read_text())
+    np.testing.assert_array_equal(polygraphy_array(saved[1]["input"]), loader[1]["input"])
+    with pytest.raises(ValueError, match="save_inputs_path"):
+        Comparator.run([RefRunner(str(demo_model))], save_inputs_path=path)
+
+
+def test_foreign_runners_and_subprocesses_are_refused(demo_model):
+    with pytest.raises(TypeError, match="parity's runners"):
+        Comparator.run([object()])
+    with pytest.raises(ValueError, match="use-subprocess"):
+        Comparator.run([RefRunner(str(demo_model))], use_subprocess=True)
