@@ -155,3 +155,15 @@ def test_infer_overhead_over_the_cpp_call_is_within_20us():
         native = statistics.median(_parity.time_native_infer(runner._native, feed, 500))
     overhead = statistics.median(python_times) - native
     assert overhead < 20e-6, f"{overhead * 1e6:.1f} us over the C++ call"
+
+
+def test_a_model_with_external_data_runs_from_its_path():
+    from conftest import SOURCE_DIR
+
+    model = SOURCE_DIR / "tests" / "data" / "polygraphy_cli" / "external_weights.onnx"
+    with RefRunner(OnnxFromPath(model)) as ref, OnnxrtRunner(SessionFromOnnx(OnnxFromPath(model))) as ort:
+        metadata = ref.get_input_metadata()
+        feed = {name: np.ones([d or 1 for d in meta.shape], dtype=meta.dtype) for name, meta in metadata.items()}
+        ref_out, ort_out = ref.infer(feed), ort.infer(feed)
+    for name in ref_out:
+        np.testing.assert_allclose(ref_out[name], ort_out[name], atol=1e-5)

@@ -19,6 +19,20 @@ def call_loader(value):
     return value
 
 
+def model_folder(model):
+    """The folder a model's external data resolves against: that of the file a path or a path-based
+    loader names ("" when the model comes from elsewhere)."""
+    import os
+
+    if isinstance(model, (str, os.PathLike)):
+        return os.path.dirname(os.path.abspath(os.fspath(model)))
+    path = getattr(model, "path", None)
+    if isinstance(path, str) and path.endswith(".onnx"):
+        return os.path.dirname(os.path.abspath(path))
+    inner = getattr(model, "model", None)
+    return model_folder(inner) if inner is not None and inner is not model else ""
+
+
 class BaseRunner:
     """A runner over one of parity's runtimes; use it as a context manager::
 

@@ -1,6 +1,6 @@
 """ONNX Runtime (Polygraphy's backend.onnxrt), through parity's ort runner."""
 from parity import _parity
-from parity.backend.base import BaseLoader, BaseRunner, call_loader
+from parity.backend.base import BaseLoader, BaseRunner, call_loader, model_folder
 
 
 class SessionFromOnnx(BaseLoader):
@@ -27,4 +27,5 @@ class OnnxrtRunner(BaseRunner):
     def __init__(self, sess, name=None):
         session = sess if isinstance(sess, SessionFromOnnx) else SessionFromOnnx(sess)
         model = session.model
-        super().__init__(_parity.make_onnx_runner("ort", lambda: call_loader(model), session.options()))
+        super().__init__(_parity.make_onnx_runner("ort", lambda: call_loader(model), session.options(),
+                                                  model_folder(model)))

@@ -1,6 +1,6 @@
 """parity's own ONNX runtime (``--ref``), with its fp64 oracle mode."""
 from parity import _parity
-from parity.backend.base import BaseRunner, call_loader
+from parity.backend.base import BaseRunner, call_loader, model_folder
 
 
 class RefRunner(BaseRunner):
@@ -16,4 +16,4 @@ class RefRunner(BaseRunner):
             options += ["--threads", str(threads)]
         if kernels:
             options += ["--kernels", kernels]
-        super().__init__(_parity.make_onnx_runner("ref", lambda: call_loader(model), options))
+        super().__init__(_parity.make_onnx_runner("ref", lambda: call_loader(model), options, model_folder(model)))
