@@ -89,10 +89,11 @@ std::vector<double> time_native_infer(PyRunner& self, const py::handle& feed, in
 }
 
 std::unique_ptr<PyRunner> make_onnx_runner(const std::string& runtime, py::object model,
-                                           const std::vector<std::string>& options, const std::string& base_dir) {
+                                           const std::vector<std::string>& options, const std::string& base_dir,
+                                           const std::string& name) {
   auto made = std::make_unique<PyRunner>();
   made->args = runner_args(runtime, options);
-  made->runner = loaders::RunnerFromOnnx(runtime, model_loader(std::move(model)), base_dir, made->args.get());
+  made->runner = loaders::RunnerFromOnnx(runtime, model_loader(std::move(model)), base_dir, made->args.get(), name);
   return made;
 }
 
@@ -246,7 +247,7 @@ void bind_runners(py::module_& m) {
   m.def("time_native_infer", &time_native_infer, py::arg("runner"), py::arg("feed_dict"), py::arg("iterations"),
         "Seconds of each Runner::infer call made from C++ on one feed (for the overhead benchmark).");
   m.def("make_onnx_runner", &make_onnx_runner, py::arg("runtime"), py::arg("model"),
-        py::arg("options") = std::vector<std::string>{}, py::arg("base_dir") = std::string(),
+        py::arg("options") = std::vector<std::string>{}, py::arg("base_dir") = std::string(), py::arg("name") = std::string(),
         "A runner of a registered runtime ('ref', 'ort', ...) over a model or model loader; `options` are the "
         "runtime's CLI options (['--precision', 'fp64']).");
   m.def("make_plan_runner", &make_plan_runner, py::arg("plan"), py::arg("name") = std::string(),

@@ -167,3 +167,12 @@ def test_a_model_with_external_data_runs_from_its_path():
         ref_out, ort_out = ref.infer(feed), ort.infer(feed)
     for name in ref_out:
         np.testing.assert_allclose(ref_out[name], ort_out[name], atol=1e-5)
+
+
+def test_runners_take_the_names_they_are_given(demo_model):
+    from parity.comparator import Comparator
+
+    runners = [RefRunner(str(demo_model), name="mine"), OnnxrtRunner(SessionFromOnnx(str(demo_model)), name="theirs")]
+    assert [r.name for r in runners] == ["mine", "theirs"]
+    assert Comparator.run(runners).keys() == ["mine", "theirs"]
+    assert RefRunner(str(demo_model)).name.startswith("ref-runner-N")

@@ -28,4 +28,4 @@ class OnnxrtRunner(BaseRunner):
         session = sess if isinstance(sess, SessionFromOnnx) else SessionFromOnnx(sess)
         model = session.model
         super().__init__(_parity.make_onnx_runner("ort", lambda: call_loader(model), session.options(),
-                                                  model_folder(model)))
+                                                  model_folder(model), name or ""))

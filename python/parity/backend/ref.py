@@ -16,4 +16,5 @@ class RefRunner(BaseRunner):
             options += ["--threads", str(threads)]
         if kernels:
             options += ["--kernels", kernels]
-        super().__init__(_parity.make_onnx_runner("ref", lambda: call_loader(model), options, model_folder(model)))
+        super().__init__(_parity.make_onnx_runner("ref", lambda: call_loader(model), options, model_folder(model),
+                                                  name or ""))

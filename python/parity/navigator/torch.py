@@ -18,7 +18,7 @@ def _as_tuple(sample):
     return tuple(sample) if isinstance(sample, (tuple, list)) else (sample,)
 
 
-def export(model, dataloader, model_name=None, workspace=None, override_workspace=True, sample_count=10, opset=None,
+def export(model, dataloader, model_name=None, workspace=None, override_workspace=False, sample_count=10, opset=None,
            input_names=None, output_names=None, dynamic_axes=None, target_formats=None, runtimes=None, batch_dim=0,
            atol=None, rtol=None, profiling=True, verbose=False, debug=False):
     """Exports ``model`` and runs parity's optimize pipeline on it; returns a ``PackageDescriptor``.
