@@ -73,6 +73,48 @@ py::dict infer(PyRunner& self, const py::handle& feed, bool check_inputs, bool c
   return dict_from_tensor_map(outputs, copy_outputs);
 }
 
+/// A runner written in Python (a subclass of parity.backend.base.BaseRunner implementing
+/// activate_impl, get_input_metadata_impl, infer_impl and deactivate_impl, as in Polygraphy), so it
+/// can join Comparator.run. It holds its Python object weakly: the object owns it.
+class PythonRunner : public runners::Runner {
+ public:
+  PythonRunner(const py::handle& self, std::string name) : runners::Runner(std::move(name)), self_(share(py::weakref(self))) {}
+
+ protected:
+  void activate_impl() override { call_optional("activate_impl"); }
+  void deactivate_impl() override { call_optional("deactivate_impl"); }
+  TensorMetadata input_metadata_impl() override {
+    py::gil_scoped_acquire gil;
+    return metadata_from_python(self().attr("get_input_metadata_impl")());
+  }
+  TensorMap infer_impl(const TensorMap& feed) override {
+    py::gil_scoped_acquire gil;
+    py::object outputs = self().attr("infer_impl")(dict_from_tensor_map(feed, false));
+    // Copied: the Python code may reuse or change its arrays after returning them.
+    return tensor_map_from_dict(outputs, "the outputs of " + name() + "'s infer_impl").clone();
+  }
+
+ private:
+  py::object self() {
+    py::object object = (*self_)();
+    if (object.is_none()) throw py::value_error("the Python runner " + name() + " no longer exists");
+    return object;
+  }
+  void call_optional(const char* method) {
+    py::gil_scoped_acquire gil;
+    py::object object = self();
+    if (py::hasattr(object, method)) object.attr(method)();
+  }
+
+  SharedObject self_;
+};
+
+std::unique_ptr<PyRunner> make_python_runner(const py::object& self, const std::string& name, const std::string& prefix) {
+  auto made = std::make_unique<PyRunner>();
+  made->runner = std::make_unique<PythonRunner>(self, name.empty() ? runners::make_runner_name(prefix) : name);
+  return made;
+}
+
 /// Seconds of each of `iterations` Runner::infer calls made from C++ on one converted feed: what the
 /// Python call costs without the binding, for the overhead benchmark (bench/python_overhead.py).
 std::vector<double> time_native_infer(PyRunner& self, const py::handle& feed, int iterations) {
@@ -250,6 +292,9 @@ void bind_runners(py::module_& m) {
         py::arg("options") = std::vector<std::string>{}, py::arg("base_dir") = std::string(), py::arg("name") = std::string(),
         "A runner of a registered runtime ('ref', 'ort', ...) over a model or model loader; `options` are the "
         "runtime's CLI options (['--precision', 'fp64']).");
+  m.def("make_python_runner", &make_python_runner, py::arg("self"), py::arg("name") = std::string(),
+        py::arg("prefix") = std::string("custom"),
+        "The C++ side of a runner written in Python (its *_impl methods are called with the GIL).");
   m.def("make_plan_runner", &make_plan_runner, py::arg("plan"), py::arg("name") = std::string(),
         "The ref runner over a plan, plan bytes, an ONNX model, or a loader of one of them.");
   m.def("runner_names", [] {

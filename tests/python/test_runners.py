@@ -176,3 +176,48 @@ def test_runners_take_the_names_they_are_given(demo_model):
     assert [r.name for r in runners] == ["mine", "theirs"]
     assert Comparator.run(runners).keys() == ["mine", "theirs"]
     assert RefRunner(str(demo_model)).name.startswith("ref-runner-N")
+
+
+class IdentityInPython(__import__("parity.backend.base", fromlist=["BaseRunner"]).BaseRunner):
+    """Polygraphy's custom runner: the identity model's job, in numpy."""
+
+    def __init__(self, result=None):
+        super().__init__(prefix="identity-py")
+        self.result = result
+        self.activations = 0
+
+    def activate_impl(self):
+        self.activations += 1
+
+    def get_input_metadata_impl(self):
+        from parity.backend.base import TensorMetadata
+
+        return TensorMetadata().add("x", np.float32, (1, 1, 2, 2))
+
+    def infer_impl(self, feed_dict):
+        return self.result(feed_dict) if self.result else {"y": feed_dict["x"].copy()}
+
+
+def test_a_runner_written_in_python_joins_the_comparator():
+    from conftest import SOURCE_DIR
+    from parity.comparator import Comparator
+
+    custom = IdentityInPython()
+    assert custom.name.startswith("identity-py-runner-N")
+    results = Comparator.run([RefRunner(str(SOURCE_DIR / "examples" / "python" / "identity.onnx")), custom])
+    assert custom.activations == 1
+    assert bool(Comparator.compare_accuracy(results))
+    with custom:
+        with pytest.raises(parity.ParityError, match="float64"):
+            custom.infer({"x": np.zeros((1, 1, 2, 2))})  # checked against its metadata first
+
+
+@pytest.mark.parametrize("result, error", [
+    (lambda feed: {"y": [1, 2]}, TypeError),
+    (lambda feed: None, TypeError),
+    (lambda feed: 1 / 0, ZeroDivisionError),
+])
+def test_a_python_runner_that_misbehaves_raises(result, error):
+    with IdentityInPython(result) as runner:
+        with pytest.raises(error):
+            runner.infer({"x": np.zeros((1, 1, 2, 2), np.float32)})

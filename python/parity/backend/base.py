@@ -39,12 +39,20 @@ class BaseRunner:
         with OnnxrtRunner(SessionFromOnnx("model.onnx")) as runner:
             outputs = runner.infer({"x": x})
 
+    A runner of your own (Polygraphy's "custom runner") subclasses it and implements
+    ``get_input_metadata_impl()`` (a ``TensorMetadata``) and ``infer_impl(feed_dict)`` (a dict of
+    numpy arrays), and ``activate_impl()`` / ``deactivate_impl()`` when it needs set-up; it calls
+    ``super().__init__(name=name, prefix="my-runner")`` and then joins ``Comparator.run`` like
+    parity's own runners, its feeds checked against its metadata first.
+
     ``infer`` takes a dict of C-contiguous numpy arrays (borrowed, not copied) and returns a dict of
     numpy arrays; it raises on a missing input, a wrong dtype or shape, a feed that is not a numpy
     array, and on a runner that is not active. The GIL is released while the model runs.
     """
 
-    def __init__(self, native):
+    def __init__(self, native=None, name=None, prefix=None):
+        if native is None:
+            native = _parity.make_python_runner(self, name or "", prefix or "custom")
         self._native = native
 
     @property
@@ -74,6 +82,12 @@ class BaseRunner:
     def get_input_metadata(self):
         """Input names, dtypes and shapes (``None`` for a dynamic dimension)."""
         return TensorMetadata(self._native.get_input_metadata())
+
+    def get_input_metadata_impl(self):
+        raise NotImplementedError(f"{type(self).__name__} does not implement get_input_metadata_impl()")
+
+    def infer_impl(self, feed_dict):
+        raise NotImplementedError(f"{type(self).__name__} does not implement infer_impl()")
 
     def infer(self, feed_dict, check_inputs=True, copy_outputs=True):
         """Runs one inference. ``copy_outputs=False`` returns views of the runner's own buffers, which
