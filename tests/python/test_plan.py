@@ -70,6 +70,9 @@ def test_func_extend_modifies_in_place_or_replaces(demo_model):
         return ModifyOutputs(model, outputs=["mark", "all"])()
 
     assert len(replaced().outputs) > 1
+    from parity.constants import MARK_ALL
+
+    assert ModifyOutputs(OnnxFromPath(demo_model), outputs=MARK_ALL)().outputs == replaced().outputs
     with RefRunner(replaced) as runner:
         outputs = runner.infer({"input": demo_input()})
     assert len(outputs) == len(replaced().outputs)

@@ -27,8 +27,11 @@ def save_onnx(model, path):
 
 def modify_outputs(model, outputs=None, exclude_outputs=None):
     """Sets the graph outputs: names, or ``["mark", "all"]`` (``constants.MARK_ALL``) for every value."""
+    from parity.constants import MARK_ALL
+
+    outputs = ["mark", "all"] if outputs == MARK_ALL else list(outputs or [])
     model = _parity.to_onnx_model(model).copy()
-    model.mark_outputs(list(outputs or []), list(exclude_outputs or []))
+    model.mark_outputs(outputs, list(exclude_outputs or []))
     return model
 
 
