@@ -25,7 +25,7 @@ TSAN_DIR ?= build-tsan
 # A report fails its test at once; suppressions name uninstrumented third-party code only.
 TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/scripts/sanitizers/tsan.supp:print_suppressions=0
 
-.PHONY: all setup setup-demo configure configure-demo build build-demo demo test bench bench-load clean install package configure-asan test-sanitize fuzz fuzz-smoke \
+.PHONY: all setup setup-demo configure configure-demo build build-demo build-install demo test bench bench-load clean install package configure-asan test-sanitize fuzz fuzz-smoke \
   configure-tsan test-tsan
 
 all: demo
@@ -51,6 +51,11 @@ build: configure
 DEMO_TARGETS = parity parity_manual
 build-demo: configure-demo
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target $(DEMO_TARGETS)
+
+# What `make install` and `make package` install: the demo's targets and, in a tree configured after
+# `make test`'s set-up (pybind11), the Python package (CMake's parity_installable target).
+build-install: configure-demo
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target parity_installable
 
 demo: build-demo
 	@scripts/demo.sh $(BUILD_DIR)
@@ -109,10 +114,10 @@ bench-load: build
 
 # `make package`: Debian packages (CPack) in $(BUILD_DIR)/packages: parity_<version>_<arch>.deb and
 # one parity-runner-<name> package per peer runner module (docs/packaging.md).
-package: build-demo
+package: build-install
 	@cd $(BUILD_DIR) && cpack --config CPackConfig.cmake -B packages
 
-install: build-demo
+install: build-install
 	@cmake --install $(BUILD_DIR) --prefix $(or $(PREFIX),/usr/local)
 
 clean:

@@ -40,5 +40,10 @@ foreach(name IN LISTS PARITY_PACKAGED_PEER_MODULES)
   list(APPEND suggested parity-runner-${name})
 endforeach()
 list(JOIN suggested ", " CPACK_DEBIAN_PARITY_PACKAGE_SUGGESTS)
+# The Python package (python/), built for Debian's interpreter; it needs numpy (python3-torch only
+# for parity.navigator.torch).
+if(TARGET parity_python_module)
+  set(CPACK_DEBIAN_PARITY_PACKAGE_RECOMMENDS "python3 (>= ${PARITY_PYTHON_VERSION}), python3-numpy")
+endif()
 
 include(CPack)

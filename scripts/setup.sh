@@ -36,6 +36,7 @@ TEST_PACKAGES=(
   libonnx-testdata
   clang libclang-rt-14-dev  # make fuzz (libFuzzer) and the sanitizer runtimes
   libopenmpi-dev openmpi-bin  # parity validate across ranks (its MPI module and the mpirun tests)
+  pybind11-dev python3-dev python3-numpy python3-pytest  # `import parity` (python/) and its pytest suites
 )
 # Optional peer runtimes and the fixture generators (TorchScript/ONNX pairs).
 PEER_PACKAGES=(libopencv-dnn-dev libtorch-dev python3-torch python3-torchvision python3-onnx python3-numpy)

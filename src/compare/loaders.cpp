@@ -172,8 +172,9 @@ namespace {
 // A runner of a registered runtime over a model produced by a loader at activation.
 class LoadedRunner : public runners::Runner {
  public:
-  LoadedRunner(const runners::RunnerInfo& info, ModelLoader loader, std::string base_dir, const options::Args* args)
-      : runners::Runner(runners::make_runner_name(info.name)),
+  LoadedRunner(const runners::RunnerInfo& info, ModelLoader loader, std::string base_dir, const options::Args* args,
+               std::string name)
+      : runners::Runner(name.empty() ? runners::make_runner_name(info.name) : std::move(name)),
         info_(info),
         loader_(std::move(loader)),
         base_dir_(std::move(base_dir)),
@@ -219,7 +220,7 @@ class LoadedRunner : public runners::Runner {
 }  // namespace
 
 std::unique_ptr<runners::Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoader model, std::string base_dir,
-                                       const options::Args* args) {
+                                       const options::Args* args, std::string name) {
   const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(runner_name);
   if (!info) {
     std::vector<std::string> names;
@@ -229,7 +230,7 @@ std::unique_ptr<runners::Runner> RunnerFromOnnx(const std::string& runner_name, 
   }
   const Status available = info->available(args);
   PARITY_CHECK(available.is_ok(), kUnavailable, "runner '", runner_name, "' is unavailable: ", available.message());
-  return std::make_unique<LoadedRunner>(*info, std::move(model), std::move(base_dir), args);
+  return std::make_unique<LoadedRunner>(*info, std::move(model), std::move(base_dir), args, std::move(name));
 }
 
 }  // namespace parity::compare::loaders

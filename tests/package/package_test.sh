@@ -90,6 +90,14 @@ for module in "$libdir"/libparity_runner_*.so; do
   version_line=$(env -u PARITY_RUNNER_MODULE_DIR "$parity" --version | grep -E "^    $name ")
   if [[ -n $version_line && $version_line != *unavailable* ]]; then echo "ok: packaged runner:$version_line"; else fail "packaged runner $name: '$version_line'"; fi
 done
+# `import parity` from the packaged dist-packages (the module finds the packaged libparity by its RUNPATH).
+if [[ -d $build_dir/python/parity ]]; then
+  expect 0 "probs (1, 10)" env PYTHONPATH="$root/usr/lib/python3/dist-packages" /usr/bin/python3 -c \
+    "import numpy as np; from parity.backend.ref import RefRunner
+r = RefRunner('$source_dir/models/demo.onnx'); r.activate()
+o = r.infer({'input': np.zeros((1, 3, 32, 32), np.float32)}); print('probs', o['probs'].shape)
+import parity._parity as m; assert m.__file__.startswith('$root/usr/lib/python3/dist-packages/parity/'), m.__file__"
+fi
 # `man parity-run` and the completion, as installed.
 expect 0 "parity-run - " env MANPATH="$root/usr/share/man" MANWIDTH=100 man -P cat parity-run
 expect 0 "complete -F _parity parity" bash --norc -c "source '$root/usr/share/bash-completion/completions/parity' && complete -p parity"

@@ -1,0 +1,1 @@
+"""Polygraphy's backends: loaders and runners per runtime (onnx, onnxrt, ref, plan, common)."""

@@ -1,0 +1,88 @@
+"""Plans (parity's engine) through Polygraphy's TensorRT-shaped loaders, and func.extend."""
+import numpy as np
+import pytest
+
+import parity
+from parity import func
+from parity.backend.common import BytesFromPath
+from parity.backend.onnx import BytesFromOnnx, ModifyOutputs, OnnxFromPath, SaveOnnx
+from parity.backend.plan import (BuilderFlag, CreateConfig, EngineFromBytes, EngineFromNetwork, NetworkFromOnnxBytes,
+                                 NetworkFromOnnxPath, PlanRunner, Profile, SaveEngine)
+from parity.backend.ref import RefRunner
+
+
+def demo_input(seed=0):
+    return np.random.default_rng(seed).random((1, 3, 32, 32), dtype=np.float32)
+
+
+def test_build_save_load_and_run(demo_model, tmp_path):
+    plan_path = tmp_path / "demo.plan"
+    build = SaveEngine(EngineFromNetwork(NetworkFromOnnxPath(demo_model), config=CreateConfig()), path=plan_path)
+    x = demo_input()
+    with PlanRunner(build) as runner:
+        built = runner.infer({"input": x})["probs"]
+    assert plan_path.stat().st_size > 0
+    with PlanRunner(EngineFromBytes(BytesFromPath(plan_path))) as runner:
+        loaded = runner.infer({"input": x})["probs"]
+    np.testing.assert_array_equal(built, loaded)
+    with RefRunner(str(demo_model)) as ref:
+        np.testing.assert_allclose(loaded, ref.infer({"input": x})["probs"], atol=1e-5)
+
+
+def test_fp16_plan_is_close(demo_model):
+    config = CreateConfig(fp16=True)
+    assert config.fp16 and not config.int8
+    x = demo_input(1)
+    with PlanRunner(EngineFromNetwork(NetworkFromOnnxBytes(BytesFromOnnx(OnnxFromPath(demo_model))), config)) as runner:
+        half = runner.infer({"input": x})["probs"]
+    with RefRunner(str(demo_model)) as ref:
+        np.testing.assert_allclose(half, ref.infer({"input": x})["probs"], atol=1e-2)
+
+
+def test_profiles_reach_the_builder(demo_model):
+    profile = Profile().add("input", min=(1, 3, 32, 32), opt=(1, 3, 32, 32), max=(1, 3, 32, 32))
+    with PlanRunner(EngineFromNetwork(NetworkFromOnnxPath(demo_model), CreateConfig(profiles=[profile]))) as runner:
+        assert runner.infer({"input": demo_input()})["probs"].shape == (1, 10)
+    bad = Profile().add("nope", min=(1,), opt=(1,), max=(1,))
+    with pytest.raises(parity.ParityError, match="nope"):
+        PlanRunner(EngineFromNetwork(NetworkFromOnnxPath(demo_model), CreateConfig(profiles=[bad]))).activate()
+
+
+def test_func_extend_modifies_in_place_or_replaces(demo_model):
+    @func.extend(NetworkFromOnnxPath(demo_model))
+    def renamed(builder, network, parser):
+        network.name = "renamed-by-extend"
+
+    builder, network, parser = renamed()
+    assert network.name == "renamed-by-extend" and network.inputs == ["input"]
+    assert parser.source == str(demo_model)
+
+    @func.extend(CreateConfig())
+    def fp16_config(config):
+        config.set_flag(BuilderFlag.FP16)
+
+    assert fp16_config().fp16 and not fp16_config().bf16
+    with PlanRunner(EngineFromNetwork(renamed, config=fp16_config)) as runner:
+        assert runner.infer({"input": demo_input()})["probs"].shape == (1, 10)
+
+    @func.extend(OnnxFromPath(demo_model))
+    def replaced(model):
+        return ModifyOutputs(model, outputs=["mark", "all"])()
+
+    assert len(replaced().outputs) > 1
+    from parity.constants import MARK_ALL
+
+    assert ModifyOutputs(OnnxFromPath(demo_model), outputs=MARK_ALL)().outputs == replaced().outputs
+    with RefRunner(replaced) as runner:
+        outputs = runner.infer({"input": demo_input()})
+    assert len(outputs) == len(replaced().outputs)
+
+
+def test_save_onnx_and_interop_with_the_onnx_package(demo_model, tmp_path):
+    import onnx
+    path = tmp_path / "copy.onnx"
+    SaveOnnx(OnnxFromPath(demo_model), path)()
+    proto = onnx.load(str(path))
+    assert [n.op_type for n in proto.graph.node] == [op for _, op in OnnxFromPath(demo_model)().nodes]
+    with RefRunner(proto) as runner:  # an onnx.ModelProto is a model too
+        assert runner.infer({"input": demo_input()})["probs"].shape == (1, 10)
