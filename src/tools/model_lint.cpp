@@ -187,7 +187,7 @@ class Linter {
       if (ids.size() > 1) {
         std::string list;
         for (size_t id : ids) list += (list.empty() ? "" : ", ") + std::to_string(id);
-        report_.add(kError, "onnx_gs",
+        report_.add(kError, "onnx_graphsurgeon",
                     str_cat("Duplicate node name: '", name, "' for nodes with topological IDs: [", list, "] found."),
                     {name});
       }
@@ -299,15 +299,15 @@ class Linter {
     for (const auto& v : inits_before) initializer_names.insert(v->name);
     for (const auto& v : inputs_before)
       if (!kept(cleaned->inputs, v) && !initializer_names.count(v->name))
-        report_.add(kWarning, "onnx_gs", "Input: '" + v->name + "' does not affect outputs, can be removed.");
+        report_.add(kWarning, "onnx_graphsurgeon", "Input: '" + v->name + "' does not affect outputs, can be removed.");
     for (const auto& v : inits_before)
       if (!kept(cleaned->initializers, v))
-        report_.add(kWarning, "onnx_gs", "Initializer: '" + v->name + "' does not affect outputs, can be removed.");
+        report_.add(kWarning, "onnx_graphsurgeon", "Initializer: '" + v->name + "' does not affect outputs, can be removed.");
     for (size_t i = 0; i < nodes_before.size(); ++i) {
       if (std::find(cleaned->nodes.begin(), cleaned->nodes.end(), nodes_before[i]) != cleaned->nodes.end()) continue;
       // Same position in the linted graph, which was built from the same model in the same order.
       const model::Node* original = graph_->nodes[i].get();
-      report_.add(kWarning, "onnx_gs", "Does not affect outputs, can be removed.", {label(original)});
+      report_.add(kWarning, "onnx_graphsurgeon", "Does not affect outputs, can be removed.", {label(original)});
     }
   }
 

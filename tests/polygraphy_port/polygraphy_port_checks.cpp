@@ -119,23 +119,27 @@ std::vector<float> float_values(const onnx::TensorProto& t) {
   return out;
 }
 
-// 2:4 sparsity (at least two zeros in every four consecutive elements) along the first or the last axis.
+// 2:4 sparsity (at least two zeros in every four consecutive elements) along one of the axes: the
+// pruned axis is the one a kernel reduces over (a MatMul's K, a Conv's input channels).
 bool is_sparse_2_4(const onnx::TensorProto& t) {
   const auto values = float_values(t);
   if (values.empty() || t.dims_size() < 2) return false;
-  const long long rows = t.dims(0), cols = static_cast<long long>(values.size()) / rows;
-  auto along = [&](bool last_axis) {
-    const long long outer = last_axis ? rows : cols, inner = last_axis ? cols : rows;
-    for (long long o = 0; o < outer; ++o)
-      for (long long start = 0; start + 4 <= inner; start += 4) {
-        int zeros = 0;
-        for (long long k = start; k < start + 4; ++k)
-          zeros += values[last_axis ? o * cols + k : k * cols + o] == 0.f;
-        if (zeros < 2) return false;
-      }
-    return inner >= 4;
-  };
-  return along(true) || along(false);
+  for (int axis = 0; axis < t.dims_size(); ++axis) {
+    long long inner = 1;  // stride of `axis`
+    for (int d = axis + 1; d < t.dims_size(); ++d) inner *= t.dims(d);
+    const long long extent = t.dims(axis), outer = static_cast<long long>(values.size()) / (extent * inner);
+    if (extent < 4) continue;
+    bool sparse = true;
+    for (long long o = 0; o < outer && sparse; ++o)
+      for (long long i = 0; i < inner && sparse; ++i)
+        for (long long start = 0; start + 4 <= extent && sparse; start += 4) {
+          int zeros = 0;
+          for (long long k = start; k < start + 4; ++k) zeros += values[(o * extent + k) * inner + i] == 0.f;
+          sparse = zeros >= 2;
+        }
+    if (sparse) return true;
+  }
+  return false;
 }
 
 // The scalar integer a tensor holds, if it is a 0-d integer tensor.
