@@ -207,7 +207,12 @@ class Linter {
           producing_nodes[v->name].push_back(label(n.get()));
         }
     for (const auto& [name, defs] : definitions) {
-      if (defs.size() > 1)
+      const bool only_graph_inputs =
+          std::all_of(defs.begin(), defs.end(), [](const std::string& d) { return d == "a graph input"; });
+      if (defs.size() > 1 && only_graph_inputs)  // ONNX's checker rule, in its words, as Polygraphy reports it
+        report_.add(kError, "onnx_checker", str_cat("Graph must be in single static assignment (SSA) form, however '",
+                                                    name, "' has been used as graph input names multiple times."));
+      else if (defs.size() > 1)
         report_.add(kError, "parity", str_cat("Duplicate tensor name: '", name, "' is defined ", defs.size(),
                                               " times (by ", join_names(defs), ")"),
                     producing_nodes[name]);
