@@ -280,9 +280,9 @@ int main_entry(int argc, char** argv) {
   };
   auto finish_line = [&](bool passed) {
     const std::string runtime = fmt::format("{:.3f}", elapsed());
-    if (passed)
+    if (passed && chosen->logs_passed_line())
       logger().finish("PASSED | Runtime: ", runtime, "s | Command: ", command_line);
-    else
+    else if (!passed)
       logger().error("FAILED | Runtime: ", runtime, "s | Command: ", command_line);
   };
 

@@ -25,6 +25,10 @@ class Command {
   virtual void add_options(options::ArgParser& parser) = 0;
   /// Runs the command. Returns kExitPassed or kExitFailed; throws parity::Error on user errors.
   virtual int run(const options::Args& args) = 0;
+  /// Whether a passing run ends with the `PASSED | Runtime: ... | Command: ...` line. A command whose
+  /// output is a report read as it is (Polygraphy's `inspect model` prints none) says no; a
+  /// failure always ends with the FAILED line.
+  virtual bool logs_passed_line() const { return true; }
 };
 
 using CommandFactory = std::function<std::unique_ptr<Command>()>;

@@ -44,6 +44,8 @@ std::string meta_text(const model::Value& v, bool mark_initializer) {
   std::string name = (mark_initializer && v.is_constant() ? "Initializer | " : "") + v.name;
   // A value whose type is recorded without a shape: Polygraphy reads its (absent) dims as ().
   if (v.shape.unknown_rank && v.dtype != DType::kUndefined) return name + " [dtype=" + dtype_label(v.dtype) + ", shape=()]";
+  // Nothing known about it: Polygraphy prints the name alone ("{c}").
+  if (v.shape.unknown_rank && v.dtype == DType::kUndefined) return name;
   return TensorMeta{name, v.dtype, v.shape}.to_string();
 }
 

@@ -263,6 +263,7 @@ std::shared_ptr<model::Graph> fold_constants(const model::Model& model, const Fo
   if (!input_shapes.empty()) reshape_inputs(*g, input_shapes);
   const int max_passes = options.num_passes > 0 ? options.num_passes : 64;
   for (int pass = 0; pass < max_passes; ++pass) {
+    logger().verbose("Folding Constants | Pass ", pass + 1);
     if (pass == 0 || options.per_pass_shape_inference) g = model::transforms::graph_with_inferred_types(g->to_model());
     size_t changed = fold_constant_nodes(*g);
     r.constant_nodes += changed;

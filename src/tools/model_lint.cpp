@@ -187,7 +187,7 @@ class Linter {
       if (ids.size() > 1) {
         std::string list;
         for (size_t id : ids) list += (list.empty() ? "" : ", ") + std::to_string(id);
-        report_.add(kError, "onnx_gs",
+        report_.add(kError, "onnx_graphsurgeon",
                     str_cat("Duplicate node name: '", name, "' for nodes with topological IDs: [", list, "] found."),
                     {name});
       }
@@ -207,7 +207,12 @@ class Linter {
           producing_nodes[v->name].push_back(label(n.get()));
         }
     for (const auto& [name, defs] : definitions) {
-      if (defs.size() > 1)
+      const bool only_graph_inputs =
+          std::all_of(defs.begin(), defs.end(), [](const std::string& d) { return d == "a graph input"; });
+      if (defs.size() > 1 && only_graph_inputs)  // ONNX's checker rule, in its words, as Polygraphy reports it
+        report_.add(kError, "onnx_checker", str_cat("Graph must be in single static assignment (SSA) form, however '",
+                                                    name, "' has been used as graph input names multiple times."));
+      else if (defs.size() > 1)
         report_.add(kError, "parity", str_cat("Duplicate tensor name: '", name, "' is defined ", defs.size(),
                                               " times (by ", join_names(defs), ")"),
                     producing_nodes[name]);
@@ -299,15 +304,15 @@ class Linter {
     for (const auto& v : inits_before) initializer_names.insert(v->name);
     for (const auto& v : inputs_before)
       if (!kept(cleaned->inputs, v) && !initializer_names.count(v->name))
-        report_.add(kWarning, "onnx_gs", "Input: '" + v->name + "' does not affect outputs, can be removed.");
+        report_.add(kWarning, "onnx_graphsurgeon", "Input: '" + v->name + "' does not affect outputs, can be removed.");
     for (const auto& v : inits_before)
       if (!kept(cleaned->initializers, v))
-        report_.add(kWarning, "onnx_gs", "Initializer: '" + v->name + "' does not affect outputs, can be removed.");
+        report_.add(kWarning, "onnx_graphsurgeon", "Initializer: '" + v->name + "' does not affect outputs, can be removed.");
     for (size_t i = 0; i < nodes_before.size(); ++i) {
       if (std::find(cleaned->nodes.begin(), cleaned->nodes.end(), nodes_before[i]) != cleaned->nodes.end()) continue;
       // Same position in the linted graph, which was built from the same model in the same order.
       const model::Node* original = graph_->nodes[i].get();
-      report_.add(kWarning, "onnx_gs", "Does not affect outputs, can be removed.", {label(original)});
+      report_.add(kWarning, "onnx_graphsurgeon", "Does not affect outputs, can be removed.", {label(original)});
     }
   }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <set>
 
 #include "core/formats/file_io.h"
@@ -185,12 +186,22 @@ SubgraphPattern load_pattern(const fs::path& file) {
       model::transforms::PluginAttribute a;
       a.name = kv.first.Scalar();
       const std::string text = kv.second.IsScalar() ? kv.second.Scalar() : std::string();
-      if (!text.empty() && text[0] == '$') {  // "$node.attr": the matched node's value
-        const size_t dot = text.find('.');
-        PARITY_CHECK(dot != std::string::npos && dot > 1 && dot + 1 < text.size(), kInvalidArgument, where,
-                     ": attribute '", a.name, "' = '", text, "' should be $node.attribute");
-        a.from_node = text.substr(1, dot - 1);
-        a.from_attribute = text.substr(dot + 1);
+      if (!text.empty() && text[0] == '$') {  // "$node.attr" or "$node.attr * k": the matched node's value
+        const size_t dot = text.find('.'), times = text.find('*');
+        const std::string ref = trim(text.substr(0, times));
+        PARITY_CHECK(dot != std::string::npos && dot > 1 && dot + 1 < ref.size() &&
+                         ref.find_first_of(" \t") == std::string::npos,
+                     kInvalidArgument, where, ": attribute '", a.name, "' = '", text,
+                     "' should be $node.attribute or $node.attribute * number");
+        a.from_node = ref.substr(1, dot - 1);
+        a.from_attribute = ref.substr(dot + 1);
+        if (times != std::string::npos) {
+          const std::string factor = trim(text.substr(times + 1));
+          char* end = nullptr;
+          a.scale = std::strtod(factor.c_str(), &end);
+          PARITY_CHECK(!factor.empty() && end == factor.c_str() + factor.size(), kInvalidArgument, where,
+                       ": attribute '", a.name, "' = '", text, "': '", factor, "' is not a number");
+        }
       } else {
         a.value = attribute_from_yaml(kv.second, a.name, where);
       }
@@ -259,7 +270,11 @@ std::string substitutions_to_yaml(const std::vector<PluginSubstitutions>& substi
     if (!s.domain.empty()) doc["domain"] = s.domain;
     for (const auto& m : s.instances) {
       YAML::Node instance;
-      for (const auto& i : m.inputs) instance["inputs"].push_back(i);
+      // Each tensor once, as Polygraphy lists them (a set): a tensor bound to two pattern inputs
+      // feeds the plugin node once.
+      std::set<std::string> listed;
+      for (const auto& i : m.inputs)
+        if (listed.insert(i).second) instance["inputs"].push_back(i);
       for (const auto& o : m.outputs) instance["outputs"].push_back(o);
       if (!m.inputs.empty()) instance["inputs"].SetStyle(YAML::EmitterStyle::Flow);
       instance["outputs"].SetStyle(YAML::EmitterStyle::Flow);

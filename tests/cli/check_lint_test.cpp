@@ -81,8 +81,8 @@ TEST(CheckLint, ParityLintsFindUnusedDuplicateAndRandomParts) {
   EXPECT_EQ(dead[0]["nodes"], json::array({"dead_node"}));
   auto dup = entries_matching(r, "exception", "Duplicate node name: 'relu0' for nodes with topological IDs: [");
   ASSERT_EQ(dup.size(), 1u) << r.dump(2);
-  EXPECT_EQ(dup[0]["source"], "onnx_gs");
-  EXPECT_EQ(dead[0]["source"], "onnx_gs");
+  EXPECT_EQ(dup[0]["source"], "onnx_graphsurgeon");
+  EXPECT_EQ(dead[0]["source"], "onnx_graphsurgeon");
   EXPECT_EQ(entries_matching(r, "warning", "RandomNormal is non-deterministic").size(), 1u);
   EXPECT_EQ(entries_matching(r, "warning", "Graph output 'z' has no type or shape information").size(), 1u);
   EXPECT_TRUE(has_node(r["summary"]["failing"], "relu0"));

@@ -94,7 +94,8 @@ TEST(ModernModels, ModelToolsRunWithoutSchemaWarnings) {
       SCOPED_TRACE(args[0] + " " + args[1]);
       const CommandResult r = run_parity(args);
       EXPECT_EQ(r.exit_code, 0) << r.output;
-      EXPECT_EQ(r.last_line().rfind("[I] PASSED | ", 0), 0u) << r.output;
+      // `inspect model` ends with its report, as Polygraphy's does; the others with the PASSED line.
+      if (args[0] != "inspect") EXPECT_EQ(r.last_line().rfind("[I] PASSED | ", 0), 0u) << r.output;
       for (const char* unwanted : {"No Op registered", "newer than", "older opset", "[W]", "[E]"})
         EXPECT_EQ(r.output.find(unwanted), std::string::npos) << unwanted << " in:\n" << r.output;
     }

@@ -415,9 +415,10 @@ TEST(PolygraphyInspect, ModelLayoutAsPolygraphyPrintsIt) {
   EXPECT_TRUE(contains(r.output, "const.value = Tensor: [dtype=float32, shape=[2, 2]] | Values:\n"
                                  "            [[1. 1.]\n"
                                  "             [1. 1.]]")) << r.output;
-  // A typed output without a shape reads as shape=(); a node without inputs stays on one line.
+  // A typed output without a shape reads as shape=(); a tensor with neither type nor shape is its
+  // name alone; a node without inputs stays on one line.
   EXPECT_TRUE(contains(r.output, "{y [dtype=float32, shape=()]}")) << r.output;
-  EXPECT_TRUE(contains(r.output, "    Node 0    | const [Op: Constant]\n        {} -> {c [")) << r.output;
+  EXPECT_TRUE(contains(r.output, "    Node 0    | const [Op: Constant]\n        {} -> {c}\n")) << r.output;
   // Subgraphs: Polygraphy's headers, no name line, indented two levels under the attribute.
   EXPECT_TRUE(contains(r.output, "branch.then_branch =\n                ---- 0 Subgraph Input(s) ----\n")) << r.output;
   EXPECT_FALSE(contains(r.output, "Name: then_body")) << r.output;

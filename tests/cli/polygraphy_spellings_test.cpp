@@ -452,7 +452,7 @@ TEST(PolygraphySpellings, LintEntriesOfOnnxGraphsurgeonChecks) {
       {"level", "exception"},
       {"nodes", {"identical"}},
       {"message", "Duplicate node name: 'identical' for nodes with topological IDs: [0, 1] found."},
-      {"source", "onnx_gs"}};
+      {"source", "onnx_graphsurgeon"}};
   EXPECT_EQ(duplicate["lint_entries"][0], expected) << duplicate.dump(2);
   EXPECT_NE(std::find(duplicate["summary"]["failing"].begin(), duplicate["summary"]["failing"].end(), "identical"),
             duplicate["summary"]["failing"].end());
@@ -468,10 +468,10 @@ TEST(PolygraphySpellings, LintEntriesOfOnnxGraphsurgeonChecks) {
   ASSERT_EQ(entries.size(), 2u) << report.dump(2);
   EXPECT_NE(entries[0]["message"].get<std::string>().find("Input: 'e' does not affect outputs, can be removed"),
             std::string::npos);
-  EXPECT_EQ(entries[0]["source"], "onnx_gs");
+  EXPECT_EQ(entries[0]["source"], "onnx_graphsurgeon");
   EXPECT_EQ(entries[0]["level"], "warning");
   EXPECT_NE(entries[1]["message"].get<std::string>().find("Does not affect outputs, can be removed"), std::string::npos);
-  EXPECT_EQ(entries[1]["source"], "onnx_gs");
+  EXPECT_EQ(entries[1]["source"], "onnx_graphsurgeon");
   EXPECT_EQ(entries[1]["level"], "warning");
   EXPECT_EQ(entries[1]["nodes"], nlohmann::json::array({"G"}));
 }

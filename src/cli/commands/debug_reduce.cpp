@@ -229,6 +229,7 @@ class DebugReduceCommand : public Command {
     for (const auto& r : runner_names) settings << " --" << r;
     DebugReplay replay(fingerprint(cutter, settings.str()));
     if (auto path = args.get("load_debug_replay")) {
+      logger().info("Loading iteration information from debug replay: ", *path);
       replay.load(*path);
       logger().info("Loaded ", replay.size(), " verdict(s) from ", *path);
     }
@@ -289,9 +290,12 @@ class DebugReduceCommand : public Command {
     NodeSet all;
     for (size_t i = 0; i < cutter.node_count(); ++i) all.push_back(i);
     if (!fails(all)) {
+      // As Polygraphy does, a model that passes is no error: it is saved as it is, with the hint.
       cleanup(iter_artifact, iter_inputs);
-      throw Error(ErrorCode::kInvalidArgument,
-                  "the model passes the check: nothing to reduce (does the check fail on the full model?)");
+      logger().warning("the model passes the check: nothing to reduce (does the check fail on the full model?); "
+                       "saving it unchanged");
+      model_edit::save_output(cutter.cut(all)->model, out, args);
+      return kExitPassed;
     }
     const ReduceGraph graph{cutter.node_count(), [&](size_t i) { return cutter.ancestors(i); },
                             [&](const NodeSet& nodes) { return cutter.cut(nodes).has_value(); }};

@@ -31,6 +31,7 @@ namespace {
 class InspectModelCommand : public Command {
  public:
   std::string name() const override { return "inspect model"; }
+  bool logs_passed_line() const override { return false; }
   std::string summary() const override { return "Display information about an ONNX model or a parity plan"; }
 
   void add_options(options::ArgParser& parser) override {

@@ -12,6 +12,19 @@
 namespace parity::cli {
 namespace {
 
+// Whether an 'auto' boundary tensor has no type in the model itself, so that its type comes from
+// ONNX shape inference (as in Polygraphy, which runs shape inference only then).
+bool needs_shape_inference(const onnx::GraphProto& g, const std::vector<model::transforms::TensorSpec>& specs) {
+  for (const auto& spec : specs) {
+    if (spec.dtype && spec.shape) continue;
+    bool typed = false;
+    for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
+      for (const auto& v : *list) typed |= v.name() == spec.name && v.type().tensor_type().elem_type() != 0;
+    if (!typed) return true;
+  }
+  return false;
+}
+
 class SurgeonExtractCommand : public Command {
  public:
   std::string name() const override { return "surgeon extract"; }
@@ -43,6 +56,9 @@ class SurgeonExtractCommand : public Command {
     options.resolve_types = tools::resolve_types_by_running;
     options.force_fallback = args.flag("force_fallback_shape_inference");
     auto graph = model::transforms::extract_subgraph(model, options);
+    if (!options.force_fallback && (needs_shape_inference(model.proto().graph(), options.inputs) ||
+                                    needs_shape_inference(model.proto().graph(), options.outputs)))
+      logger().info("Shape inference completed successfully");
     logger().info("Extracted ", graph->node_count(), " of ", model.proto().graph().node_size(), " nodes");
     model_edit::save_output(graph->to_model(), out, args);
     return kExitPassed;

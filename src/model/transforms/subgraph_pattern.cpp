@@ -1,6 +1,7 @@
 #include "model/transforms/subgraph_pattern.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -256,8 +257,16 @@ std::vector<PatternMatch> find_pattern_matches(const Graph& graph, const Subgrap
       for (size_t i = 0; i < pattern.nodes.size(); ++i)
         if (pattern.nodes[i].name == a.from_node)
           if (auto it = all[m][i]->attrs.find(a.from_attribute); it != all[m][i]->attrs.end()) {
-            match.attributes[a.name] = it->second;
-            match.attributes[a.name].name = a.name;
+            Attribute copied = it->second;
+            copied.name = a.name;
+            if (a.scale != 1.0) {
+              PARITY_CHECK(copied.type == AttrType::kInt || copied.type == AttrType::kFloat, kInvalidArgument,
+                           "plugin attribute '", a.name, "': only a number can be scaled, but ", all[m][i]->label(),
+                           "'s '", a.from_attribute, "' is not one");
+              if (copied.type == AttrType::kInt) copied.i = std::llround(static_cast<double>(copied.i) * a.scale);
+              else copied.f = static_cast<float>(copied.f * a.scale);
+            }
+            match.attributes[a.name] = std::move(copied);
           }
     }
     matches.push_back(std::move(match));

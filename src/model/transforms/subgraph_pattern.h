@@ -36,6 +36,7 @@ struct PluginAttribute {
   Attribute value;             // when from_node is empty
   std::string from_node;       // pattern node name
   std::string from_attribute;  // its attribute
+  double scale = 1.0;          // "$Cnode.x * 2": a copied number times this
 };
 
 struct SubgraphPattern {
