@@ -309,12 +309,9 @@ Session Session::plan_model(std::unique_ptr<Impl> impl, const SessionOptions& op
   env.tier = options.precision == Precision::kFloat32 ? options.kernels : KernelTier::kReference;
   env.fuse = options.fuse && env.tier == KernelTier::kOptimized;
   env.winograd = options.winograd;
-<<<<<<< HEAD
   env.kernel_options = options.kernel_options;
-=======
   env.lower_reduced_floats =
       env.tier == KernelTier::kOptimized && options.reduced_floats == ReducedFloatCompute::kCarryFloat32;
->>>>>>> fp16
   if (options.reduced_precision.enabled() && options.precision == Precision::kFloat32)
     env.reduced = std::make_shared<ReducedPrecisionConfig>(options.reduced_precision);
   if (options.tactics.active()) env.tactics = std::make_shared<TacticOptions>(options.tactics);

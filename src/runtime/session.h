@@ -79,13 +79,10 @@ struct SessionOptions {
   /// not grouped or dilated): about twice as fast, with round-off of the order of the direct
   /// sum's. false: every convolution sums directly.
   bool winograd = true;
-<<<<<<< HEAD
   /// The optimized kernels' ISA cap and switches (runtime/kernel_options.h); recorded in plans.
   KernelOptions kernel_options;
-=======
   /// float16/bfloat16 models on the optimized tier (ignored by the reference tier, which is strict).
   ReducedFloatCompute reduced_floats = ReducedFloatCompute::kCarryFloat32;
->>>>>>> fp16
   /// Layers built in fp16, bf16 or int8 (a reduced-precision plan: parity convert --fp16 ...).
   ReducedPrecisionConfig reduced_precision;
   /// Tactic choice: timing, replay, forbidden families (runtime/tactics.h).
