@@ -1,6 +1,7 @@
 #include "tools/plan_build.h"
 
 #include <chrono>
+#include <optional>
 
 #include "core/logger.h"
 #include "core/status.h"
@@ -8,6 +9,7 @@
 #include "runtime/reduced_precision.h"
 #include "runtime/subgraph.h"
 #include "tools/calibration.h"
+#include "tools/qdq.h"
 
 namespace parity::tools {
 
@@ -39,8 +41,24 @@ std::map<std::string, float> calibration_scales(const model::Model& model, const
 }
 
 BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& base_dir, PlanBuildOptions options) {
+  // An explicitly quantized model brings its own scales: its int8 layers use them, not a calibration.
+  std::optional<model::Model> imported;
+  if (options.precision.int8 && has_qdq_nodes(model)) {
+    check_qdq_scales(model, model.path().empty() ? "model" : model.path().filename().string());
+    imported = model;
+    if (std::optional<QdqImport> qdq = import_qdq(*imported)) {
+      logger().info("int8: ", qdq->scales.size(), " tensor ranges from the model's QuantizeLinear nodes (",
+                    qdq->activation_pairs, " QDQ pairs, ", qdq->weights, " int8 constants), no calibration");
+      options.precision.int8_scales = std::move(qdq->scales);
+    } else {
+      imported.reset();
+      logger().info("int8: the model's QDQ nodes are not all symmetric int8; they run as they are, and the "
+                    "other layers are calibrated");
+    }
+  }
+  const model::Model& planned = imported ? *imported : model;
   if (options.precision.int8) {
-    options.precision.int8_scales = calibration_scales(model, base_dir, options);
+    if (!imported) options.precision.int8_scales = calibration_scales(model, base_dir, options);
     if (!runtime::native_int8_available())
       logger().warning("int8: this CPU has no VNNI, without which oneDNN's int8 sums saturate: the int8 layers "
                        "compute in fp32 on the quantized values (no int8 speed-up)");
@@ -51,7 +69,7 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
   session_options.profiles = options.profiles;
   session_options.threads = options.threads;
   const auto start = std::chrono::steady_clock::now();
-  runtime::Session session = runtime::Session::create(model.proto(), session_options, base_dir).value();
+  runtime::Session session = runtime::Session::create(planned.proto(), session_options, base_dir).value();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return BuiltPlan{std::move(session), seconds};
 }
