@@ -13,11 +13,20 @@
 
 namespace parity::tools {
 
+namespace {
+
+/// How messages name a model: its file name, "model" for one built in memory.
+std::string model_name(const model::Model& model) {
+  return model.path().empty() ? "model" : model.path().filename().string();
+}
+
+}  // namespace
+
 std::map<std::string, float> calibration_scales(const model::Model& model, const std::filesystem::path& base_dir,
                                                 const PlanBuildOptions& options) {
   const auto& cache = options.calibration_cache;
   if (!cache.empty() && std::filesystem::exists(cache)) {
-    CalibrationTable table = read_calibration_cache(cache);
+    CalibrationTable table = read_calibration_cache_for(cache, model.proto(), model_name(model));
     logger().info("int8: ", table.scales.size(), " tensor ranges from calibration cache ", cache.string(), " (",
                   table.algorithm, ")");
     if (table.algorithm != options.calibration_algorithm)
@@ -34,6 +43,8 @@ std::map<std::string, float> calibration_scales(const model::Model& model, const
   logger().info("int8: calibrated ", table.scales.size(), " tensor ranges over ", table.batches, " batch(es) (",
                 algorithm, ")");
   if (!cache.empty()) {
+    table.model_fingerprint = calibration_fingerprint(model.proto());
+    table.model_name = model_name(model);
     write_calibration_cache(cache, table);
     logger().info("Saved calibration cache to: ", cache.string());
   }
@@ -44,7 +55,7 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
   // An explicitly quantized model brings its own scales: its int8 layers use them, not a calibration.
   std::optional<model::Model> imported;
   if (options.precision.int8 && has_qdq_nodes(model)) {
-    check_qdq_scales(model, model.path().empty() ? "model" : model.path().filename().string());
+    check_qdq_scales(model, model_name(model));
     imported = model;
     if (std::optional<QdqImport> qdq = import_qdq(*imported)) {
       logger().info("int8: ", qdq->scales.size(), " tensor ranges from the model's QuantizeLinear nodes (",

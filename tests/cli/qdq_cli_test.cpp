@@ -61,5 +61,22 @@ TEST(QdqCli, ANegativeScaleIsOneLineAndExitOne) {
   EXPECT_FALSE(std::filesystem::exists(plan));
 }
 
+TEST(QdqCli, ACalibrationCacheOfAnotherModelIsOneLineNamingBothAndExitOne) {
+  testing::TempDir tmp;
+  const std::string cache = (tmp / "cls.cache").string();
+  const std::string demo = (testing::source_dir() / "models/demo.onnx").string();
+  ASSERT_EQ(run_parity({"convert", classifier(), "--int8", "--input-shapes", "x:[1,3,48,192]", "--calibration-cache",
+                        cache, "-o", (tmp / "cls.plan").string()})
+                .exit_code,
+            0);
+  const std::string plan = (tmp / "demo.plan").string();
+  const auto r = run_parity({"convert", demo, "--int8", "--calibration-cache", cache, "-o", plan});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("[E] calibration cache '" + cache + "' was made for model 'ch_ppocr_mobile_v2.0_cls_infer.onnx'"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("not for 'demo.onnx'"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(plan));
+}
+
 }  // namespace
 }  // namespace parity
