@@ -1,19 +1,41 @@
 #include "tools/plan_build.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
 #include "core/logger.h"
+
+#include <onnx/onnx_pb.h>
+
 #include "core/status.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/subgraph.h"
 #include "tools/calibration.h"
+#include "tools/precision_advice.h"
 #include "tools/qdq.h"
 
 namespace parity::tools {
 
 namespace {
+
+/// Bytes of the model's weights: its initializers and Constant nodes' tensors, as their dtype
+/// stores them (from the dims: external data is not read).
+uint64_t model_weight_bytes(const onnx::ModelProto& model) {
+  auto bytes = [](const onnx::TensorProto& t) {
+    uint64_t n = 1;
+    for (int64_t d : t.dims()) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+    return n * dtype_size(static_cast<DType>(t.data_type()));
+  };
+  uint64_t total = 0;
+  for (const auto& t : model.graph().initializer()) total += bytes(t);
+  for (const auto& n : model.graph().node())
+    if (n.op_type() == "Constant")
+      for (const auto& a : n.attribute())
+        if (a.has_t()) total += bytes(a.t());
+  return total;
+}
 
 /// How messages name a model: its file name, "model" for one built in memory.
 std::string model_name(const model::Model& model) {
@@ -70,10 +92,9 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
   const model::Model& planned = imported ? *imported : model;
   if (options.precision.int8) {
     if (!imported) options.precision.int8_scales = calibration_scales(model, base_dir, options);
-    if (!runtime::native_int8_available())
-      logger().warning("int8: this CPU has no VNNI, without which oneDNN's int8 sums saturate: the int8 layers "
-                       "compute in fp32 on the quantized values (no int8 speed-up)");
   }
+  const PrecisionHardware hardware = options.hardware ? *options.hardware : PrecisionHardware::this_cpu();
+  for (const std::string& note : precision_speed_notes(options.precision, hardware)) logger().warning(note);
   runtime::SessionOptions session_options;
   session_options.reduced_precision = options.precision;
   session_options.tactics = options.tactics;
@@ -88,7 +109,8 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
 BuiltPlan build_and_save_plan(const model::Model& model, const std::filesystem::path& base_dir, PlanBuildOptions options,
                               const std::filesystem::path& out, const std::string& source_model) {
   BuiltPlan built = build_plan(model, base_dir, std::move(options));
-  runtime::plan::save_plan(built.session, out, recorded_source_model(source_model, out), built.build_seconds);
+  runtime::plan::save_plan(built.session, out, recorded_source_model(source_model, out), built.build_seconds,
+                           model_weight_bytes(model.proto()));
   return built;
 }
 
