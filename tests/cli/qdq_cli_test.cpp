@@ -34,6 +34,12 @@ TEST(QdqCli, ExportedModelRunsOnOnnxRuntimeAndMatchesTheReferenceRuntime) {
   EXPECT_NE(r.output.find("from the model's QuantizeLinear nodes"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("calibrated"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("54 int8"), std::string::npos) << r.output;
+  // The plan holds the int8 weights once, with their scales: inspect counts them by precision.
+  r = run_parity({"inspect", "model", plan});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Weights by precision: fp32 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(", int8 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("x the source model's "), std::string::npos) << r.output;
 }
 
 TEST(QdqCli, ANegativeScaleIsOneLineAndExitOne) {

@@ -51,7 +51,8 @@ TEST(PlanSize, EachWeightIsStoredOnceAtItsLayersPrecision) {
     const double ratio = static_cast<double>(fs::file_size(plan)) / static_cast<double>(summary.source_weights_bytes);
     EXPECT_LE(ratio, c.max_ratio) << c.precision << " plan: " << fs::file_size(plan) << " bytes";
     EXPECT_EQ(summary.packed_weights_bytes, 0) << c.precision;
-    const int64_t main_precision_bytes = summary.weights_by_precision[c.precision];
+    ASSERT_TRUE(summary.weights_by_precision.count(c.precision)) << c.precision;
+    const int64_t main_precision_bytes = summary.weights_by_precision.at(c.precision);
     EXPECT_GT(main_precision_bytes, summary.weights_bytes * 9 / 10) << c.precision;
 
     // Decoded on load to the values the layers compute with: the same outputs, bit for bit.
