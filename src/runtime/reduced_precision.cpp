@@ -1,6 +1,7 @@
 // Reduced-precision layers (reduced_precision.h): layer selection, operand rounding and
 // quantization, and the wrapper kernel.
 #include "runtime/reduced_precision.h"
+#include "runtime/reduced_precision_facts.h"
 
 #include <algorithm>
 #include <bit>
@@ -18,6 +19,7 @@
 #include "runtime/buffer_pool.h"
 #include "runtime/channels_last.h"
 #if PARITY_HAVE_DNNL
+#include "runtime/dnnl/dnnl_support.h"
 #include "runtime/dnnl/int8_inputs.h"
 #endif
 #include "runtime/kernel_preferences.h"
@@ -413,6 +415,10 @@ bool overlaps(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
+bool reduces_layer_input(const NodeSpec& head, DType precision, size_t input) {
+  return precision != DType::kFloat32 && reduces_input(head, precision, input);
+}
+
 std::unique_ptr<KernelInit> make_reduced_precision_init(const KernelInit& base, DType precision) {
   return std::make_unique<ReducedPrecisionInit>(base, precision);
 }
@@ -563,6 +569,14 @@ const std::map<size_t, float>* int8_scales_of(const Kernel& kernel) {
 bool runs_native_int8(const Kernel& kernel) {
   const auto* wrapped = dynamic_cast<const ReducedPrecisionKernel*>(&kernel);
   return wrapped && wrapped->native_int8();
+}
+
+bool native_bf16_available() {
+#if PARITY_HAVE_DNNL
+  return dnnl_support::native_bf16();
+#else
+  return false;
+#endif
 }
 
 bool native_int8_available() {

@@ -8,12 +8,15 @@
 #include "core/formats/file_io.h"
 #include "core/status.h"
 
+#include <onnx/onnx_pb.h>
+
 namespace parity::tools {
 
 namespace {
 
 constexpr const char* kCacheHeaderPrefix = "parity-calibration-";
-constexpr const char* kCacheHeaderSuffix = "-v1";
+constexpr const char* kCacheHeaderSuffix = "-v2";
+constexpr const char* kFirstCacheHeaderSuffix = "-v1";  // before caches recorded their model
 constexpr int kHistogramBins = 2048;
 constexpr int kQuantizedBins = 128;
 
@@ -157,7 +160,9 @@ CalibrationTable calibrate_min_max(const runtime::Session& session, compare::Fee
 }
 
 void write_calibration_cache(const std::filesystem::path& path, const CalibrationTable& table) {
-  std::string text = std::string(kCacheHeaderPrefix) + table.algorithm + kCacheHeaderSuffix + "\n";
+  std::string text = std::string(kCacheHeaderPrefix) + table.algorithm + kCacheHeaderSuffix;
+  if (!table.model_fingerprint.empty()) text += " model=" + table.model_fingerprint + " source=" + table.model_name;
+  text += "\n";
   for (const auto& [name, scale] : table.scales) {
     char hex[16];
     std::snprintf(hex, sizeof hex, "%08x", std::bit_cast<uint32_t>(scale));
@@ -166,16 +171,78 @@ void write_calibration_cache(const std::filesystem::path& path, const Calibratio
   formats::write_binary_file(path.string(), text);
 }
 
+namespace {
+
+/// Parses a cache's first line into `table` (algorithm, recorded model); false when it is not one.
+bool parse_cache_header(const std::string& line, CalibrationTable& table) {
+  for (const char* algorithm : {"minmax", "entropy"}) {
+    const std::string stem = std::string(kCacheHeaderPrefix) + algorithm;
+    if (line == stem + kFirstCacheHeaderSuffix || line == stem + kCacheHeaderSuffix) {
+      table.algorithm = algorithm;
+      return true;
+    }
+    const std::string model_field = stem + kCacheHeaderSuffix + " model=";
+    if (line.rfind(model_field, 0) != 0) continue;
+    const size_t source = line.find(" source=", model_field.size());
+    if (source == std::string::npos) return false;
+    table.algorithm = algorithm;
+    table.model_fingerprint = line.substr(model_field.size(), source - model_field.size());
+    table.model_name = line.substr(source + 8);
+    return true;
+  }
+  return false;
+}
+
+void hash_bytes(uint64_t& h, std::string_view bytes) {
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 1099511628211ull;  // FNV-1a
+  }
+  h ^= 0xff;  // field separator: ("ab", "c") and ("a", "bc") differ
+  h *= 1099511628211ull;
+}
+
+}  // namespace
+
+std::string calibration_fingerprint(const onnx::ModelProto& model) {
+  uint64_t h = 14695981039346656037ull;
+  const auto& g = model.graph();
+  for (const auto& v : g.input()) {
+    hash_bytes(h, v.name());
+    hash_bytes(h, std::to_string(v.type().tensor_type().elem_type()));
+  }
+  for (const auto& v : g.output()) hash_bytes(h, v.name());
+  for (const auto& t : g.initializer()) hash_bytes(h, t.name());
+  for (const auto& n : g.node()) {
+    hash_bytes(h, n.domain() + "::" + n.op_type());
+    for (const auto& i : n.input()) hash_bytes(h, i);
+    for (const auto& o : n.output()) hash_bytes(h, o);
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+CalibrationTable read_calibration_cache_for(const std::filesystem::path& path, const onnx::ModelProto& model,
+                                            const std::string& model_name) {
+  CalibrationTable table = read_calibration_cache(path);
+  const std::string fingerprint = calibration_fingerprint(model);
+  PARITY_CHECK(table.model_fingerprint.empty() || table.model_fingerprint == fingerprint, kInvalidArgument,
+               "calibration cache '", path.string(), "' was made for model '", table.model_name, "' (fingerprint ",
+               table.model_fingerprint, "), not for '", model_name, "' (fingerprint ", fingerprint,
+               "): delete it to recalibrate or give this model's cache");
+  return table;
+}
+
 CalibrationTable read_calibration_cache(const std::filesystem::path& path) {
   const std::string text = formats::read_binary_file(path.string());
   std::istringstream in(text);
   std::string line;
+  CalibrationTable table;
   const std::string minmax = std::string(kCacheHeaderPrefix) + "minmax" + kCacheHeaderSuffix;
   const std::string entropy = std::string(kCacheHeaderPrefix) + "entropy" + kCacheHeaderSuffix;
-  PARITY_CHECK(std::getline(in, line) && (line == minmax || line == entropy), kInvalidArgument, "calibration cache '",
+  PARITY_CHECK(std::getline(in, line) && parse_cache_header(line, table), kInvalidArgument, "calibration cache '",
                path.string(), "' does not start with '", minmax, "' or '", entropy, "'");
-  CalibrationTable table;
-  table.algorithm = line == entropy ? "entropy" : "minmax";
   for (int number = 2; std::getline(in, line); ++number) {
     if (line.empty()) continue;
     const size_t colon = line.rfind(": ");

@@ -18,7 +18,17 @@ struct CalibrationTable {
   std::map<std::string, float> scales;
   size_t batches = 0;
   std::string algorithm = "minmax";  // or "entropy"; recorded in the cache's first line
+  /// The model the ranges belong to (calibration_fingerprint) and its file name, recorded in the
+  /// cache's first line so that a cache is not applied to another model ("": not recorded).
+  std::string model_fingerprint;
+  std::string model_name;
 };
+
+/// 16 hex digits identifying a model's graph for its calibration cache: the graph's inputs and
+/// outputs (names, element types), every node's op type, inputs and outputs, and the initializers'
+/// names. Not the weights' values (hashing GiBs would cost seconds per build) nor the inputs'
+/// dimensions (--input-shapes fixes them before a build).
+std::string calibration_fingerprint(const onnx::ModelProto& model);
 
 /// Runs `session` (an fp32 session over the ONNX model) on every feed of `feeds` and records each
 /// float32 tensor's largest magnitude. Throws kInvalidArgument when `feeds` yields nothing.
@@ -31,11 +41,16 @@ CalibrationTable calibrate_min_max(const runtime::Session& session, compare::Fee
 CalibrationTable calibrate_entropy(const runtime::Session& session, compare::FeedSource& feeds);
 
 /// The calibration cache: a text file, one "name: scale" line per tensor (scale = amax / 127 as
-/// 8 hex digits of its float32 bits, as TensorRT's caches write it) after a header line. Written
+/// 8 hex digits of its float32 bits, as TensorRT's caches write it) after a header line
+/// ("parity-calibration-minmax-v2 model=<fingerprint> source=<file name>"; v1 caches have no model). Written
 /// atomically: a reader (thread or process) sees a complete cache, the old one or the new one, and
 /// of concurrent writers the last complete write wins; writers do not merge.
 void write_calibration_cache(const std::filesystem::path& path, const CalibrationTable& table);
 /// Reads a cache written by write_calibration_cache; one clear line for a malformed file.
 CalibrationTable read_calibration_cache(const std::filesystem::path& path);
+/// read_calibration_cache, refusing (one line naming both models) a cache whose recorded
+/// fingerprint is not `model`'s; `model_name` names the model in that line.
+CalibrationTable read_calibration_cache_for(const std::filesystem::path& path, const onnx::ModelProto& model,
+                                            const std::string& model_name);
 
 }  // namespace parity::tools

@@ -1,21 +1,54 @@
 #include "tools/plan_build.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "core/logger.h"
+
+#include <onnx/onnx_pb.h>
+
 #include "core/status.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/subgraph.h"
 #include "tools/calibration.h"
+#include "tools/precision_advice.h"
+#include "tools/qdq.h"
 
 namespace parity::tools {
+
+namespace {
+
+/// Bytes of the model's weights: its initializers and Constant nodes' tensors, as their dtype
+/// stores them (from the dims: external data is not read).
+uint64_t model_weight_bytes(const onnx::ModelProto& model) {
+  auto bytes = [](const onnx::TensorProto& t) {
+    uint64_t n = 1;
+    for (int64_t d : t.dims()) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+    return n * dtype_size(static_cast<DType>(t.data_type()));
+  };
+  uint64_t total = 0;
+  for (const auto& t : model.graph().initializer()) total += bytes(t);
+  for (const auto& n : model.graph().node())
+    if (n.op_type() == "Constant")
+      for (const auto& a : n.attribute())
+        if (a.has_t()) total += bytes(a.t());
+  return total;
+}
+
+/// How messages name a model: its file name, "model" for one built in memory.
+std::string model_name(const model::Model& model) {
+  return model.path().empty() ? "model" : model.path().filename().string();
+}
+
+}  // namespace
 
 std::map<std::string, float> calibration_scales(const model::Model& model, const std::filesystem::path& base_dir,
                                                 const PlanBuildOptions& options) {
   const auto& cache = options.calibration_cache;
   if (!cache.empty() && std::filesystem::exists(cache)) {
-    CalibrationTable table = read_calibration_cache(cache);
+    CalibrationTable table = read_calibration_cache_for(cache, model.proto(), model_name(model));
     logger().info("int8: ", table.scales.size(), " tensor ranges from calibration cache ", cache.string(), " (",
                   table.algorithm, ")");
     if (table.algorithm != options.calibration_algorithm)
@@ -32,6 +65,8 @@ std::map<std::string, float> calibration_scales(const model::Model& model, const
   logger().info("int8: calibrated ", table.scales.size(), " tensor ranges over ", table.batches, " batch(es) (",
                 algorithm, ")");
   if (!cache.empty()) {
+    table.model_fingerprint = calibration_fingerprint(model.proto());
+    table.model_name = model_name(model);
     write_calibration_cache(cache, table);
     logger().info("Saved calibration cache to: ", cache.string());
   }
@@ -39,12 +74,27 @@ std::map<std::string, float> calibration_scales(const model::Model& model, const
 }
 
 BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& base_dir, PlanBuildOptions options) {
-  if (options.precision.int8) {
-    options.precision.int8_scales = calibration_scales(model, base_dir, options);
-    if (!runtime::native_int8_available())
-      logger().warning("int8: this CPU has no VNNI, without which oneDNN's int8 sums saturate: the int8 layers "
-                       "compute in fp32 on the quantized values (no int8 speed-up)");
+  // An explicitly quantized model brings its own scales: its int8 layers use them, not a calibration.
+  std::optional<model::Model> imported;
+  if (options.precision.int8 && has_qdq_nodes(model)) {
+    check_qdq_scales(model, model_name(model));
+    imported = model;
+    if (std::optional<QdqImport> qdq = import_qdq(*imported)) {
+      logger().info("int8: ", qdq->scales.size(), " tensor ranges from the model's QuantizeLinear nodes (",
+                    qdq->activation_pairs, " QDQ pairs, ", qdq->weights, " int8 constants), no calibration");
+      options.precision.int8_scales = std::move(qdq->scales);
+    } else {
+      imported.reset();
+      logger().info("int8: the model's QDQ nodes are not all symmetric int8; they run as they are, and the "
+                    "other layers are calibrated");
+    }
   }
+  const model::Model& planned = imported ? *imported : model;
+  if (options.precision.int8) {
+    if (!imported) options.precision.int8_scales = calibration_scales(model, base_dir, options);
+  }
+  const PrecisionHardware hardware = options.hardware ? *options.hardware : PrecisionHardware::this_cpu();
+  for (const std::string& note : precision_speed_notes(options.precision, hardware)) logger().warning(note);
   runtime::SessionOptions session_options;
   session_options.reduced_precision = options.precision;
   session_options.tactics = options.tactics;
@@ -52,7 +102,7 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
   session_options.threads = options.threads;
   session_options.kernel_options = options.kernel_options;
   const auto start = std::chrono::steady_clock::now();
-  runtime::Session session = runtime::Session::create(model.proto(), session_options, base_dir).value();
+  runtime::Session session = runtime::Session::create(planned.proto(), session_options, base_dir).value();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return BuiltPlan{std::move(session), seconds};
 }
@@ -60,7 +110,8 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
 BuiltPlan build_and_save_plan(const model::Model& model, const std::filesystem::path& base_dir, PlanBuildOptions options,
                               const std::filesystem::path& out, const std::string& source_model) {
   BuiltPlan built = build_plan(model, base_dir, std::move(options));
-  runtime::plan::save_plan(built.session, out, recorded_source_model(source_model, out), built.build_seconds);
+  runtime::plan::save_plan(built.session, out, recorded_source_model(source_model, out), built.build_seconds,
+                           model_weight_bytes(model.proto()));
   return built;
 }
 

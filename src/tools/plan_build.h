@@ -7,11 +7,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "compare/data_loader.h"
 #include "model/model.h"
 #include "runtime/session.h"
+#include "tools/precision_advice.h"
 
 namespace parity::tools {
 
@@ -25,6 +27,9 @@ struct PlanBuildOptions {
   std::string calibration_algorithm = "minmax";  // or "entropy"
   /// int8 without a cache: makes the calibration feeds (called only when calibration runs).
   std::function<std::unique_ptr<compare::FeedSource>()> calibration_feeds;
+  /// The CPU facts convert's "cannot pay here" notes are judged by (tools/precision_advice.h);
+  /// unset: this CPU's.
+  std::optional<PrecisionHardware> hardware;
   /// Threads the built session runs with (not stored in a saved plan: a load chooses again).
   int threads = 1;
   /// ISA cap and kernel switches (recorded in the plan).

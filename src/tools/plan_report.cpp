@@ -31,6 +31,19 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
+/// "Weights by precision: fp32 0.20 MiB, int8 3.31 MiB; 0.26x the source model's 13.3 MiB".
+std::string weights_by_precision_line(const runtime::plan::PlanSummary& p) {
+  std::string parts;
+  for (const auto& [precision, bytes] : p.weights_by_precision)
+    parts += (parts.empty() ? "" : ", ") + precision + " " + mib(bytes);
+  std::string line = "Weights by precision: " + (parts.empty() ? std::string("none") : parts);
+  const int64_t stored = p.weights_bytes + p.packed_weights_bytes;
+  if (p.source_weights_bytes > 0)
+    line += fmt::format("; {:.2f}x the source model's {}", static_cast<double>(stored) / p.source_weights_bytes,
+                        mib(p.source_weights_bytes));
+  return line + "\n";
+}
+
 std::string plan_report_text(const runtime::plan::PlanSummary& p, bool layers, bool attrs) {
   std::string out = "==== parity Plan ====\n";
   out += fmt::format("Built by parity {} (plan format {}) from '{}' in {:.3f} s; {} bytes\n", p.parity_version,
@@ -44,6 +57,7 @@ std::string plan_report_text(const runtime::plan::PlanSummary& p, bool layers, b
   for (const auto& t : p.outputs) out += fmt::format("{} [dtype={}, shape={}]\n", t.name, t.dtype, t.shape);
   out += fmt::format("\n---- Memory ----\nWeights: {} (constants) + {} (packed by kernels at build time)\n",
                      mib(p.weights_bytes), mib(p.packed_weights_bytes));
+  out += weights_by_precision_line(p);
   out += fmt::format("Activations: {} (peak of live values; dynamic when it depends on the input shapes)\n",
                      mib(p.activation_bytes));
   out += "Scratch: sized per run by oneDNN from the input shapes (not planned)\n";
@@ -91,7 +105,11 @@ std::string plan_report_json(const runtime::plan::PlanSummary& p, bool layers, b
   for (const auto& profile : p.profiles)
     j["profiles"].push_back({{"profile", profile.text},
                              {"activation_bytes", profile.activation_bytes < 0 ? Json(nullptr) : Json(profile.activation_bytes)}});
+  Json by_precision = Json::object();
+  for (const auto& [precision, bytes] : p.weights_by_precision) by_precision[precision] = bytes;
   j["memory"] = {{"weights_bytes", p.weights_bytes},
+                 {"weights_by_precision", by_precision},
+                 {"source_model_weights_bytes", p.source_weights_bytes > 0 ? Json(p.source_weights_bytes) : Json(nullptr)},
                  {"packed_weights_bytes", p.packed_weights_bytes},
                  {"activation_bytes", p.activation_bytes < 0 ? Json(nullptr) : Json(p.activation_bytes)},
                  {"scratch_bytes", nullptr}};

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model/model.h"
 #include "support/model_builder.h"
 #include "support/test_support.h"
 
@@ -68,6 +69,38 @@ TEST(Calibration, CacheRoundTripsExactlyAndRefusesMalformedLines) {
   }
   testing::write_file(dir / "other.cache", "TRT-8601-EntropyCalibration2\n");
   EXPECT_THROW(tools::read_calibration_cache(dir / "other.cache"), Error);
+}
+
+TEST(Calibration, CacheRecordsItsModelAndIsRefusedForAnotherNamingBoth) {
+  testing::TempDir dir;
+  const model::Model demo = model::load_model(testing::source_dir() / "models/demo.onnx").value();
+  const model::Model mobilenet =
+      model::load_model(testing::source_dir() / ".cache/bench-models/mobilenet_v2.onnx").value();
+  EXPECT_NE(tools::calibration_fingerprint(demo.proto()), tools::calibration_fingerprint(mobilenet.proto()));
+  EXPECT_EQ(tools::calibration_fingerprint(demo.proto()), tools::calibration_fingerprint(model::Model(demo).proto()));
+
+  tools::CalibrationTable table;
+  table.scales = {{"x", 3.0f / 127}};
+  table.model_fingerprint = tools::calibration_fingerprint(demo.proto());
+  table.model_name = "demo.onnx";
+  tools::write_calibration_cache(dir / "demo.cache", table);
+  const tools::CalibrationTable read = tools::read_calibration_cache_for(dir / "demo.cache", demo.proto(), "demo.onnx");
+  EXPECT_EQ(read.scales, table.scales);
+  EXPECT_EQ(read.model_name, "demo.onnx");
+  try {
+    tools::read_calibration_cache_for(dir / "demo.cache", mobilenet.proto(), "mobilenet_v2.onnx");
+    FAIL() << "a cache made for demo.onnx was applied to mobilenet_v2.onnx";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("made for model 'demo.onnx' (fingerprint " + table.model_fingerprint + ")"),
+              std::string::npos) << message;
+    EXPECT_NE(message.find("not for 'mobilenet_v2.onnx' (fingerprint " +
+                           tools::calibration_fingerprint(mobilenet.proto()) + ")"),
+              std::string::npos) << message;
+  }
+  // Caches written before they recorded their model still read (nothing to check them against).
+  testing::write_file(dir / "v1.cache", "parity-calibration-minmax-v1\nx: 3c23d70a\n");
+  EXPECT_EQ(tools::read_calibration_cache_for(dir / "v1.cache", mobilenet.proto(), "m").scales.size(), 1u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `parity convert`: change a model's precision (float32 -> float16), opset, or weight storage; or,
 // with an output ending in .plan, build parity's engine: the optimized plan of the ref runtime
 // (runtime/plan/plan_file.h).
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -13,6 +14,7 @@
 #include "runtime/subgraph.h"
 #include "tools/plan_build.h"
 #include "tools/plan_build_args.h"
+#include "tools/qdq.h"
 #include "cli/commands/model_edit_common.h"
 #include "core/logger.h"
 #include "model/transforms/extract.h"
@@ -71,10 +73,11 @@ class ConvertCommand : public Command {
                  args.get_or("model", ""), "' is a parity plan: convert reads ONNX models (run the plan with "
                  "`parity run X.plan --ref`)");
     if (writes_plan(args)) return build_plan(args);
-    for (const char* flag : {"fp16", "bf16", "int8"})
+    if (args.flag("int8")) return write_qdq_model(args);
+    for (const char* flag : {"fp16", "bf16"})
       PARITY_CHECK(!args.flag(flag), kInvalidArgument, "--", flag,
                    " builds a reduced-precision plan (-o X.plan, or --convert-to trt); to convert an ONNX model to "
-                   "float16 use --fp-to-fp16");
+                   "float16 use --fp-to-fp16 (--int8 with an .onnx output writes a QDQ model)");
     model::Model model = model_edit::load_input(args);
     // Kept only for --verify: a big model's copy is not free.
     const std::optional<model::Model> original = args.has("verify") ? std::optional<model::Model>(model) : std::nullopt;
@@ -145,6 +148,38 @@ class ConvertCommand : public Command {
     plan_build_args_.save_build_files(args, built.session);
     logger().info("Saved plan to: ", out.string(), " (built in ", seconds, " s)");
     return kExitPassed;
+  }
+
+  // --int8 -o X.onnx: calibrate as an int8 plan build does (or read its cache) and write the ranges as
+  // QuantizeLinear/DequantizeLinear pairs (tools/qdq.h), for ONNX Runtime, TensorRT or a later
+  // `convert X.onnx --int8 -o X.plan`.
+  int write_qdq_model(const options::Args& args) const {
+    for (const char* flag : {"opset", "fp-to-fp16", "fp16", "bf16", "layer-precisions"}) {
+      std::string dest = flag;
+      std::replace(dest.begin(), dest.end(), '-', '_');
+      PARITY_CHECK(!args.has(dest), kInvalidArgument, "--", flag,
+                   " does not combine with --int8 and an ONNX output (a QDQ model)");
+    }
+    const std::string model_path = args.get_or("model", "");
+    const options::DataLoaderOptions data = data_loader_args_.parse(args);
+    const options::IterationOptions iterations = iteration_args_.parse(args);
+    tools::PlanBuildOptions build = plan_build_args_.parse(args, data.input_shapes);
+    model::Model model = model_edit::load_input(args);
+    const std::optional<model::Model> original = args.has("verify") ? std::optional<model::Model>(model) : std::nullopt;
+    const auto out = model_edit::output_path(args, model);
+    PARITY_CHECK(!tools::has_qdq_nodes(model), kInvalidArgument, "'", model_path,
+                 "' is already explicitly quantized (it has QuantizeLinear/DequantizeLinear nodes)");
+    const std::filesystem::path base_dir = std::filesystem::path(model_path).parent_path();
+    build.calibration_feeds = [&] { return compare::make_feed_source(data, iterations.iterations); };
+    const auto scales = tools::calibration_scales(model, base_dir, build);
+    const tools::QdqExportReport report = tools::export_qdq(model, scales);
+    logger().info("QDQ: ", report.layers, " layer(s) quantized (", report.activation_pairs,
+                  " activation QuantizeLinear/DequantizeLinear pairs, ", report.weights, " per-channel int8 weights)",
+                  report.skipped_layers ? ", " + std::to_string(report.skipped_layers) +
+                                              " left in float (no calibrated range for their input)"
+                                        : std::string());
+    model_edit::save_output(model, out, args);
+    return original ? model_edit::verify_rewritten(*original, model, args, "converted") : kExitPassed;
   }
 
   options::DataLoaderArgs data_loader_args_;

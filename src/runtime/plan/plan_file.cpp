@@ -25,6 +25,8 @@
 #include "runtime/kernel_preferences.h"
 #include "runtime/packed_state.h"
 #include "runtime/plan/plan.pb.h"
+#include "runtime/plan/weight_storage.h"
+#include "runtime/reduced_precision.h"
 #include "runtime/positional_fusion.h"
 #include "runtime/rewrites/concat_placement.h"
 #include "runtime/subgraph.h"
@@ -168,7 +170,8 @@ bool uses_isa_kernels(const Subgraph& g) {
 
 class PlanWriter {
  public:
-  explicit PlanWriter(const Session& session) : session_(session), g_(session.plan()), writer_(this) {}
+  explicit PlanWriter(const Session& session)
+      : session_(session), g_(session.plan()), storage_(plan_weight_storage(g_)) {}
 
   Plan build() {
     Plan plan;
@@ -242,7 +245,19 @@ class PlanWriter {
     PlanConstant* c = graph.add_constants();
     c->set_slot(slot);
     c->set_plan_time(plan_time);
-    write_tensor(value.tensor(), c->mutable_tensor());
+    auto stored = storage_.find(slot);
+    if (stored == storage_.end()) write_tensor(value.tensor(), c->mutable_tensor());
+    else write_reduced_tensor(value.tensor(), stored->second, c->mutable_tensor());
+  }
+
+  /// A float32 weight at its layers' precision (runtime/plan/weight_storage.h).
+  void write_reduced_tensor(const Tensor& t, const WeightStorage& storage, PlanTensor* out) {
+    EncodedWeights encoded = encode_weights(t, storage);
+    write_tensor(encoded.bytes, out);
+    out->set_dtype(static_cast<int>(DType::kFloat32));
+    out->set_stored_dtype(static_cast<int>(storage.precision));
+    for (float scale : encoded.scales) out->add_channel_scales(scale);
+    out->set_channel_axis(storage.axis);
   }
 
   void write_tensor(const Tensor& t, PlanTensor* out) {
@@ -345,16 +360,13 @@ class PlanWriter {
     out->set_writes_channels_last(node.writes_channels_last);
     for (size_t k : node.reads_channels_last) out->add_reads_channels_last(static_cast<uint32_t>(k));
     out->set_placed_concat(node.placed_concat);
-    if (const auto* packed = dynamic_cast<const PackedStateKernel*>(node.kernel.get()))
-      if (std::optional<PackedState> state = packed->packed_state()) {
-        out->set_packed_layout(state->layout);
-        writer_->write_tensor(state->data, out->mutable_packed_data());
-      }
+    // Kernels' packed weights are not saved: they would be a second copy of weights the plan
+    // already holds, and the kernels pack them again on load (runtime/packed_state.h).
   }
 
   const Session& session_;
   const Subgraph& g_;
-  PlanWriter* writer_;  // write_node is const but appends packed weights
+  std::map<int, WeightStorage> storage_;  // constants stored at their layers' precision, by slot
   std::vector<std::pair<uint64_t, Tensor>> weights_;  // offset in the weights section, tensor
   uint64_t weights_size_ = 0;
 };
@@ -414,7 +426,7 @@ class WeightsSink {
 };
 
 void write_plan(const Session& session, std::ostream& out, bool holes, const std::string& source_model,
-                double build_seconds) {
+                double build_seconds, uint64_t source_weights_bytes) {
   PlanWriter writer(session);
   const Plan plan = writer.build();
   std::string payload;
@@ -437,6 +449,7 @@ void write_plan(const Session& session, std::ostream& out, bool holes, const std
   header.set_weights_checksum(checksum.finish());
   header.set_source_model(source_model);
   header.set_build_seconds(build_seconds);
+  header.set_source_weights_bytes(source_weights_bytes);
   const std::string prefix = framed_header(kPlanFormatVersion, header);
   const auto pad = [&](size_t written) { out << std::string(align_up(written) - written, '\0'); };
   out << prefix;
@@ -795,7 +808,11 @@ class PlanLoader {
       check(proto.ParseFromString(p.string_proto()), "a string constant does not parse");
       return model::tensor_from_proto(proto);
     }
-    const size_t elem = dtype_size(dtype);
+    const DType stored = p.stored_dtype() == 0 ? dtype : static_cast<DType>(p.stored_dtype());
+    check(stored == dtype || (dtype == DType::kFloat32 && (stored == DType::kFloat16 || stored == DType::kBFloat16 ||
+                                                          stored == DType::kInt8)),
+          "a constant has an unknown stored form");
+    const size_t elem = dtype_size(stored);
     check(elem > 0, "a constant has an unknown dtype");
     uint64_t bytes = 0;
     check(!__builtin_mul_overflow(static_cast<uint64_t>(shape_numel(shape)), elem, &bytes) && p.size_bytes() == bytes,
@@ -806,7 +823,15 @@ class PlanLoader {
           "a constant lies outside the weights section");
     // parity writes every tensor at a 64-byte boundary; kernels read them in place as typed arrays.
     check(p.offset() % kAlign == 0, "a constant is not aligned to 64 bytes in the weights section");
-    return Tensor(dtype, std::move(shape), parsed_.bytes, parsed_.weights_offset + p.offset());
+    Tensor mapped(stored, std::move(shape), parsed_.bytes, parsed_.weights_offset + p.offset());
+    if (stored == dtype) return mapped;
+    try {
+      return decode_weights(mapped, std::vector<float>(p.channel_scales().begin(), p.channel_scales().end()),
+                            p.channel_axis());
+    } catch (const Error& e) {
+      check(false, e.what());
+      throw;
+    }
   }
 
   PlannedNode load_node(const PlanNode& p, const Subgraph& g, int num_slots) {
@@ -973,20 +998,22 @@ bool is_plan_file(const fs::path& path) {
   return in.read(magic, sizeof magic) && std::memcmp(magic, kPlanMagic, sizeof magic) == 0;
 }
 
-std::string plan_to_bytes(const Session& session, const std::string& source_model, double build_seconds) {
+std::string plan_to_bytes(const Session& session, const std::string& source_model, double build_seconds,
+                          uint64_t source_weights_bytes) {
   std::ostringstream out;
-  write_plan(session, out, /*holes=*/false, source_model, build_seconds);
+  write_plan(session, out, /*holes=*/false, source_model, build_seconds, source_weights_bytes);
   return std::move(out).str();
 }
 
-void save_plan(const Session& session, const fs::path& path, const std::string& source_model, double build_seconds) {
+void save_plan(const Session& session, const fs::path& path, const std::string& source_model, double build_seconds,
+               uint64_t source_weights_bytes) {
   // Streamed into a temporary file beside the plan and renamed into place: a killed or failing
   // save leaves the old plan or none, and a plan this command read is never written over.
   formats::AtomicFile file(path.string());
   {
     std::ofstream out(file.temp_path(), std::ios::binary | std::ios::trunc);
     PARITY_CHECK(out, kIo, "cannot write plan '", path.string(), "'");
-    write_plan(session, out, /*holes=*/true, source_model, build_seconds);
+    write_plan(session, out, /*holes=*/true, source_model, build_seconds, source_weights_bytes);
     out.flush();
     PARITY_CHECK(out.good(), kIo, "writing plan '", path.string(), "' failed");
   }
@@ -1041,6 +1068,7 @@ PlanSummary summarize_plan(const fs::path& path) {
   s.kernel_isa = parsed.header.machine().kernel_isa();
   s.source_model = parsed.header.source_model();
   s.build_seconds = parsed.header.build_seconds();
+  s.source_weights_bytes = static_cast<int64_t>(parsed.header.source_weights_bytes());
   s.file_bytes = parsed.bytes->size_bytes();
   s.fused_nodes = pg.fused_nodes();
   s.channels_last_values = pg.channels_last_values();
@@ -1066,9 +1094,17 @@ PlanSummary summarize_plan(const fs::path& path) {
     for (const auto& in : s.inputs) profile += " " + in.name + " " + in.shape;
     s.profiles.push_back({profile, -1});
   }
-  for (const auto& c : pg.constants())
-    s.weights_bytes += c.tensor().string_proto().empty() ? static_cast<int64_t>(c.tensor().size_bytes())
-                                                         : static_cast<int64_t>(c.tensor().string_proto().size());
+  for (const auto& c : pg.constants()) {
+    const int64_t bytes = c.tensor().string_proto().empty() ? static_cast<int64_t>(c.tensor().size_bytes())
+                                                            : static_cast<int64_t>(c.tensor().string_proto().size());
+    const int64_t scale_bytes = static_cast<int64_t>(c.tensor().channel_scales_size() * sizeof(float));
+    s.weights_bytes += bytes + scale_bytes;
+    const DType stored = static_cast<DType>(c.tensor().stored_dtype() ? c.tensor().stored_dtype() : c.tensor().dtype());
+    const bool floating = stored == DType::kFloat32 || stored == DType::kFloat16 || stored == DType::kBFloat16 ||
+                          stored == DType::kInt8 && c.tensor().stored_dtype() != 0;
+    s.weights_by_precision[floating ? precision_name(stored) : std::string(dtype_name(stored))] +=
+        bytes + scale_bytes;
+  }
   for (const auto& n : pg.nodes()) s.packed_weights_bytes += static_cast<int64_t>(n.packed_data().size_bytes());
 
   // Activations: bytes of every value a node produces, sized from the static shapes its readers

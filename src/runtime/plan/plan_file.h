@@ -19,6 +19,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,22 +33,25 @@
 namespace parity::runtime::plan {
 
 /// Bumped whenever the layout or the meaning of a field changes; other versions are refused.
-inline constexpr uint32_t kPlanFormatVersion = 1;
+inline constexpr uint32_t kPlanFormatVersion = 2;
 /// The first bytes of every plan file.
 inline constexpr char kPlanMagic[8] = {'P', 'A', 'R', 'I', 'T', 'Y', 'P', 'L'};
 
 /// True when the file starts with the plan magic (unreadable or short files: false).
 bool is_plan_file(const std::filesystem::path& path);
 
-/// Writes `session`'s plan. `source_model` (the ONNX file's name) and `build_seconds` are recorded
-/// for inspect. Throws kIo when the file cannot be written, kUnsupported for values a plan cannot
+/// Writes `session`'s plan. `source_model` (the ONNX file's name), `build_seconds` and the source
+/// model's weight bytes (0: unknown) are recorded for inspect. Each constant is stored once, at the
+/// precision its layers compute it in (runtime/plan/weight_storage.h); kernels' packed copies are
+/// not stored (they are packed again on load). Throws kIo when the file cannot be written, kUnsupported for values a plan cannot
 /// hold (non-tensor constants). Written to a temporary file and renamed over `path`: of concurrent
 /// writers the last complete plan wins, and a session already loaded from the old file keeps
 /// running on it (its mapping holds the replaced file).
 void save_plan(const Session& session, const std::filesystem::path& path, const std::string& source_model = {},
-               double build_seconds = 0);
+               double build_seconds = 0, uint64_t source_weights_bytes = 0);
 /// The same bytes in memory.
-std::string plan_to_bytes(const Session& session, const std::string& source_model = {}, double build_seconds = 0);
+std::string plan_to_bytes(const Session& session, const std::string& source_model = {}, double build_seconds = 0,
+                          uint64_t source_weights_bytes = 0);
 
 /// Loads a plan file (mapped, not copied). A truncated, corrupted, other-version or other-machine
 /// plan is refused with one line that says why and how to rebuild it.
@@ -99,7 +103,11 @@ struct PlanSummary {
     int64_t activation_bytes = -1;  // peak live activations at its max shapes (-1: not planned)
   };
   std::vector<Profile> profiles;  // one per shape range the plan serves
-  int64_t weights_bytes = 0;          // constants held by the plan
+  int64_t weights_bytes = 0;          // constants held by the plan, as stored
+  /// Stored constant bytes by precision: "fp32", "fp16", "bf16", "int8" (values and channel
+  /// scales) for float weights, the dtype's name ("int64") for others.
+  std::map<std::string, int64_t> weights_by_precision;
+  int64_t source_weights_bytes = 0;   // the source model's weights (0: not recorded)
   int64_t packed_weights_bytes = 0;   // weights kernels packed at build time (restored, not repacked)
   int64_t activation_bytes = -1;      // peak of live activations with static shapes (-1: dynamic)
   int64_t scratch_bytes = 0;          // kernel scratch known at build time
