@@ -22,6 +22,10 @@
 
 #include "model/onnx_fwd.h"
 
+namespace parity::model {
+class Graph;
+}
+
 namespace parity::compare::loaders {
 
 template <typename T>
@@ -47,6 +51,11 @@ void save_onnx(const onnx::ModelProto& model, const std::string& path);
 /// known. Unknown names are errors listing what exists.
 void modify_outputs(onnx::ModelProto& model, const std::vector<std::string>& outputs,
                     const std::vector<std::string>& exclude = {});
+/// The model of an editable graph (model::Graph::to_model), for loaders and runners. External data
+/// stays referenced relative to the graph's base_dir: pass that folder on as the runner's base_dir.
+Model onnx_from_graph(const model::Graph& graph);
+/// The editable graph IR of a model, so that code edits it without libonnx's protobuf classes.
+std::shared_ptr<model::Graph> graph_from_onnx(const onnx::ModelProto& model);
 /// True when some initializer keeps its data in an external file.
 bool uses_external_data(const onnx::ModelProto& model);
 /// Names of every value produced by a node of the main graph, in node order.
