@@ -28,6 +28,7 @@ namespace parity::compare {
 /// per iteration. True when every output of every iteration matched.
 class AccuracyResult {
  public:
+  /// The comparison of two runners' outputs.
   struct Pair {
     std::string runner0, runner1;
     std::vector<IterationMatch> iterations;
@@ -74,6 +75,7 @@ struct RunnerFailure {
   std::string reason;
 };
 
+/// How Comparator::run feeds the runners: warm-up, isolation, what to keep.
 struct RunOptions {
   /// Untimed inferences per runner on the first feed before the measured ones.
   int warm_up = 0;
@@ -90,6 +92,7 @@ struct RunOptions {
   size_t expected_iterations = 0;
 };
 
+/// Runs runners on the same inputs and compares their outputs (Polygraphy's Comparator).
 class Comparator {
  public:
   /// Runs each runner (activating it for the duration) on every feed of `feeds`, in order.

@@ -55,6 +55,7 @@ std::optional<std::string> match_output_name(const std::string& name, const std:
 /// Compares two iteration results; the first is iterated, the second searched for matches.
 using CompareFunc = std::function<IterationMatch(const IterationResult&, const IterationResult&)>;
 
+/// Tolerances of the simple compare function: atol, rtol and the error statistic they apply to.
 struct SimpleCompareOptions {
   /// Shapes must match exactly; otherwise outputs with equal element counts are compared flat.
   bool check_shapes = true;
@@ -67,6 +68,7 @@ struct SimpleCompareOptions {
   bool fail_fast = false;
 };
 
+/// Options of the indices compare function (for top-K style integer outputs).
 struct IndicesCompareOptions {
   /// How many positions a value may move before it counts as a mismatch; the last
   /// `index_tolerance` values of each row are ignored (compare top-(k + tol) to compensate).
@@ -74,6 +76,7 @@ struct IndicesCompareOptions {
   bool fail_fast = false;
 };
 
+/// Options of the distance_metrics compare function (L2 norm, cosine similarity thresholds).
 struct DistanceCompareOptions {
   bool check_shapes = true;
   PerOutput<double> l2_tolerance = 1e-5;
@@ -81,6 +84,7 @@ struct DistanceCompareOptions {
   bool fail_fast = false;
 };
 
+/// Options of the quality_metrics compare function (PSNR and SNR thresholds).
 struct QualityCompareOptions {
   bool check_shapes = true;
   PerOutput<double> psnr_tolerance = 30.0;  // dB, minimum

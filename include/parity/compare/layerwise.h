@@ -21,6 +21,7 @@
 
 namespace parity::compare {
 
+/// How compare_layerwise marks, windows and compares every intermediate tensor.
 struct LayerwiseOptions {
   SimpleCompareOptions compare;  // tolerances per tensor name, error stat
   /// Bytes of peer outputs held at once; the window of marked tensors adapts to stay near it.
@@ -46,6 +47,7 @@ struct GoldenRun {
   size_t iteration = 0;
 };
 
+/// The comparison of one intermediate tensor across the runners.
 struct LayerResult {
   std::string name;     // tensor name
   std::string node;     // producing node's name
@@ -64,6 +66,7 @@ struct LayerResult {
   double max_magnitude = 0;    // largest finite magnitude
 };
 
+/// Every intermediate tensor's result, in model order, and the first that mismatched.
 struct LayerwiseReport {
   std::string reference_name, peer_name;
   std::vector<LayerResult> layers;     // in execution order

@@ -9,6 +9,7 @@
 namespace parity::compare {
 
 template <typename T>
+/// A value per output name with a default for the others (tolerances such as --atol out:1e-3).
 class PerOutput {
  public:
   PerOutput(T default_value) : default_(std::move(default_value)) {}  // NOLINT(implicit)

@@ -78,6 +78,7 @@ PARITY_DTYPE_OF(std::complex<double>, kComplex128)
 template <typename T>
 inline constexpr DType dtype_of_v = DTypeOf<std::remove_cv_t<T>>::value;
 
+/// The C++ type visit_dtype() hands its function (as TypeTag<T>{}).
 template <typename T> struct TypeTag { using type = T; };
 
 /// Calls fn(TypeTag<T>{}) with the C++ type of dtype. Throws kUnsupported for kUndefined.

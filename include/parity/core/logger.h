@@ -30,6 +30,7 @@ enum class Severity : int {
 /// Parses "verbose", "info", "WARNING", "extra_verbose", ... (case-insensitive).
 std::optional<Severity> severity_from_name(std::string_view name);
 
+/// parity's logger: severity-filtered `[I]`/`[W]`/`[E]` lines; logger() returns the process's.
 class Logger {
  public:
   /// Messages below this severity are dropped.

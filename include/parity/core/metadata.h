@@ -53,6 +53,7 @@ struct DimShape {
   bool operator==(const DimShape& o) const { return dims == o.dims && unknown_rank == o.unknown_rank; }
 };
 
+/// A tensor's name, dtype and (possibly dynamic) shape.
 struct TensorMeta {
   std::string name;
   DType dtype = DType::kUndefined;  // kUndefined when unknown

@@ -9,6 +9,7 @@
 
 namespace parity {
 
+/// Named tensors in insertion order: a runner's feed or its outputs.
 class TensorMap {
  public:
   using Entry = std::pair<std::string, Tensor>;

@@ -35,6 +35,7 @@ enum class AttrType : int {
 
 const char* attr_type_name(AttrType type);
 
+/// A node attribute of any ONNX attribute type.
 struct Attribute {
   std::string name;
   AttrType type = AttrType::kUndefined;

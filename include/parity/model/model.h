@@ -61,6 +61,7 @@ Result<Model> load_model(const std::filesystem::path& path);
 /// Same, with external data looked up in external_data_dir instead of the model's folder
 /// (Polygraphy's --external-data-dir); an empty external_data_dir means the model's folder.
 Result<Model> load_model(const std::filesystem::path& path, const std::filesystem::path& external_data_dir);
+/// How load_model treats external data.
 struct LoadOptions {
   /// Where external data is looked up; empty means the model's folder.
   std::filesystem::path external_data_dir;
@@ -73,6 +74,7 @@ Result<Model> load_model(const std::filesystem::path& path, const LoadOptions& o
 Result<Model> load_model_from_bytes(std::string_view bytes, const std::filesystem::path& base_dir = {},
                                     const std::string& source_label = "<bytes>");
 
+/// How save_model writes the model and its external data.
 struct SaveOptions {
   /// Store tensors of at least size_threshold bytes in side files instead of inside the .onnx.
   bool external_data = false;

@@ -22,6 +22,7 @@ enum class Arity {
   kRemainder,  // argparse.REMAINDER: every token after the flag, options included (a command line)
 };
 
+/// One command-line option: its flags, help, value name and arity.
 struct OptionSpec {
   std::vector<std::string> flags;  // e.g. {"-o", "--output"}; empty means positional
   std::string dest;                // key in Args; defaults to the long flag without dashes
@@ -66,6 +67,7 @@ class Args {
   std::vector<std::string> occurrences_;
 };
 
+/// The command-line parser: option specs in groups, Polygraphy's spellings, "did you mean" errors.
 class ArgParser {
  public:
   ArgParser(std::string prog, std::string description);

@@ -48,6 +48,7 @@ struct DataLoaderOptions {
 /// --load-inputs, in a "Data Loader" help group.
 class DataLoaderArgs {
  public:
+  /// The group's parsed values.
   struct Config {
     /// --input-shapes items may start with MODEL= (commands that take several models).
     bool per_model_shapes = false;
@@ -76,6 +77,7 @@ struct IterationOptions {
 /// iterations of the data loader" for run, "minimum timed iterations" for bench).
 class IterationArgs {
  public:
+  /// The group's parsed values.
   struct Config {
     int64_t iterations = 1;
     std::string iterations_help;

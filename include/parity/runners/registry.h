@@ -25,6 +25,7 @@ struct RunnerConfig {
   const options::Args* args = nullptr;  // may be null when built from the C++ API
 };
 
+/// A registered runtime: its name, flag, options, availability and factory.
 struct RunnerInfo {
   std::string name;         // "ref", "ort", "opencv", "torch"
   std::string flag;         // "--ref"
@@ -61,6 +62,7 @@ struct RunnerInfo {
 /// parity option that does the closest job.
 struct AbsentRuntimeInfo {
   std::string runtime;  // "TensorRT"
+  /// One of the absent runtime's options and parity's closest.
   struct Option {
     std::vector<std::string> flags;  // {"--trt-outputs"}
     std::string closest;             // "--onnx-outputs (parity's runners take ONNX models)"
@@ -72,6 +74,7 @@ struct AbsentRuntimeInfo {
   std::string refusal(const std::string& flag, const Option& option) const;
 };
 
+/// The runtimes this parity has (built in and from extension modules).
 class RunnerRegistry {
  public:
   static RunnerRegistry& instance();
@@ -89,10 +92,12 @@ class RunnerRegistry {
   std::vector<AbsentRuntimeInfo> absent_;
 };
 
+/// Registers a RunnerInfo at static-initialization time, where the runner is defined.
 struct RunnerRegistrar {
   explicit RunnerRegistrar(RunnerInfo info) { RunnerRegistry::instance().add(std::move(info)); }
 };
 
+/// Registers an AbsentRuntimeInfo at static-initialization time.
 struct AbsentRuntimeRegistrar {
   explicit AbsentRuntimeRegistrar(AbsentRuntimeInfo info) { RunnerRegistry::instance().add_absent(std::move(info)); }
 };

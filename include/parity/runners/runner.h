@@ -19,6 +19,7 @@
 
 namespace parity::runners {
 
+/// One runtime running one model (Polygraphy's BaseRunner): activate, infer, deactivate.
 class Runner {
  public:
   explicit Runner(std::string name);

@@ -175,6 +175,7 @@ class KernelContext {
   }
 };
 
+/// A planned node's computation: compute() runs it on the node's inputs.
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -197,6 +198,7 @@ class FusableKernel {
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelInit&)>;
 
+/// A kernel registration: the op it implements from which opset, its tier and factory.
 struct KernelDef {
   std::string domain;  // "" = ai.onnx
   std::string op_type;
@@ -206,6 +208,7 @@ struct KernelDef {
   KernelTier tier = KernelTier::kReference;
 };
 
+/// Every registered kernel, by domain, op type and opset.
 class KernelRegistry {
  public:
   static KernelRegistry& instance();

@@ -21,6 +21,7 @@ struct ShapeRange {
   std::string to_string() const;  // "[1,3,48,64]..[1,3,48,1024] (opt [1,3,48,320])"
 };
 
+/// Input shapes a plan is built for (TensorRT's optimization profile): min, opt and max per input.
 struct OptimizationProfile {
   std::string name;                                  // "profile 0" unless named
   std::vector<std::pair<std::string, ShapeRange>> inputs;  // in the order given

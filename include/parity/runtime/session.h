@@ -44,6 +44,7 @@
 
 namespace parity::runtime {
 
+/// How a Session plans: threads, kernel tier, fusion, precision, profiles.
 struct SessionOptions {
   /// Threads used by kernels (parallel_for); 1 runs everything on the calling thread.
   int threads = 1;
@@ -88,6 +89,7 @@ struct NodeTiming {
   double seconds = 0;
 };
 
+/// Options of one Session::run: outputs to keep, hooks, where to stop.
 struct RunOptions {
   /// Sees every value a main-graph node produces, as it is produced (name, value). Values are
   /// released after their last use unless requested as outputs, so a hook can compare layer by
@@ -115,6 +117,7 @@ struct RunOptions {
   int64_t* peak_activation_bytes = nullptr;
 };
 
+/// A planned model that runs many times, from any number of threads (see the file comment).
 class Session {
  public:
   /// Loads and plans a model file. Errors (unreadable file, unknown op with the versions that

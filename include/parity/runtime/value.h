@@ -7,6 +7,7 @@
 
 namespace parity::runtime {
 
+/// What flows between kernels: a tensor, a sequence of tensors, an empty optional, or nothing.
 class Value {
  public:
   enum class Kind { kEmpty, kTensor, kSequence, kOptionalNone };

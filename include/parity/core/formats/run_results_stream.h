@@ -18,11 +18,13 @@ namespace parity {
 /// Byte offsets of the tensors of a RunResults file, without their values.
 class RunResultsIndex {
  public:
+  /// One iteration of a run: its tensors' names and where their values lie in the file.
   struct Iteration {
     std::vector<std::string> names;  // in file order
     /// name -> [begin, end) of the JSON text holding the array's base64 string (quotes included).
     std::unordered_map<std::string, std::pair<int64_t, int64_t>> spans;
   };
+  /// One runner's iterations.
   struct Run {
     std::string runner;
     std::vector<Iteration> iterations;

@@ -63,11 +63,13 @@ std::optional<std::string> reseal_plan_bytes(std::string_view bytes);
 
 /// What `parity inspect model` shows of a plan, read without building any kernel.
 struct PlanSummary {
+  /// A plan input or output.
   struct Tensor {
     std::string name;
     std::string dtype;
     std::string shape;  // "(1, 3, 'h', 'w')"
   };
+  /// One planned node: its kernel, precision and tactic.
   struct Layer {
     std::string name;
     std::string op;                   // domain::op of the node as built
@@ -88,6 +90,7 @@ struct PlanSummary {
   double build_seconds = 0;
   uint64_t file_bytes = 0;
   std::vector<Tensor> inputs, outputs;
+  /// One optimization profile's shapes.
   struct Profile {
     std::string text;              // "profile 0: x [1,3,48,64]..[1,3,48,1024] (opt [1,3,48,320])"
     int64_t activation_bytes = -1;  // peak live activations at its max shapes (-1: not planned)

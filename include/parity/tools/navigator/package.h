@@ -26,6 +26,7 @@ enum class Strategy {
   kMinLatencyAndMaxThroughput,  // the one that is both, or none
 };
 
+/// A format and runtime picked by a strategy.
 struct RuntimeChoice {
   std::string format;
   std::string runtime;
@@ -34,11 +35,13 @@ struct RuntimeChoice {
   int64_t batch_size = 1;  // where that throughput was measured
 };
 
+/// How a package is saved.
 struct SaveOptions {
   bool keep_data = true;   // false (--no-data): leave model_input/ and model_output/ out
   bool override = false;   // replace an existing file
 };
 
+/// How a package is loaded.
 struct LoadOptions {
   bool retest = true;               // conversion and correctness again, from the stored samples
   bool retest_conversions = false;  // export the derived formats again first

@@ -64,6 +64,7 @@ struct RuntimeStatus {
   bool verified() const;
 };
 
+/// One format of a workspace: its model file and each step's result.
 struct FormatStatus {
   std::string format;      // onnx, onnx-sanitized, onnx-fp16, plan-fp32, ..., torchscript
   std::string model_path;  // relative to the workspace: "onnx-fp16/model.onnx"
@@ -111,6 +112,7 @@ struct NavigatorConfig {
   double cell_timeout_s = 0;        // 0: none
 };
 
+/// A workspace's status.yaml: every format and runtime with its results.
 struct WorkspaceStatus {
   int format_version = kStatusFormatVersion;
   std::string parity_version;
