@@ -5,6 +5,6 @@
 /// distance and quality metrics), and compare every intermediate tensor (compare::layerwise).
 #pragma once
 
-#include "compare/compare_func.h"
 #include "compare/comparator.h"
+#include "compare/compare_func.h"
 #include "compare/layerwise.h"
