@@ -64,6 +64,13 @@ struct Isolation {
   double timeout_s = 0;            // 0: no limit
   uint64_t memory_limit_bytes = 0;  // address space of the child; 0: no limit
 
+  /// Every runner in a child process, no limits.
+  static Isolation every_runner() {
+    Isolation isolation;
+    isolation.enabled = true;
+    return isolation;
+  }
+
   bool applies_to(const std::string& runner_name) const {
     return enabled || std::find(runners.begin(), runners.end(), runner_name) != runners.end();
   }

@@ -47,7 +47,7 @@ struct LoadOptions {
   bool retest_conversions = false;  // export the derived formats again first
   bool run_profiling = false;       // performance again
   bool quiet = true;
-  compare::Isolation isolation{.enabled = true};
+  compare::Isolation isolation = compare::Isolation::every_runner();
 };
 
 /// Profiling overrides for profile(); unset fields keep the package's configuration.
@@ -57,7 +57,7 @@ struct ProfileOptions {
   std::optional<double> stability_percentage, throughput_cutoff;
   std::optional<int> max_trials;
   bool quiet = true;
-  compare::Isolation isolation{.enabled = true};
+  compare::Isolation isolation = compare::Isolation::every_runner();
 };
 
 /// Threads and processes: the methods that write the workspace (load, set_verified, profile,
