@@ -6,6 +6,7 @@
 # `make bench-load` times loading a 531 MB model to its first result, ref against ort (bench/load_time.sh).
 # `make test-sanitize` builds everything with ASan+UBSan+LSan (clang, build-asan) and runs every test;
 # `make fuzz` builds the libFuzzer targets in that same tree, `make fuzz-smoke` runs each briefly.
+# `make docs` writes the Doxygen reference of the public C++ API (include/parity) to build/docs/html.
 # `make test-tsan` builds libparity and the concurrency tests with ThreadSanitizer (clang, build-tsan)
 # and runs them (docs/concurrency.md).
 BUILD_DIR ?= build
@@ -26,7 +27,7 @@ TSAN_DIR ?= build-tsan
 TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/scripts/sanitizers/tsan.supp:print_suppressions=0
 
 .PHONY: all setup setup-demo configure configure-demo build build-demo build-install demo test bench bench-load clean install package configure-asan test-sanitize fuzz fuzz-smoke \
-  configure-tsan test-tsan
+  configure-tsan test-tsan docs
 
 all: demo
 
@@ -119,6 +120,10 @@ package: build-install
 
 install: build-install
 	@cmake --install $(BUILD_DIR) --prefix $(or $(PREFIX),/usr/local)
+
+# Warnings fail it (docs/Doxyfile); doxygen comes with `scripts/setup.sh all`.
+docs:
+	@mkdir -p $(BUILD_DIR)/docs && PARITY_DOCS_DIR=$(BUILD_DIR)/docs doxygen docs/Doxyfile && echo "$(BUILD_DIR)/docs/html/index.html"
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)

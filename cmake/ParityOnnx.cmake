@@ -49,4 +49,4 @@ endfunction()
 
 # parity's code names libonnx's namespace `onnx` (an alias of `onnx_parity`, model/onnx_fwd.h);
 # every file that sees libonnx's headers sees the alias.
-target_compile_options(parity_onnx_headers INTERFACE "SHELL:-include ${PROJECT_SOURCE_DIR}/src/model/onnx_fwd.h")
+target_compile_options(parity_onnx_headers INTERFACE "SHELL:-include ${PROJECT_SOURCE_DIR}/include/parity/model/onnx_fwd.h")

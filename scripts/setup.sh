@@ -33,6 +33,7 @@ BUILD_PACKAGES=(
 TEST_PACKAGES=(
   libbenchmark-dev
   man-db groff-base  # the man page and package tests
+  doxygen  # make docs: the public C++ API's reference (and its test)
   libonnx-testdata
   clang libclang-rt-14-dev  # make fuzz (libFuzzer) and the sanitizer runtimes
   libopenmpi-dev openmpi-bin  # parity validate across ranks (its MPI module and the mpirun tests)

@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <vector>
 
-#include "compare/loaders.h"
-#include "compare/plan_loaders.h"
+#include <parity/loaders.h>
+#include <parity/runners.h>
+
 #include "identity_model.h"
-#include "runners/runner.h"
 
 static int run_example() {
   using namespace parity;

@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <vector>
 
-#include "compare/loaders.h"
-#include "compare/plan_loaders.h"
+#include <parity/loaders.h>
+#include <parity/runners.h>
+
 #include "identity_model.h"
-#include "runners/runner.h"
 
 static int run_example() {
   using namespace parity;

@@ -3,11 +3,12 @@
 // second ref runner.
 #include <cstdio>
 
-#include "compare/comparator.h"
-#include "compare/loaders.h"
-#include "core/formats/polygraphy_json.h"
+#include <parity/comparator.h>
+#include <parity/loaders.h>
+#include <parity/results.h>
+#include <parity/runners.h>
+
 #include "identity_model.h"
-#include "runners/registry.h"
 
 static int run_example() {
   using namespace parity;

@@ -1,13 +1,15 @@
 // Interoperating with the backend's own API: `extend` lets our code modify what a loader returns
-// (here, the ONNX protobuf) before the runner gets it (Polygraphy's func.extend example).
-#include <onnx/onnx_pb.h>
-
+// (here, the ONNX model, edited through parity's graph IR) before the runner gets it (Polygraphy's
+// func.extend example).
 #include <cstdio>
+#include <memory>
 #include <vector>
 
-#include "compare/loaders.h"
+#include <parity/loaders.h>
+#include <parity/model.h>
+#include <parity/runners.h>
+
 #include "identity_model.h"
-#include "runners/runner.h"
 
 static int run_example() {
   using namespace parity;
@@ -15,22 +17,23 @@ static int run_example() {
 
   save_onnx(*make_identity_model(), "identity.onnx");
 
-  // The function receives what OnnxFromPath returns and may change it in place.
-  ModelLoader load_model = extend(OnnxFromPath("identity.onnx"), [](Model& model) {
-    model->mutable_graph()->set_name("MyIdentity");
-    std::printf("Graph name: %s\n", model->graph().name().c_str());
+  // The function receives what OnnxFromPath returns and may change it in place; parity's graph IR
+  // (graph_from_onnx, onnx_from_graph) edits it without libonnx's protobuf classes.
+  ModelLoader load_model = extend(OnnxFromPath("identity.onnx"), [](Model& proto) {
+    std::shared_ptr<model::Graph> graph = graph_from_onnx(*proto);
+    graph->name = "MyIdentity";
+    std::printf("Graph name: %s\n", graph->name.c_str());
+    proto = onnx_from_graph(*graph);
   });
 
   // It may also replace the value: add a second output "y2", a copy of y.
-  load_model = extend(load_model, [](Model& model) -> Model {
-    auto copy = std::make_shared<onnx::ModelProto>(*model);
-    onnx::NodeProto* copy_node = copy->mutable_graph()->add_node();
-    copy_node->set_op_type("Identity");
-    copy_node->add_input("y");
-    copy_node->add_output("y2");
-    *copy->mutable_graph()->add_output() = copy->graph().output(0);
-    copy->mutable_graph()->mutable_output(1)->set_name("y2");
-    return copy;
+  load_model = extend(load_model, [](Model& proto) -> Model {
+    std::shared_ptr<model::Graph> graph = graph_from_onnx(*proto);
+    const model::ValuePtr y = graph->tensor("y");
+    auto y2 = model::Value::variable("y2", y->dtype, y->shape);
+    graph->nodes.push_back(std::make_shared<model::Node>("Identity", std::vector{y}, std::vector{y2}));
+    graph->outputs.push_back(y2);
+    return onnx_from_graph(*graph);
   });
 
   auto runner = RunnerFromOnnx("ref", load_model);

@@ -12,6 +12,8 @@
 #include "core/formats/file_io.h"
 #include "core/logger.h"
 #include "core/metadata.h"
+#include "model/graph.h"
+#include "model/model.h"
 #include "model/shape_inference.h"
 #include "runners/registry.h"
 
@@ -53,6 +55,15 @@ Model onnx_from_bytes(const std::string& bytes, const std::string& what) {
 }
 
 Model onnx_from_path(const std::string& path) { return onnx_from_bytes(bytes_from_path(path), "'" + path + "'"); }
+
+Model onnx_from_graph(const model::Graph& graph) {
+  model::Model exported = graph.to_model();
+  return std::make_shared<onnx::ModelProto>(std::move(exported.proto()));
+}
+
+std::shared_ptr<model::Graph> graph_from_onnx(const onnx::ModelProto& model) {
+  return model::Graph::from_model(model::Model(std::make_unique<onnx::ModelProto>(model)));
+}
 
 std::string bytes_from_onnx(const onnx::ModelProto& model) {
   std::string out;

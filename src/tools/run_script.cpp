@@ -168,11 +168,8 @@ class ProgramWriter {
     line("// written beside it. Exit code: 0 passed, 1 failed or user error, 2 internal error.");
     for (const char* h : {"cstdint", "cstdio", "memory", "optional", "string", "utility", "vector"}) line(std::string("#include <") + h + ">");
     line("");
-    for (const char* h : {"compare/comparator.h", "compare/compare_func.h", "compare/data_loader.h",
-                          "compare/feed_files.h", "compare/layerwise.h", "compare/loaders.h",
-                          "core/formats/polygraphy_json.h", "options/args.h", "runners/extension.h",
-                          "runners/registry.h"})
-      line(std::string("#include \"") + h + "\"");
+    for (const char* h : {"comparator.h", "data_loader.h", "extension.h", "loaders.h", "results.h", "runners.h"})
+      line(std::string("#include <parity/") + h + ">");
     line("");
     line("namespace {");
     line("");

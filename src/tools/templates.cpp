@@ -77,10 +77,10 @@ RunScript onnx_graph_template(const std::optional<std::string>& model_path, cons
   comment_tensors(p, "inputs", inputs);
   comment_tensors(p, "outputs", outputs);
   p << "#include <algorithm>\n#include <cstdio>\n#include <string>\n\n"
-    << "#include \"core/status.h\"\n#include \"model/graph.h\"\n#include \"model/model.h\"\n\n"
-    << "// Change the graph here. What is at hand (model/graph.h):\n"
+    << "#include <parity/errors.h>\n#include <parity/model.h>\n\n"
+    << "// Change the graph here. What is at hand (parity/model.h):\n"
     << "//   graph.nodes, graph.inputs, graph.outputs, graph.initializers: editable vectors\n"
-    << "//   node->op_type, node->name, node->inputs, node->outputs, node->attrs (model/attribute.h)\n"
+    << "//   node->op_type, node->name, node->inputs, node->outputs, node->attrs (parity::model::Attribute)\n"
     << "//   graph.tensor(\"name\"): a tensor by name (an error suggests near names)\n"
     << "//   a new node: std::make_shared<parity::model::Node>(\"Relu\", inputs, outputs, \"my_relu\")\n"
     << "//   removing nodes: std::erase_if(graph.nodes, [](const auto& n) { return n->op_type == \"Identity\"; });\n"
@@ -123,8 +123,7 @@ RunScript data_loader_template(const std::optional<TensorMetadata>& inputs, int 
     << "// Usage: " << target << " [OUTPUT] writes the feeds load_data() makes to OUTPUT (default: inputs.json),\n"
     << "// a Polygraphy inputs file: parity run MODEL --ref --ort --load-inputs inputs.json\n"
     << "#include <cstdint>\n#include <cstdio>\n#include <string>\n#include <utility>\n#include <vector>\n\n"
-    << "#include \"core/formats/polygraphy_json.h\"\n#include \"core/status.h\"\n#include \"core/tensor.h\"\n"
-    << "#include \"core/tensor_map.h\"\n\n"
+    << "#include <parity/errors.h>\n#include <parity/results.h>\n#include <parity/tensor.h>\n\n"
     << "// One feed per iteration: every model input by name. Replace the placeholder values with real\n"
     << "// data (read files, decode images, tokenize text, ...).\n"
     << "std::vector<parity::TensorMap> load_data() {\n"

@@ -1,5 +1,5 @@
-// The layer map of src/ (README "Layout"): a layer includes only itself and the layers below it,
-// and its code lives in its own namespace. These tests read every source file, so an upward
+// The layer map of src/ and include/parity/ (README "Layout"): a layer includes only itself and
+// the layers below it, and its code lives in its own namespace. These tests read every source file, so an upward
 // include or a namespace that does not follow its folder fails here with file and line.
 #include <gtest/gtest.h>
 
@@ -123,14 +123,26 @@ TEST(Layering, EveryLayerFolderExists) {
     EXPECT_TRUE(fs::is_directory(source_dir() / "src" / layer)) << "src/" << layer;
 }
 
+// The public headers (include/parity/<layer>/...) belong to their layers as much as src/'s do.
+const std::vector<fs::path>& layered_roots() {
+  static const std::vector<fs::path> kRoots = {source_dir() / "src", source_dir() / "include" / "parity"};
+  return kRoots;
+}
+
 TEST(Layering, NoIncludeGoesUpTheLayerMap) {
-  const auto violations = find_upward_includes(source_dir() / "src");
-  EXPECT_TRUE(violations.empty()) << violations.size() << " upward include(s):\n" << describe(violations);
+  for (const auto& root : layered_roots()) {
+    const auto violations = find_upward_includes(root);
+    EXPECT_TRUE(violations.empty()) << violations.size() << " upward include(s) under " << root.string() << ":\n"
+                                    << describe(violations);
+  }
 }
 
 TEST(Layering, NamespacesFollowFolders) {
-  const auto violations = find_foreign_namespaces(source_dir() / "src");
-  EXPECT_TRUE(violations.empty()) << violations.size() << " misplaced namespace(s):\n" << describe(violations);
+  for (const auto& root : layered_roots()) {
+    const auto violations = find_foreign_namespaces(root);
+    EXPECT_TRUE(violations.empty()) << violations.size() << " misplaced namespace(s) under " << root.string()
+                                    << ":\n" << describe(violations);
+  }
 }
 
 TEST(Layering, NoFileNamedLikeALibraryHeaderPrefix) {

@@ -18,7 +18,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/tree"
-cp -r "$source_dir/CMakeLists.txt" "$source_dir/cmake" "$source_dir/src" "$work/tree/"
+cp -r "$source_dir/CMakeLists.txt" "$source_dir/cmake" "$source_dir/src" "$source_dir/include" "$work/tree/"
 runners="$work/tree/src/runners"
 mkdir -p "$runners/throwaway" "$runners/plain"
 cat > "$runners/throwaway/CMakeLists.txt" <<'CMAKE'

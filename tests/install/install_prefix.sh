@@ -10,6 +10,10 @@ source_dir=$3
 rm -rf "$work"
 mkdir -p "$work"
 cmake --install "$build_dir" --prefix "$work/prefix" > "$work/install.log"
+# Only the public API's headers are installed: include/parity's, and the generated version header.
+installed=$(cd "$work/prefix/include" && find . -name '*.h' | sort)
+public=$( (cd "$source_dir/include" && find . -name '*.h'; echo ./parity/core/version.h) | sort)
+[[ $installed == "$public" ]] || { diff <(echo "$public") <(echo "$installed"); echo "installed headers differ from include/"; exit 1; }
 example="$source_dir/examples/extensions/reshape_destroyer"
 for variant in res_des res_des_wrong_abi; do
   flags=()

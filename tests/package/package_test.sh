@@ -63,9 +63,11 @@ for deb in "$work"/out/*.deb; do dpkg-deb -x "$deb" "$root" || fail "dpkg-deb -x
 libdir=$(dirname "$(find "$root/usr" -name 'libparity.so.*' | head -n 1)")
 for path in usr/bin/parity usr/share/man/man1/parity.1 usr/share/man/man1/parity-run.1 \
             usr/share/man/man1/parity-inspect-model.1 usr/share/bash-completion/completions/parity \
-            usr/include/parity/runners/extension.h usr/include/parity/core/version.h; do
+            usr/include/parity/runners/extension.h usr/include/parity/core/version.h usr/include/parity/parity.h; do
   [[ -e $root/$path ]] || fail "the packages lack /$path"
 done
+# Internal headers (the executor's subgraph, the kernels' helpers) are not part of the public API.
+[[ ! -e $root/usr/include/parity/runtime/subgraph.h ]] || fail "the packages install internal headers"
 [[ -d $libdir/parity/extensions ]] || fail "the packages lack the extension folder ${libdir#"$root"}/parity/extensions"
 [[ -f $libdir/cmake/parity/parityConfig.cmake ]] || fail "the packages lack ${libdir#"$root"}/cmake/parity/parityConfig.cmake"
 # Nothing in the packages points back into the build or source tree.

@@ -1,7 +1,8 @@
 // The extension's entry point: declares the runner (so parity can list it even if it refuses this
 // library) and registers it, with its option groups, when parity calls init.
+#include <parity/extension.h>
+
 #include "args/runner.h"
-#include "runners/extension.h"
 
 namespace {
 

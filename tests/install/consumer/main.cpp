@@ -1,9 +1,8 @@
 // Uses the installed headers and library: builds a tensor, prints its metadata.
 #include <cstdio>
 
-#include "core/metadata.h"
-#include "core/tensor.h"
-#include "core/version.h"
+#include <parity/core/version.h>
+#include <parity/tensor.h>
 
 int main() {
   parity::Tensor t = parity::Tensor::from_vector<float>({2, 2}, {1, 2, 3, 4});

@@ -2,8 +2,9 @@
 // they configure.
 #pragma once
 
+#include <parity/extension.h>
+
 #include "backend/loader.h"
-#include "options/args.h"
 
 namespace reshape_destroyer {
 

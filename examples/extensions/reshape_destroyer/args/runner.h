@@ -4,9 +4,10 @@
 
 #include <memory>
 
+#include <parity/runners.h>
+
 #include "args/loader.h"
 #include "backend/runner.h"
-#include "runners/registry.h"
 
 namespace reshape_destroyer {
 

@@ -1,7 +1,7 @@
 #include "backend/loader.h"
 
-#include "core/logger.h"
-#include "model/model.h"
+#include <parity/logging.h>
+#include <parity/model.h>
 
 namespace reshape_destroyer {
 

@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "model/graph.h"
+#include <parity/model.h>
 
 namespace reshape_destroyer {
 

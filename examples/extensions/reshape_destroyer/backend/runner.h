@@ -5,8 +5,9 @@
 #include <memory>
 #include <string>
 
+#include <parity/runners.h>
+
 #include "backend/loader.h"
-#include "runners/runner.h"
 
 namespace reshape_destroyer {
 

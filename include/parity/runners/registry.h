@@ -1,0 +1,105 @@
+// Runner registry: each runtime registers itself (name, CLI flag, option group, availability,
+// factory) from its own folder; the CLI builds runners from it in the order the user gave flags.
+//
+// Threads (docs/concurrency.md): registrations are made during static initialization and by
+// extension loading (runners/extension.h), which a process finishes before it starts threads that
+// look runners up. From then on find(), all() and the RunnerInfo functions (availability, version,
+// create) may be called from any number of threads at once; each create() call returns a runner of
+// its own.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "options/args.h"
+#include "core/status.h"
+#include "runners/runner.h"
+
+namespace parity::runners {
+
+/// What a runner factory gets: the model path and all parsed CLI options (its own group included).
+struct RunnerConfig {
+  std::string model_path;
+  const options::Args* args = nullptr;  // may be null when built from the C++ API
+};
+
+/// A registered runtime: its name, flag, options, availability and factory.
+struct RunnerInfo {
+  std::string name;         // "ref", "ort", "opencv", "torch"
+  std::string flag;         // "--ref"
+  /// More flags selecting the runner: Polygraphy's spellings (--onnxrt for --ort).
+  std::vector<std::string> aliases;
+  std::string description;  // one line for --help and --list-runners
+  /// Adds the runner's option group (e.g. --ort-threads); may be empty.
+  std::function<void(options::ArgParser&)> add_options;
+  /// OK when the runtime can be used now; otherwise the reason it is unavailable.
+  std::function<Status(const options::Args*)> availability;
+  /// Version string of the underlying runtime ("1.30.0"), when available.
+  std::function<std::string(const options::Args*)> version;
+  std::function<std::unique_ptr<Runner>(const RunnerConfig&)> create;
+  /// Optional extra line for `parity runners` (library path, execution providers, ...).
+  std::function<std::string(const options::Args*)> details;
+  /// A runtime known to crash its process on some models: `run` puts it in a child process unless
+  /// --no-subprocess is given, so its crash becomes a FAILED verdict instead of ending the comparison.
+  bool isolate_by_default = false;
+  /// False for a runner that runs only when named: "every runner" defaults (inspect capability)
+  /// leave it out.
+  bool selected_by_default = true;
+  /// True for a runner that loads parity plans as well as ONNX models; `run X.plan` gives the
+  /// others the ONNX model the plan was built from.
+  bool reads_plans = false;
+
+  /// availability(args); OK for a runner that registered no check.
+  Status available(const options::Args* args) const;
+  /// Throws kUnavailable "runner 'name' (--flag) is unavailable: <reason>" unless available now.
+  void require_available(const options::Args* args) const;
+};
+
+/// A runtime parity does not have (TensorRT, TensorFlow) whose Polygraphy options users type out
+/// of habit: each of its options is refused with one line naming the runtime it needs and the
+/// parity option that does the closest job.
+struct AbsentRuntimeInfo {
+  std::string runtime;  // "TensorRT"
+  /// One of the absent runtime's options and parity's closest.
+  struct Option {
+    std::vector<std::string> flags;  // {"--trt-outputs"}
+    std::string closest;             // "--onnx-outputs (parity's runners take ONNX models)"
+  };
+  std::vector<Option> runner_flags;  // what selects its runner (--trt)
+  std::vector<Option> options;       // its option groups (--workspace, --tf32, ...)
+
+  /// "--trt needs TensorRT, which parity does not have; closest in parity: ..."
+  std::string refusal(const std::string& flag, const Option& option) const;
+};
+
+/// The runtimes this parity has (built in and from extension modules).
+class RunnerRegistry {
+ public:
+  static RunnerRegistry& instance();
+  void add(RunnerInfo info);
+  const RunnerInfo* find(const std::string& name) const;
+  const std::vector<RunnerInfo>& all() const { return runners_; }
+  /// The runner a flag (--ort, or an alias such as --onnxrt) selects; null when none does.
+  const RunnerInfo* find_flag(const std::string& flag) const;
+
+  void add_absent(AbsentRuntimeInfo info) { absent_.push_back(std::move(info)); }
+  const std::vector<AbsentRuntimeInfo>& absent() const { return absent_; }
+
+ private:
+  std::vector<RunnerInfo> runners_;
+  std::vector<AbsentRuntimeInfo> absent_;
+};
+
+/// Registers a RunnerInfo at static-initialization time, where the runner is defined.
+struct RunnerRegistrar {
+  explicit RunnerRegistrar(RunnerInfo info) { RunnerRegistry::instance().add(std::move(info)); }
+};
+
+/// Registers an AbsentRuntimeInfo at static-initialization time.
+struct AbsentRuntimeRegistrar {
+  explicit AbsentRuntimeRegistrar(AbsentRuntimeInfo info) { RunnerRegistry::instance().add_absent(std::move(info)); }
+};
+
+}  // namespace parity::runners

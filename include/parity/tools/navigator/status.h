@@ -1,0 +1,145 @@
+// The navigator workspace's record (status.yaml): configuration, environment, the model's inputs
+// and outputs, and per format and runtime the outcome of every step with its measurements
+// (Triton Model Navigator's status file). Read and written with yaml-cpp.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace parity::tools::navigator {
+
+/// Version of the status.yaml layout; a package with a newer one is refused.
+inline constexpr int kStatusFormatVersion = 1;
+
+enum class StepState { kNotRun, kOk, kFail, kSkipped };
+const char* step_state_name(StepState state);  // "NOT_RUN", "OK", "FAIL", "SKIPPED"
+StepState step_state_from_name(const std::string& name);
+
+/// Measured tolerance of one output over all correctness samples.
+struct OutputTolerance {
+  std::string output;
+  double atol = 0;  // max |source - format|
+  double rtol = 0;  // max |source - format| / |format| over elements whose |format| > 0
+};
+
+/// Latency and throughput at one batch size.
+struct BatchPerformance {
+  int64_t batch_size = 1;
+  double p50_ms = 0, p90_ms = 0, p95_ms = 0, p99_ms = 0, avg_ms = 0;
+  double throughput = 0;      // samples per second (batch size x inferences per second)
+  int64_t inferences = 0;     // inferences behind the figures (the last windows)
+  int trials = 0;             // windows run
+  bool stable = false;        // the last windows agreed within the stability percentage
+};
+
+/// Outcome of one step; the measurement fields are filled by the steps that make them.
+struct StepResult {
+  StepState state = StepState::kNotRun;
+  std::string reason;   // why it failed or was skipped
+  double seconds = 0;   // wall time of the step
+  std::vector<OutputTolerance> tolerances;     // correctness
+  std::vector<BatchPerformance> performance;   // performance
+  std::optional<int64_t> saturated_at;         // performance: batch size where throughput stopped growing
+  bool ok() const { return state == StepState::kOk; }
+};
+
+/// Cell steps, in the order they run. "verification" is the user's (set_verified).
+inline const std::vector<std::string>& cell_steps() {
+  static const std::vector<std::string> steps{"conversion", "correctness", "performance", "verification"};
+  return steps;
+}
+
+/// One format x runtime.
+struct RuntimeStatus {
+  std::string runtime;  // runner name: ref, ort, opencv, torch, an extension's
+  std::map<std::string, StepResult> steps;
+  StepResult& step(const std::string& name) { return steps[name]; }
+  const StepResult* find_step(const std::string& name) const;
+  /// conversion and correctness passed (performance may be missing or unstable).
+  bool passed() const;
+  bool verified() const;
+};
+
+/// One format of a workspace: its model file and each step's result.
+struct FormatStatus {
+  std::string format;      // onnx, onnx-sanitized, onnx-fp16, plan-fp32, ..., torchscript
+  std::string model_path;  // relative to the workspace: "onnx-fp16/model.onnx"
+  StepResult export_step;  // producing the model file
+  std::vector<RuntimeStatus> runtimes;
+  RuntimeStatus* find_runtime(const std::string& runtime);
+  const RuntimeStatus* find_runtime(const std::string& runtime) const;
+};
+
+/// One input or output of the model: name, dtype and shape (-1 = dynamic), as the model file says.
+struct TensorSpec {
+  std::string name;
+  std::string dtype;  // parity's dtype name
+  std::vector<int64_t> shape;
+  bool unknown_rank = false;
+};
+
+/// Range of one dynamic axis over the samples (optimization profile of an input).
+struct AxisProfile {
+  std::string input;
+  int64_t axis = 0;
+  int64_t min = 0, opt = 0, max = 0;
+};
+
+/// The configuration of the run, as given (and defaulted).
+struct NavigatorConfig {
+  std::string source;        // file name of the source model inside the workspace's source folder
+  std::string source_kind;   // "onnx" or "torchscript"
+  std::vector<std::string> target_formats;
+  std::vector<std::string> runtimes;  // asked for; empty = every available
+  std::optional<int64_t> batch_dim;   // nullopt: the model has no batch axis
+  int64_t max_batch_size = 1;
+  int64_t sample_count = 10;
+  int64_t seed = 1;
+  std::optional<double> atol, rtol;
+  std::map<std::string, std::vector<int64_t>> dynamic_axes;  // --dynamic-axes (input -> axes)
+  // Profiling.
+  std::string measurement_mode = "time_windows";  // or "count_windows"
+  int64_t window_ms = 500;
+  int64_t window_count = 50;
+  double stability_percentage = 10;
+  int max_trials = 10;
+  double throughput_cutoff = 0.05;  // a batch size adding less than this (relative) saturates
+  bool run_profiling = true;
+  double cell_timeout_s = 0;        // 0: none
+};
+
+/// A workspace's status.yaml: every format and runtime with its results.
+struct WorkspaceStatus {
+  int format_version = kStatusFormatVersion;
+  std::string parity_version;
+  std::map<std::string, std::string> environment;
+  NavigatorConfig config;
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<AxisProfile> profiles;
+  std::map<std::string, int64_t> sample_counts;  // conversion/correctness/profiling -> count
+  std::string source_outputs_failure;            // why the source produced no reference outputs
+  std::vector<FormatStatus> formats;
+
+  FormatStatus* find_format(const std::string& format);
+  const FormatStatus* find_format(const std::string& format) const;
+};
+
+std::string status_to_yaml(const WorkspaceStatus& status);
+/// Parses status.yaml text; throws kInvalidModel naming `what` on malformed or newer files.
+WorkspaceStatus status_from_yaml(const std::string& text, const std::string& what);
+void write_status(const std::filesystem::path& workspace, const WorkspaceStatus& status);
+WorkspaceStatus read_status(const std::filesystem::path& workspace);
+
+/// Reads a file of the workspace or of a cell's scratch folder. Not noted as an input of the command
+/// (formats::read_binary_file would), since the navigator rewrites its own files.
+std::string read_workspace_file(const std::filesystem::path& path);
+
+/// A step result as YAML text (the cell subprocesses hand results back this way).
+std::string step_to_yaml(const StepResult& step);
+StepResult step_from_yaml(const std::string& text);
+
+}  // namespace parity::tools::navigator
