@@ -421,7 +421,8 @@ class ReducedPrecisionKernel : public Kernel,
                                public PositionalFusableKernel,
                                public ChannelsLastKernel,
                                public PackedStateKernel,
-                               public ReducedStorageKernel {
+                               public ReducedStorageKernel,
+                               public Int8StorageKernel {
  public:
   ReducedPrecisionKernel(std::unique_ptr<Kernel> inner, NodeSpec head, DType precision, std::map<size_t, float> scales)
       : inner_(std::move(inner)), head_(std::move(head)), precision_(precision), scales_(std::move(scales)) {
@@ -536,6 +537,25 @@ class ReducedPrecisionKernel : public Kernel,
     return precision_ == DType::kBFloat16 && r && r->can_write_reduced();
   }
   void write_reduced() override { dynamic_cast<ReducedStorageKernel&>(*inner_).write_reduced(); }
+  // int8 storage: only a layer that runs int8 natively (a fake-quantizing one reads fp32).
+  bool reads_int8_input(size_t input) const override {
+    auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
+    return native_int8_ && k && scales_.count(input) && k->reads_int8_input(input);
+  }
+  bool can_write_int8() const override {
+    auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
+    return native_int8_ && k && k->can_write_int8();
+  }
+  void write_int8(float scale) override { dynamic_cast<Int8StorageKernel&>(*inner_).write_int8(scale); }
+  DType int8_output_dtype() const override {
+    auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
+    return k ? k->int8_output_dtype() : DType::kUndefined;
+  }
+  /// The activation scale input `input` is quantized with (0 when it has none).
+  float input_scale(size_t input) const {
+    auto it = scales_.find(input);
+    return it == scales_.end() ? 0.0f : it->second;
+  }
 
  private:
   std::unique_ptr<Kernel> inner_;
@@ -612,6 +632,41 @@ void finalize_reduced_precision(Subgraph& g) {
   }
 }
 
+namespace {
+
+/// The int8 half of store_reduced_between_native_layers; `readers`: per slot, the nodes and input
+/// indices reading it.
+int store_int8_between_native_layers(Subgraph& g,
+                                     const std::vector<std::vector<std::pair<const PlannedNode*, size_t>>>& readers) {
+  std::set<int> outputs(g.output_slots_.begin(), g.output_slots_.end());
+  int stored = 0;
+  for (auto& node : g.nodes_) {
+    auto* writer = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
+    if (node.folded || !writer || !writer->can_write_int8() || node.outputs.empty()) continue;
+    const int slot = node.outputs[0];
+    if (slot < 0 || outputs.count(slot) || (slot < static_cast<int>(g.keep_alive_.size()) && g.keep_alive_[slot]) ||
+        readers[slot].empty())
+      continue;
+    // Every reader quantizes the value with its calibrated scale (one per tensor name, so they agree).
+    std::optional<float> scale;
+    bool int8_readers = true;
+    for (const auto& [reader, input] : readers[slot]) {
+      const auto* r = dynamic_cast<const ReducedPrecisionKernel*>(reader->kernel.get());
+      if (!r || !r->reads_int8_input(input) || (scale && *scale != r->input_scale(input))) {
+        int8_readers = false;
+        break;
+      }
+      scale = r->input_scale(input);
+    }
+    if (!int8_readers || !scale || !(*scale > 0) || !std::isfinite(*scale)) continue;
+    writer->write_int8(*scale);
+    ++stored;
+  }
+  return stored;
+}
+
+}  // namespace
+
 int store_reduced_between_native_layers(Subgraph& g) {
   std::vector<std::vector<std::pair<const PlannedNode*, size_t>>> readers(g.slot_names_.size());
   for (const auto& node : g.nodes_)
@@ -635,7 +690,7 @@ int store_reduced_between_native_layers(Subgraph& g) {
     writer->write_reduced();
     ++stored;
   }
-  return stored;
+  return stored + store_int8_between_native_layers(g, readers);
 }
 
 }  // namespace parity::runtime

@@ -26,6 +26,7 @@
 #include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/reduced_precision.h"
+#include "runtime/reduced_storage.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
 #include "support/test_support.h"
@@ -554,6 +555,67 @@ TEST(Int8Kernels, ConsecutiveInt8ConvolutionsHandOverChannelsLast) {
   for (float v : want.values<float>()) max_abs = std::max(max_abs, double(std::fabs(v)));
   for (int64_t i = 0; i < got.numel(); ++i)
     ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 2e-5 * max_abs + 1e-6) << "element " << i;
+}
+
+/// x -> c1 (3x3) -> Relu -> a -> c2 (3x3, 2 groups) -> Clip(0, 6) -> b -> c3 (1x1) -> h -> c4 (1x1) -> y;
+/// `observed` also makes a, b and h graph outputs.
+onnx::ModelProto int8_chain_model(bool observed) {
+  testing::ModelBuilder b;
+  b.input("x", DType::kFloat32, {1, 16, 14, 14}).output("y", DType::kFloat32, {1, 8, 14, 14});
+  if (observed) {
+    b.output("a", DType::kFloat32, {1, 32, 14, 14}).output("b", DType::kFloat32, {1, 32, 14, 14});
+    b.output("h", DType::kFloat32, {1, 24, 14, 14});
+  }
+  b.initializer("w1", uniform({32, 16, 3, 3}, 81, -0.3f, 0.3f)).initializer("b1", uniform({32}, 82, -0.5f, 0.5f));
+  b.initializer("w2", uniform({32, 16, 3, 3}, 83, -0.3f, 0.3f)).initializer("b2", uniform({32}, 84, -0.5f, 0.5f));
+  b.initializer("w3", uniform({24, 32, 1, 1}, 85, -0.3f, 0.3f));
+  b.initializer("w4", uniform({8, 24, 1, 1}, 86, -0.3f, 0.3f)).initializer("b4", uniform({8}, 87, -0.5f, 0.5f));
+  add_ints_attr(b.node("Conv", {"x", "w1", "b1"}, {"h1"}, "c1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"h1"}, {"a"}, "relu");
+  auto& c2 = b.node("Conv", {"a", "w2", "b2"}, {"h2"}, "c2");
+  add_ints_attr(c2, "pads", {1, 1, 1, 1});
+  testing::add_int_attr(c2, "group", 2);
+  b.initializer("lo", Tensor::scalar(0.0f)).initializer("hi", Tensor::scalar(6.0f));
+  b.node("Clip", {"h2", "lo", "hi"}, {"b"}, "clip");
+  b.node("Conv", {"b", "w3"}, {"h"}, "c3");
+  b.node("Conv", {"h", "w4", "b4"}, {"y"}, "c4");
+  return b.model();
+}
+
+TEST(Int8Kernels, Int8StorageBetweenConvolutionsComputesTheSameIntegers) {
+  // The int8 values that c1-c3 write in their epilogues (u8 after the Relu and the Clip, s8 for h)
+  // are those the next layer would quantize from a dequantized fp32 hand-off: the outputs of a
+  // plan that stores them equal those of one whose graph outputs keep every value fp32.
+  const std::map<std::string, float> scales = {
+      {"x", 1.0f / 127}, {"a", 2.5f / 127}, {"b", 4.0f / 127}, {"h", 6.0f / 127}};
+  Session stored = build(int8_chain_model(false), scales, runtime::KernelTier::kOptimized);
+  Session observed = build(int8_chain_model(true), scales, runtime::KernelTier::kOptimized);
+  std::map<std::string, DType> storage;
+  for (const auto& node : stored.plan().nodes_) {
+    const auto* k = dynamic_cast<const runtime::Int8StorageKernel*>(node.kernel.get());
+    storage[node.spec.name] = k ? k->int8_output_dtype() : DType::kUndefined;
+  }
+  for (const auto& node : observed.plan().nodes_) {
+    const auto* k = dynamic_cast<const runtime::Int8StorageKernel*>(node.kernel.get());
+    EXPECT_EQ(k ? k->int8_output_dtype() : DType::kUndefined, DType::kUndefined) << "observed " << node.label;
+  }
+  const DType none = DType::kUndefined;
+  EXPECT_EQ(storage["c1"], native_int8_here() ? DType::kUInt8 : none);
+  EXPECT_EQ(storage["c2"], native_int8_here() ? DType::kUInt8 : none);
+  EXPECT_EQ(storage["c3"], native_int8_here() ? DType::kInt8 : none);
+  EXPECT_EQ(storage["c4"], none) << "the graph output stays fp32";
+  // Inputs beyond the calibrated ranges saturate the stored values as the quantization clamps.
+  for (uint32_t seed : {91u, 92u}) {
+    const Tensor x = uniform({1, 16, 14, 14}, seed, -1.5f, 1.5f);
+    const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
+    const Tensor got = stored.run({{"x", x}}).at("y");
+    EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks) << "a layer left oneDNN";
+    const Tensor want = observed.run({{"x", x}}).at("y");
+    ASSERT_EQ(got.shape(), want.shape());
+    int64_t differing = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) differing += got.data<float>()[i] != want.data<float>()[i];
+    EXPECT_EQ(differing, 0) << "of " << got.numel() << " outputs (seed " << seed << ")";
+  }
 }
 
 TEST(Int8Kernels, ConvTransposeAgreesWithReferenceOnFakeQuantizedOperands) {

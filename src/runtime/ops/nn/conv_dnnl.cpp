@@ -236,6 +236,7 @@ class DnnlConvKernel : public Kernel,
                        public ChannelsLastKernel,
                        public PackedStateKernel,
                        public ReducedStorageKernel,
+                       public Int8StorageKernel,
                        public NativeInt8Kernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init, bool transposed) {
@@ -329,6 +330,18 @@ class DnnlConvKernel : public Kernel,
     cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
   }
 
+  // int8 storage (runtime/reduced_storage.h): oneDNN's int8 convolution reads an s8 or u8 source
+  // as it is and requantizes its output in the epilogue (not after a residual sum, which
+  // accumulates onto the destination in its own type).
+  bool reads_int8_input(size_t input) const override { return input == 0 && int8_ && !transposed_ && !depthwise_tail_; }
+  bool can_write_int8() const override { return int8_ && !transposed_ && !depthwise_tail_ && !tails_.has_residual(); }
+  void write_int8(float scale) override {
+    output_int8_ = tails_.output_non_negative() ? DType::kUInt8 : DType::kInt8;
+    y_scale_ = scale;
+    cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
+  }
+  DType int8_output_dtype() const override { return output_int8_; }
+
   // int8 (runtime/reduced_precision.h): the source's calibrated scale.
   bool take_int8_scales(const std::map<size_t, float>& scales) override {
     const bool ok = int8_ && scales.size() == 1 && scales.count(0) && scales.at(0) > 0 && std::isfinite(scales.at(0));
@@ -354,7 +367,8 @@ class DnnlConvKernel : public Kernel,
     const Shape out_shape = p.output_shape();
     // Fused tails append their inputs after the head's own: index 2 is the bias only if the node had one.
     const Tensor* bias = num_head_inputs_ > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    const bool source_ok = x.dtype() == DType::kFloat32 || (x.dtype() == DType::kBFloat16 && native_reduced());
+    const bool source_ok = x.dtype() == DType::kFloat32 || (x.dtype() == DType::kBFloat16 && native_reduced()) ||
+                           (int8_ && is_int8_storage(x.dtype()));
     bool fast = source_ok && shape_numel(out_shape) > 0 && x.numel() > 0 &&
                 (!bias || (bias->dtype() == DType::kFloat32 && bias->numel() == p.out_channels)) &&
                 tails_.fast_path_ok(ctx, out_shape);
@@ -394,7 +408,7 @@ class DnnlConvKernel : public Kernel,
       return;
     }
     if (int8_) {
-      const Tensor xq = quantized_source(x, ctx);
+      const Tensor xq = is_int8_storage(x.dtype()) ? x : quantized_source(x, ctx);
       const Tensor scaled_bias = bias ? int8_bias(*bias) : Tensor();
       run(*plan, xq, bias ? &scaled_bias : nullptr, out_shape, ctx);
     } else {
@@ -860,6 +874,32 @@ class DnnlConvKernel : public Kernel,
     return scales;
   }
 
+  static bool is_int8_storage(DType dtype) { return dtype == DType::kInt8 || dtype == DType::kUInt8; }
+
+  /// The type output 0 is written in: fp32, or bf16 / int8 storage (runtime/reduced_storage.h).
+  DType output_dtype() const {
+    if (output_reduced_) return DType::kBFloat16;
+    return output_int8_ != DType::kUndefined ? output_int8_ : DType::kFloat32;
+  }
+  static memory::data_type data_type_of(DType dtype) {
+    switch (dtype) {
+      case DType::kBFloat16: return memory::data_type::bf16;
+      case DType::kInt8: return memory::data_type::s8;
+      case DType::kUInt8: return memory::data_type::u8;
+      default: return memory::data_type::f32;
+    }
+  }
+
+  /// The post-op chain of a slice; an int8 output appends the requantization to y_scale_ (the
+  /// destination's conversion rounds to nearest even, as quantize_int8).
+  dnnl::post_ops output_post_ops(const Shape& y_shape, bool drop_trailing_swish) const {
+    dnnl::post_ops ops = tails_.post_ops(y_shape, drop_trailing_swish);
+    if (output_int8_ == DType::kUndefined) return ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / y_scale_, 0.f);
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, output_int8_ == DType::kUInt8 ? 0.f : -127.f, 127.f);
+    return ops;
+  }
+
   /// Back to fp32 on the (fake-quantized) weights: the layer's wrapper quantizes the source.
   void stop_int8() {
     if (!int8_) return;
@@ -907,7 +947,9 @@ class DnnlConvKernel : public Kernel,
     std::map<size_t, Value> replaced;
     // A bf16-stored source (runtime/reduced_storage.h) widens exactly to fp32 for the reference.
     Tensor x = ctx.input(0).dtype() == DType::kBFloat16 ? ctx.input(0).cast(DType::kFloat32) : ctx.input(0);
-    if (int8_ && x.dtype() == DType::kFloat32) {
+    // An int8-stored source times its scale is the fake-quantized fp32 source, exactly.
+    if (is_int8_storage(x.dtype())) x = dequantized(x, x_scale_);
+    else if (int8_ && x.dtype() == DType::kFloat32) {
       x = x.clone();
       fake_quantize_int8(x.data<float>(), x.numel(), x_scale_);
     }
@@ -922,6 +964,30 @@ class DnnlConvKernel : public Kernel,
     }
     if (output_reduced_ && ctx.output_value(0).tensor().dtype() == DType::kFloat32)
       ctx.set_output(0, Value(ctx.output_value(0).tensor().cast(DType::kBFloat16)));
+    if (output_int8_ != DType::kUndefined && ctx.output_value(0).tensor().dtype() == DType::kFloat32)
+      ctx.set_output(0, Value(requantized(ctx.output_value(0).tensor(), y_scale_, output_int8_)));
+  }
+
+  /// float(q) * scale for an int8 or uint8 tensor.
+  static Tensor dequantized(const Tensor& q, float scale) {
+    Tensor out(DType::kFloat32, q.shape());
+    float* to = out.data<float>();
+    if (q.dtype() == DType::kUInt8)
+      for (int64_t i = 0; i < q.numel(); ++i) to[i] = static_cast<float>(q.data<uint8_t>()[i]) * scale;
+    else
+      for (int64_t i = 0; i < q.numel(); ++i) to[i] = static_cast<float>(q.data<int8_t>()[i]) * scale;
+    return out;
+  }
+
+  /// quantize_int8(y, scale) as `dtype` (uint8: negative values, which a non-negative chain does
+  /// not produce, clamp to 0).
+  static Tensor requantized(const Tensor& y, float scale, DType dtype) {
+    Tensor q(DType::kInt8, y.shape());
+    quantize_int8(y.data<float>(), q.data<int8_t>(), y.numel(), scale);
+    if (dtype == DType::kInt8) return q;
+    Tensor u(DType::kUInt8, y.shape());
+    for (int64_t i = 0; i < y.numel(); ++i) u.data<uint8_t>()[i] = static_cast<uint8_t>(std::max<int8_t>(q.data<int8_t>()[i], 0));
+    return u;
   }
 
   bool native_reduced() const { return compute_type_ == memory::data_type::bf16 && !transposed_; }
@@ -995,7 +1061,8 @@ class DnnlConvKernel : public Kernel,
 
   /// Primitive descriptor for one geometry; throws dnnl::error when oneDNN has no implementation.
   PrimitiveDesc make_primitive_desc(const ConvProblem& p, const Shape& x_shape, const Shape& y_shape,
-                                    const DnnlGeometry& d, bool has_bias, const dnnl::primitive_attr& attr) const {
+                                    const DnnlGeometry& d, bool has_bias, const dnnl::primitive_attr& attr,
+                                    std::optional<memory::data_type> src_type = std::nullopt) const {
     const ActivationLayout layout = activation_layout();
     // Transposed convolutions always run on plain NCHW, where oneDNN 2.6 picks its GEMM + col2im
     // implementation (ONNX Runtime's approach too): in the blocked layout a ConvTranspose with
@@ -1004,12 +1071,12 @@ class DnnlConvKernel : public Kernel,
     // int8 transposed convolutions take the layout oneDNN's int8 deconvolution wants.
     const bool plain = (transposed_ && !int8_) || layout == ActivationLayout::kPlain ||
                        (layout == ActivationLayout::kPointwisePlain && is_pointwise(p));
-    const memory::desc src = activation_desc(x_shape, plain, compute_type_);
-    const memory::desc dst =
-        activation_desc(y_shape, plain, output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32);
+    const memory::desc src = activation_desc(x_shape, plain, src_type.value_or(compute_type_));
+    const memory::desc dst = activation_desc(y_shape, plain, data_type_of(output_dtype()));
     const memory::desc w_plain = onnx_weights_desc(weight_shape(p), p.group, transposed_);
     const memory::desc weights(w_plain.dims(), compute_type_, memory::format_tag::any);
-    // int8: the source is s8 (compute_type_), the destination stays f32 (dequantized by the output scales).
+    // int8: the source is s8 or u8, the destination f32 (dequantized by the output scales) or, with
+    // int8 storage, s8/u8 (requantized by output_post_ops).
     const memory::desc bias = has_bias ? plain_desc({p.out_channels}) : memory::desc();
     PrimitiveDesc pd;
     if (transposed_) {
@@ -1256,7 +1323,8 @@ class DnnlConvKernel : public Kernel,
       const char* env = std::getenv("PARITY_CONV_SWISH");
       return !(env && std::string(env) == "post-op") && fast_swish_available();
     }();
-    return allowed && !transposed_ && output_channels_last_ && !output_reduced_ && tails_.trailing_swish();
+    return allowed && !transposed_ && output_channels_last_ && output_dtype() == DType::kFloat32 &&
+           tails_.trailing_swish();
   }
 
   ConvPlan make_plan(const ConvProblem& p, bool has_bias, int64_t chunks, DType x_dtype) const {
@@ -1281,7 +1349,7 @@ class DnnlConvKernel : public Kernel,
         std::optional<SliceExtent> slice =
             axis == ConvSplitAxis::kChannels ? channel_slice(p, *full, channel_bounds, c) : row_slice(p, *full, c, chunks);
         if (!slice) return plan;  // a row slice that reads only padding
-        attr.set_post_ops(tails_.post_ops(slice->y_shape, plan.swish_after.has_value()));
+        attr.set_post_ops(output_post_ops(slice->y_shape, plan.swish_after.has_value()));
         plan.chunks.push_back(make_chunk(p, *slice, has_bias, attr, x_dtype));
       }
       plan.supported = true;
@@ -1295,10 +1363,10 @@ class DnnlConvKernel : public Kernel,
   /// The primitive, weights, views and reorders of one slice of `p`.
   ConvChunk make_chunk(const ConvProblem& p, const SliceExtent& slice, bool has_bias, const dnnl::primitive_attr& attr,
                        DType x_dtype) const {
-    const memory::data_type x_type = int8_                            ? memory::data_type::s8
-                                     : x_dtype == DType::kBFloat16 ? memory::data_type::bf16
-                                                                   : memory::data_type::f32;
-    const memory::data_type y_type = output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32;
+    const memory::data_type x_type = !int8_                   ? data_type_of(x_dtype)
+                                     : x_dtype == DType::kUInt8 ? memory::data_type::u8
+                                                                : memory::data_type::s8;
+    const memory::data_type y_type = data_type_of(output_dtype());
     auto strides_of = [](const Shape& shape, bool channels_last) {
       return channels_last ? channels_last_strides(shape) : shape_strides(shape);
     };
@@ -1309,7 +1377,7 @@ class DnnlConvKernel : public Kernel,
     const std::vector<int64_t> addend_strides = strides_of(y_shape, residual_channels_last_);
     ConvChunk chunk;
     const PrimitiveDesc typed = make_primitive_desc(slice.problem, slice.x_shape, slice.y_shape, slice.geometry,
-                                                    has_bias, attr);
+                                                    has_bias, attr, x_type);
     const dnnl::primitive_desc& pd = typed.base();
     chunk.primitive = typed.primitive();
     chunk.scratchpad = pd.scratchpad_desc();
@@ -1347,7 +1415,7 @@ class DnnlConvKernel : public Kernel,
   }
 
   void run(const ConvPlan& plan, const Tensor& x, const Tensor* bias, const Shape& out_shape, KernelContext& ctx) const {
-    Tensor& y = ctx.allocate_output_uninitialized(0, output_reduced_ ? DType::kBFloat16 : DType::kFloat32, out_shape);
+    Tensor& y = ctx.allocate_output_uninitialized(0, output_dtype(), out_shape);
     const Tensor* addend = tails_.residual(ctx);
     // Element offsets into the source and the output, in their own element sizes (fp32 or bf16).
     auto* x_bytes = static_cast<std::byte*>(const_cast<void*>(x.raw_data()));
@@ -1412,6 +1480,8 @@ class DnnlConvKernel : public Kernel,
   std::vector<float> weight_scales_, output_scales_;
   float x_scale_ = 0;
   bool output_reduced_ = false;  // output 0 written as bf16 (runtime/reduced_storage.h)
+  DType output_int8_ = DType::kUndefined;  // kInt8 / kUInt8: output 0 stored as int8 (reduced_storage.h)
+  float y_scale_ = 0;                      // the scale of those int8 values
   ops::ReferenceChain chain_;  // the reference kernels of the node and its fused tails
   Tensor weights_;
   size_t num_head_inputs_;
