@@ -891,12 +891,14 @@ class DnnlConvKernel : public Kernel,
   }
 
   /// The post-op chain of a slice; an int8 output appends the requantization to y_scale_ (the
-  /// destination's conversion rounds to nearest even, as quantize_int8).
+  /// destination's conversion rounds to nearest even, as quantize_int8). The clamp is eltwise_clip:
+  /// after a fused Clip (eltwise_clip_v2), a second clip_v2 step made oneDNN 2.6's int8
+  /// convolutions write wrong values (Int8Kernels.Int8StorageBetweenConvolutions*).
   dnnl::post_ops output_post_ops(const Shape& y_shape, bool drop_trailing_swish) const {
     dnnl::post_ops ops = tails_.post_ops(y_shape, drop_trailing_swish);
     if (output_int8_ == DType::kUndefined) return ops;
     ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / y_scale_, 0.f);
-    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, output_int8_ == DType::kUInt8 ? 0.f : -127.f, 127.f);
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, output_int8_ == DType::kUInt8 ? 0.f : -127.f, 127.f);
     return ops;
   }
 
@@ -1377,7 +1379,7 @@ class DnnlConvKernel : public Kernel,
     const std::vector<int64_t> addend_strides = strides_of(y_shape, residual_channels_last_);
     ConvChunk chunk;
     const PrimitiveDesc typed = make_primitive_desc(slice.problem, slice.x_shape, slice.y_shape, slice.geometry,
-                                                    has_bias, attr, x_type);
+                                                    has_bias, attr, int8_ ? std::optional(x_type) : std::nullopt);
     const dnnl::primitive_desc& pd = typed.base();
     chunk.primitive = typed.primitive();
     chunk.scratchpad = pd.scratchpad_desc();
