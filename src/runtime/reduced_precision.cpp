@@ -117,19 +117,23 @@ void round_floats_to(DType type, float* data, int64_t n) { round_floats_into(typ
 
 namespace {
 
+// Quantization multiplies by the scale's reciprocal, as the requantizing epilogue of a layer that
+// stores int8 values (oneDNN's linear post-op, runtime/reduced_storage.h) does: x / scale and
+// x * (1 / scale) may differ in the last bit, and so round apart at a tie.
 void fake_quantize_scalar(float* data, int64_t n, float scale) {
+  const float inverse = 1.0f / scale;
   for (int64_t i = 0; i < n; ++i) {
-    const float q = std::nearbyint(data[i] / scale);
+    const float q = std::nearbyint(data[i] * inverse);
     data[i] = std::clamp(q, -127.0f, 127.0f) * scale;
   }
 }
 
 #if defined(__x86_64__)
 __attribute__((target("avx2"))) void fake_quantize_avx2(float* data, int64_t n, float scale) {
-  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  const __m256 s = _mm256_set1_ps(scale), inverse = _mm256_set1_ps(1.0f / scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(data + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(data + i), inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
     _mm256_storeu_ps(data + i, _mm256_mul_ps(q, s));
   }
@@ -156,15 +160,16 @@ void fake_quantize_int8(float* data, int64_t n, float scale) {
 namespace {
 
 void quantize_scalar(const float* src, int8_t* dst, int64_t n, float scale) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(std::clamp(std::nearbyint(src[i] / scale), -127.0f, 127.0f));
+  const float inverse = 1.0f / scale;
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(std::clamp(std::nearbyint(src[i] * inverse), -127.0f, 127.0f));
 }
 
 #if defined(__x86_64__)
 __attribute__((target("avx2"))) void quantize_avx2(const float* src, int8_t* dst, int64_t n, float scale) {
-  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  const __m256 inverse = _mm256_set1_ps(1.0f / scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(src + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(src + i), inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
     const __m256i v = _mm256_cvtps_epi32(q);  // exact: q is an integer in [-127, 127]
     // 8 int32 -> 8 int8: pack to int16 then int8 (saturating, values already in range).
