@@ -556,6 +556,17 @@ class ReducedPrecisionKernel : public Kernel,
     auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
     return k ? k->int8_output_dtype() : DType::kUndefined;
   }
+  bool output_non_negative() const override {
+    auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
+    return k && k->output_non_negative();
+  }
+  bool take_non_negative_source(float scale) override {
+    auto* k = dynamic_cast<Int8StorageKernel*>(inner_.get());
+    if (precision_ != DType::kInt8 || !k || scales_.count(0) == 0 || scale != scales_.at(0)) return native_int8_;
+    auto* native = dynamic_cast<NativeInt8Kernel*>(inner_.get());
+    native_int8_ = k->take_non_negative_source(scale) && native && native->runs_int8();
+    return native_int8_;
+  }
   /// The activation scale input `input` is quantized with (0 when it has none).
   float input_scale(size_t input) const {
     auto it = scales_.find(input);
@@ -639,6 +650,24 @@ void finalize_reduced_precision(Subgraph& g) {
 
 namespace {
 
+/// Tells every int8 layer whose input 0 comes from a layer with a non-negative output so
+/// (Int8StorageKernel::take_non_negative_source).
+void take_non_negative_int8_sources(Subgraph& g) {
+  std::vector<const PlannedNode*> producer(g.slot_names_.size(), nullptr);
+  for (const auto& node : g.nodes_)
+    for (int s : node.outputs)
+      if (s >= 0) producer[s] = &node;
+  for (auto& node : g.nodes_) {
+    auto* reader = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
+    if (node.folded || !reader || reader->precision() != DType::kInt8 || node.inputs.empty() || node.inputs[0] < 0)
+      continue;
+    const PlannedNode* from = producer[node.inputs[0]];
+    if (!from || from->folded || from->outputs.empty() || from->outputs[0] != node.inputs[0]) continue;
+    const auto* k = dynamic_cast<const Int8StorageKernel*>(from->kernel.get());
+    if (k && k->output_non_negative()) reader->take_non_negative_source(reader->input_scale(0));
+  }
+}
+
 /// The int8 half of store_reduced_between_native_layers; `readers`: per slot, the nodes and input
 /// indices reading it.
 int store_int8_between_native_layers(Subgraph& g,
@@ -695,6 +724,7 @@ int store_reduced_between_native_layers(Subgraph& g) {
     writer->write_reduced();
     ++stored;
   }
+  take_non_negative_int8_sources(g);
   return stored + store_int8_between_native_layers(g, readers);
 }
 

@@ -48,6 +48,15 @@ class Int8StorageKernel {
   virtual void write_int8(float scale) = 0;
   /// kInt8 or kUInt8 after write_int8, kUndefined while output 0 is fp32.
   virtual DType int8_output_dtype() const = 0;
+  /// Whether every value of output 0 is >= 0 (its fused tails end in a Relu or a Clip from >= 0),
+  /// whatever its type.
+  virtual bool output_non_negative() const = 0;
+  /// Input 0 is known to be >= 0 (its producer's output_non_negative), quantized with `scale`:
+  /// the layer may quantize it to u8 (values 0..127). On a CPU without VNNI this is what makes
+  /// the int8 kernels exact (u8 x s8 pairs of at most 2 x 127 x 127 never saturate the int16 sums
+  /// of vpmaddubsw), so a layer that computed in fp32 there starts running int8. Returns whether
+  /// the layer now runs int8 natively.
+  virtual bool take_non_negative_source(float scale) = 0;
 };
 
 /// Lets every bf16 layer whose output only native bf16 readers see store it in bf16 (main graph of a

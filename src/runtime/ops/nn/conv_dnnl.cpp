@@ -256,7 +256,8 @@ class DnnlConvKernel : public Kernel,
     }
     // An int8 layer: the weights (fake-quantized by the layer's init) as their int8 values, where
     // oneDNN sums them exactly; elsewhere fp32 on the fake-quantized operands.
-    if (compute_precision_of(init) == DType::kInt8 && dnnl_support::int8_sums_exactly()) kernel->start_int8();
+    kernel->int8_layer_ = compute_precision_of(init) == DType::kInt8;
+    if (kernel->int8_layer_ && dnnl_support::int8_sums_exactly()) kernel->start_int8();
     const auto* source = dynamic_cast<const PackedStateSource*>(&init);
     kernel->capture_constant_bias(init);
     kernel->start_point_product();
@@ -334,13 +335,34 @@ class DnnlConvKernel : public Kernel,
   // as it is and requantizes its output in the epilogue (not after a residual sum, which
   // accumulates onto the destination in its own type).
   bool reads_int8_input(size_t input) const override { return input == 0 && int8_ && !transposed_ && !depthwise_tail_; }
-  bool can_write_int8() const override { return int8_ && !transposed_ && !depthwise_tail_ && !tails_.has_residual(); }
+  bool can_write_int8() const override {
+    // Without VNNI the readers take u8 only (take_non_negative_source).
+    const bool type_ok = dnnl_support::int8_sums_exactly() || tails_.output_non_negative();
+    return int8_ && type_ok && !transposed_ && !depthwise_tail_ && !tails_.has_residual();
+  }
   void write_int8(float scale) override {
     output_int8_ = tails_.output_non_negative() ? DType::kUInt8 : DType::kInt8;
     y_scale_ = scale;
     cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
   }
   DType int8_output_dtype() const override { return output_int8_; }
+  bool output_non_negative() const override { return tails_.output_non_negative(); }
+  // Without VNNI, oneDNN's int8 convolution (AVX2: vpmaddubsw) sums u8 sources of at most 127
+  // exactly; an int8 layer there starts its int8 path only once its source is known >= 0.
+  bool take_non_negative_source(float scale) override {
+    if (!int8_layer_ || transposed_ || depthwise_tail_ || !(scale > 0) || !std::isfinite(scale)) return int8_;
+    if (!int8_) {
+      if (!dnnl_support::isa_includes(dnnl_support::effective_isa(), dnnl::cpu_isa::avx2)) return false;
+      start_int8();
+      prepacked_ = memory();  // the fp32 weights' packing
+      prepacked_desc_ = memory::desc();
+      if (!take_int8_scales({{0, scale}})) return false;
+    }
+    if (scale != x_scale_) return int8_;
+    non_negative_source_ = true;
+    cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
+    return int8_;
+  }
 
   // int8 (runtime/reduced_precision.h): the source's calibrated scale.
   bool take_int8_scales(const std::map<size_t, float>& scales) override {
@@ -399,8 +421,12 @@ class DnnlConvKernel : public Kernel,
       key.push_back(chunks);
       key.push_back(static_cast<int64_t>(channel_split_policy()));  // tests switch it within a process
       key.push_back(bias != nullptr);
-      key.push_back(static_cast<int64_t>(x.dtype()));
-      plan = cache_->get(key, [&] { return make_plan(p, bias != nullptr, chunks, x.dtype()); });
+      // The primitive's source type: an int8 layer's fp32 source is quantized (quantized_source) first.
+      const DType source_dtype = !int8_ || is_int8_storage(x.dtype()) ? x.dtype()
+                                 : non_negative_source_                ? DType::kUInt8
+                                                                       : DType::kInt8;
+      key.push_back(static_cast<int64_t>(source_dtype));
+      plan = cache_->get(key, [&] { return make_plan(p, bias != nullptr, chunks, source_dtype); });
       fast = plan->supported;
     }
     if (!fast) {
@@ -916,9 +942,10 @@ class DnnlConvKernel : public Kernel,
 
   /// The source's int8 values, in the source's own layout (plain or channels-last).
   Tensor quantized_source(const Tensor& x, KernelContext& ctx) const {
-    Tensor xq = pooled_uninitialized_tensor(DType::kInt8, x.shape());
+    // A non-negative source quantizes to values 0..127, whose bits as u8 are the same.
+    Tensor xq = pooled_uninitialized_tensor(non_negative_source_ ? DType::kUInt8 : DType::kInt8, x.shape());
     const float* from = x.data<float>();
-    int8_t* to = xq.data<int8_t>();
+    auto* to = static_cast<int8_t*>(xq.raw_data());
     constexpr int64_t kBlock = int64_t{1} << 16;
     const int64_t blocks = (x.numel() + kBlock - 1) / kBlock;
     const float scale = x_scale_;
@@ -1482,6 +1509,8 @@ class DnnlConvKernel : public Kernel,
   std::vector<float> weight_scales_, output_scales_;
   float x_scale_ = 0;
   bool output_reduced_ = false;  // output 0 written as bf16 (runtime/reduced_storage.h)
+  bool int8_layer_ = false;           // built as an int8 layer (whether or not int8_ runs)
+  bool non_negative_source_ = false;  // take_non_negative_source: X quantizes to u8
   DType output_int8_ = DType::kUndefined;  // kInt8 / kUInt8: output 0 stored as int8 (reduced_storage.h)
   float y_scale_ = 0;                      // the scale of those int8 values
   ops::ReferenceChain chain_;  // the reference kernels of the node and its fused tails
