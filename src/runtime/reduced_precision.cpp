@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #if defined(__x86_64__)
@@ -657,14 +658,25 @@ void take_non_negative_int8_sources(Subgraph& g) {
   for (const auto& node : g.nodes_)
     for (int s : node.outputs)
       if (s >= 0) producer[s] = &node;
+  // Whether every value of `slot` is >= 0: a layer's non-negative tails, a Relu, or pooling and
+  // data movement of such values (a few levels up).
+  std::function<bool(int, int)> non_negative = [&](int slot, int depth) {
+    const PlannedNode* from = slot >= 0 ? producer[slot] : nullptr;
+    if (!from || from->folded || depth > 8 || from->outputs.empty() || from->outputs[0] != slot) return false;
+    if (const auto* k = dynamic_cast<const Int8StorageKernel*>(from->kernel.get())) return k->output_non_negative();
+    if (!from->tails.empty() || !from->spec.domain.empty()) return false;
+    static const std::set<std::string> keep_sign = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+                                                    "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze",
+                                                    "Identity"};
+    const std::string& op = from->spec.op_type;
+    if (op == "Relu") return true;
+    return keep_sign.count(op) && !from->inputs.empty() && non_negative(from->inputs[0], depth + 1);
+  };
   for (auto& node : g.nodes_) {
     auto* reader = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
     if (node.folded || !reader || reader->precision() != DType::kInt8 || node.inputs.empty() || node.inputs[0] < 0)
       continue;
-    const PlannedNode* from = producer[node.inputs[0]];
-    if (!from || from->folded || from->outputs.empty() || from->outputs[0] != node.inputs[0]) continue;
-    const auto* k = dynamic_cast<const Int8StorageKernel*>(from->kernel.get());
-    if (k && k->output_non_negative()) reader->take_non_negative_source(reader->input_scale(0));
+    if (non_negative(node.inputs[0], 0)) reader->take_non_negative_source(reader->input_scale(0));
   }
 }
 
