@@ -557,6 +557,10 @@ class ReducedPrecisionKernel : public Kernel,
     auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
     return k ? k->int8_output_dtype() : DType::kUndefined;
   }
+  DType int8_source_dtype() const override {
+    auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
+    return native_int8_ && k ? k->int8_source_dtype() : DType::kUndefined;
+  }
   bool output_non_negative() const override {
     auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
     return k && k->output_non_negative();
@@ -598,6 +602,16 @@ const std::map<size_t, float>* int8_scales_of(const Kernel& kernel) {
 bool runs_native_int8(const Kernel& kernel) {
   const auto* wrapped = dynamic_cast<const ReducedPrecisionKernel*>(&kernel);
   return wrapped && wrapped->native_int8();
+}
+
+std::string int8_dataflow(const Kernel& kernel) {
+  const auto* wrapped = dynamic_cast<const ReducedPrecisionKernel*>(&kernel);
+  if (!wrapped || !wrapped->native_int8()) return "";
+  const DType source = wrapped->int8_source_dtype(), output = wrapped->int8_output_dtype();
+  auto name = [](DType t) { return t == DType::kUInt8 ? std::string("u8") : std::string("s8"); };
+  // Kernels without Int8StorageKernel (the matmuls) quantize to s8 and write fp32.
+  return (source == DType::kUndefined ? "s8" : name(source)) + " x s8 -> s32 -> " +
+         (output == DType::kUndefined ? "fp32" : name(output));
 }
 
 bool native_int8_available() {

@@ -10,11 +10,13 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "core/dtype.h"
 
 namespace parity::runtime {
 
+class Kernel;
 class Subgraph;
 
 /// Implemented by kernels with a native reduced-precision path (and forwarded by the
@@ -57,7 +59,14 @@ class Int8StorageKernel {
   /// of vpmaddubsw), so a layer that computed in fp32 there starts running int8. Returns whether
   /// the layer now runs int8 natively.
   virtual bool take_non_negative_source(float scale) = 0;
+  /// The source type of the int8 kernel (kUInt8 or kInt8), kUndefined when it does not run int8.
+  virtual DType int8_source_dtype() const = 0;
 };
+
+/// How a native int8 layer of a reduced-precision plan computes, "u8 x s8 -> s32 -> u8": its
+/// source type, int32 sums, and the type it writes (fp32 dequantized, or int8 storage); ""
+/// for other kernels.
+std::string int8_dataflow(const Kernel& kernel);
 
 /// Lets every bf16 layer whose output only native bf16 readers see store it in bf16 (main graph of a
 /// fused plan, after finalize_reduced_precision), and every native int8 layer whose output only

@@ -42,8 +42,9 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
   if (options.precision.int8) {
     options.precision.int8_scales = calibration_scales(model, base_dir, options);
     if (!runtime::native_int8_available())
-      logger().warning("int8: this CPU has no VNNI, without which oneDNN's int8 sums saturate: the int8 layers "
-                       "compute in fp32 on the quantized values (no int8 speed-up)");
+      logger().warning("int8: this CPU has no VNNI, without which oneDNN's int8 sums of signed sources saturate: "
+                       "layers whose source is >= 0 (after a Relu or Clip) run int8 on u8 sources, the others in "
+                       "fp32 on the quantized values (`inspect model X.plan --show layers` tells which)");
   }
   runtime::SessionOptions session_options;
   session_options.reduced_precision = options.precision;

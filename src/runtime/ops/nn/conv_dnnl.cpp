@@ -347,6 +347,10 @@ class DnnlConvKernel : public Kernel,
   }
   DType int8_output_dtype() const override { return output_int8_; }
   bool output_non_negative() const override { return tails_.output_non_negative(); }
+  DType int8_source_dtype() const override {
+    if (!int8_) return DType::kUndefined;
+    return non_negative_source_ ? DType::kUInt8 : DType::kInt8;
+  }
   // Without VNNI, oneDNN's int8 convolution (AVX2: vpmaddubsw) sums u8 sources of at most 127
   // exactly; an int8 layer there starts its int8 path only once its source is known >= 0.
   bool take_non_negative_source(float scale) override {
@@ -354,9 +358,16 @@ class DnnlConvKernel : public Kernel,
     if (!int8_) {
       if (!dnnl_support::isa_includes(dnnl_support::effective_isa(), dnnl::cpu_isa::avx2)) return false;
       start_int8();
+      if (!take_int8_scales({{0, scale}})) return false;
+      non_negative_source_ = true;
+      if (!int8_has_jit_implementation()) {
+        // oneDNN's reference int8 convolution is many times slower than its fp32 jit kernels.
+        non_negative_source_ = false;
+        stop_int8();
+        return false;
+      }
       prepacked_ = memory();  // the fp32 weights' packing
       prepacked_desc_ = memory::desc();
-      if (!take_int8_scales({{0, scale}})) return false;
     }
     if (scale != x_scale_) return int8_;
     non_negative_source_ = true;
@@ -1168,24 +1179,48 @@ class DnnlConvKernel : public Kernel,
     return packed_.back().packed;
   }
 
+  struct PlanTimeContext : KernelContext {  // only for fail(): shape errors surface at run time
+    size_t num_inputs() const override { return 0; }
+    size_t num_outputs() const override { return 0; }
+    bool has_input(size_t) const override { return false; }
+    const Value& input_value(size_t) const override { fail("no inputs at plan time"); }
+    bool has_output(size_t) const override { return false; }
+    void set_output(size_t, Value) override {}
+    Value& output_value(size_t) override { fail("no outputs at plan time"); }
+    std::vector<Value> run_subgraph(const Subgraph&, std::vector<Value>) override { fail("no subgraphs"); }
+    void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { fn(0, n); }
+    int num_threads() const override { return 1; }
+    Precision precision() const override { return Precision::kFloat32; }
+    uint64_t next_random_seed() override { return 0; }
+    std::string node_label() const override { return "plan"; }
+  };
+
+  /// Whether oneDNN has a jit (not reference) int8 implementation for the static input shape with
+  /// this kernel's source type and post-ops (true for dynamic shapes: decided per run).
+  bool int8_has_jit_implementation() const {
+    if (!static_input_shape_) return true;
+    PlanTimeContext ctx;
+    try {
+      const ConvProblem p = problem(*static_input_shape_, ctx);
+      std::optional<DnnlGeometry> d = dnnl_geometry(p);
+      if (!d || shape_numel(p.output_shape()) == 0) return false;
+      dnnl::primitive_attr attr = primitive_attr();
+      attr.set_post_ops(output_post_ops(p.output_shape(), false));
+      const memory::data_type source = non_negative_source_ ? memory::data_type::u8 : memory::data_type::s8;
+      const PrimitiveDesc pd = make_primitive_desc(p, input_shape(p), p.output_shape(), *d, num_head_inputs_ > 2, attr, source);
+      const std::string impl = pd.base().impl_info_str();
+      return impl.rfind("ref", 0) != 0 && impl.find(":ref") == std::string::npos;
+    } catch (const Error&) {
+      return false;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }
+
   /// Plan time, static input shape: packs the weights for the unfused primitive; plans for the
   /// same weights layout reuse them.
   void prepack(const Shape& x_shape) {
-    struct PlanTimeContext : KernelContext {  // only for fail(): shape errors surface at run time
-      size_t num_inputs() const override { return 0; }
-      size_t num_outputs() const override { return 0; }
-      bool has_input(size_t) const override { return false; }
-      const Value& input_value(size_t) const override { fail("no inputs at plan time"); }
-      bool has_output(size_t) const override { return false; }
-      void set_output(size_t, Value) override {}
-      Value& output_value(size_t) override { fail("no outputs at plan time"); }
-      std::vector<Value> run_subgraph(const Subgraph&, std::vector<Value>) override { fail("no subgraphs"); }
-      void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { fn(0, n); }
-      int num_threads() const override { return 1; }
-      Precision precision() const override { return Precision::kFloat32; }
-      uint64_t next_random_seed() override { return 0; }
-      std::string node_label() const override { return "plan"; }
-    } ctx;
+    PlanTimeContext ctx;
     try {
       const ConvProblem p = problem(x_shape, ctx);
       std::optional<DnnlGeometry> d = dnnl_geometry(p);
