@@ -144,9 +144,17 @@ __attribute__((target("avx2"))) void fake_quantize_avx2(float* data, int64_t n, 
 
 }  // namespace
 
+/// A scale so small that its reciprocal overflows (a channel of subnormal weights): x / scale,
+/// which keeps zeros zero where x * inf would make them NaN.
+static bool reciprocal_overflows(float scale) { return !std::isfinite(1.0f / scale); }
+
 void fake_quantize_int8(float* data, int64_t n, float scale) {
   if (!(scale > 0) || !std::isfinite(scale)) {
     std::fill(data, data + n, 0.0f);
+    return;
+  }
+  if (reciprocal_overflows(scale)) {
+    for (int64_t i = 0; i < n; ++i) data[i] = std::clamp(std::nearbyint(data[i] / scale), -127.0f, 127.0f) * scale;
     return;
   }
 #if defined(__x86_64__)
@@ -187,6 +195,10 @@ __attribute__((target("avx2"))) void quantize_avx2(const float* src, int8_t* dst
 void quantize_int8(const float* src, int8_t* dst, int64_t n, float scale) {
   if (!(scale > 0) || !std::isfinite(scale)) {
     std::fill(dst, dst + n, int8_t{0});
+    return;
+  }
+  if (reciprocal_overflows(scale)) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(std::clamp(std::nearbyint(src[i] / scale), -127.0f, 127.0f));
     return;
   }
 #if defined(__x86_64__)

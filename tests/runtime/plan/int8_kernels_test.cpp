@@ -684,6 +684,25 @@ TEST(Int8Kernels, QuantizeInt8MatchesFakeQuantizeIncludingTiesAndClamping) {
   EXPECT_EQ(q[9], -127);
 }
 
+TEST(Int8Kernels, QuantizationWithASubnormalScaleKeepsZerosZero) {
+  // A channel of subnormal weights has a scale whose reciprocal overflows: x * (1 / scale) would
+  // turn its zeros into NaN and then -127 (subnormal fake-quantized weights, and very slow fp32
+  // convolutions); such scales divide instead.
+  std::vector<float> w = {0.0f, 0.0f, 1e-40f, -1e-40f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  const float scale = 1e-40f / 127;
+  std::vector<int8_t> q(w.size());
+  runtime::quantize_int8(w.data(), q.data(), static_cast<int64_t>(w.size()), scale);
+  std::vector<float> fake = w;
+  runtime::fake_quantize_int8(fake.data(), static_cast<int64_t>(fake.size()), scale);
+  EXPECT_EQ(q[0], 0);
+  EXPECT_EQ(q[2], 127);
+  EXPECT_EQ(q[3], -127);
+  for (size_t i = 4; i < w.size(); ++i) {
+    EXPECT_EQ(q[i], 0) << i;
+    EXPECT_EQ(fake[i], 0.0f) << i;
+  }
+}
+
 TEST(Int8Kernels, QuantizedWeightsOfFakeQuantizedWeightsAreExact) {
   const Tensor w = uniform({6, 5, 3, 3}, 44, -2.0f, 2.0f);
   const runtime::QuantizedWeights first = runtime::quantize_weights_int8(w, 0);

@@ -357,6 +357,10 @@ class DnnlConvKernel : public Kernel,
     if (!int8_layer_ || transposed_ || depthwise_tail_ || !(scale > 0) || !std::isfinite(scale)) return int8_;
     if (!int8_) {
       if (!dnnl_support::isa_includes(dnnl_support::effective_isa(), dnnl::cpu_isa::avx2)) return false;
+      // A product on 1x1 maps (squeeze-excitation) keeps its direct fp32 loop (start_point_product).
+      if (point_weights_ && static_input_shape_ &&
+          std::all_of(static_input_shape_->begin() + 2, static_input_shape_->end(), [](int64_t d) { return d == 1; }))
+        return false;
       start_int8();
       if (!take_int8_scales({{0, scale}})) return false;
       non_negative_source_ = true;
