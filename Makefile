@@ -4,6 +4,7 @@
 # `make package` builds the Debian packages (CPack: parity and its peer runner modules);
 # `make bench` times ref, ort and opencv on the benchmark models (bench/run.sh, writes bench/results.md);
 # `make bench-load` times loading a 531 MB model to its first result, ref against ort (bench/load_time.sh).
+# `make bench-precision` times fp32/fp16/bf16/int8 plans side by side (bench/precision.sh, docs/int8.md).
 # `make test-sanitize` builds everything with ASan+UBSan+LSan (clang, build-asan) and runs every test;
 # `make fuzz` builds the libFuzzer targets in that same tree, `make fuzz-smoke` runs each briefly.
 # `make docs` writes the Doxygen reference of the public C++ API (include/parity) to build/docs/html.
@@ -26,7 +27,7 @@ TSAN_DIR ?= build-tsan
 # A report fails its test at once; suppressions name uninstrumented third-party code only.
 TSAN_ENV = TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/scripts/sanitizers/tsan.supp:print_suppressions=0
 
-.PHONY: all setup setup-demo configure configure-demo build build-demo build-install demo test bench bench-load clean install package configure-asan test-sanitize fuzz fuzz-smoke \
+.PHONY: all setup setup-demo configure configure-demo build build-demo build-install demo test bench bench-load bench-precision clean install package configure-asan test-sanitize fuzz fuzz-smoke \
   configure-tsan test-tsan docs
 
 all: demo
@@ -112,6 +113,9 @@ bench:
 
 bench-load: build
 	@BUILD_DIR=$(BUILD_DIR) bench/load_time.sh
+
+bench-precision: build
+	@BUILD_DIR=$(BUILD_DIR) bench/precision.sh
 
 # `make package`: Debian packages (CPack) in $(BUILD_DIR)/packages: parity_<version>_<arch>.deb and
 # one parity-runner-<name> package per peer runner module (docs/packaging.md).

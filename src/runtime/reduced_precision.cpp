@@ -7,6 +7,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #if defined(__x86_64__)
@@ -119,19 +120,23 @@ void round_floats_to(DType type, float* data, int64_t n) { round_floats_into(typ
 
 namespace {
 
+// Quantization multiplies by the scale's reciprocal, as the requantizing epilogue of a layer that
+// stores int8 values (oneDNN's linear post-op, runtime/reduced_storage.h) does: x / scale and
+// x * (1 / scale) may differ in the last bit, and so round apart at a tie.
 void fake_quantize_scalar(float* data, int64_t n, float scale) {
+  const float inverse = 1.0f / scale;
   for (int64_t i = 0; i < n; ++i) {
-    const float q = std::nearbyint(data[i] / scale);
+    const float q = std::nearbyint(data[i] * inverse);
     data[i] = std::clamp(q, -127.0f, 127.0f) * scale;
   }
 }
 
 #if defined(__x86_64__)
 __attribute__((target("avx2"))) void fake_quantize_avx2(float* data, int64_t n, float scale) {
-  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  const __m256 s = _mm256_set1_ps(scale), inverse = _mm256_set1_ps(1.0f / scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(data + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(data + i), inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
     _mm256_storeu_ps(data + i, _mm256_mul_ps(q, s));
   }
@@ -141,9 +146,17 @@ __attribute__((target("avx2"))) void fake_quantize_avx2(float* data, int64_t n, 
 
 }  // namespace
 
+/// A scale so small that its reciprocal overflows (a channel of subnormal weights): x / scale,
+/// which keeps zeros zero where x * inf would make them NaN.
+static bool reciprocal_overflows(float scale) { return !std::isfinite(1.0f / scale); }
+
 void fake_quantize_int8(float* data, int64_t n, float scale) {
   if (!(scale > 0) || !std::isfinite(scale)) {
     std::fill(data, data + n, 0.0f);
+    return;
+  }
+  if (reciprocal_overflows(scale)) {
+    for (int64_t i = 0; i < n; ++i) data[i] = std::clamp(std::nearbyint(data[i] / scale), -127.0f, 127.0f) * scale;
     return;
   }
 #if defined(__x86_64__)
@@ -158,15 +171,16 @@ void fake_quantize_int8(float* data, int64_t n, float scale) {
 namespace {
 
 void quantize_scalar(const float* src, int8_t* dst, int64_t n, float scale) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(std::clamp(std::nearbyint(src[i] / scale), -127.0f, 127.0f));
+  const float inverse = 1.0f / scale;
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(std::clamp(std::nearbyint(src[i] * inverse), -127.0f, 127.0f));
 }
 
 #if defined(__x86_64__)
 __attribute__((target("avx2"))) void quantize_avx2(const float* src, int8_t* dst, int64_t n, float scale) {
-  const __m256 s = _mm256_set1_ps(scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  const __m256 inverse = _mm256_set1_ps(1.0f / scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(src + i), s), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(src + i), inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
     const __m256i v = _mm256_cvtps_epi32(q);  // exact: q is an integer in [-127, 127]
     // 8 int32 -> 8 int8: pack to int16 then int8 (saturating, values already in range).
@@ -183,6 +197,10 @@ __attribute__((target("avx2"))) void quantize_avx2(const float* src, int8_t* dst
 void quantize_int8(const float* src, int8_t* dst, int64_t n, float scale) {
   if (!(scale > 0) || !std::isfinite(scale)) {
     std::fill(dst, dst + n, int8_t{0});
+    return;
+  }
+  if (reciprocal_overflows(scale)) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(std::clamp(std::nearbyint(src[i] / scale), -127.0f, 127.0f));
     return;
   }
 #if defined(__x86_64__)
@@ -429,7 +447,8 @@ class ReducedPrecisionKernel : public Kernel,
                                public PositionalFusableKernel,
                                public ChannelsLastKernel,
                                public PackedStateKernel,
-                               public ReducedStorageKernel {
+                               public ReducedStorageKernel,
+                               public Int8StorageKernel {
  public:
   ReducedPrecisionKernel(std::unique_ptr<Kernel> inner, NodeSpec head, DType precision, std::map<size_t, float> scales)
       : inner_(std::move(inner)), head_(std::move(head)), precision_(precision), scales_(std::move(scales)) {
@@ -544,6 +563,40 @@ class ReducedPrecisionKernel : public Kernel,
     return precision_ == DType::kBFloat16 && r && r->can_write_reduced();
   }
   void write_reduced() override { dynamic_cast<ReducedStorageKernel&>(*inner_).write_reduced(); }
+  // int8 storage: only a layer that runs int8 natively (a fake-quantizing one reads fp32).
+  bool reads_int8_input(size_t input) const override {
+    auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
+    return native_int8_ && k && scales_.count(input) && k->reads_int8_input(input);
+  }
+  bool can_write_int8() const override {
+    auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
+    return native_int8_ && k && k->can_write_int8();
+  }
+  void write_int8(float scale) override { dynamic_cast<Int8StorageKernel&>(*inner_).write_int8(scale); }
+  DType int8_output_dtype() const override {
+    auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
+    return k ? k->int8_output_dtype() : DType::kUndefined;
+  }
+  DType int8_source_dtype() const override {
+    auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
+    return native_int8_ && k ? k->int8_source_dtype() : DType::kUndefined;
+  }
+  bool output_non_negative() const override {
+    auto* k = dynamic_cast<const Int8StorageKernel*>(inner_.get());
+    return k && k->output_non_negative();
+  }
+  bool take_non_negative_source(float scale) override {
+    auto* k = dynamic_cast<Int8StorageKernel*>(inner_.get());
+    if (precision_ != DType::kInt8 || !k || scales_.count(0) == 0 || scale != scales_.at(0)) return native_int8_;
+    auto* native = dynamic_cast<NativeInt8Kernel*>(inner_.get());
+    native_int8_ = k->take_non_negative_source(scale) && native && native->runs_int8();
+    return native_int8_;
+  }
+  /// The activation scale input `input` is quantized with (0 when it has none).
+  float input_scale(size_t input) const {
+    auto it = scales_.find(input);
+    return it == scales_.end() ? 0.0f : it->second;
+  }
 
  private:
   std::unique_ptr<Kernel> inner_;
@@ -577,6 +630,16 @@ bool native_bf16_available() {
 #else
   return false;
 #endif
+}
+
+std::string int8_dataflow(const Kernel& kernel) {
+  const auto* wrapped = dynamic_cast<const ReducedPrecisionKernel*>(&kernel);
+  if (!wrapped || !wrapped->native_int8()) return "";
+  const DType source = wrapped->int8_source_dtype(), output = wrapped->int8_output_dtype();
+  auto name = [](DType t) { return t == DType::kUInt8 ? std::string("u8") : std::string("s8"); };
+  // Kernels without Int8StorageKernel (the matmuls) quantize to s8 and write fp32.
+  return (source == DType::kUndefined ? "s8" : name(source)) + " x s8 -> s32 -> " +
+         (output == DType::kUndefined ? "fp32" : name(output));
 }
 
 bool native_int8_available() {
@@ -628,6 +691,70 @@ void finalize_reduced_precision(Subgraph& g) {
   }
 }
 
+namespace {
+
+/// Tells every int8 layer whose input 0 comes from a layer with a non-negative output so
+/// (Int8StorageKernel::take_non_negative_source).
+void take_non_negative_int8_sources(Subgraph& g) {
+  std::vector<const PlannedNode*> producer(g.slot_names_.size(), nullptr);
+  for (const auto& node : g.nodes_)
+    for (int s : node.outputs)
+      if (s >= 0) producer[s] = &node;
+  // Whether every value of `slot` is >= 0: a layer's non-negative tails, a Relu, or pooling and
+  // data movement of such values (a few levels up).
+  std::function<bool(int, int)> non_negative = [&](int slot, int depth) {
+    const PlannedNode* from = slot >= 0 ? producer[slot] : nullptr;
+    if (!from || from->folded || depth > 8 || from->outputs.empty() || from->outputs[0] != slot) return false;
+    if (const auto* k = dynamic_cast<const Int8StorageKernel*>(from->kernel.get())) return k->output_non_negative();
+    if (!from->tails.empty() || !from->spec.domain.empty()) return false;
+    static const std::set<std::string> keep_sign = {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+                                                    "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze",
+                                                    "Identity"};
+    const std::string& op = from->spec.op_type;
+    if (op == "Relu") return true;
+    return keep_sign.count(op) && !from->inputs.empty() && non_negative(from->inputs[0], depth + 1);
+  };
+  for (auto& node : g.nodes_) {
+    auto* reader = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
+    if (node.folded || !reader || reader->precision() != DType::kInt8 || node.inputs.empty() || node.inputs[0] < 0)
+      continue;
+    if (non_negative(node.inputs[0], 0)) reader->take_non_negative_source(reader->input_scale(0));
+  }
+}
+
+/// The int8 half of store_reduced_between_native_layers; `readers`: per slot, the nodes and input
+/// indices reading it.
+int store_int8_between_native_layers(Subgraph& g,
+                                     const std::vector<std::vector<std::pair<const PlannedNode*, size_t>>>& readers) {
+  std::set<int> outputs(g.output_slots_.begin(), g.output_slots_.end());
+  int stored = 0;
+  for (auto& node : g.nodes_) {
+    auto* writer = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
+    if (node.folded || !writer || !writer->can_write_int8() || node.outputs.empty()) continue;
+    const int slot = node.outputs[0];
+    if (slot < 0 || outputs.count(slot) || (slot < static_cast<int>(g.keep_alive_.size()) && g.keep_alive_[slot]) ||
+        readers[slot].empty())
+      continue;
+    // Every reader quantizes the value with its calibrated scale (one per tensor name, so they agree).
+    std::optional<float> scale;
+    bool int8_readers = true;
+    for (const auto& [reader, input] : readers[slot]) {
+      const auto* r = dynamic_cast<const ReducedPrecisionKernel*>(reader->kernel.get());
+      if (!r || !r->reads_int8_input(input) || (scale && *scale != r->input_scale(input))) {
+        int8_readers = false;
+        break;
+      }
+      scale = r->input_scale(input);
+    }
+    if (!int8_readers || !scale || !(*scale > 0) || !std::isfinite(*scale)) continue;
+    writer->write_int8(*scale);
+    ++stored;
+  }
+  return stored;
+}
+
+}  // namespace
+
 int store_reduced_between_native_layers(Subgraph& g) {
   std::vector<std::vector<std::pair<const PlannedNode*, size_t>>> readers(g.slot_names_.size());
   for (const auto& node : g.nodes_)
@@ -651,7 +778,8 @@ int store_reduced_between_native_layers(Subgraph& g) {
     writer->write_reduced();
     ++stored;
   }
-  return stored;
+  take_non_negative_int8_sources(g);
+  return stored + store_int8_between_native_layers(g, readers);
 }
 
 }  // namespace parity::runtime

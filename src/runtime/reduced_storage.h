@@ -10,9 +10,13 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+
+#include "core/dtype.h"
 
 namespace parity::runtime {
 
+class Kernel;
 class Subgraph;
 
 /// Implemented by kernels with a native reduced-precision path (and forwarded by the
@@ -28,8 +32,46 @@ class ReducedStorageKernel {
   virtual void write_reduced() = 0;
 };
 
+/// int8 storage between native int8 layers, the same idea: a native int8 layer whose output only
+/// native int8 layers read (as an operand quantized with that value's calibrated scale) writes
+/// the int8 values itself, requantizing in its epilogue (output scale, fused tails, then
+/// round(v / scale) clamped to [-127, 127]), and the readers compute on them without a quantize
+/// pass; a layer whose fused tails end in a Relu or a Clip from >= 0 writes them as u8 (values
+/// 0..127, the same numbers). Values with any other reader stay fp32 (dequantized).
+class Int8StorageKernel {
+ public:
+  virtual ~Int8StorageKernel() = default;
+  /// Whether input `input` may arrive as an int8 or uint8 tensor of the input's calibrated scale.
+  virtual bool reads_int8_input(size_t input) const = 0;
+  /// Whether output 0 can be written as int8 values.
+  virtual bool can_write_int8() const = 0;
+  /// From now on, output 0 holds the int8 (or, when non-negative, uint8) values of the output
+  /// quantized with `scale`.
+  virtual void write_int8(float scale) = 0;
+  /// kInt8 or kUInt8 after write_int8, kUndefined while output 0 is fp32.
+  virtual DType int8_output_dtype() const = 0;
+  /// Whether every value of output 0 is >= 0 (its fused tails end in a Relu or a Clip from >= 0),
+  /// whatever its type.
+  virtual bool output_non_negative() const = 0;
+  /// Input 0 is known to be >= 0 (its producer's output_non_negative), quantized with `scale`:
+  /// the layer may quantize it to u8 (values 0..127). On a CPU without VNNI this is what makes
+  /// the int8 kernels exact (u8 x s8 pairs of at most 2 x 127 x 127 never saturate the int16 sums
+  /// of vpmaddubsw), so a layer that computed in fp32 there starts running int8. Returns whether
+  /// the layer now runs int8 natively.
+  virtual bool take_non_negative_source(float scale) = 0;
+  /// The source type of the int8 kernel (kUInt8 or kInt8), kUndefined when it does not run int8.
+  virtual DType int8_source_dtype() const = 0;
+};
+
+/// How a native int8 layer of a reduced-precision plan computes, "u8 x s8 -> s32 -> u8": its
+/// source type, int32 sums, and the type it writes (fp32 dequantized, or int8 storage); ""
+/// for other kernels.
+std::string int8_dataflow(const Kernel& kernel);
+
 /// Lets every bf16 layer whose output only native bf16 readers see store it in bf16 (main graph of a
-/// fused plan, after finalize_reduced_precision). Returns how many values are stored so.
+/// fused plan, after finalize_reduced_precision), and every native int8 layer whose output only
+/// native int8 readers see store it in int8 (Int8StorageKernel). Returns how many values are
+/// stored so.
 int store_reduced_between_native_layers(Subgraph& g);
 
 }  // namespace parity::runtime

@@ -16,11 +16,13 @@ std::string mib(int64_t bytes) {
   return fmt::format("{:.2f} {}", scaled.value, scaled.unit);
 }
 
-/// How an int8 layer computes: " (s8 x s8 -> s32)" on int8 kernels, " (fp32 on quantized values)"
-/// where the kernel has no int8 path; "" for other precisions.
+/// How an int8 layer computes: " (u8 x s8 -> s32 -> u8, oneDNN avx512_core_vnni)" on int8 kernels
+/// (source, sums and output types, ISA), " (fp32 on quantized values)" where the kernel has no
+/// int8 path on this CPU; "" for other precisions.
 std::string int8_note(const runtime::plan::PlanSummary::Layer& l) {
   if (l.precision != "int8") return "";
-  return l.int8_kernel ? " (s8 x s8 -> s32)" : " (fp32 on quantized values)";
+  if (!l.int8_kernel) return " (fp32 on quantized values)";
+  return " (" + (l.int8_dataflow.empty() ? std::string("s8 x s8 -> s32") : l.int8_dataflow) + ")";
 }
 
 std::string join(const std::vector<std::string>& items) {
@@ -126,6 +128,7 @@ std::string plan_report_json(const runtime::plan::PlanSummary& p, bool layers, b
                     {"fused", l.fused}, {"inputs", l.inputs}, {"input_shapes", l.input_shapes},
                     {"outputs", l.outputs}, {"channels_last_output", l.channels_last_out}};
       if (l.precision == "int8") layer["int8_kernel"] = l.int8_kernel;
+      if (!l.int8_dataflow.empty()) layer["int8_dataflow"] = l.int8_dataflow;
       if (attrs) layer["attributes"] = l.attributes;
       a.push_back(std::move(layer));
     }

@@ -42,8 +42,9 @@ std::vector<std::string> precision_speed_notes(const runtime::ReducedPrecisionCo
                     ": the fp16 layers compute in fp32 on rounded operands: expect fp32 speed");
   if (uses(config, DType::kInt8) && !hardware.native_int8)
     notes.push_back("int8: no VNNI on this CPU" + isa_note(hardware) +
-                    ", without which oneDNN's int8 sums saturate: the int8 layers compute in fp32 on the quantized "
-                    "values: expect fp32 speed");
+                    ", without which oneDNN's int8 sums of signed sources saturate: layers whose source is >= 0 "
+                    "(after a Relu or Clip) run int8 on u8 sources, the others in fp32 on the quantized values "
+                    "(`inspect model X.plan --show layers` tells which)");
   return notes;
 }
 

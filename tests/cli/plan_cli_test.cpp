@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "runtime/cpu_isa.h"
 #include "runtime/reduced_precision.h"
 #include "support/test_support.h"
 
@@ -91,13 +92,14 @@ TEST(PlanCli, Int8PlanCalibratesWritesTheCacheAndReusesIt) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("from calibration cache"), std::string::npos) << r.output;
   r = run_parity({"inspect", "model", plan2, "--show", "layers"});
-  // The convolutions run on int8 kernels (on a CPU without VNNI in fp32 on the quantized values),
-  // and the layer view says so beside the tactic.
+  // The convolutions run on int8 kernels (on a CPU without VNNI, those reading the image in fp32
+  // on the quantized values), and the layer view says how beside the tactic.
   const bool native = runtime::native_int8_available();
-  EXPECT_NE(r.output.find(std::string("precision int8 ") + (native ? "(s8 x s8 -> s32)" : "(fp32 on quantized values)") +
-                          " | tactic optimized:conv_dnnl"),
+  EXPECT_NE(r.output.find(std::string("precision int8 ") +
+                          (native ? "(s8 x s8 -> s32 -> " : "(fp32 on quantized values) | tactic optimized:conv_dnnl")),
             std::string::npos)
       << r.output;
+  if (native) EXPECT_NE(r.output.find(", oneDNN " + runtime::dnnl_isa_name() + ") | tactic optimized:conv_dnnl"), std::string::npos) << r.output;
   r = run_parity({"inspect", "model", plan2, "--show", "layers", "--format", "json"});
   EXPECT_NE(r.output.find(native ? "\"int8_kernel\": true" : "\"int8_kernel\": false"), std::string::npos) << r.output;
   // Both plans quantize with the same scales: identical outputs.

@@ -66,9 +66,9 @@ std::optional<DType> parse_precision(const std::string& text);
 /// Rounds `n` floats in place to the nearest float16 (kFloat16) or bfloat16 (kBFloat16) value,
 /// ties to even, values beyond float16's range to +-inf (AVX2/F16C when the CPU has them).
 void round_floats_to(DType type, float* data, int64_t n);
-/// Quantizes `n` floats in place to scale * clamp(round_even(x / scale), -127, 127).
+/// Quantizes `n` floats in place to scale * clamp(round_even(x * (1 / scale)), -127, 127).
 void fake_quantize_int8(float* data, int64_t n, float scale);
-/// The int8 values of fake_quantize_int8: dst[i] = clamp(round_even(src[i] / scale), -127, 127)
+/// The int8 values of fake_quantize_int8: dst[i] = clamp(round_even(src[i] * (1 / scale)), -127, 127)
 /// (0 for a scale that is not a positive finite number).
 void quantize_int8(const float* src, int8_t* dst, int64_t n, float scale);
 /// Per-channel int8 weights: `weights` as int8 values along `axis` (per tensor when axis < 0)

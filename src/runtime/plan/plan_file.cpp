@@ -28,6 +28,7 @@
 #include "runtime/plan/weight_storage.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/positional_fusion.h"
+#include "runtime/reduced_storage.h"
 #include "runtime/rewrites/concat_placement.h"
 #include "runtime/subgraph.h"
 
@@ -357,6 +358,10 @@ class PlanWriter {
     if (const auto* scales = int8_scales_of(*node.kernel))
       for (const auto& [input, scale] : *scales) (*out->mutable_int8_scales())[static_cast<uint32_t>(input)] = scale;
     out->set_int8_kernel(runs_native_int8(*node.kernel));
+#if PARITY_HAVE_DNNL
+    if (const std::string flow = int8_dataflow(*node.kernel); !flow.empty())
+      out->set_int8_dataflow(flow + ", oneDNN " + dnnl_isa_name());
+#endif
     out->set_writes_channels_last(node.writes_channels_last);
     for (size_t k : node.reads_channels_last) out->add_reads_channels_last(static_cast<uint32_t>(k));
     out->set_placed_concat(node.placed_concat);
@@ -1150,6 +1155,7 @@ PlanSummary summarize_plan(const fs::path& path) {
     layer.tactic = n.tactic();
     layer.precision = precision_name(n.precision() == 0 ? DType::kFloat32 : static_cast<DType>(n.precision()));
     layer.int8_kernel = n.int8_kernel();
+    layer.int8_dataflow = n.int8_dataflow();
     for (const auto& t : n.tails())
       layer.fused.push_back((t.spec().domain().empty() ? "" : t.spec().domain() + "::") + t.spec().op_type() + " '" +
                             t.spec().name() + "'");

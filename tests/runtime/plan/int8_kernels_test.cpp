@@ -26,6 +26,7 @@
 #include "runtime/ops/nn/fused_tails_dnnl.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/reduced_precision.h"
+#include "runtime/reduced_storage.h"
 #include "runtime/session.h"
 #include "runtime/subgraph.h"
 #include "support/test_support.h"
@@ -550,8 +551,10 @@ TEST(Int8Kernels, ConsecutiveInt8ConvolutionsHandOverChannelsLast) {
   Session optimized = build(model, scales, runtime::KernelTier::kOptimized);
   Session reference = build(model, scales, runtime::KernelTier::kReference);
   EXPECT_GT(optimized.plan().channels_last_values_, 0);
+  // Without VNNI, c2 still runs int8: its source (after the Relu) quantizes to u8, which the AVX2
+  // kernels sum exactly.
   for (const auto& node : optimized.plan().nodes_)
-    EXPECT_EQ(runtime::runs_native_int8(*node.kernel), native_int8_here()) << node.label;
+    EXPECT_EQ(runtime::runs_native_int8(*node.kernel), native_int8_here() || node.spec.name == "c2") << node.label;
   const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
   const Tensor got = optimized.run({{"x", x}}).at("y");
   EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks);
@@ -560,6 +563,70 @@ TEST(Int8Kernels, ConsecutiveInt8ConvolutionsHandOverChannelsLast) {
   for (float v : want.values<float>()) max_abs = std::max(max_abs, double(std::fabs(v)));
   for (int64_t i = 0; i < got.numel(); ++i)
     ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 2e-5 * max_abs + 1e-6) << "element " << i;
+}
+
+/// x -> c1 (3x3) -> Relu -> a -> c2 (3x3, 2 groups) -> Clip(0, 6) -> b -> c3 (1x1) -> h -> c4 (1x1) -> y;
+/// `observed` also makes a, b and h graph outputs.
+onnx::ModelProto int8_chain_model(bool observed) {
+  testing::ModelBuilder b;
+  b.input("x", DType::kFloat32, {1, 16, 14, 14}).output("y", DType::kFloat32, {1, 8, 14, 14});
+  if (observed) {
+    b.output("a", DType::kFloat32, {1, 32, 14, 14}).output("b", DType::kFloat32, {1, 32, 14, 14});
+    b.output("h", DType::kFloat32, {1, 24, 14, 14});
+  }
+  b.initializer("w1", uniform({32, 16, 3, 3}, 81, -0.3f, 0.3f)).initializer("b1", uniform({32}, 82, -0.5f, 0.5f));
+  b.initializer("w2", uniform({32, 16, 3, 3}, 83, -0.3f, 0.3f)).initializer("b2", uniform({32}, 84, -0.5f, 0.5f));
+  b.initializer("w3", uniform({24, 32, 1, 1}, 85, -0.3f, 0.3f));
+  b.initializer("w4", uniform({8, 24, 1, 1}, 86, -0.3f, 0.3f)).initializer("b4", uniform({8}, 87, -0.5f, 0.5f));
+  add_ints_attr(b.node("Conv", {"x", "w1", "b1"}, {"h1"}, "c1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"h1"}, {"a"}, "relu");
+  auto& c2 = b.node("Conv", {"a", "w2", "b2"}, {"h2"}, "c2");
+  add_ints_attr(c2, "pads", {1, 1, 1, 1});
+  testing::add_int_attr(c2, "group", 2);
+  b.initializer("lo", Tensor::scalar(0.0f)).initializer("hi", Tensor::scalar(6.0f));
+  b.node("Clip", {"h2", "lo", "hi"}, {"b"}, "clip");
+  b.node("Conv", {"b", "w3"}, {"h"}, "c3");
+  b.node("Conv", {"h", "w4", "b4"}, {"y"}, "c4");
+  return b.model();
+}
+
+TEST(Int8Kernels, Int8StorageBetweenConvolutionsComputesTheSameIntegers) {
+  // The int8 values that c1-c3 write in their epilogues (u8 after the Relu and the Clip, s8 for h)
+  // are those the next layer would quantize from a dequantized fp32 hand-off: the outputs of a
+  // plan that stores them equal those of one whose graph outputs keep every value fp32 (exact
+  // integer sums either way; CTest runs this under ONEDNN_MAX_CPU_ISA=AVX2 too).
+  const std::map<std::string, float> scales = {
+      {"x", 1.0f / 127}, {"a", 2.5f / 127}, {"b", 4.0f / 127}, {"h", 6.0f / 127}};
+  Session stored = build(int8_chain_model(false), scales, runtime::KernelTier::kOptimized);
+  Session observed = build(int8_chain_model(true), scales, runtime::KernelTier::kOptimized);
+  std::map<std::string, DType> storage;
+  for (const auto& node : stored.plan().nodes_) {
+    const auto* k = dynamic_cast<const runtime::Int8StorageKernel*>(node.kernel.get());
+    storage[node.spec.name] = k ? k->int8_output_dtype() : DType::kUndefined;
+  }
+  for (const auto& node : observed.plan().nodes_) {
+    const auto* k = dynamic_cast<const runtime::Int8StorageKernel*>(node.kernel.get());
+    EXPECT_EQ(k ? k->int8_output_dtype() : DType::kUndefined, DType::kUndefined) << "observed " << node.label;
+  }
+  // Without VNNI only layers with a non-negative source run int8 (c2, c3: take_non_negative_source),
+  // and only u8 values are stored (c2's).
+  const DType none = DType::kUndefined;
+  EXPECT_EQ(storage["c1"], native_int8_here() ? DType::kUInt8 : none);
+  EXPECT_EQ(storage["c2"], DType::kUInt8);
+  EXPECT_EQ(storage["c3"], native_int8_here() ? DType::kInt8 : none);
+  EXPECT_EQ(storage["c4"], none) << "the graph output stays fp32";
+  // Inputs beyond the calibrated ranges saturate the stored values as the quantization clamps.
+  for (uint32_t seed : {91u, 92u}) {
+    const Tensor x = uniform({1, 16, 14, 14}, seed, -1.5f, 1.5f);
+    const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
+    const Tensor got = stored.run({{"x", x}}).at("y");
+    EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks) << "a layer left oneDNN";
+    const Tensor want = observed.run({{"x", x}}).at("y");
+    ASSERT_EQ(got.shape(), want.shape());
+    int64_t differing = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) differing += got.data<float>()[i] != want.data<float>()[i];
+    EXPECT_EQ(differing, 0) << "of " << got.numel() << " outputs (seed " << seed << ")";
+  }
 }
 
 TEST(Int8Kernels, ConvTransposeAgreesWithReferenceOnFakeQuantizedOperands) {
@@ -621,6 +688,25 @@ TEST(Int8Kernels, QuantizeInt8MatchesFakeQuantizeIncludingTiesAndClamping) {
   EXPECT_EQ(q[7], 127);  // clamped to the symmetric range
   EXPECT_EQ(q[8], -127);
   EXPECT_EQ(q[9], -127);
+}
+
+TEST(Int8Kernels, QuantizationWithASubnormalScaleKeepsZerosZero) {
+  // A channel of subnormal weights has a scale whose reciprocal overflows: x * (1 / scale) would
+  // turn its zeros into NaN and then -127 (subnormal fake-quantized weights, and very slow fp32
+  // convolutions); such scales divide instead.
+  std::vector<float> w = {0.0f, 0.0f, 1e-40f, -1e-40f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  const float scale = 1e-40f / 127;
+  std::vector<int8_t> q(w.size());
+  runtime::quantize_int8(w.data(), q.data(), static_cast<int64_t>(w.size()), scale);
+  std::vector<float> fake = w;
+  runtime::fake_quantize_int8(fake.data(), static_cast<int64_t>(fake.size()), scale);
+  EXPECT_EQ(q[0], 0);
+  EXPECT_EQ(q[2], 127);
+  EXPECT_EQ(q[3], -127);
+  for (size_t i = 4; i < w.size(); ++i) {
+    EXPECT_EQ(q[i], 0) << i;
+    EXPECT_EQ(fake[i], 0.0f) << i;
+  }
 }
 
 TEST(Int8Kernels, QuantizedWeightsOfFakeQuantizedWeightsAreExact) {

@@ -85,6 +85,7 @@ struct PlanSummary {
     std::string tactic;               // kernel variant
     std::string precision;            // dtype the layer computes in
     bool int8_kernel = false;         // int8: on int8 kernels (else fp32 on fake-quantized operands)
+    std::string int8_dataflow;        // on int8 kernels: "u8 x s8 -> s32 -> u8, oneDNN <isa>" 
     std::vector<std::string> fused;   // absorbed nodes, "Relu node 'r'"
     std::vector<std::string> inputs, outputs;
     std::vector<std::string> input_shapes;  // as the kernel saw them at build time ("?" when dynamic)

@@ -169,6 +169,7 @@ class DnnlConvKernel : public Kernel,
                        public ChannelsLastKernel,
                        public PackedStateKernel,
                        public ReducedStorageKernel,
+                       public Int8StorageKernel,
                        public NativeInt8Kernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init, bool transposed) {
@@ -188,7 +189,8 @@ class DnnlConvKernel : public Kernel,
     }
     // An int8 layer: the weights (fake-quantized by the layer's init) as their int8 values, where
     // oneDNN sums them exactly; elsewhere fp32 on the fake-quantized operands.
-    if (compute_precision_of(init) == DType::kInt8 && dnnl_support::int8_sums_exactly()) kernel->start_int8();
+    kernel->int8_layer_ = compute_precision_of(init) == DType::kInt8;
+    if (kernel->int8_layer_ && dnnl_support::int8_sums_exactly()) kernel->start_int8();
     const auto* source = dynamic_cast<const PackedStateSource*>(&init);
     kernel->capture_constant_bias(init);
     kernel->start_point_product();
@@ -262,6 +264,54 @@ class DnnlConvKernel : public Kernel,
     cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
   }
 
+  // int8 storage (runtime/reduced_storage.h): oneDNN's int8 convolution reads an s8 or u8 source
+  // as it is and requantizes its output in the epilogue (not after a residual sum, which
+  // accumulates onto the destination in its own type).
+  bool reads_int8_input(size_t input) const override { return input == 0 && int8_ && !transposed_ && !depthwise_tail_; }
+  bool can_write_int8() const override {
+    // Without VNNI the readers take u8 only (take_non_negative_source).
+    const bool type_ok = dnnl_support::int8_sums_exactly() || tails_.output_non_negative();
+    return int8_ && type_ok && !transposed_ && !depthwise_tail_ && !tails_.has_residual();
+  }
+  void write_int8(float scale) override {
+    output_int8_ = tails_.output_non_negative() ? DType::kUInt8 : DType::kInt8;
+    y_scale_ = scale;
+    cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
+  }
+  DType int8_output_dtype() const override { return output_int8_; }
+  bool output_non_negative() const override { return tails_.output_non_negative(); }
+  DType int8_source_dtype() const override {
+    if (!int8_) return DType::kUndefined;
+    return non_negative_source_ ? DType::kUInt8 : DType::kInt8;
+  }
+  // Without VNNI, oneDNN's int8 convolution (AVX2: vpmaddubsw) sums u8 sources of at most 127
+  // exactly; an int8 layer there starts its int8 path only once its source is known >= 0.
+  bool take_non_negative_source(float scale) override {
+    if (!int8_layer_ || transposed_ || depthwise_tail_ || !(scale > 0) || !std::isfinite(scale)) return int8_;
+    if (!int8_) {
+      if (!dnnl_support::isa_includes(dnnl_support::effective_isa(), dnnl::cpu_isa::avx2)) return false;
+      // A product on 1x1 maps (squeeze-excitation) keeps its direct fp32 loop (start_point_product).
+      if (point_weights_ && static_input_shape_ &&
+          std::all_of(static_input_shape_->begin() + 2, static_input_shape_->end(), [](int64_t d) { return d == 1; }))
+        return false;
+      start_int8();
+      if (!take_int8_scales({{0, scale}})) return false;
+      non_negative_source_ = true;
+      if (!int8_has_jit_implementation()) {
+        // oneDNN's reference int8 convolution is many times slower than its fp32 jit kernels.
+        non_negative_source_ = false;
+        stop_int8();
+        return false;
+      }
+      prepacked_ = memory();  // the fp32 weights' packing
+      prepacked_desc_ = memory::desc();
+    }
+    if (scale != x_scale_) return int8_;
+    non_negative_source_ = true;
+    cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
+    return int8_;
+  }
+
   // int8 (runtime/reduced_precision.h): the source's calibrated scale.
   bool take_int8_scales(const std::map<size_t, float>& scales) override {
     const bool ok = int8_ && scales.size() == 1 && scales.count(0) && scales.at(0) > 0 && std::isfinite(scales.at(0));
@@ -287,7 +337,8 @@ class DnnlConvKernel : public Kernel,
     const Shape out_shape = p.output_shape();
     // Fused tails append their inputs after the head's own: index 2 is the bias only if the node had one.
     const Tensor* bias = num_head_inputs_ > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
-    const bool source_ok = x.dtype() == DType::kFloat32 || (x.dtype() == DType::kBFloat16 && native_reduced());
+    const bool source_ok = x.dtype() == DType::kFloat32 || (x.dtype() == DType::kBFloat16 && native_reduced()) ||
+                           (int8_ && is_int8_storage(x.dtype()));
     bool fast = source_ok && shape_numel(out_shape) > 0 && x.numel() > 0 &&
                 (!bias || (bias->dtype() == DType::kFloat32 && bias->numel() == p.out_channels)) &&
                 tails_.fast_path_ok(ctx, out_shape);
@@ -316,9 +367,13 @@ class DnnlConvKernel : public Kernel,
       const int64_t chunks = chunk_count(p, ctx);
       std::vector<int64_t> key = x.shape();
       key.push_back(chunks);
-            key.push_back(bias != nullptr);
-      key.push_back(static_cast<int64_t>(x.dtype()));
-      plan = cache_->get(key, [&] { return make_plan(p, bias != nullptr, chunks, x.dtype()); });
+      key.push_back(bias != nullptr);
+      // The primitive's source type: an int8 layer's fp32 source is quantized (quantized_source) first.
+      const DType source_dtype = !int8_ || is_int8_storage(x.dtype()) ? x.dtype()
+                                 : non_negative_source_                ? DType::kUInt8
+                                                                       : DType::kInt8;
+      key.push_back(static_cast<int64_t>(source_dtype));
+      plan = cache_->get(key, [&] { return make_plan(p, bias != nullptr, chunks, source_dtype); });
       fast = plan->supported;
     }
     if (!fast) {
@@ -326,7 +381,7 @@ class DnnlConvKernel : public Kernel,
       return;
     }
     if (int8_) {
-      const Tensor xq = quantized_source(x, ctx);
+      const Tensor xq = is_int8_storage(x.dtype()) ? x : quantized_source(x, ctx);
       const Tensor scaled_bias = bias ? int8_bias(*bias) : Tensor();
       run(*plan, xq, bias ? &scaled_bias : nullptr, out_shape, ctx);
     } else {
@@ -794,6 +849,34 @@ class DnnlConvKernel : public Kernel,
     return scales;
   }
 
+  static bool is_int8_storage(DType dtype) { return dtype == DType::kInt8 || dtype == DType::kUInt8; }
+
+  /// The type output 0 is written in: fp32, or bf16 / int8 storage (runtime/reduced_storage.h).
+  DType output_dtype() const {
+    if (output_reduced_) return DType::kBFloat16;
+    return output_int8_ != DType::kUndefined ? output_int8_ : DType::kFloat32;
+  }
+  static memory::data_type data_type_of(DType dtype) {
+    switch (dtype) {
+      case DType::kBFloat16: return memory::data_type::bf16;
+      case DType::kInt8: return memory::data_type::s8;
+      case DType::kUInt8: return memory::data_type::u8;
+      default: return memory::data_type::f32;
+    }
+  }
+
+  /// The post-op chain of a slice; an int8 output appends the requantization to y_scale_ (the
+  /// destination's conversion rounds to nearest even, as quantize_int8). The clamp is eltwise_clip:
+  /// after a fused Clip (eltwise_clip_v2), a second clip_v2 step made oneDNN 2.6's int8
+  /// convolutions write wrong values (Int8Kernels.Int8StorageBetweenConvolutions*).
+  dnnl::post_ops output_post_ops(const Shape& y_shape, bool drop_trailing_swish) const {
+    dnnl::post_ops ops = tails_.post_ops(y_shape, drop_trailing_swish);
+    if (output_int8_ == DType::kUndefined) return ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f / y_scale_, 0.f);
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, output_int8_ == DType::kUInt8 ? 0.f : -127.f, 127.f);
+    return ops;
+  }
+
   /// Back to fp32 on the (fake-quantized) weights: the layer's wrapper quantizes the source.
   void stop_int8() {
     if (!int8_) return;
@@ -808,9 +891,10 @@ class DnnlConvKernel : public Kernel,
 
   /// The source's int8 values, in the source's own layout (plain or channels-last).
   Tensor quantized_source(const Tensor& x, KernelContext& ctx) const {
-    Tensor xq = pooled_uninitialized_tensor(DType::kInt8, x.shape());
+    // A non-negative source quantizes to values 0..127, whose bits as u8 are the same.
+    Tensor xq = pooled_uninitialized_tensor(non_negative_source_ ? DType::kUInt8 : DType::kInt8, x.shape());
     const float* from = x.data<float>();
-    int8_t* to = xq.data<int8_t>();
+    auto* to = static_cast<int8_t*>(xq.raw_data());
     constexpr int64_t kBlock = int64_t{1} << 16;
     const int64_t blocks = (x.numel() + kBlock - 1) / kBlock;
     const float scale = x_scale_;
@@ -841,7 +925,9 @@ class DnnlConvKernel : public Kernel,
     std::map<size_t, Value> replaced;
     // A bf16-stored source (runtime/reduced_storage.h) widens exactly to fp32 for the reference.
     Tensor x = ctx.input(0).dtype() == DType::kBFloat16 ? ctx.input(0).cast(DType::kFloat32) : ctx.input(0);
-    if (int8_ && x.dtype() == DType::kFloat32) {
+    // An int8-stored source times its scale is the fake-quantized fp32 source, exactly.
+    if (is_int8_storage(x.dtype())) x = dequantized(x, x_scale_);
+    else if (int8_ && x.dtype() == DType::kFloat32) {
       x = x.clone();
       fake_quantize_int8(x.data<float>(), x.numel(), x_scale_);
     }
@@ -856,6 +942,30 @@ class DnnlConvKernel : public Kernel,
     }
     if (output_reduced_ && ctx.output_value(0).tensor().dtype() == DType::kFloat32)
       ctx.set_output(0, Value(ctx.output_value(0).tensor().cast(DType::kBFloat16)));
+    if (output_int8_ != DType::kUndefined && ctx.output_value(0).tensor().dtype() == DType::kFloat32)
+      ctx.set_output(0, Value(requantized(ctx.output_value(0).tensor(), y_scale_, output_int8_)));
+  }
+
+  /// float(q) * scale for an int8 or uint8 tensor.
+  static Tensor dequantized(const Tensor& q, float scale) {
+    Tensor out(DType::kFloat32, q.shape());
+    float* to = out.data<float>();
+    if (q.dtype() == DType::kUInt8)
+      for (int64_t i = 0; i < q.numel(); ++i) to[i] = static_cast<float>(q.data<uint8_t>()[i]) * scale;
+    else
+      for (int64_t i = 0; i < q.numel(); ++i) to[i] = static_cast<float>(q.data<int8_t>()[i]) * scale;
+    return out;
+  }
+
+  /// quantize_int8(y, scale) as `dtype` (uint8: negative values, which a non-negative chain does
+  /// not produce, clamp to 0).
+  static Tensor requantized(const Tensor& y, float scale, DType dtype) {
+    Tensor q(DType::kInt8, y.shape());
+    quantize_int8(y.data<float>(), q.data<int8_t>(), y.numel(), scale);
+    if (dtype == DType::kInt8) return q;
+    Tensor u(DType::kUInt8, y.shape());
+    for (int64_t i = 0; i < y.numel(); ++i) u.data<uint8_t>()[i] = static_cast<uint8_t>(std::max<int8_t>(q.data<int8_t>()[i], 0));
+    return u;
   }
 
   bool native_reduced() const { return compute_type_ == memory::data_type::bf16 && !transposed_; }
@@ -929,7 +1039,8 @@ class DnnlConvKernel : public Kernel,
 
   /// Primitive descriptor for one geometry; throws dnnl::error when oneDNN has no implementation.
   PrimitiveDesc make_primitive_desc(const ConvProblem& p, const Shape& x_shape, const Shape& y_shape,
-                                    const DnnlGeometry& d, bool has_bias, const dnnl::primitive_attr& attr) const {
+                                    const DnnlGeometry& d, bool has_bias, const dnnl::primitive_attr& attr,
+                                    std::optional<memory::data_type> src_type = std::nullopt) const {
     const ConvActivationLayout layout = options_.conv_layout;
     // Transposed convolutions always run on plain NCHW, where oneDNN 2.6 picks its GEMM + col2im
     // implementation (ONNX Runtime's approach too): in the blocked layout a ConvTranspose with
@@ -938,12 +1049,12 @@ class DnnlConvKernel : public Kernel,
     // int8 transposed convolutions take the layout oneDNN's int8 deconvolution wants.
     const bool plain = (transposed_ && !int8_) || layout == ConvActivationLayout::kPlain ||
                        (layout == ConvActivationLayout::kPointwisePlain && is_pointwise(p));
-    const memory::desc src = activation_desc(x_shape, plain, compute_type_);
-    const memory::desc dst =
-        activation_desc(y_shape, plain, output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32);
+    const memory::desc src = activation_desc(x_shape, plain, src_type.value_or(compute_type_));
+    const memory::desc dst = activation_desc(y_shape, plain, data_type_of(output_dtype()));
     const memory::desc w_plain = onnx_weights_desc(weight_shape(p), p.group, transposed_);
     const memory::desc weights(w_plain.dims(), compute_type_, memory::format_tag::any);
-    // int8: the source is s8 (compute_type_), the destination stays f32 (dequantized by the output scales).
+    // int8: the source is s8 or u8, the destination f32 (dequantized by the output scales) or, with
+    // int8 storage, s8/u8 (requantized by output_post_ops).
     const memory::desc bias = has_bias ? plain_desc({p.out_channels}) : memory::desc();
     PrimitiveDesc pd;
     if (transposed_) {
@@ -1006,24 +1117,48 @@ class DnnlConvKernel : public Kernel,
     return packed_.back().packed;
   }
 
+  struct PlanTimeContext : KernelContext {  // only for fail(): shape errors surface at run time
+    size_t num_inputs() const override { return 0; }
+    size_t num_outputs() const override { return 0; }
+    bool has_input(size_t) const override { return false; }
+    const Value& input_value(size_t) const override { fail("no inputs at plan time"); }
+    bool has_output(size_t) const override { return false; }
+    void set_output(size_t, Value) override {}
+    Value& output_value(size_t) override { fail("no outputs at plan time"); }
+    std::vector<Value> run_subgraph(const Subgraph&, std::vector<Value>) override { fail("no subgraphs"); }
+    void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { fn(0, n); }
+    int num_threads() const override { return 1; }
+    Precision precision() const override { return Precision::kFloat32; }
+    uint64_t next_random_seed() override { return 0; }
+    std::string node_label() const override { return "plan"; }
+  };
+
+  /// Whether oneDNN has a jit (not reference) int8 implementation for the static input shape with
+  /// this kernel's source type and post-ops (true for dynamic shapes: decided per run).
+  bool int8_has_jit_implementation() const {
+    if (!static_input_shape_) return true;
+    PlanTimeContext ctx;
+    try {
+      const ConvProblem p = problem(*static_input_shape_, ctx);
+      std::optional<DnnlGeometry> d = dnnl_geometry(p);
+      if (!d || shape_numel(p.output_shape()) == 0) return false;
+      dnnl::primitive_attr attr = primitive_attr();
+      attr.set_post_ops(output_post_ops(p.output_shape(), false));
+      const memory::data_type source = non_negative_source_ ? memory::data_type::u8 : memory::data_type::s8;
+      const PrimitiveDesc pd = make_primitive_desc(p, input_shape(p), p.output_shape(), *d, num_head_inputs_ > 2, attr, source);
+      const std::string impl = pd.base().impl_info_str();
+      return impl.rfind("ref", 0) != 0 && impl.find(":ref") == std::string::npos;
+    } catch (const Error&) {
+      return false;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }
+
   /// Plan time, static input shape: packs the weights for the unfused primitive; plans for the
   /// same weights layout reuse them.
   void prepack(const Shape& x_shape) {
-    struct PlanTimeContext : KernelContext {  // only for fail(): shape errors surface at run time
-      size_t num_inputs() const override { return 0; }
-      size_t num_outputs() const override { return 0; }
-      bool has_input(size_t) const override { return false; }
-      const Value& input_value(size_t) const override { fail("no inputs at plan time"); }
-      bool has_output(size_t) const override { return false; }
-      void set_output(size_t, Value) override {}
-      Value& output_value(size_t) override { fail("no outputs at plan time"); }
-      std::vector<Value> run_subgraph(const Subgraph&, std::vector<Value>) override { fail("no subgraphs"); }
-      void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { fn(0, n); }
-      int num_threads() const override { return 1; }
-      Precision precision() const override { return Precision::kFloat32; }
-      uint64_t next_random_seed() override { return 0; }
-      std::string node_label() const override { return "plan"; }
-    } ctx;
+    PlanTimeContext ctx;
     try {
       const ConvProblem p = problem(x_shape, ctx);
       std::optional<DnnlGeometry> d = dnnl_geometry(p);
@@ -1188,7 +1323,7 @@ class DnnlConvKernel : public Kernel,
   /// KernelOptions::conv_separate_swish = false keeps oneDNN's post-op everywhere.
   bool separate_swish() const {
     return options_.conv_separate_swish && fast_swish_available(isa_) && !transposed_ && output_channels_last_ &&
-           !output_reduced_ && tails_.trailing_swish();
+           output_dtype() == DType::kFloat32 && tails_.trailing_swish();
   }
 
   ConvPlan make_plan(const ConvProblem& p, bool has_bias, int64_t chunks, DType x_dtype) const {
@@ -1213,7 +1348,7 @@ class DnnlConvKernel : public Kernel,
         std::optional<SliceExtent> slice =
             axis == ConvSplitAxis::kChannels ? channel_slice(p, *full, channel_bounds, c) : row_slice(p, *full, c, chunks);
         if (!slice) return plan;  // a row slice that reads only padding
-        attr.set_post_ops(tails_.post_ops(slice->y_shape, plan.swish_after.has_value()));
+        attr.set_post_ops(output_post_ops(slice->y_shape, plan.swish_after.has_value()));
         plan.chunks.push_back(make_chunk(p, *slice, has_bias, attr, x_dtype));
       }
       plan.supported = true;
@@ -1227,10 +1362,10 @@ class DnnlConvKernel : public Kernel,
   /// The primitive, weights, views and reorders of one slice of `p`.
   ConvChunk make_chunk(const ConvProblem& p, const SliceExtent& slice, bool has_bias, const dnnl::primitive_attr& attr,
                        DType x_dtype) const {
-    const memory::data_type x_type = int8_                            ? memory::data_type::s8
-                                     : x_dtype == DType::kBFloat16 ? memory::data_type::bf16
-                                                                   : memory::data_type::f32;
-    const memory::data_type y_type = output_reduced_ ? memory::data_type::bf16 : memory::data_type::f32;
+    const memory::data_type x_type = !int8_                   ? data_type_of(x_dtype)
+                                     : x_dtype == DType::kUInt8 ? memory::data_type::u8
+                                                                : memory::data_type::s8;
+    const memory::data_type y_type = data_type_of(output_dtype());
     auto strides_of = [](const Shape& shape, bool channels_last) {
       return channels_last ? channels_last_strides(shape) : shape_strides(shape);
     };
@@ -1241,7 +1376,7 @@ class DnnlConvKernel : public Kernel,
     const std::vector<int64_t> addend_strides = strides_of(y_shape, residual_channels_last_);
     ConvChunk chunk;
     const PrimitiveDesc typed = make_primitive_desc(slice.problem, slice.x_shape, slice.y_shape, slice.geometry,
-                                                    has_bias, attr);
+                                                    has_bias, attr, int8_ ? std::optional(x_type) : std::nullopt);
     const dnnl::primitive_desc& pd = typed.base();
     chunk.primitive = typed.primitive();
     chunk.scratchpad = pd.scratchpad_desc();
@@ -1279,7 +1414,7 @@ class DnnlConvKernel : public Kernel,
   }
 
   void run(const ConvPlan& plan, const Tensor& x, const Tensor* bias, const Shape& out_shape, KernelContext& ctx) const {
-    Tensor& y = ctx.allocate_output_uninitialized(0, output_reduced_ ? DType::kBFloat16 : DType::kFloat32, out_shape);
+    Tensor& y = ctx.allocate_output_uninitialized(0, output_dtype(), out_shape);
     const Tensor* addend = tails_.residual(ctx);
     // Element offsets into the source and the output, in their own element sizes (fp32 or bf16).
     auto* x_bytes = static_cast<std::byte*>(const_cast<void*>(x.raw_data()));
@@ -1344,6 +1479,10 @@ class DnnlConvKernel : public Kernel,
   std::vector<float> weight_scales_, output_scales_;
   float x_scale_ = 0;
   bool output_reduced_ = false;  // output 0 written as bf16 (runtime/reduced_storage.h)
+  bool int8_layer_ = false;           // built as an int8 layer (whether or not int8_ runs)
+  bool non_negative_source_ = false;  // take_non_negative_source: X quantizes to u8
+  DType output_int8_ = DType::kUndefined;  // kInt8 / kUInt8: output 0 stored as int8 (reduced_storage.h)
+  float y_scale_ = 0;                      // the scale of those int8 values
   ops::ReferenceChain chain_;  // the reference kernels of the node and its fused tails
   Tensor weights_;
   size_t num_head_inputs_;

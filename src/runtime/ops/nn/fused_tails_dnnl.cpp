@@ -150,6 +150,13 @@ std::optional<float> FusedTails::trailing_swish() const {
   return steps_.back().alpha;
 }
 
+bool FusedTails::output_non_negative() const {
+  if (steps_.empty() || steps_.back().kind != Kind::kEltwise) return false;
+  const PostOp& last = steps_.back();
+  return (last.algorithm == dnnl::algorithm::eltwise_relu && last.alpha == 0.f) ||
+         (last.algorithm == dnnl::algorithm::eltwise_clip_v2 && last.alpha >= 0.f);
+}
+
 dnnl::post_ops FusedTails::post_ops(const Shape& out_shape, bool drop_trailing_swish) const {
   dnnl::post_ops ops;
   const size_t count = drop_trailing_swish && trailing_swish() ? steps_.size() - 1 : steps_.size();

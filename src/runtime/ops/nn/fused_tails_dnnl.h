@@ -58,6 +58,9 @@ class FusedTails {
   dnnl::post_ops post_ops(const Shape& out_shape, bool drop_trailing_swish = false) const;
   /// Swish's alpha when the chain ends with a Swish eltwise step (SiLU, x * sigmoid(alpha * x)).
   std::optional<float> trailing_swish() const;
+  /// Whether every value the chain hands out is >= 0: it ends with a Relu or a Clip whose lower
+  /// bound is >= 0 (an int8 output may then be stored as u8).
+  bool output_non_negative() const;
   /// Adds the memory arguments of the binary post-ops (per-channel constants): out_shape[1] of
   /// them from `first_channel` on, for a primitive that computes that channel range.
   void add_binary_args(std::unordered_map<int, dnnl::memory>& args, const Shape& out_shape,
