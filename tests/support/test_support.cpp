@@ -83,6 +83,23 @@ CommandResult run_with_failing_runners(const std::vector<std::string>& args) {
   return run_shell(cmd);
 }
 
+runtime::KernelIsa test_kernel_isa() {
+  static const runtime::KernelIsa isa = [] {
+    const char* cap = std::getenv("PARITY_TEST_KERNEL_ISA");
+    const std::optional<runtime::KernelIsa> parsed = cap && *cap ? runtime::parse_kernel_isa(cap) : std::nullopt;
+    if (cap && *cap && !parsed) ADD_FAILURE() << "$PARITY_TEST_KERNEL_ISA must be native, avx512, avx2 or baseline";
+    return parsed ? runtime::min_isa(runtime::cpu_kernel_isa(), *parsed) : runtime::cpu_kernel_isa();
+  }();
+  return isa;
+}
+
+std::vector<runtime::KernelIsa> tested_kernel_isas() {
+  std::vector<runtime::KernelIsa> tiers;
+  for (runtime::KernelIsa isa : {runtime::KernelIsa::kAvx512, runtime::KernelIsa::kAvx2, runtime::KernelIsa::kBaseline})
+    if (isa <= test_kernel_isa()) tiers.push_back(isa);
+  return tiers;
+}
+
 fs::path source_dir() { return PARITY_SOURCE_DIR; }
 fs::path shared_dir() { return PARITY_SHARED_DIR; }
 fs::path fixtures_dir() { return shared_dir() / "fixtures"; }

@@ -163,7 +163,7 @@ TEST(BatchNormToChannelsLast, EveryTileAndTailMatchesTheNchwFormulaBitForBit) {
   using Loop = std::function<void(const float*, const float*, const float*, bool, int64_t, int64_t, int64_t, int64_t,
                                   float*)>;
   std::vector<Loop> loops = {nn::scale_shift_to_channels_last_portable};
-  for (const runtime::KernelIsa isa : tested_kernel_isas())
+  for (const KernelIsa isa : testing::tested_kernel_isas())
     loops.push_back([isa](const float* x, const float* a, const float* b, bool relu, int64_t c, int64_t pixels,
                           int64_t begin, int64_t end, float* y) {
       nn::scale_shift_to_channels_last(x, a, b, relu, c, pixels, begin, end, y, isa);

@@ -108,7 +108,7 @@ onnx::ModelProto conv_case_model(const ConvCase& c) {
 
 Session build(const onnx::ModelProto& model, const std::map<std::string, float>& scales, runtime::KernelTier kernels) {
   runtime::SessionOptions options;
-  options.kernel_options.isa_cap = test_kernel_isa();
+  options.kernel_options.isa_cap = testing::test_kernel_isa();
   options.reduced_precision.int8 = true;
   options.reduced_precision.int8_scales = scales;
   options.kernels = kernels;
@@ -359,7 +359,7 @@ onnx::ModelProto qdq_conv_model() {
 TEST(Int8Kernels, QdqConvolutionRunsAsQLinearConvOnInt8KernelsInInt8Plans) {
   const auto model = qdq_conv_model();
   runtime::SessionOptions int8_options;
-  int8_options.kernel_options.isa_cap = test_kernel_isa();
+  int8_options.kernel_options.isa_cap = testing::test_kernel_isa();
   int8_options.reduced_precision.int8 = true;
   Session int8 = Session::create(model, int8_options).value();
   Session fp32 = Session::create(model).value();
@@ -423,7 +423,7 @@ TEST(Int8Kernels, QLinearMatMulOnOneDnnEqualsTheReferenceBitForBit) {
     b.initializer("y_zp", uint8 ? Tensor::from_vector<uint8_t>({}, {125}) : Tensor::from_vector<int8_t>({}, {3}));
     b.node("QLinearMatMul", {"a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "y_scale", "y_zp"}, {"y"}, "qmm");
     runtime::SessionOptions reference_options;
-    reference_options.kernel_options.isa_cap = test_kernel_isa();
+    reference_options.kernel_options.isa_cap = testing::test_kernel_isa();
     reference_options.kernels = runtime::KernelTier::kReference;
     Session optimized = Session::create(b.model()).value();
     Session reference = Session::create(b.model(), reference_options).value();
@@ -452,7 +452,7 @@ TEST(Int8Kernels, MatMulIntegerOnOneDnnEqualsTheReferenceIncludingARunTimeZeroPo
   b.node("DynamicQuantizeLinear", {"x"}, {"xq", "x_scale", "x_zp"}, "dynamic_quantize");
   b.node("MatMulInteger", {"xq", "w", "x_zp", "w_zp"}, {"y"}, "mmi");
   runtime::SessionOptions reference_options;
-  reference_options.kernel_options.isa_cap = test_kernel_isa();
+  reference_options.kernel_options.isa_cap = testing::test_kernel_isa();
   reference_options.kernels = runtime::KernelTier::kReference;
   Session optimized = Session::create(b.model()).value();
   Session reference = Session::create(b.model(), reference_options).value();
@@ -476,7 +476,7 @@ TEST(Int8Kernels, ConvIntegerOnOneDnnEqualsTheReferenceIncludingARunTimeZeroPoin
   b.node("DynamicQuantizeLinear", {"x"}, {"xq", "x_scale", "x_zp"}, "dynamic_quantize");
   add_ints_attr(b.node("ConvInteger", {"xq", "w", "x_zp"}, {"y"}, "conv_integer"), "pads", {1, 1, 1, 1});
   runtime::SessionOptions reference_options;
-  reference_options.kernel_options.isa_cap = test_kernel_isa();
+  reference_options.kernel_options.isa_cap = testing::test_kernel_isa();
   reference_options.kernels = runtime::KernelTier::kReference;
   Session optimized = Session::create(b.model()).value();
   Session reference = Session::create(b.model(), reference_options).value();
@@ -509,7 +509,7 @@ TEST(Int8Kernels, QdqMatMulRunsAsQLinearMatMulInInt8Plans) {
   b.node("QuantizeLinear", {"m", "y_scale", "y_zp"}, {"yq"}, "quantize_y");
   b.node("DequantizeLinear", {"yq", "y_scale", "y_zp"}, {"y"}, "dequantize_y");
   runtime::SessionOptions int8_options;
-  int8_options.kernel_options.isa_cap = test_kernel_isa();
+  int8_options.kernel_options.isa_cap = testing::test_kernel_isa();
   int8_options.reduced_precision.int8 = true;
   Session int8 = Session::create(b.model(), int8_options).value();
   Session fp32 = Session::create(b.model()).value();

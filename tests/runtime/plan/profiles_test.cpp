@@ -76,7 +76,7 @@ TEST(Profiles, BadProfilesAreRefusedNamingProfileAndInput) {
   PARITY_REQUIRE_FILE(rec_model());
   auto build = [](const std::string& item) {
     runtime::SessionOptions options;
-    options.kernel_options.isa_cap = test_kernel_isa();
+    options.kernel_options.isa_cap = testing::test_kernel_isa();
     options.profiles = runtime::parse_profiles({item}, "--profile");
     Session::create(rec_model(), options).value();
   };
@@ -89,7 +89,7 @@ TEST(Profiles, BadProfilesAreRefusedNamingProfileAndInput) {
 TEST(Profiles, RecPlanWithTwoProfilesRunsInsideThemAndRefusesOutside) {
   PARITY_REQUIRE_FILE(rec_model());
   runtime::SessionOptions options;
-  options.kernel_options.isa_cap = test_kernel_isa();
+  options.kernel_options.isa_cap = testing::test_kernel_isa();
   options.profiles = two_rec_profiles();
   Session built = Session::create(rec_model(), options).value();
   ASSERT_EQ(built.options().profiles.size(), 2u);
@@ -135,7 +135,7 @@ TEST(Profiles, RecPlanWithTwoProfilesRunsInsideThemAndRefusesOutside) {
 TEST(Profiles, TacticsAreTimedAtEachProfilesOptShapes) {
   PARITY_REQUIRE_FILE(rec_model());
   runtime::SessionOptions options;
-  options.kernel_options.isa_cap = test_kernel_isa();
+  options.kernel_options.isa_cap = testing::test_kernel_isa();
   options.profiles = two_rec_profiles();
   options.tactics.time = true;
   options.tactics.cache = std::make_shared<runtime::TimingCache>();

@@ -37,7 +37,7 @@ std::map<std::string, std::string> tactics_of(const Session& s) {
 
 TEST(Tactics, TimingChoosesAmongAcceptingVariantsAndFillsTheCache) {
   runtime::SessionOptions options;
-  options.kernel_options.isa_cap = test_kernel_isa();
+  options.kernel_options.isa_cap = testing::test_kernel_isa();
   options.tactics.time = true;
   options.tactics.cache = std::make_shared<runtime::TimingCache>();
   Session timed = Session::create(model(), options).value();
@@ -63,7 +63,7 @@ TEST(Tactics, TimingChoosesAmongAcceptingVariantsAndFillsTheCache) {
 
 TEST(Tactics, ReplayForcesTheRecordedTacticAndRefusesOthers) {
   runtime::SessionOptions options;
-  options.kernel_options.isa_cap = test_kernel_isa();
+  options.kernel_options.isa_cap = testing::test_kernel_isa();
   options.tactics.replay = {{"c", "reference:conv"}, {"sm", "optimized:softmax_dnnl"}};
   auto t = tactics_of(Session::create(model(), options).value());
   EXPECT_EQ(t.at("c"), "reference:conv");
@@ -82,7 +82,7 @@ TEST(Tactics, ReplayForcesTheRecordedTacticAndRefusesOthers) {
 
 TEST(Tactics, ForbiddenFamiliesLeaveTheReferenceKernel) {
   runtime::SessionOptions options;
-  options.kernel_options.isa_cap = test_kernel_isa();
+  options.kernel_options.isa_cap = testing::test_kernel_isa();
   options.tactics.forbidden = {"optimized"};
   for (const auto& [node, tactic] : tactics_of(Session::create(model(), options).value()))
     EXPECT_EQ(tactic.rfind("reference:", 0), 0u) << node << " " << tactic;
