@@ -21,8 +21,10 @@ select_groups() {
     (want == "drop" && !in_shared) || (want == "keep" && in_shared) { print }'
 }
 
+# awk reads to the end (no early exit) so that parity never writes into a closed pipe (SIGPIPE
+# under pipefail on a loaded machine).
 commands=$("$parity" --help | awk '/^Commands:/ { on = 1; next }
-  on && /^$/ { exit }
+  on && /^$/ { on = 0 }
   on { name = ""; for (i = 1; i <= NF && $i ~ /^[a-z][a-z0-9-]*$/; i++) name = name (name == "" ? "" : " ") $i; print name }')
 
 out=$(mktemp)
