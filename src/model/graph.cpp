@@ -122,6 +122,8 @@ std::vector<std::string> Node::attribute_order() const {
     for (const auto& a : source_->attribute())
       if ((attrs.count(a.name()) || subgraphs.count(a.name())) && listed.insert(a.name()).second)
         order.push_back(a.name());
+  for (const auto& n : added_attribute_order)
+    if ((attrs.count(n) || subgraphs.count(n)) && listed.insert(n).second) order.push_back(n);
   for (const auto& [n, _] : attrs)
     if (listed.insert(n).second) order.push_back(n);
   for (const auto& [n, _] : subgraphs)

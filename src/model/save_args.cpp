@@ -1,15 +1,23 @@
 #include "model/save_args.h"
 
+#include "core/metadata.h"
+#include "core/status.h"
 #include "core/text.h"
 
 namespace parity::model {
 
 void ModelSaveArgs::add_to(options::ArgParser& parser) const {
   parser.group("Model saving");
-  parser.add({.flags = {"--external-data", "--save-external-data"},
+  parser.add({.flags = {"--external-data"},
               .dest = "external_data",
               .help = "Store weights in a side file next to the saved model (needed past protobuf's 2 GiB limit)",
               .arity = options::Arity::kFlag});
+  parser.add({.flags = {"--save-external-data"},
+              .dest = "save_external_data",
+              .help = "Polygraphy's spelling of --external-data; an optional NAME is the side file's name, relative to "
+                      "the model's folder (as --external-data-location)",
+              .metavar = "NAME",
+              .arity = options::Arity::kAny});
   parser.add({.flags = {"--external-data-location"},
               .help = "Name of the side file, relative to the model's folder (default: <model file>.data)",
               .metavar = "NAME"});
@@ -25,6 +33,13 @@ void ModelSaveArgs::add_to(options::ArgParser& parser) const {
 SaveOptions ModelSaveArgs::parse(const options::Args& args) const {
   SaveOptions options;
   options.external_data = args.flag("external_data");
+  if (args.has("save_external_data")) {
+    const auto names = args.list("save_external_data");
+    PARITY_CHECK(names.size() <= 1, kInvalidArgument, "--save-external-data takes at most one file name, got ",
+                 names.size(), ": ", join_names(names));
+    if (!names.empty()) options.location = names.front();
+    options.external_data = true;
+  }
   if (auto location = args.get("external_data_location")) {
     options.location = *location;
     options.external_data = true;

@@ -3,17 +3,26 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <fstream>
+#include <optional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <random>
+#include <regex>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compare/data_loader.h"
+#include "core/logger.h"
 #include "model/checker.h"
 #include "model/graph.h"
 #include "model/known_operators.h"
 #include "model/model.h"
+#include "model/proto_convert.h"
 #include "model/shape_inference.h"
+#include "runners/registry.h"
+#include "runners/runner.h"
 #include "runtime/kernel.h"
 #include "runtime/session.h"
 
@@ -120,6 +129,7 @@ class Linter {
     check_kernels(*graph_);
     check_nondeterminism(*graph_);
     if (inputs_) check_inference(*inputs_);
+    check_with_onnxruntime();
     summarize();
   }
 
@@ -404,6 +414,240 @@ class Linter {
     }
   }
 
+  // ONNX Runtime, as Polygraphy's lint runs it: the whole model first (when the checker found no
+  // error); when that fails, node by node, each node alone in a model whose inputs are the values
+  // its producers computed, so every node that fails independently is named. Nodes whose inputs an
+  // earlier failure left uncomputed are not linted. Without ONNX Runtime the other checks stand and
+  // one warning says so.
+  void check_with_onnxruntime() {
+    const runners::RunnerInfo* ort = runners::RunnerRegistry::instance().find("ort");
+    if (!ort) {
+      report_.add(kWarning, "parity", "ONNX Runtime checks skipped: this parity is built without ONNX Runtime");
+      return;
+    }
+    if (const Status available = ort->availability(nullptr); !available.ok()) {
+      report_.add(kWarning, "parity", "ONNX Runtime checks skipped: " + available.message());
+      return;
+    }
+    if (model_.external_data_ignored()) {
+      report_.add(kWarning, "parity", "ONNX Runtime checks skipped: --ignore-external-data leaves the weights unloaded");
+      return;
+    }
+    TensorMap feed;
+    try {
+      feed = onnxruntime_feed();
+    } catch (const Error& e) {
+      report_.add(kWarning, "parity", str_cat("ONNX Runtime checks skipped: no input data: ", e.what()));
+      return;
+    }
+    const fs::path scratch = scratch_folder();
+    try {
+      lint_with_onnxruntime(*ort, feed, scratch);
+    } catch (const Error& e) {
+      // Parity could not prepare what ONNX Runtime needs: the other checks' entries stand.
+      unlinted_.clear();
+      report_.add(kWarning, "parity",
+                  str_cat(e.code() == ErrorCode::kUnavailable ? "ONNX Runtime checks skipped: " : "ONNX Runtime checks stopped: ",
+                          e.what()));
+    } catch (...) {
+      std::error_code ignored;
+      fs::remove_all(scratch, ignored);
+      throw;
+    }
+    std::error_code ignored;
+    fs::remove_all(scratch, ignored);
+  }
+
+  // A model stamped with an opset newer than the loaded ONNX Runtime's is no fault of the model.
+  static bool is_newer_than_onnxruntime(const std::string& message) {
+    return message.find("ONNX Runtime only *guarantees* support for models stamped with official released onnx opset") !=
+           std::string::npos;
+  }
+
+  static fs::path scratch_folder() {
+    std::random_device rd;
+    for (int attempt = 0;; ++attempt) {
+      const fs::path dir = fs::temp_directory_path() / str_cat("parity-lint-", std::to_string(rd()));
+      std::error_code ec;
+      if (fs::create_directory(dir, ec)) return dir;
+      PARITY_CHECK(attempt < 16, kRuntime, "cannot create a scratch folder in ", fs::temp_directory_path().string(),
+                   ": ", ec.message());
+    }
+  }
+
+  // The loaded feed (--load-input-data), else generated data as Polygraphy's data loader makes it.
+  TensorMap onnxruntime_feed() const {
+    if (inputs_) return inputs_->clone();
+    TensorMetadata metadata;
+    for (const auto& v : graph_->inputs)
+      if (v && v->is_variable()) metadata.add(v->name, v->dtype, v->shape);
+    compare::DataLoader loader;
+    loader.input_metadata(metadata);
+    return loader.generate(0);
+  }
+
+  void lint_with_onnxruntime(const runners::RunnerInfo& ort, const TensorMap& feed, const fs::path& scratch) {
+    const bool checker_passed = std::none_of(report_.entries.begin(), report_.entries.end(), [](const LintEntry& e) {
+      return e.level == kError && e.source == "onnx_checker";
+    });
+    if (checker_passed) {
+      const fs::path whole = scratch / "model.onnx";
+      onnx::ModelProto copy(model_.proto());
+      inline_external_data(copy);
+      write_proto(copy, whole);
+      const auto error = run_onnxruntime(ort, whole, feed);
+      if (!error) return;  // the whole model runs: nothing to report
+      if (is_newer_than_onnxruntime(*error)) {
+        report_.add(kWarning, "onnxruntime", prune_onnxruntime_message(*error));
+        return;
+      }
+    }
+    const auto& proto_graph = model_.proto().graph();
+    std::map<std::string, const onnx::TensorProto*> initializers;
+    for (const auto& t : proto_graph.initializer()) initializers[t.name()] = &t;
+    TensorMap cache = feed.clone();
+    std::set<std::string> failed, already_failing;
+    for (const auto& e : report_.entries)
+      if (e.level == kError && (e.source == "onnx_checker" || e.source == "parity"))
+        already_failing.insert(e.nodes.begin(), e.nodes.end());
+    for (int i = 0; i < proto_graph.node_size() && static_cast<size_t>(i) < graph_->nodes.size(); ++i) {
+      const std::string name = label(graph_->nodes[static_cast<size_t>(i)].get());
+      const onnx::NodeProto& node = proto_graph.node(i);
+      TensorMap node_feed;
+      bool ready = true;
+      for (const auto& input : node.input()) {
+        if (input.empty() || initializers.count(input)) continue;
+        if (!cache.contains(input)) {
+          ready = false;
+          break;
+        }
+        node_feed.set(input, cache.at(input));
+      }
+      if (!ready) {
+        unlinted_.insert(name);
+        continue;
+      }
+      const fs::path file = scratch / str_cat("node_", i, ".onnx");
+      write_proto(singleton_model(node, name, node_feed, initializers), file);
+      TensorMap outputs;
+      const auto error = run_onnxruntime(ort, file, node_feed, &outputs);
+      if (!error) {
+        for (const auto& out : outputs.names()) cache.set(out, outputs.at(out));
+        continue;
+      }
+      const std::string message = prune_onnxruntime_message(*error);
+      if (is_newer_than_onnxruntime(message)) {
+        unlinted_.clear();  // every node would say the same: the other checks' verdicts stand
+        report_.add(kWarning, "onnxruntime", message);
+        return;
+      }
+      const bool custom_op = is_custom_op_message(message);
+      if (!custom_op) failed.insert(name);
+      if (already_failing.count(name)) continue;  // libonnx's checker or parity's schemas already say why
+      report_.add(custom_op ? kWarning : kError, "onnxruntime", message, {name});
+    }
+    // libonnx's shape inference names the same nodes for the same reason; ONNX Runtime's entry stays.
+    std::erase_if(report_.entries, [&](const LintEntry& e) {
+      return e.source == "onnx_shape_inference" && e.level == kError && !e.nodes.empty() &&
+             std::all_of(e.nodes.begin(), e.nodes.end(), [&](const std::string& n) { return failed.count(n) > 0; });
+    });
+  }
+
+  // The node alone: its variable inputs are graph inputs typed as the values computed for them,
+  // the initializers it reads come along (inline), its outputs are the graph's outputs.
+  onnx::ModelProto singleton_model(const onnx::NodeProto& node, const std::string& name, const TensorMap& node_feed,
+                                   const std::map<std::string, const onnx::TensorProto*>& initializers) const {
+    onnx::ModelProto single;
+    single.set_ir_version(model_.proto().ir_version());
+    *single.mutable_opset_import() = model_.proto().opset_import();
+    *single.mutable_functions() = model_.proto().functions();
+    onnx::GraphProto* g = single.mutable_graph();
+    g->set_name(name);
+    onnx::NodeProto* copy = g->add_node();
+    *copy = node;
+    copy->set_name(name);
+    std::set<std::string> added;
+    for (const auto& input : node.input()) {
+      if (input.empty() || !added.insert(input).second) continue;
+      if (auto it = initializers.find(input); it != initializers.end()) {
+        model::tensor_to_proto(model::tensor_from_proto(*it->second, model_.base_dir()), g->add_initializer(), input);
+        continue;
+      }
+      const Tensor& value = node_feed.at(input);
+      onnx::ValueInfoProto* info = g->add_input();
+      info->set_name(input);
+      auto* tensor_type = info->mutable_type()->mutable_tensor_type();
+      tensor_type->set_elem_type(static_cast<int>(value.dtype()));
+      auto* shape = tensor_type->mutable_shape();
+      for (const int64_t d : value.shape()) shape->add_dim()->set_dim_value(d);
+    }
+    for (const auto& output : node.output())
+      if (!output.empty()) g->add_output()->set_name(output);
+    return single;
+  }
+
+  void inline_external_data(onnx::ModelProto& proto) const {
+    for (auto& t : *proto.mutable_graph()->mutable_initializer())
+      if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+        const Tensor values = model::tensor_from_proto(t, model_.base_dir());
+        const std::string name = t.name();
+        t.Clear();
+        model::tensor_to_proto(values, &t, name);
+      }
+  }
+
+  static void write_proto(const onnx::ModelProto& proto, const fs::path& path) {
+    std::ofstream out(path, std::ios::binary);
+    PARITY_CHECK(out && proto.SerializeToOstream(&out), kRuntime, "cannot write ", path.string());
+  }
+
+  // ONNX Runtime's message when it cannot build a session for the file or run it; nullopt when it ran.
+  static std::optional<std::string> run_onnxruntime(const runners::RunnerInfo& ort, const fs::path& file,
+                                                    const TensorMap& feed, TensorMap* outputs = nullptr) {
+    try {
+      auto runner = ort.create(runners::RunnerConfig{.model_path = file.string()});
+      runners::ActiveRunner active(*runner);
+      TensorMap result = runner->infer(feed, /*check_inputs=*/false);
+      if (outputs) *outputs = result.clone();
+      return std::nullopt;
+    } catch (const Error& e) {
+      if (e.code() == ErrorCode::kUnavailable) throw;  // no ONNX Runtime to ask
+      std::string message = e.what();
+      // The runner's own prefix names the scratch file; ONNX Runtime's words follow it.
+      for (const std::string prefix : {str_cat("ONNX Runtime cannot load ", file.string(), ": "),
+                                       std::string("ONNX Runtime failed to run the model: ")})
+        if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+      // ORT names the file it loaded; Polygraphy hands it bytes, so its messages do not.
+      if (const std::string loading = str_cat("Load model from ", file.string(), " failed:"); message.rfind(loading, 0) == 0)
+        message.erase(0, loading.size());
+      return message;
+    }
+  }
+
+  // ONNX Runtime's formatting taken off its message, as Polygraphy prunes it, so that what is left
+  // says what is wrong: "Node (MatMul_0) Op (MatMul) [ShapeInferenceError] Incompatible dimensions"
+  // becomes " Incompatible dimensions".
+  static std::string prune_onnxruntime_message(std::string message) {
+    for (const char* noise : {"This is an invalid model. ", "Error: ", "Failed to load model with error: ",
+                              "Exception caught: ", "Exception during loading: ", "\n"})
+      for (size_t at = message.find(noise); at != std::string::npos; at = message.find(noise))
+        message.erase(at, std::string(noise).size());
+    std::replace(message.begin(), message.end(), '"', '`');
+    static const std::vector<std::regex> kFormatting = {
+        std::regex(R"(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d+ \[.*?\] )"),
+        std::regex(R"(Node \(.*\) Op \(.*\) \[ShapeInferenceError\])"),
+        std::regex(R"(.*/.*\.cc:\d+ onnxruntime::.*\(.*\))"),
+        std::regex(R"(In Node, .*, Error )"),
+        std::regex(R"(.*Status Message: )"),
+    };
+    for (const auto& pattern : kFormatting) {
+      std::smatch m;
+      if (std::regex_search(message, m, pattern, std::regex_constants::match_continuous))
+        message = std::regex_replace(message, pattern, "");
+    }
+    return message;
+  }
+
   void summarize() {
     std::set<std::string> failing;
     for (const auto& e : report_.entries)
@@ -414,7 +658,8 @@ class Linter {
       if (failing.count(l)) {
         if (std::find(report_.failing.begin(), report_.failing.end(), l) == report_.failing.end())
           report_.failing.push_back(l);
-      } else if (std::find(report_.passing.begin(), report_.passing.end(), l) == report_.passing.end()) {
+      } else if (!unlinted_.count(l) &&
+                 std::find(report_.passing.begin(), report_.passing.end(), l) == report_.passing.end()) {
         report_.passing.push_back(l);
       }
     }
@@ -431,6 +676,8 @@ class Linter {
   std::vector<std::string> newer_;
   std::vector<model::UnknownOperator> unknown_;
   std::set<std::string> failed_checker_;  // nodes with an error from libonnx's checker
+  // Nodes ONNX Runtime could not lint because an ancestor failed: neither passing nor failing.
+  std::set<std::string> unlinted_;
   const TensorMap* inputs_ = nullptr;
 };
 

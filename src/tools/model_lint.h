@@ -1,6 +1,8 @@
 // Model linting (`parity check lint`): libonnx's checker per node and per model, plus parity's own
 // lints: duplicate names, cycles, unused inputs/initializers/nodes, graph outputs without shapes,
-// ops the reference runtime has no kernel for, non-deterministic ops. The report has Polygraphy's
+// ops the reference runtime has no kernel for, non-deterministic ops; and, when ONNX Runtime can be
+// loaded, Polygraphy's ONNX Runtime check (the whole model, else node by node: "onnxruntime"
+// entries; nodes an earlier failure left without inputs are neither passing nor failing). The report has Polygraphy's
 // JSON layout: {"summary": {"passing": [...], "failing": [...]}, "lint_entries": [...]}.
 #pragma once
 
@@ -15,7 +17,7 @@ namespace parity::tools {
 
 struct LintEntry {
   std::string level;   // "exception" (an error), "warning" or "info"
-  std::string source;  // "onnx_loader", "onnx_checker", "onnx_shape_inference", "parity", "parity_runtime"
+  std::string source;  // "onnx_loader", "onnx_checker", "onnx_shape_inference", "onnxruntime", "parity", "parity_runtime"
   std::string message;
   std::vector<std::string> nodes;  // related nodes; empty for model-wide entries
 };

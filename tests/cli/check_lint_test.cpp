@@ -53,6 +53,41 @@ TEST(CheckLint, CleanModelPasses) {
   EXPECT_TRUE(entries_matching(run.report, "exception", "").empty()) << run.report.dump(2);
 }
 
+// ONNX Runtime lints the model node by node, in its own words with its formatting pruned as
+// Polygraphy prunes it; a node whose input an earlier failure left uncomputed is not linted.
+TEST(CheckLint, OnnxRuntimeNamesEachNodeThatFails) {
+  TempDir dir;
+  auto run = lint(source_dir() / "tests" / "data" / "polygraphy_cli" / "incompatible_shapes.onnx", dir);
+  EXPECT_EQ(run.result.exit_code, 1) << run.result.output;
+  ASSERT_TRUE(run.report.contains("summary")) << run.result.output;
+  const auto errors = entries_matching(run.report, "exception", "Incompatible dimensions");
+  ASSERT_EQ(errors.size(), 1u) << run.report.dump(2);
+  EXPECT_EQ(errors[0]["source"], "onnxruntime");
+  EXPECT_EQ(errors[0]["message"], " Incompatible dimensions") << "ORT's 'Node (..) Op (..) [ShapeInferenceError]' is pruned";
+  EXPECT_EQ(errors[0]["nodes"], json::array({"bad_add"}));
+  EXPECT_NE(run.result.output.find("LINT | Nodes: bad_add |  Incompatible dimensions"), std::string::npos)
+      << run.result.output;
+}
+
+// Without ONNX Runtime, lint still runs every other check and says in one warning what it skipped.
+TEST(CheckLint, WithoutOnnxRuntimeTheOtherChecksStand) {
+  TempDir dir;
+  const fs::path out = dir / "report.json";
+  const CommandResult r = run_shell("PARITY_ORT_LIBRARY=" + (dir / "no-such-libonnxruntime.so").string() + " " +
+                                    std::string(PARITY_BINARY) + " check lint " +
+                                    (source_dir() / "tests" / "data" / "polygraphy_cli" / "incompatible_shapes.onnx").string() + " -o " +
+                                    out.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  ASSERT_TRUE(fs::exists(out)) << r.output;
+  const json report = json::parse(read_file(out));
+  const auto skipped = entries_matching(report, "warning", "ONNX Runtime checks skipped: cannot load ONNX Runtime");
+  EXPECT_EQ(skipped.size(), 1u) << report.dump(2);
+  const auto errors = entries_matching(report, "exception", "Incompatible dimensions");
+  ASSERT_EQ(errors.size(), 1u) << report.dump(2);
+  EXPECT_EQ(errors[0]["source"], "onnx_shape_inference");
+  EXPECT_EQ(errors[0]["nodes"], json::array({"bad_add"}));
+}
+
 TEST(CheckLint, ParityLintsFindUnusedDuplicateAndRandomParts) {
   TempDir dir;
   onnx::ModelProto m = add_relu_model();

@@ -111,8 +111,11 @@ class Node {
 
   /// "name (Op)" or "<Op #index>"-like label for messages.
   std::string label() const;
+  /// Attributes added since loading that are written in this order (as a user gave them), right
+  /// after the loaded ones; other added attributes follow by name.
+  std::vector<std::string> added_attribute_order;
   /// Names of attrs and subgraphs in the order the model lists them; attributes added since
-  /// loading follow, by name.
+  /// loading follow (added_attribute_order first, the rest by name).
   std::vector<std::string> attribute_order() const;
 
  private:

@@ -2,6 +2,7 @@
 
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <set>
 #include <unordered_set>
 
@@ -186,6 +187,8 @@ bool insert_node(model::Graph& g, const InsertOptions& options) {
   if (!node->domain.empty() && g.opset(node->domain) == 0) g.model.opset_imports.emplace_back(node->domain, 1);
   for (const auto& text : options.attrs) {
     Attribute a = parse_attribute(text, schema);
+    const auto listed = std::find(node->added_attribute_order.begin(), node->added_attribute_order.end(), a.name);
+    if (listed == node->added_attribute_order.end()) node->added_attribute_order.push_back(a.name);  // as given
     node->attrs[a.name] = std::move(a);
   }
   // New tensors that are not consumed anywhere become graph outputs, so the node is not cleaned away.
