@@ -94,7 +94,12 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
     if (!imported) options.precision.int8_scales = calibration_scales(model, base_dir, options);
   }
   const PrecisionHardware hardware = options.hardware ? *options.hardware : PrecisionHardware::this_cpu();
-  for (const std::string& note : precision_speed_notes(options.precision, hardware)) logger().warning(note);
+  for (const PrecisionNote& note : precision_speed_notes(options.precision, hardware)) {
+    if (note.warning)
+      logger().warning(note.text);
+    else
+      logger().info(note.text);
+  }
   runtime::SessionOptions session_options;
   session_options.reduced_precision = options.precision;
   session_options.tactics = options.tactics;

@@ -31,20 +31,21 @@ PrecisionHardware PrecisionHardware::this_cpu() {
   return hardware;
 }
 
-std::vector<std::string> precision_speed_notes(const runtime::ReducedPrecisionConfig& config,
+std::vector<PrecisionNote> precision_speed_notes(const runtime::ReducedPrecisionConfig& config,
                                                const PrecisionHardware& hardware) {
-  std::vector<std::string> notes;
+  std::vector<PrecisionNote> notes;
   if (uses(config, DType::kBFloat16) && !hardware.native_bf16)
-    notes.push_back("bf16: no native bf16 on this CPU" + isa_note(hardware) +
-                    ": the bf16 layers compute in fp32 on rounded operands: expect fp32 speed");
+    notes.push_back({true, "bf16: no native bf16 on this CPU" + isa_note(hardware) +
+                    ": the bf16 layers compute in fp32 on rounded operands: expect fp32 speed"});
   if (uses(config, DType::kFloat16) && !hardware.native_fp16)
-    notes.push_back("fp16: no native fp16 arithmetic for parity's layers on this CPU" + isa_note(hardware) +
-                    ": the fp16 layers compute in fp32 on rounded operands: expect fp32 speed");
+    notes.push_back({false, "fp16: no native fp16 arithmetic for parity's layers on this CPU" + isa_note(hardware) +
+                                ": the fp16 layers compute in fp32 on rounded operands: expect fp32 speed (the plan's "
+                                "fp16 weights still take half the bytes)"});
   if (uses(config, DType::kInt8) && !hardware.native_int8)
-    notes.push_back("int8: no VNNI on this CPU" + isa_note(hardware) +
+    notes.push_back({true, "int8: no VNNI on this CPU" + isa_note(hardware) +
                     ", without which oneDNN's int8 sums of signed sources saturate: layers whose source is >= 0 "
                     "(after a Relu or Clip) run int8 on u8 sources, the others in fp32 on the quantized values "
-                    "(`inspect model X.plan --show layers` tells which)");
+                    "(`inspect model X.plan --show layers` tells which)"});
   return notes;
 }
 

@@ -21,9 +21,16 @@ struct PrecisionHardware {
   static PrecisionHardware this_cpu();
 };
 
-/// One line per precision `config` enables that cannot be faster than fp32 on `hardware`, saying
+/// One line about a precision's speed; `warning` when the plan cannot pay at all on this CPU (bf16, int8
+/// without native instructions), not when it still pays in size (fp16 weights are stored as fp16).
+struct PrecisionNote {
+  bool warning = true;
+  std::string text;
+};
+
+/// One note per precision `config` enables that cannot be faster than fp32 on `hardware`, saying
 /// why and what to expect; empty when every enabled precision has a native path.
-std::vector<std::string> precision_speed_notes(const runtime::ReducedPrecisionConfig& config,
+std::vector<PrecisionNote> precision_speed_notes(const runtime::ReducedPrecisionConfig& config,
                                                const PrecisionHardware& hardware);
 
 }  // namespace parity::tools

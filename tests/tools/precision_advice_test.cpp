@@ -27,11 +27,11 @@ TEST(PrecisionAdvice, Bf16AndInt8WithoutNativeInstructionsSayExpectFp32Speed) {
   config.int8 = true;
   const auto notes = tools::precision_speed_notes(config, avx2_only());
   ASSERT_EQ(notes.size(), 2u);
-  EXPECT_EQ(notes[0], "bf16: no native bf16 on this CPU (oneDNN ISA avx2): the bf16 layers compute in fp32 on rounded "
+  EXPECT_EQ(notes[0].text, "bf16: no native bf16 on this CPU (oneDNN ISA avx2): the bf16 layers compute in fp32 on rounded "
                       "operands: expect fp32 speed");
-  EXPECT_NE(notes[1].find("int8: no VNNI on this CPU (oneDNN ISA avx2)"), std::string::npos) << notes[1];
-  EXPECT_NE(notes[1].find("run int8 on u8 sources"), std::string::npos) << notes[1];
-  for (const auto& note : notes) EXPECT_EQ(note.find('\n'), std::string::npos);
+  EXPECT_NE(notes[1].text.find("int8: no VNNI on this CPU (oneDNN ISA avx2)"), std::string::npos) << notes[1].text;
+  EXPECT_NE(notes[1].text.find("run int8 on u8 sources"), std::string::npos) << notes[1].text;
+  for (const auto& note : notes) EXPECT_EQ(note.text.find('\n'), std::string::npos);
   EXPECT_TRUE(tools::precision_speed_notes(config, sapphire_rapids()).empty());
 }
 
@@ -40,11 +40,13 @@ TEST(PrecisionAdvice, PerLayerRequestsCountAndFp32PlansGetNoNote) {
   EXPECT_TRUE(tools::precision_speed_notes(config, avx2_only()).empty());
   config.layer_precisions["conv1"] = DType::kBFloat16;
   ASSERT_EQ(tools::precision_speed_notes(config, avx2_only()).size(), 1u);
-  EXPECT_EQ(tools::precision_speed_notes(config, avx2_only())[0].rfind("bf16: ", 0), 0u);
+  EXPECT_EQ(tools::precision_speed_notes(config, avx2_only())[0].text.rfind("bf16: ", 0), 0u);
+  EXPECT_TRUE(tools::precision_speed_notes(config, avx2_only())[0].warning);
   // fp16 layers compute in fp32 on rounded operands on every CPU parity runs on today.
   runtime::ReducedPrecisionConfig fp16;
   fp16.fp16 = true;
   ASSERT_EQ(tools::precision_speed_notes(fp16, sapphire_rapids()).size(), 1u);
+  EXPECT_FALSE(tools::precision_speed_notes(fp16, sapphire_rapids())[0].warning);  // it still pays in size
   tools::PrecisionHardware native_fp16 = sapphire_rapids();
   native_fp16.native_fp16 = true;
   EXPECT_TRUE(tools::precision_speed_notes(fp16, native_fp16).empty());

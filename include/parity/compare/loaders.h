@@ -18,13 +18,10 @@
 #include <vector>
 
 #include "options/args.h"
+#include "model/graph.h"
 #include "runners/runner.h"
 
 #include "model/onnx_fwd.h"
-
-namespace parity::model {
-class Graph;
-}
 
 namespace parity::compare::loaders {
 
