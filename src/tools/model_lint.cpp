@@ -102,8 +102,8 @@ void label_nodes(const model::Graph& g, std::unordered_map<const model::Node*, s
 
 class Linter {
  public:
-  Linter(const Model& model, LintReport& report, const TensorMap* inputs)
-      : model_(model), report_(report), inputs_(inputs) {}
+  Linter(const Model& model, LintReport& report, const TensorMap* inputs, const LintOptions& options)
+      : model_(model), report_(report), inputs_(inputs), options_(options) {}
 
   void run() {
     const auto& graph_proto = model_.proto().graph();
@@ -129,7 +129,7 @@ class Linter {
     check_kernels(*graph_);
     check_nondeterminism(*graph_);
     if (inputs_) check_inference(*inputs_);
-    check_with_onnxruntime();
+    if (options_.onnxruntime) check_with_onnxruntime();
     summarize();
   }
 
@@ -679,14 +679,15 @@ class Linter {
   // Nodes ONNX Runtime could not lint because an ancestor failed: neither passing nor failing.
   std::set<std::string> unlinted_;
   const TensorMap* inputs_ = nullptr;
+  LintOptions options_;
 };
 
 }  // namespace
 
-LintReport lint_model(const Model& model, const TensorMap* inputs) {
+LintReport lint_model(const Model& model, const TensorMap* inputs, const LintOptions& options) {
   LintReport report;
   try {
-    Linter(model, report, inputs).run();
+    Linter(model, report, inputs, options).run();
   } catch (const Error& e) {
     // A model too broken to analyse further (e.g. its IR cannot be built): one error entry.
     report.add(kError, "parity", e.what());

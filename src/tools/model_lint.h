@@ -38,7 +38,14 @@ struct LintReport {
 /// (Polygraphy's --load-input-data), the model is also run by parity's runtime on them: a graph
 /// input missing from them, or a failing run, is an error ("parity_runtime", naming the node the
 /// runtime names); data for tensors that are no graph inputs is a warning.
-LintReport lint_model(const model::Model& model, const TensorMap* inputs = nullptr);
+/// What a lint runs besides the model checks.
+struct LintOptions {
+  /// Polygraphy's ONNX Runtime check ("onnxruntime" entries) when ONNX Runtime is available. It runs
+  /// ONNX Runtime in this process, so a model that crashes ONNX Runtime crashes the lint too.
+  bool onnxruntime = true;
+};
+
+LintReport lint_model(const model::Model& model, const TensorMap* inputs = nullptr, const LintOptions& options = {});
 /// Loads and lints; a file that cannot be loaded becomes one "onnx_loader" exception entry.
 /// External data is looked up in external_data_dir (empty: the model's folder).
 LintReport lint_model_file(const std::filesystem::path& path, const std::filesystem::path& external_data_dir = {});
