@@ -722,19 +722,26 @@ void take_non_negative_int8_sources(Subgraph& g) {
   }
 }
 
+using SlotReaders = std::vector<std::vector<std::pair<const PlannedNode*, size_t>>>;
+
+/// Whether `node`'s first output may be stored in a reduced type: no graph output, nothing kept alive
+/// for observers, and read by at least one node (its readers then decide).
+bool output_may_be_reduced(const Subgraph& g, const PlannedNode& node, const std::set<int>& graph_outputs,
+                           const SlotReaders& readers) {
+  const int slot = node.outputs[0];
+  return slot >= 0 && !graph_outputs.count(slot) &&
+         !(slot < static_cast<int>(g.keep_alive_.size()) && g.keep_alive_[slot]) && !readers[slot].empty();
+}
+
 /// The int8 half of store_reduced_between_native_layers; `readers`: per slot, the nodes and input
 /// indices reading it.
-int store_int8_between_native_layers(Subgraph& g,
-                                     const std::vector<std::vector<std::pair<const PlannedNode*, size_t>>>& readers) {
-  std::set<int> outputs(g.output_slots_.begin(), g.output_slots_.end());
+int store_int8_between_native_layers(Subgraph& g, const std::set<int>& graph_outputs, const SlotReaders& readers) {
   int stored = 0;
   for (auto& node : g.nodes_) {
     auto* writer = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
     if (node.folded || !writer || !writer->can_write_int8() || node.outputs.empty()) continue;
+    if (!output_may_be_reduced(g, node, graph_outputs, readers)) continue;
     const int slot = node.outputs[0];
-    if (slot < 0 || outputs.count(slot) || (slot < static_cast<int>(g.keep_alive_.size()) && g.keep_alive_[slot]) ||
-        readers[slot].empty())
-      continue;
     // Every reader quantizes the value with its calibrated scale (one per tensor name, so they agree).
     std::optional<float> scale;
     bool int8_readers = true;
@@ -756,19 +763,17 @@ int store_int8_between_native_layers(Subgraph& g,
 }  // namespace
 
 int store_reduced_between_native_layers(Subgraph& g) {
-  std::vector<std::vector<std::pair<const PlannedNode*, size_t>>> readers(g.slot_names_.size());
+  SlotReaders readers(g.slot_names_.size());
   for (const auto& node : g.nodes_)
     for (size_t i = 0; i < node.inputs.size(); ++i)
       if (node.inputs[i] >= 0) readers[node.inputs[i]].emplace_back(&node, i);
-  std::set<int> outputs(g.output_slots_.begin(), g.output_slots_.end());
+  const std::set<int> graph_outputs(g.output_slots_.begin(), g.output_slots_.end());
   int stored = 0;
   for (auto& node : g.nodes_) {
     auto* writer = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
     if (node.folded || !writer || !writer->can_write_reduced() || node.outputs.empty()) continue;
+    if (!output_may_be_reduced(g, node, graph_outputs, readers)) continue;
     const int slot = node.outputs[0];
-    if (slot < 0 || outputs.count(slot) || (slot < static_cast<int>(g.keep_alive_.size()) && g.keep_alive_[slot]) ||
-        readers[slot].empty())
-      continue;
     bool native_readers = true;
     for (const auto& [reader, input] : readers[slot]) {
       const auto* r = dynamic_cast<const ReducedStorageKernel*>(reader->kernel.get());
@@ -779,7 +784,7 @@ int store_reduced_between_native_layers(Subgraph& g) {
     ++stored;
   }
   take_non_negative_int8_sources(g);
-  return stored + store_int8_between_native_layers(g, readers);
+  return stored + store_int8_between_native_layers(g, graph_outputs, readers);
 }
 
 }  // namespace parity::runtime

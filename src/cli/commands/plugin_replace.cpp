@@ -1,6 +1,8 @@
 // `parity plugin replace MODEL --config config.yaml [-o replaced.onnx]`: Polygraphy's plugin
 // replace. Every instance listed in the config (as `plugin match` wrote it, maybe edited) is
 // replaced by one node of the plugin's op with the instance's inputs, outputs and attributes.
+#include <algorithm>
+
 #include "cli/command.h"
 #include "cli/commands/model_edit_common.h"
 #include "core/logger.h"
@@ -50,13 +52,12 @@ class PluginReplaceCommand : public Command {
       logger().info("replaced ", count, " instance(s) of ", plugin);
     // A model that already fails the checker as loaded (Polygraphy's test models leave graph
     // output shapes out) is not the replacement's fault: its result is saved unchecked, with a word.
-    bool input_checks = true;
-    for (const auto& finding : model::check_model_proto(model.proto(), model.base_dir()))
-      if (finding.error && input_checks) {
-        input_checks = false;
-        logger().warning("'", model_path.string(), "' already fails libonnx's checker (", finding.message,
-                         "); the replaced model is saved without that check");
-      }
+    const auto findings = model::check_model_proto(model.proto(), model.base_dir());
+    const auto first_error = std::find_if(findings.begin(), findings.end(), [](const auto& f) { return f.error; });
+    const bool input_checks = first_error == findings.end();
+    if (!input_checks)
+      logger().warning("'", model_path.string(), "' already fails libonnx's checker (", first_error->message,
+                       "); the replaced model is saved without that check");
     model_edit::save_output(graph->to_model(), out, args, input_checks);
     return kExitPassed;
   }
