@@ -2,11 +2,13 @@
 # - parity: the CLI, libparity with its ONNX Runtime runner (ORT itself is loaded at run time), the
 #   headers and CMake package for find_package(parity), a man page per command, bash completion and
 #   the extension folder;
+# - parity-onnxruntime: the ONNX Runtime library the --ort runner loads (from setup.sh's download);
 # - parity-runner-<name>: each peer runner module (OpenCV, LibTorch) on its own, so that installing
 #   parity does not pull those large runtimes in; without its package a runner is listed as
 #   unavailable, as in a build without that runtime.
 # Each package's library dependencies come from dpkg-shlibdeps (dpkg-dev) run on its binaries.
 get_property(PARITY_PACKAGED_PEER_MODULES GLOBAL PROPERTY PARITY_PEER_MODULES)
+set(parity_recommends)
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME parity)
@@ -39,11 +41,24 @@ foreach(name IN LISTS PARITY_PACKAGED_PEER_MODULES)
   set(CPACK_COMPONENT_${component}_DESCRIPTION "The ${name} runner of parity (--${name}), with the runtime it needs.")
   list(APPEND suggested parity-runner-${name})
 endforeach()
+# ONNX Runtime itself (not in Debian): the library setup.sh fetched, where the --ort runner of an
+# installed parity looks first. parity works without it (--ort is then listed as unavailable).
+get_property(PARITY_ORT_BUNDLED_VERSION GLOBAL PROPERTY PARITY_ORT_BUNDLED_VERSION)
+if(PARITY_ORT_BUNDLED_VERSION)
+  list(APPEND CPACK_COMPONENTS_ALL onnxruntime)
+  set(CPACK_DEBIAN_ONNXRUNTIME_PACKAGE_NAME parity-onnxruntime)
+  set(CPACK_DEBIAN_ONNXRUNTIME_PACKAGE_SECTION science)
+  set(CPACK_COMPONENT_ONNXRUNTIME_DESCRIPTION
+    "ONNX Runtime ${PARITY_ORT_BUNDLED_VERSION} (libonnxruntime.so.1, linux-x64) for parity's --ort runner,\n"
+    "installed in parity's own library folder rather than on the system's library path.")
+  list(APPEND parity_recommends parity-onnxruntime)
+endif()
 list(JOIN suggested ", " CPACK_DEBIAN_PARITY_PACKAGE_SUGGESTS)
 # The Python package (python/), built for Debian's interpreter; it needs numpy (python3-torch only
 # for parity.navigator.torch).
 if(TARGET parity_python_module)
-  set(CPACK_DEBIAN_PARITY_PACKAGE_RECOMMENDS "python3 (>= ${PARITY_PYTHON_VERSION}), python3-numpy")
+  list(APPEND parity_recommends "python3 (>= ${PARITY_PYTHON_VERSION})" python3-numpy)
 endif()
+list(JOIN parity_recommends ", " CPACK_DEBIAN_PARITY_PACKAGE_RECOMMENDS)
 
 include(CPack)

@@ -58,16 +58,24 @@ for module in "$build_dir"/src/libparity_runner_*.so; do
   echo "ok: parity-runner-$name Depends: $runner_depends"
 done
 
+# ONNX Runtime in its own package, recommended by parity's.
+ort_deb=$(ls "$work"/out/parity-onnxruntime_*.deb 2>/dev/null | head -n 1)
+[[ -f $ort_deb ]] || fail "no parity-onnxruntime package"
+[[ $(dpkg-deb -f "$main_deb" Recommends) == *parity-onnxruntime* ]] || fail "parity does not recommend parity-onnxruntime"
+
 root="$work/root"
 for deb in "$work"/out/*.deb; do dpkg-deb -x "$deb" "$root" || fail "dpkg-deb -x $deb"; done
 libdir=$(dirname "$(find "$root/usr" -name 'libparity.so.*' | head -n 1)")
-for path in usr/bin/parity usr/share/man/man1/parity.1 usr/share/man/man1/parity-run.1 \
-            usr/share/man/man1/parity-inspect-model.1 usr/share/bash-completion/completions/parity \
+for path in usr/bin/parity usr/share/man/man1/parity.1.gz usr/share/man/man1/parity-run.1.gz \
+            usr/share/man/man1/parity-inspect-model.1.gz usr/share/bash-completion/completions/parity \
+            usr/share/doc/parity-onnxruntime/copyright \
             usr/include/parity/runners/extension.h usr/include/parity/core/version.h usr/include/parity/parity.h; do
   [[ -e $root/$path ]] || fail "the packages lack /$path"
 done
 # Internal headers (the executor's subgraph, the kernels' helpers) are not part of the public API.
 [[ ! -e $root/usr/include/parity/runtime/subgraph.h ]] || fail "the packages install internal headers"
+[[ -f $libdir/parity/onnxruntime/libonnxruntime.so.1 ]] || fail "the packages lack ${libdir#"$root"}/parity/onnxruntime/libonnxruntime.so.1"
+if find "$root/usr/share/man" -name '*.1' | grep -q .; then fail "the packages install uncompressed man pages"; fi
 [[ -d $libdir/parity/extensions ]] || fail "the packages lack the extension folder ${libdir#"$root"}/parity/extensions"
 [[ -f $libdir/cmake/parity/parityConfig.cmake ]] || fail "the packages lack ${libdir#"$root"}/cmake/parity/parityConfig.cmake"
 # Nothing in the packages points back into the build or source tree.
@@ -80,8 +88,10 @@ fi
 
 parity="$root/usr/bin/parity"
 expect 0 "| Path: ['$parity']" "$parity" --version
-# The demo with the packaged binary, against the ONNX Runtime setup.sh fetched (parity dlopens it).
-export PARITY_ORT_LIBRARY="$source_dir/.cache/ort/lib/libonnxruntime.so.1"
+# The demo with the packaged binary and the packaged ONNX Runtime (parity dlopens it from its own
+# library folder: no $PARITY_ORT_LIBRARY).
+unset PARITY_ORT_LIBRARY
+expect 0 "$libdir/parity/onnxruntime/libonnxruntime.so.1" "$parity" --version
 expect 0 "PASSED" "$source_dir/scripts/demo.sh" "$root/usr"
 expect 0 "PASSED | All outputs matched" "$parity" run "$source_dir/models/demo.onnx" --ref --ort --atol 1e-5 --rtol 1e-4
 # The peer runners come from their packages' modules, next to the packaged libparity.

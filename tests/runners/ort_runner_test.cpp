@@ -6,6 +6,8 @@
 #if PARITY_WITH_ORT_RUNNER
 #include <onnx/onnx_pb.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "peer_runner_test_util.h"
@@ -47,6 +49,19 @@ TEST(OrtRunner, MissingLibraryIsUnavailableWithReason) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::kUnavailable);
   }
+}
+
+TEST(OrtRunner, DefaultSearchTriesTheInstalledCopyBesideLibparityFirst) {
+  const char* env = std::getenv("PARITY_ORT_LIBRARY");
+  const std::string saved = env ? env : "";
+  unsetenv("PARITY_ORT_LIBRARY");
+  const auto candidates = runners::ort::default_library_candidates();
+  if (!saved.empty()) setenv("PARITY_ORT_LIBRARY", saved.c_str(), 1);
+  ASSERT_GE(candidates.size(), 2u);
+  // This test links libparity.so from the build tree: the installed layout's folder is beside it.
+  const auto libparity_dir = std::filesystem::weakly_canonical(std::filesystem::path(PARITY_BUILD_DIR) / "src");
+  EXPECT_EQ(candidates.front(), (libparity_dir / "parity" / "onnxruntime" / "libonnxruntime.so.1").string());
+  EXPECT_EQ(candidates.back(), "libonnxruntime.so.1");  // the system loader path comes last
 }
 
 TEST(OrtRunner, NotAnOrtLibraryIsRejected) {

@@ -38,10 +38,22 @@ std::string resolve_file(const std::string& path) {
 
 }  // namespace
 
+// An installed parity's own copy of ONNX Runtime (the parity-onnxruntime package): beside the
+// libparity this code is running from, in <libdir>/parity/onnxruntime.
+static std::string installed_library_candidate() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&installed_library_candidate), &info) || !info.dli_fname) return {};
+  std::error_code ec;
+  const fs::path libparity = fs::weakly_canonical(info.dli_fname, ec);
+  if (ec) return {};
+  return (libparity.parent_path() / "parity" / "onnxruntime" / kLibraryFileName).string();
+}
+
 std::vector<std::string> default_library_candidates() {
   // An explicit $PARITY_ORT_LIBRARY is the only candidate: falling back would hide a typo.
   if (const char* env = std::getenv("PARITY_ORT_LIBRARY"); env && *env) return {resolve_file(env)};
   std::vector<std::string> out;
+  if (std::string installed = installed_library_candidate(); !installed.empty()) out.push_back(std::move(installed));
 #ifdef PARITY_ORT_DEFAULT_DIR
   out.push_back((fs::path(PARITY_ORT_DEFAULT_DIR) / kLibraryFileName).string());
 #endif

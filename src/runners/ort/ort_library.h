@@ -16,8 +16,9 @@ namespace parity::runners::ort {
 class OrtLibrary {
  public:
   /// Loads ORT from `path` (a file, or a folder holding libonnxruntime.so.1); an empty path means the
-  /// default search: $PARITY_ORT_LIBRARY, then parity's set-up folder (.cache/ort/lib), then the
-  /// system loader path. Fails with kUnavailable, naming what was tried and why it failed.
+  /// default search: $PARITY_ORT_LIBRARY, then an installed parity's own copy
+  /// (<libdir>/parity/onnxruntime, beside libparity), then parity's set-up folder (.cache/ort/lib),
+  /// then the system loader path. Fails with kUnavailable, naming what was tried and why it failed.
   static Result<const OrtLibrary*> load(const std::string& path);
 
   const OrtApi& api() const { return *api_; }
