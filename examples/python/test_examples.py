@@ -46,6 +46,11 @@ def test_compare_backends_saves_results_parity_reads(scratch):
     assert "ort-runner" in shown.stdout and "ref-runner" in shown.stdout
 
 
+def test_int8_calibration_writes_and_reuses_its_cache(scratch):
+    assert "Calibration succeeded!" in run_example("int8_calibration.py", scratch)
+    assert (scratch / "identity-calib.cache").stat().st_size > 0
+
+
 def test_validate_on_dataset(scratch):
     assert "Validation succeeded!" in run_example("validate_on_dataset.py", scratch)
 

@@ -3,9 +3,17 @@
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
+
+#include "compare/data_loader.h"
+
 namespace parity::python {
 
 namespace py = pybind11;
+
+/// The feeds a Python data loader gives: parity's DataLoader for None, the Python DataLoader
+/// itself, or any iterable of feed dicts (read under the GIL, one feed at a time).
+std::unique_ptr<compare::FeedSource> feed_source_from_python(const py::object& data_loader);
 
 /// OnnxModel, the ONNX loaders' immediate forms, Plan, Runner and the runner factories.
 void bind_runners(py::module_& m);

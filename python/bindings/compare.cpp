@@ -170,20 +170,23 @@ PyCompareFunc indices(const py::object& index_tolerance, bool fail_fast) {
 
 py::dict iteration_outputs(const IterationResult& iteration) { return dict_from_tensor_map(iteration.outputs, false); }
 
+/// A DataLoader that Python owns, used from C++ while the Python object is kept alive.
+class BorrowedDataLoader : public compare::FeedSource {
+ public:
+  explicit BorrowedDataLoader(py::object loader)
+      : loader_(&loader.cast<PyDataLoader&>()), keep_alive_(share(std::move(loader))) {}
+  void set_input_metadata(const TensorMetadata& metadata) override { loader_->set_input_metadata(metadata); }
+  std::optional<TensorMap> feed(size_t index) override { return loader_->feed(index); }
+
+ private:
+  PyDataLoader* loader_;
+  SharedObject keep_alive_;
+};
+
 RunResults run(const std::vector<PyRunner*>& py_runners, const py::object& data_loader, int warm_up) {
   std::vector<runners::Runner*> runners;
   for (PyRunner* runner : py_runners) runners.push_back(&runner->get());
-  std::unique_ptr<compare::FeedSource> owned;
-  compare::FeedSource* feeds = nullptr;
-  compare::DataLoader default_loader;
-  if (data_loader.is_none()) {
-    feeds = &default_loader;
-  } else if (py::isinstance<PyDataLoader>(data_loader)) {
-    feeds = &data_loader.cast<PyDataLoader&>();
-  } else {
-    owned = std::make_unique<IterableFeeds>(data_loader);
-    feeds = owned.get();
-  }
+  std::unique_ptr<compare::FeedSource> feeds = feed_source_from_python(data_loader);
   compare::RunOptions options;
   options.warm_up = warm_up;
   py::gil_scoped_release release;
@@ -191,6 +194,12 @@ RunResults run(const std::vector<PyRunner*>& py_runners, const py::object& data_
 }
 
 }  // namespace
+
+std::unique_ptr<compare::FeedSource> feed_source_from_python(const py::object& data_loader) {
+  if (data_loader.is_none()) return std::make_unique<compare::DataLoader>();
+  if (py::isinstance<PyDataLoader>(data_loader)) return std::make_unique<BorrowedDataLoader>(data_loader);
+  return std::make_unique<IterableFeeds>(data_loader);
+}
 
 void bind_compare(py::module_& m) {
   py::class_<PyDataLoader>(m, "DataLoader", "Seeded random inputs, bit-identical to Polygraphy's DataLoader.")

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "options/args.h"
 #include "runners/registry.h"
 #include "runtime/profiles.h"
+#include "tools/plan_build.h"
 
 namespace parity::python {
 
@@ -175,8 +177,26 @@ std::vector<runtime::OptimizationProfile> profiles_from_python(const py::handle&
   return runtime::profiles_from_min_opt_max(min_items, opt_items, max_items);
 }
 
+/// int8 scales from a parity.backend.plan.Calibrator: its cache when the file exists, else the fp32
+/// model run over its data loader's feeds (the same calibration as `convert --int8`).
+std::map<std::string, float> calibrated_scales(const Model& model, const py::object& calibrator) {
+  tools::PlanBuildOptions options;
+  options.precision.int8 = true;
+  if (py::object cache = calibrator.attr("cache"); !cache.is_none()) options.calibration_cache = std::string(py::str(cache));
+  options.calibration_algorithm = calibrator.attr("algorithm").cast<std::string>();
+  SharedObject data_loader = share(calibrator.attr("data_loader"));
+  options.calibration_feeds = [data_loader] {
+    py::gil_scoped_acquire gil;
+    return feed_source_from_python(*data_loader);
+  };
+  const model::Model owned(std::make_unique<onnx::ModelProto>(*model));
+  py::gil_scoped_release release;
+  return tools::calibration_scales(owned, {}, options);
+}
+
 Plan build_plan(const py::handle& network, const py::handle& config) {
   loaders::BuildConfig build;
+  py::object calibrator = py::none();
   if (!config.is_none()) {
     build.fp16 = config.attr("fp16").cast<bool>();
     build.bf16 = config.attr("bf16").cast<bool>();
@@ -184,8 +204,10 @@ Plan build_plan(const py::handle& network, const py::handle& config) {
     build.threads = config.attr("threads").cast<int>();
     build.fuse = config.attr("fuse").cast<bool>();
     if (!config.attr("profiles").is_none()) build.profiles = profiles_from_python(config.attr("profiles"));
+    calibrator = py::getattr(config, "calibrator", py::none());
   }
   Model model = model_from_python(network);
+  if (build.int8 && !calibrator.is_none()) build.int8_scales = calibrated_scales(model, calibrator);
   py::gil_scoped_release release;
   return Plan{loaders::plan_from_onnx(*model, build)};
 }

@@ -6,8 +6,10 @@ import parity
 from parity import func
 from parity.backend.common import BytesFromPath
 from parity.backend.onnx import BytesFromOnnx, ModifyOutputs, OnnxFromPath, SaveOnnx
-from parity.backend.plan import (BuilderFlag, CreateConfig, EngineFromBytes, EngineFromNetwork, NetworkFromOnnxBytes,
-                                 NetworkFromOnnxPath, PlanRunner, Profile, SaveEngine)
+from parity.backend.plan import (BuilderFlag, CalibrationAlgoType, Calibrator, CreateConfig, EngineFromBytes,
+                                 EngineFromNetwork, NetworkFromOnnxBytes, NetworkFromOnnxPath, PlanRunner, Profile,
+                                 SaveEngine)
+from parity.comparator import DataLoader
 from parity.backend.ref import RefRunner
 
 
@@ -37,6 +39,71 @@ def test_fp16_plan_is_close(demo_model):
         half = runner.infer({"input": x})["probs"]
     with RefRunner(str(demo_model)) as ref:
         np.testing.assert_allclose(half, ref.infer({"input": x})["probs"], atol=1e-2)
+
+
+def calibration_feeds(count=8):
+    for seed in range(count):
+        yield {"input": demo_input(100 + seed)}
+
+
+def test_int8_plan_calibrates_on_the_data_loader_and_reuses_its_cache(demo_model, tmp_path, capfd):
+    cache = tmp_path / "demo.cache"
+    plan_path = tmp_path / "demo.int8.plan"
+    calibrator = Calibrator(data_loader=calibration_feeds(), cache=cache)
+    build = SaveEngine(EngineFromNetwork(NetworkFromOnnxPath(demo_model), CreateConfig(int8=True, calibrator=calibrator)),
+                       path=plan_path)
+    x = demo_input(3)
+    with PlanRunner(build) as runner:
+        quantized = runner.infer({"input": x})["probs"]
+    assert cache.stat().st_size > 0
+    with RefRunner(str(demo_model)) as ref:
+        exact = ref.infer({"input": x})["probs"]
+    np.testing.assert_allclose(quantized, exact, atol=0.05)
+    assert not np.array_equal(quantized, exact)  # int8 layers ran: not the fp32 result
+
+    # The plan's layers are int8, as `inspect model --show layers` reports them.
+    capfd.readouterr()
+    assert parity.tools.main(["inspect", "model", str(plan_path), "--show", "layers"]) == 0
+    assert "precision int8" in capfd.readouterr().out
+
+    def never_read():
+        raise AssertionError("the calibration cache should have been used")
+        yield  # pragma: no cover
+
+    cached = CreateConfig(int8=True, calibrator=Calibrator(data_loader=never_read(), cache=cache))
+    with PlanRunner(EngineFromNetwork(NetworkFromOnnxPath(demo_model), cached)) as runner:
+        np.testing.assert_array_equal(runner.infer({"input": x})["probs"], quantized)
+
+
+def test_int8_calibrators_and_data_loaders(demo_model):
+    x = demo_input(4)
+    results = {}
+    for algo in (CalibrationAlgoType.MINMAX_CALIBRATION, CalibrationAlgoType.ENTROPY_CALIBRATION_2):
+        loader = DataLoader(seed=5, iterations=4, val_range=(0.0, 1.0))
+        config = CreateConfig(int8=True, calibrator=Calibrator(loader, algo=algo))
+        with PlanRunner(EngineFromNetwork(NetworkFromOnnxPath(demo_model), config)) as runner:
+            results[algo.value] = runner.infer({"input": x})["probs"]
+    with RefRunner(str(demo_model)) as ref:
+        exact = ref.infer({"input": x})["probs"]
+    for probs in results.values():
+        np.testing.assert_allclose(probs, exact, atol=0.05)
+    assert not np.array_equal(results["minmax"], results["entropy"])
+
+
+def test_int8_calibration_errors_are_python_exceptions(demo_model, tmp_path):
+    with pytest.raises(TypeError, match="path"):
+        Calibrator(calibration_feeds(), cache=open(tmp_path / "f", "wb"))
+    with pytest.raises(ValueError):
+        Calibrator(calibration_feeds(), algo="percentile")
+    wrong = [{"input": np.zeros((1, 3, 8, 8), np.float32)}]
+    config = CreateConfig(int8=True, calibrator=Calibrator(wrong))
+    with pytest.raises(parity.ParityError, match="input"):
+        PlanRunner(EngineFromNetwork(NetworkFromOnnxPath(demo_model), config)).activate()
+    other = tmp_path / "other.cache"
+    other.write_text("not a calibration cache\n")
+    config = CreateConfig(int8=True, calibrator=Calibrator(calibration_feeds(), cache=other))
+    with pytest.raises(parity.ParityError, match="other.cache"):
+        PlanRunner(EngineFromNetwork(NetworkFromOnnxPath(demo_model), config)).activate()
 
 
 def test_profiles_reach_the_builder(demo_model):

@@ -78,13 +78,41 @@ class Profile(dict):
         return self
 
 
-class CreateConfig(BaseLoader):
-    """The builder config: which precisions layers may use, the optimization profiles, the plan's
-    threads and fusion. Fields are attributes, as on Polygraphy's config."""
+class CalibrationAlgoType(enum.Enum):
+    """The int8 calibrators parity has, under TensorRT's names (both entropy calibrators are parity's
+    entropy calibrator)."""
 
-    def __init__(self, fp16=False, bf16=False, int8=False, profiles=None, threads=1, fuse=True, **unsupported):
+    MINMAX_CALIBRATION = "minmax"
+    ENTROPY_CALIBRATION = "entropy"
+    ENTROPY_CALIBRATION_2 = "entropy"
+
+
+class Calibrator:
+    """int8 calibration for ``CreateConfig(int8=True, calibrator=...)``, as Polygraphy's: the feeds of
+    ``data_loader`` (any iterable of feed dicts, or a ``DataLoader``) run through the fp32 model when
+    the plan is built, and each tensor's range becomes its int8 scale. With ``cache`` (a path), an
+    existing cache file is used instead of calibrating, and a new one is written after calibrating;
+    a cache made for another model is refused. ``algo`` picks the calibrator
+    (``CalibrationAlgoType`` or ``"minmax"``/``"entropy"``; default min-max, as ``convert --int8``)."""
+
+    def __init__(self, data_loader, cache=None, BaseClass=None, batch_size=None, quantile=None,
+                 regression_cutoff=None, algo=None):
+        if cache is not None and not isinstance(cache, (str, os.PathLike)):
+            raise TypeError("parity's Calibrator takes the calibration cache as a path, not a file object")
+        self.data_loader = data_loader
+        self.cache = os.fspath(cache) if cache is not None else None
+        self.algorithm = CalibrationAlgoType(algo).value if algo is not None else "minmax"
+
+
+class CreateConfig(BaseLoader):
+    """The builder config: which precisions layers may use, the int8 calibrator, the optimization
+    profiles, the plan's threads and fusion. Fields are attributes, as on Polygraphy's config."""
+
+    def __init__(self, fp16=False, bf16=False, int8=False, profiles=None, calibrator=None, threads=1, fuse=True,
+                 **unsupported):
         self.fp16, self.bf16, self.int8 = bool(fp16), bool(bf16), bool(int8)
         self.profiles = profiles
+        self.calibrator = calibrator
         self.threads = int(threads)
         self.fuse = bool(fuse)
 
