@@ -120,6 +120,24 @@ void save_feeds(const std::string& path, const std::vector<TensorMap>& feeds) {
   logger().info("Saving inference input data to ", path);
 }
 
+Tensor cast_to_input_float_type(const Tensor& loaded, const TensorMeta& input) {
+  const DType want = input.dtype;
+  if (want == DType::kUndefined || loaded.dtype() == want || !is_floating(loaded.dtype()) || !is_floating(want))
+    return loaded;
+  logger().warning("Input tensor: ", input.name, " | Buffer dtype (", dtype_name(loaded.dtype()),
+                   ") does not match expected input dtype (", dtype_name(want), "), attempting to cast.");
+  return loaded.cast(want);
+}
+
+TensorMap cast_to_input_float_types(const TensorMap& feed, const TensorMetadata& inputs) {
+  TensorMap fitted;
+  for (const auto& [name, tensor] : feed) {
+    const TensorMeta* input = inputs.find(name);
+    fitted.set(name, input ? cast_to_input_float_type(tensor, *input) : tensor);
+  }
+  return fitted;
+}
+
 std::unique_ptr<FeedSource> make_feed_source(const options::DataLoaderOptions& options, int64_t iterations) {
   if (!options.load_inputs.empty()) return std::make_unique<FeedList>(load_feeds(options.load_inputs));
   auto loader = std::make_unique<DataLoader>();
