@@ -40,8 +40,9 @@ Tensor cast_to_input_float_type(const Tensor& loaded, const TensorMeta& input);
 /// cast_to_input_float_type for every tensor of `feed` that names an input of `inputs`.
 TensorMap cast_to_input_float_types(const TensorMap& feed, const TensorMetadata& inputs);
 
-/// The feeds the data-loader options ask for: the iterations of --load-inputs, or `iterations`
-/// generated feeds with the options' seed, value ranges and input shapes.
+/// The feeds the data-loader options ask for: the iterations of --load-inputs (cast to the inputs'
+/// float types once set_input_metadata names them), or `iterations` generated feeds with the
+/// options' seed, value ranges and input shapes.
 std::unique_ptr<FeedSource> make_feed_source(const options::DataLoaderOptions& options, int64_t iterations);
 
 }  // namespace parity::compare

@@ -37,7 +37,7 @@ std::vector<TensorMap> make_feeds(const model::Model& model, const options::Data
   for (size_t i = 0;; ++i) {
     std::optional<TensorMap> feed = source->feed(i);
     if (!feed) break;
-    feeds.push_back(compare::cast_to_input_float_types(*feed, session.input_metadata()));
+    feeds.push_back(std::move(*feed));
   }
   PARITY_CHECK(!feeds.empty(), kInvalidArgument, "no inputs to run the model on (--load-inputs holds no iteration)");
   return feeds;
