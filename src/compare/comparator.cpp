@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "compare/feed_files.h"
 #include "compare/isolated_run.h"
 #include "compare/report.h"
 #include "core/logger.h"
@@ -64,7 +65,7 @@ TensorMap fit_feed(const TensorMap& cached, const TensorMetadata& inputs, const 
     PARITY_CHECK(found, kInvalidArgument, "input '", meta.name, "' of ", runner_name, " is missing from the feed of iteration ",
                  iteration, "; the feed has: ", cached.empty() ? "(nothing)" : join_names(cached.names()));
     // numpy records ml_dtypes' 1-byte types as '<V1': the model says which one the bytes are.
-    const Tensor resolved = resolve_numpy_void(*found, meta.dtype);
+    const Tensor resolved = cast_to_input_float_type(resolve_numpy_void(*found, meta.dtype), meta);
     const Tensor* t = &resolved;
     PARITY_CHECK(meta.dtype == DType::kUndefined || t->dtype() == meta.dtype, kInvalidArgument, "input '", meta.name,
                  "' of iteration ", iteration, " has dtype ", dtype_name(t->dtype()),

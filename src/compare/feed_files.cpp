@@ -120,8 +120,45 @@ void save_feeds(const std::string& path, const std::vector<TensorMap>& feeds) {
   logger().info("Saving inference input data to ", path);
 }
 
+Tensor cast_to_input_float_type(const Tensor& loaded, const TensorMeta& input) {
+  const DType want = input.dtype;
+  if (want == DType::kUndefined || loaded.dtype() == want || !is_floating(loaded.dtype()) || !is_floating(want))
+    return loaded;
+  logger().warning("Input tensor: ", input.name, " | Buffer dtype (", dtype_name(loaded.dtype()),
+                   ") does not match expected input dtype (", dtype_name(want), "), attempting to cast.");
+  return loaded.cast(want);
+}
+
+TensorMap cast_to_input_float_types(const TensorMap& feed, const TensorMetadata& inputs) {
+  TensorMap fitted;
+  for (const auto& [name, tensor] : feed) {
+    const TensorMeta* input = inputs.find(name);
+    fitted.set(name, input ? cast_to_input_float_type(tensor, *input) : tensor);
+  }
+  return fitted;
+}
+
+namespace {
+
+// --load-inputs: the files' feeds, fitted to the model's float types once its inputs are known.
+class LoadedFeeds : public FeedSource {
+ public:
+  explicit LoadedFeeds(std::vector<TensorMap> feeds) : feeds_(std::move(feeds)) {}
+  void set_input_metadata(const TensorMetadata& metadata) override { metadata_ = metadata; }
+  std::optional<TensorMap> feed(size_t index) override {
+    if (index >= feeds_.size()) return std::nullopt;
+    return metadata_ ? cast_to_input_float_types(feeds_[index], *metadata_) : feeds_[index];
+  }
+
+ private:
+  std::vector<TensorMap> feeds_;
+  std::optional<TensorMetadata> metadata_;
+};
+
+}  // namespace
+
 std::unique_ptr<FeedSource> make_feed_source(const options::DataLoaderOptions& options, int64_t iterations) {
-  if (!options.load_inputs.empty()) return std::make_unique<FeedList>(load_feeds(options.load_inputs));
+  if (!options.load_inputs.empty()) return std::make_unique<LoadedFeeds>(load_feeds(options.load_inputs));
   auto loader = std::make_unique<DataLoader>();
   if (options.seed) loader->seed(*options.seed);
   loader->iterations(iterations);

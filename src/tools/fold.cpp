@@ -36,8 +36,9 @@ void add_initializer(model::Graph& g, const model::ValuePtr& v) {
     g.initializers.push_back(v);
 }
 
-// Constant nodes become initializers.
-size_t fold_constant_nodes(model::Graph& g) {
+}  // namespace
+
+size_t lower_constant_nodes(model::Graph& g) {
   size_t folded = 0;
   std::erase_if(g.nodes, [&](const model::NodePtr& node) {
     if (node->op_type != "Constant" || !node->domain.empty() || node->outputs.size() != 1 || !node->outputs[0])
@@ -67,6 +68,8 @@ size_t fold_constant_nodes(model::Graph& g) {
   });
   return folded;
 }
+
+namespace {
 
 // Shape and Size of values whose shapes are static.
 size_t fold_shape_nodes(model::Graph& g) {
@@ -265,7 +268,7 @@ std::shared_ptr<model::Graph> fold_constants(const model::Model& model, const Fo
   for (int pass = 0; pass < max_passes; ++pass) {
     logger().verbose("Folding Constants | Pass ", pass + 1);
     if (pass == 0 || options.per_pass_shape_inference) g = model::transforms::graph_with_inferred_types(g->to_model());
-    size_t changed = fold_constant_nodes(*g);
+    size_t changed = lower_constant_nodes(*g);
     r.constant_nodes += changed;
     if (options.fold_shapes) {
       const size_t shapes = fold_shape_nodes(*g);

@@ -45,6 +45,9 @@ void override_input_shapes(model::Graph& graph, const std::map<std::string, DimS
 /// new input shapes); run shape inference afterwards to get them back.
 void reshape_inputs(model::Graph& graph, const std::map<std::string, DimShape>& shapes);
 
+/// Turns Constant nodes of the main graph into initializers; returns how many.
+size_t lower_constant_nodes(model::Graph& graph);
+
 /// Folds constants in the model, returning the new graph (types refreshed by shape inference).
 std::shared_ptr<model::Graph> fold_constants(const model::Model& model, const FoldOptions& options, FoldReport* report,
                                           const std::map<std::string, DimShape>& input_shapes = {});

@@ -118,10 +118,11 @@ TEST(DebugReduceCommand, AFailureOnlyTheThirdIterationShowsIsReduced) {
   std::vector<std::string> three = check;
   three.insert(three.end(), {"--iterations", "3"});
   expect_single_node(reduce(tmp, three), kWrongConv);
-  // On one iteration the model passes: there is nothing to reduce, and the model is saved unchanged.
+  // On one iteration no candidate fails: there is nothing to reduce, and the model is saved unchanged.
   const auto one = reduce(tmp, check);
   EXPECT_EQ(one.result.exit_code, 0) << one.result.output;
-  EXPECT_TRUE(contains(one.result.output, "[W] the model passes the check: nothing to reduce")) << one.result.output;
+  EXPECT_TRUE(contains(one.result.output, "[W] no candidate failed the check: nothing to reduce")) << one.result.output;
+  EXPECT_EQ(one.model.graph().node_size(), model::load_model(det_model()).value().proto().graph().node_size());
 }
 
 // test_debug.py TestReduce.test_reduce_shape_inference, typed as Polygraphy's test types it (in
@@ -167,11 +168,12 @@ TEST(DebugReduceCommand, InteractiveModeAsksForEachVerdict) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, ">>> Did 'polygraphy_debug.onnx' [p]ass or [f]ail?")) << r.output;
   EXPECT_EQ(model::load_model(tmp / "reduced.onnx").value().proto().graph().node_size(), 1);
-  // An answer that is neither is asked again; the full model passing leaves nothing to reduce.
-  r = testing::run_shell(in_dir + "printf 'maybe\\npass\\n' | " + reduce);
+  // An answer that is neither is asked again; every candidate passing leaves nothing to reduce.
+  r = testing::run_shell(in_dir + "printf 'maybe\\npass\\npass\\n' | " + reduce);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "Please choose either: 'p' or 'f':")) << r.output;
-  EXPECT_TRUE(contains(r.output, "the model passes the check: nothing to reduce")) << r.output;
+  EXPECT_TRUE(contains(r.output, "no candidate failed the check: nothing to reduce")) << r.output;
+  EXPECT_EQ(model::load_model(tmp / "reduced.onnx").value().proto().graph().node_size(), 2);
   r = testing::run_shell(in_dir + reduce + " < /dev/null");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "interactive mode: no answer (standard input is closed)")) << r.output;

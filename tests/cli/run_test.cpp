@@ -213,6 +213,19 @@ TEST(RunCommand, LoadInputsSaveOutputsAndValidate) {
   EXPECT_EQ(again.exit_code, 0) << again.output;
 }
 
+// numpy's default float64 data for a float32 input is cast with a warning, as Polygraphy casts it.
+TEST(RunCommand, LoadedFloat64InputsAreCastToTheModelsFloat32) {
+  TempDir tmp;
+  TensorMap wide = read_inputs_json(kFixtures + "/inputs_seed1.json")[0];
+  wide.set("x", wide.at("x").cast(DType::kFloat64));
+  const std::string in = (tmp / "wide.json").string();
+  write_inputs_json(in, {wide});
+  const auto r = run_parity({"run", kIdentityModel, "--ref", "--load-inputs", in});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r, "Input tensor: x | Buffer dtype (float64) does not match expected input dtype (float32), "
+                          "attempting to cast.")) << r.output;
+}
+
 TEST(RunCommand, LayerwiseMarkAllReportsEveryTensor) {
   TempDir tmp;
   const std::string model = (tmp / "convnet.onnx").string();
@@ -355,10 +368,10 @@ TEST(RunCommand, BadInputIsOneClearErrorExit1) {
                    "input 'ids' of ref-runner"});
   const auto good = read_inputs_json(kFixtures + "/inputs_seed1.json");
   TensorMap wrong = good[0];
-  wrong.set("x", wrong.at("x").cast(DType::kFloat64));
+  wrong.set("x", wrong.at("x").cast(DType::kInt32));
   write_inputs_json((tmp / "wrong.json").string(), {wrong});
   cases.push_back({{"run", kIdentityModel, "--ref", "--load-inputs", (tmp / "wrong.json").string()},
-                   "input 'x' of iteration 0 has dtype float64 but ref-runner"});
+                   "input 'x' of iteration 0 has dtype int32 but ref-runner"});
   for (const auto& c : cases) {
     auto r = run_parity(c.args);
     EXPECT_EQ(r.exit_code, 1) << r.output;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compare/data_loader.h"
+#include "core/metadata.h"
 #include "core/tensor_map.h"
 #include "options/data_loader_args.h"
 
@@ -31,8 +32,17 @@ std::vector<TensorMap> load_feeds(const std::vector<std::string>& paths);
 /// iteration, as an .npz archive.
 void save_feeds(const std::string& path, const std::vector<TensorMap>& feeds);
 
-/// The feeds the data-loader options ask for: the iterations of --load-inputs, or `iterations`
-/// generated feeds with the options' seed, value ranges and input shapes.
+/// A loaded input fitted to the input it feeds, as Polygraphy fits loaded data: a floating-point
+/// buffer of another floating-point type than `input` expects (e.g. numpy's default float64 for a
+/// float32 input) is cast to it, with a warning naming the input. Anything else is returned as is.
+Tensor cast_to_input_float_type(const Tensor& loaded, const TensorMeta& input);
+
+/// cast_to_input_float_type for every tensor of `feed` that names an input of `inputs`.
+TensorMap cast_to_input_float_types(const TensorMap& feed, const TensorMetadata& inputs);
+
+/// The feeds the data-loader options ask for: the iterations of --load-inputs (cast to the inputs'
+/// float types once set_input_metadata names them), or `iterations` generated feeds with the
+/// options' seed, value ranges and input shapes.
 std::unique_ptr<FeedSource> make_feed_source(const options::DataLoaderOptions& options, int64_t iterations);
 
 }  // namespace parity::compare

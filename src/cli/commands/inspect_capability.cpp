@@ -95,7 +95,7 @@ class InspectCapabilityCommand : public Command {
     }
     const options::DataLoaderOptions data = data_loader_args_.parse(args);
     const model::Model original = model_edit::load_input(args);
-    const RecordedModel recorded = record_model(original, data, 1, !args.flag("no_fold_constants"));
+    const RecordedModel recorded = record_model(original, data, 1, args.flag("no_fold_constants") ? Folding::kNone : Folding::kAll);
     const GraphCutter cutter(recorded.base);
     const ScratchFolder scratch;
 

@@ -372,9 +372,10 @@ class RunCommand : public Command {
     check_names_exist(postprocessed, outputs, "--postprocess", "output");
   }
 
-  // Each compared pair must have the same outputs. Names that differ only trivially ("y" and
-  // "y:0", as TensorFlow-exported and ONNX runs name them) pair up like Polygraphy's comparator
-  // pairs them, with a warning naming the pairing; otherwise the sets differ and that is an error.
+  // Each output of a compared pair's first run must have a counterpart in the second. Names that
+  // differ only trivially ("y" and "y:0", as TensorFlow-exported and ONNX runs name them) pair up
+  // like Polygraphy's comparator pairs them, with a warning naming the pairing; an output without
+  // a counterpart is an error.
   static void check_output_sets(const RunResults& results, const std::vector<std::pair<size_t, size_t>>& comparisons) {
     for (const auto& [a, b] : comparisons) {
       const auto& ra = results.runs[a];
@@ -393,10 +394,14 @@ class RunCommand : public Command {
         paired_b.push_back(*match);
         if (*match != n) renamed.emplace_back(n, *match);
       }
-      complete = complete && paired_b.size() == nb.size();
       PARITY_CHECK(complete, kInvalidArgument, "the outputs of ", ra.first, " and ", rb.first, " differ: ", ra.first,
                    " has ", join_names(na), "; ", rb.first, " has ", join_names(nb),
                    " (select common outputs with --onnx-outputs)");
+      // As Polygraphy compares: each output of the first run with its counterpart in the second
+      // (e.g. a stored `mark all` run holds more), the second's other outputs unused.
+      if (paired_b.size() < nb.size())
+        logger().warning("Comparing the ", na.size(), " output(s) of ", ra.first, " only: ", rb.first, " has ",
+                         nb.size() - paired_b.size(), " more, not compared");
       for (const auto& [from, to] : renamed)
         logger().warning("Output names differ: comparing ", ra.first, " output '", from, "' with ", rb.first,
                          " output '", to, "'");

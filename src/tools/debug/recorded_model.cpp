@@ -11,17 +11,18 @@ namespace parity::tools::debug {
 
 namespace {
 
-model::Model folded_and_sorted(const model::Model& original, const options::DataLoaderOptions& data, bool fold) {
+model::Model folded_and_sorted(const model::Model& original, const options::DataLoaderOptions& data, Folding folding) {
   std::map<std::string, DimShape> shapes;
   for (const auto& item : data.input_shapes) shapes[item.input] = DimShape(item.shape);
   std::shared_ptr<model::Graph> graph;
-  if (fold) {
+  if (folding == Folding::kAll) {
     FoldReport report;
     graph = fold_constants(original, FoldOptions{}, &report, shapes);
     logger().info("Folded constants: ", report.nodes_before, " -> ", report.nodes_after, " nodes");
   } else {
     graph = model::Graph::from_model(original);
     if (!shapes.empty()) override_input_shapes(*graph, shapes);
+    if (folding == Folding::kConstantNodes) lower_constant_nodes(*graph);
   }
   graph->toposort();
   graph->cleanup(false);
@@ -45,8 +46,8 @@ std::vector<TensorMap> make_feeds(const model::Model& model, const options::Data
 }  // namespace
 
 RecordedModel record_model(const model::Model& model, const options::DataLoaderOptions& data, int64_t iterations,
-                           bool fold) {
-  model::Model base = folded_and_sorted(model, data, fold);
+                           Folding folding) {
+  model::Model base = folded_and_sorted(model, data, folding);
   const std::vector<TensorMap> feeds = make_feeds(base, data, iterations);
   logger().info("Recording every tensor of the model on ", feeds.size(), " feed(s)");
   RecordedModel recorded;

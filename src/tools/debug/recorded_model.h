@@ -13,15 +13,25 @@
 
 namespace parity::tools::debug {
 
+/// What is folded before recording.
+enum class Folding {
+  kNone,
+  /// Constant nodes become initializers (Polygraphy's debug reduce lowers them so their values
+  /// never become cut inputs); everything else stays as it is.
+  kConstantNodes,
+  /// Every constant-computable node, with the input shapes applied (so Shape computations fold too).
+  kAll,
+};
+
 struct RecordedModel {
   model::Model base;               // folded (unless asked not to), sorted, typed by the recording
   std::vector<TensorMap> values;   // per feed: every graph input and node output
 };
 
-/// Folds constants (with --input-shapes applied, so Shape computations fold too) unless `fold` is
-/// false, sorts, makes the feeds the data-loader options ask for (`iterations` generated, or the
-/// --load-inputs ones) and records every tensor on them.
+/// Folds as asked (the input shapes of `data` applied), sorts, makes the feeds the data-loader
+/// options ask for (`iterations` generated, or the --load-inputs ones, cast to the inputs' float
+/// types) and records every tensor on them.
 RecordedModel record_model(const model::Model& model, const options::DataLoaderOptions& data, int64_t iterations,
-                           bool fold);
+                           Folding folding);
 
 }  // namespace parity::tools::debug

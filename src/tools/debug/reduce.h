@@ -54,7 +54,8 @@ struct ReduceResult {
   size_t checks = 0;
 };
 
-/// Reduces the whole graph (which must fail: the caller checks first). Every check goes through
+/// Reduces the whole graph, which is assumed to fail and never checked itself (as Polygraphy
+/// assumes; when no candidate fails, the result is the whole graph). Every check goes through
 /// `fails`; the reducer keeps the passing subset closest in size to the result.
 ReduceResult reduce(const ReduceGraph& graph, const FailureCheck& fails, const ReduceOptions& options);
 

@@ -12,8 +12,12 @@
 
 namespace parity::tools::debug {
 
-GraphCutter::GraphCutter(model::Model base) : base_(std::move(base)) {
+GraphCutter::GraphCutter(model::Model base) : GraphCutter(std::move(base), CutBoundary::kExposed, {}) {}
+
+GraphCutter::GraphCutter(model::Model base, CutBoundary boundary, TensorMap frozen_values)
+    : base_(std::move(base)), boundary_(boundary), frozen_values_(std::move(frozen_values)) {
   auto graph = model::Graph::from_model(base_);
+  for (const auto& in : graph->inputs) graph_inputs_.push_back(in->name);
   for (const auto& out : graph->outputs) graph_outputs_.push_back(out->name);
   for (const auto& node : graph->nodes) {
     NodeInfo info{node->label(), node->op_type, {}, {}};
@@ -38,6 +42,7 @@ std::string GraphCutter::node_label(size_t i) const { return nodes_.at(i).label;
 
 std::optional<Cut> GraphCutter::cut(const std::vector<size_t>& keep) const {
   if (keep.empty()) return std::nullopt;
+  const bool model_inputs = boundary_ == CutBoundary::kModelInputs;
   std::vector<bool> kept(nodes_.size(), false);
   for (size_t i : keep) kept.at(i) = true;
   std::unordered_map<std::string, std::vector<size_t>> consumers;
@@ -45,40 +50,50 @@ std::optional<Cut> GraphCutter::cut(const std::vector<size_t>& keep) const {
     for (const auto& name : nodes_[i].uses) consumers[name].push_back(i);
   std::unordered_set<std::string> produced;
   for (size_t i : keep) produced.insert(nodes_[i].produces.begin(), nodes_[i].produces.end());
+  auto used = [&](const std::string& name, bool inside) {
+    auto it = consumers.find(name);
+    return it != consumers.end() &&
+           std::any_of(it->second.begin(), it->second.end(), [&](size_t c) { return kept[c] == inside; });
+  };
 
   Cut cut;
+  const std::set<std::string> own_inputs(graph_inputs_.begin(), graph_inputs_.end());
   std::unordered_set<std::string> listed;
   for (size_t i : keep)
     for (const auto& name : nodes_[i].uses)
-      if (!produced.count(name) && listed.insert(name).second) cut.inputs.push_back(name);
+      if (!produced.count(name) && listed.insert(name).second)
+        (model_inputs && !own_inputs.count(name) ? cut.frozen : cut.inputs).push_back(name);
   const std::set<std::string> model_outputs(graph_outputs_.begin(), graph_outputs_.end());
-  auto used_outside = [&](const std::string& name) {
-    auto it = consumers.find(name);
-    if (it == consumers.end()) return false;
-    return std::any_of(it->second.begin(), it->second.end(), [&](size_t c) { return !kept[c]; });
-  };
   for (size_t i : keep)
     for (const auto& name : nodes_[i].produces)
-      if (model_outputs.count(name) || used_outside(name)) cut.outputs.push_back(name);
+      if (model_outputs.count(name) || (used(name, false) && !(model_inputs && used(name, true))))
+        cut.outputs.push_back(name);
   if (cut.outputs.empty()) {
     // The subset's results feed nothing the rest of the model uses (e.g. every consumer kept):
     // its dangling values are what it computes.
-    auto used_inside = [&](const std::string& name) {
-      auto it = consumers.find(name);
-      return it != consumers.end() && std::any_of(it->second.begin(), it->second.end(), [&](size_t c) { return kept[c]; });
-    };
     for (size_t i : keep)
       for (const auto& name : nodes_[i].produces)
-        if (!used_inside(name)) cut.outputs.push_back(name);
+        if (!used(name, true)) cut.outputs.push_back(name);
   }
   if (cut.outputs.empty()) return std::nullopt;
+  cut.model = cut_model(keep, cut);
+  return cut;
+}
 
+model::Model GraphCutter::cut_model(const std::vector<size_t>& keep, const Cut& cut) const {
   auto graph = model::Graph::from_model(base_);
   std::vector<model::NodePtr> nodes;
   for (size_t i : keep) nodes.push_back(graph->nodes.at(i));
   graph->nodes = std::move(nodes);
   graph->inputs.clear();
   for (const auto& name : cut.inputs) graph->inputs.push_back(graph->tensor(name));
+  for (const auto& name : cut.frozen) {
+    const Tensor* value = frozen_values_.find(name);
+    PARITY_CHECK(value, kInternal, "no recorded value to freeze '", name, "' with");
+    const model::ValuePtr tensor = graph->tensor(name);
+    tensor->set_values(value->clone());
+    graph->initializers.push_back(tensor);
+  }
   graph->outputs.clear();
   for (const auto& name : cut.outputs) graph->outputs.push_back(graph->tensor(name));
   graph->cleanup(false);
@@ -88,8 +103,7 @@ std::optional<Cut> GraphCutter::cut(const std::vector<size_t>& keep) const {
     for (const auto& out : node->outputs)
       if (out) present.insert(out->name);
   std::erase_if(graph->value_info, [&](const model::ValuePtr& v) { return !present.count(v->name); });
-  cut.model = graph->to_model();
-  return cut;
+  return graph->to_model();
 }
 
 std::vector<size_t> GraphCutter::ancestors(size_t index) const {

@@ -1,7 +1,8 @@
 // Cutting a model down to any subset of its nodes: the candidates of `parity debug reduce`.
-// Values the subset consumes but does not produce become graph inputs; values it produces that
-// the rest of the model (or the model's outputs) use become graph outputs. Any subset is a valid
-// model this way, so branches and multi-output graphs need no special handling.
+// Values the subset consumes but does not produce become graph inputs (or, with the model's own
+// inputs kept, constants holding their recorded values); values it produces that the rest of the
+// model (or the model's outputs) use become graph outputs. Any subset is a valid model this way,
+// so branches and multi-output graphs need no special handling.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +22,19 @@ struct Cut {
   model::Model model;
   std::vector<std::string> inputs;   // graph inputs, in first-use order
   std::vector<std::string> outputs;  // graph outputs, in production order
+  std::vector<std::string> frozen;   // values of cut-away nodes held as constants (CutBoundary::kModelInputs)
+};
+
+/// How a cut meets the rest of the model.
+enum class CutBoundary {
+  /// Every value crossing the cut is exposed: those it consumes become graph inputs, those it
+  /// produces for the rest of the model become graph outputs (what a caller that feeds each cut
+  /// itself, or partitions the model, needs).
+  kExposed,
+  /// Polygraphy's: the model's own inputs stay the only inputs (so a check that loads the
+  /// model's inputs fits every cut), values of cut-away nodes become constants holding their
+  /// recorded values, and the outputs are the values no kept node consumes (plus model outputs).
+  kModelInputs,
 };
 
 /// Numbers the nodes of a (topologically sorted) model and cuts it to node subsets. Cut models
@@ -28,6 +42,8 @@ struct Cut {
 class GraphCutter {
  public:
   explicit GraphCutter(model::Model base);
+  /// With CutBoundary::kModelInputs, `frozen_values` holds the value of every node output.
+  GraphCutter(model::Model base, CutBoundary boundary, TensorMap frozen_values);
 
   size_t node_count() const { return nodes_.size(); }
   /// "name (Op)" of node i, for messages.
@@ -46,8 +62,13 @@ class GraphCutter {
     std::vector<std::string> uses;      // inputs and outer references of subgraphs (variables only)
     std::vector<std::string> produces;  // non-empty outputs
   };
+  model::Model cut_model(const std::vector<size_t>& keep, const Cut& cut) const;
+
   model::Model base_;
+  CutBoundary boundary_ = CutBoundary::kExposed;
+  TensorMap frozen_values_;
   std::vector<NodeInfo> nodes_;
+  std::vector<std::string> graph_inputs_;
   std::vector<std::string> graph_outputs_;
 };
 

@@ -82,5 +82,35 @@ TEST(GraphCutter, EveryCutRunsOnRecordedValuesAndReproducesThem) {
   }
 }
 
+// Polygraphy's boundary: the model's own inputs only; values of cut-away nodes are constants with
+// their recorded values, and values a kept node consumes are no outputs.
+TEST(GraphCutter, ModelInputsBoundaryFreezesCutValuesAndKeepsOnlyUnconsumedOutputs) {
+  const model::Model base = branchy_model();
+  const auto values = record_all_values(base, one_feed());
+  const GraphCutter cutter(with_observed_types(base, values[0]), CutBoundary::kModelInputs, values[0].clone());
+
+  const auto back = cutter.cut({1, 3, 4});  // Neg, Add, Abs: `a` and `c` come from cut-away nodes
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(back->inputs.empty());
+  EXPECT_EQ(back->frozen, (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(back->outputs, (std::vector<std::string>{"y", "z"}));  // `b` feeds kept nodes only
+  EXPECT_EQ(back->model.proto().graph().input_size(), 0);
+  EXPECT_EQ(back->model.proto().graph().initializer_size(), 2);
+
+  const auto front = cutter.cut({0, 2, 3});  // Relu, Exp, Add: `b` frozen, `a` consumed by Exp
+  ASSERT_TRUE(front);
+  EXPECT_EQ(front->inputs, std::vector<std::string>{"x"});
+  EXPECT_EQ(front->frozen, std::vector<std::string>{"b"});
+  EXPECT_EQ(front->outputs, std::vector<std::string>{"y"});
+  for (const Cut* cut : {&*back, &*front}) {
+    EXPECT_NO_THROW(onnx::checker::check_model(cut->model.proto()));
+    auto session = runtime::Session::create(cut->model.proto()).value();
+    const TensorMap outputs = session.run(feeds_for(*cut, values)[0]);
+    const Tensor& got = outputs.at("y");
+    const Tensor& want = values[0].at("y");
+    for (int64_t i = 0; i < got.numel(); ++i) EXPECT_EQ(got.data<float>()[i], want.data<float>()[i]);
+  }
+}
+
 }  // namespace
 }  // namespace parity::tools::debug
