@@ -12,6 +12,7 @@
 #include "core/logger.h"
 #include "core/low_precision.h"
 #include "core/progress.h"
+#include "core/text.h"
 
 namespace parity::compare {
 
@@ -204,6 +205,34 @@ std::vector<std::pair<size_t, size_t>> Comparator::default_comparisons(const Run
   std::vector<std::pair<size_t, size_t>> out;
   for (size_t i = 0; i + 1 < results.size(); ++i) out.emplace_back(i, i + 1);
   return out;
+}
+
+void Comparator::check_output_sets(const RunResults& results, const std::vector<std::pair<size_t, size_t>>& comparisons) {
+  for (const auto& [a, b] : comparisons) {
+    const auto& ra = results.runs[a];
+    const auto& rb = results.runs[b];
+    if (ra.second.empty() || rb.second.empty()) continue;
+    const auto na = ra.second[0].outputs.names(), nb = rb.second[0].outputs.names();
+    std::vector<std::pair<std::string, std::string>> renamed;
+    std::vector<std::string> paired_b;
+    bool complete = true;
+    for (const auto& n : na) {
+      const auto match = match_output_name(n, na, nb);
+      if (!match || std::find(paired_b.begin(), paired_b.end(), *match) != paired_b.end()) {
+        complete = false;
+        break;
+      }
+      paired_b.push_back(*match);
+      if (*match != n) renamed.emplace_back(n, *match);
+    }
+    complete = complete && paired_b.size() == nb.size();
+    PARITY_CHECK(complete, kInvalidArgument, "the outputs of ", ra.first, " and ", rb.first, " differ: ", ra.first,
+                 " has ", join_names(na), "; ", rb.first, " has ", join_names(nb),
+                 " (select common outputs with --onnx-outputs)");
+    for (const auto& [from, to] : renamed)
+      logger().warning("Output names differ: comparing ", ra.first, " output '", from, "' with ", rb.first,
+                       " output '", to, "'");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
