@@ -13,6 +13,7 @@
 #include "core/logger.h"
 #include "core/low_precision.h"
 #include "core/progress.h"
+#include "core/text.h"
 
 namespace parity::compare {
 
@@ -205,6 +206,38 @@ std::vector<std::pair<size_t, size_t>> Comparator::default_comparisons(const Run
   std::vector<std::pair<size_t, size_t>> out;
   for (size_t i = 0; i + 1 < results.size(); ++i) out.emplace_back(i, i + 1);
   return out;
+}
+
+void Comparator::check_output_sets(const RunResults& results, const std::vector<std::pair<size_t, size_t>>& comparisons) {
+  for (const auto& [a, b] : comparisons) {
+    const auto& ra = results.runs[a];
+    const auto& rb = results.runs[b];
+    if (ra.second.empty() || rb.second.empty()) continue;
+    const auto na = ra.second[0].outputs.names(), nb = rb.second[0].outputs.names();
+    std::vector<std::pair<std::string, std::string>> renamed;
+    std::vector<std::string> paired_b;
+    bool complete = true;
+    for (const auto& n : na) {
+      const auto match = match_output_name(n, na, nb);
+      if (!match || std::find(paired_b.begin(), paired_b.end(), *match) != paired_b.end()) {
+        complete = false;
+        break;
+      }
+      paired_b.push_back(*match);
+      if (*match != n) renamed.emplace_back(n, *match);
+    }
+    PARITY_CHECK(complete, kInvalidArgument, "the outputs of ", ra.first, " and ", rb.first, " differ: ", ra.first,
+                 " has ", join_names(na), "; ", rb.first, " has ", join_names(nb),
+                 " (select common outputs with --onnx-outputs)");
+    // As Polygraphy compares: each output of the first run with its counterpart in the second
+    // (e.g. a stored `mark all` run holds more), the second's other outputs unused.
+    if (paired_b.size() < nb.size())
+      logger().warning("Comparing the ", na.size(), " output(s) of ", ra.first, " only: ", rb.first, " has ",
+                       nb.size() - paired_b.size(), " more, not compared");
+    for (const auto& [from, to] : renamed)
+      logger().warning("Output names differ: comparing ", ra.first, " output '", from, "' with ", rb.first,
+                       " output '", to, "'");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

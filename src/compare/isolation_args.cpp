@@ -43,9 +43,4 @@ Isolation IsolationArgs::parse(const options::Args& args) const {
   return isolation;
 }
 
-void IsolationArgs::isolate_by_default(const options::Args& args, const runners::Runner& runner,
-                                       const runners::RunnerInfo& info, Isolation& isolation) const {
-  if (info.isolate_by_default && !args.flag("no_subprocess")) isolation.runners.push_back(runner.name());
-}
-
 }  // namespace parity::compare

@@ -5,7 +5,6 @@
 
 #include "compare/comparator.h"
 #include "options/args.h"
-#include "runners/registry.h"
 
 namespace parity::compare {
 
@@ -15,10 +14,6 @@ class IsolationArgs {
   /// Throws kInvalidArgument for a non-positive timeout or an unreadable size, and when a limit is
   /// given without --use-subprocess (it could not be enforced).
   Isolation parse(const options::Args& args) const;
-  /// Adds `runner` to the isolated runners when its registry entry asks for it
-  /// (RunnerInfo::isolate_by_default) and --no-subprocess was not given.
-  void isolate_by_default(const options::Args& args, const runners::Runner& runner, const runners::RunnerInfo& info,
-                          Isolation& isolation) const;
 };
 
 }  // namespace parity::compare

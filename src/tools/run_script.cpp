@@ -492,4 +492,15 @@ std::string write_run_script(const std::string& path, const RunScript& script) {
   return snippet.string();
 }
 
+std::string write_run_script_for(const std::string& path, const options::Args& args,
+                                 const std::vector<std::string>& runner_names, std::string command_line) {
+  std::string target = fs::path(path).stem().string();
+  for (char& c : target)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  if (target.empty() || std::isdigit(static_cast<unsigned char>(target[0]))) target = "run_" + target;
+  for (const std::string& spelling : {" --gen-script " + path, " --gen-script=" + path, " --gen " + path, " --gen=" + path})
+    if (auto at = command_line.find(spelling); at != std::string::npos) command_line.erase(at, spelling.size());
+  return write_run_script(path, generate_run_script(args, runner_names, command_line, target));
+}
+
 }  // namespace parity::tools

@@ -31,4 +31,10 @@ std::string program_cmake_snippet(const std::string& target, const std::string& 
 /// Returns the snippet's path.
 std::string write_run_script(const std::string& path, const RunScript& script);
 
+/// `--gen-script FILE.cpp` in one call: the program for `command_line` (with its --gen-script
+/// option left out of the quoted line), its executable named after FILE, written as FILE.cpp and
+/// FILE.cmake. Returns the snippet's path.
+std::string write_run_script_for(const std::string& path, const options::Args& args,
+                                 const std::vector<std::string>& runner_names, std::string command_line);
+
 }  // namespace parity::tools

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "compare/data_loader.h"
+#include "core/logger.h"
+#include "model/transforms/outputs.h"
 #include "runtime/session.h"
 
 namespace parity::tools {
@@ -67,6 +69,22 @@ size_t set_types_by_running(model::Graph& graph) {
     for (const auto& out : node->outputs)
       if (const Tensor* t = out ? run.results.find(out->name) : nullptr) observe(*out, *t);
   return set;
+}
+
+void mark_outputs_typed(model::Graph& graph, const std::vector<std::string>& outputs,
+                        const std::vector<std::string>& exclude) {
+  model::transforms::mark_outputs(graph, outputs, exclude);
+  std::vector<std::string> unknown;
+  for (const auto& v : graph.outputs)
+    if (v->dtype == DType::kUndefined) unknown.push_back(v->name);
+  if (unknown.empty()) return;
+  logger().info("running the model to find the types of ", unknown.size(), " marked outputs");
+  const TensorMetadata found = resolve_types_by_running(graph.to_model(), unknown);
+  for (const auto& v : graph.outputs)
+    if (const TensorMeta* meta = found.find(v->name); meta && v->dtype == DType::kUndefined) {
+      v->dtype = meta->dtype;
+      v->shape = meta->shape;
+    }
 }
 
 }  // namespace parity::tools

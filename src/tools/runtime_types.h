@@ -21,4 +21,10 @@ TensorMetadata resolve_types_by_running(const model::Model& model, const std::ve
 /// many values were set.
 size_t set_types_by_running(model::Graph& graph);
 
+/// Marks the graph's outputs as Polygraphy's --outputs/--exclude-outputs do (model::transforms::
+/// mark_outputs); outputs whose dtype shape inference left unknown (mark all on a model inference
+/// cannot follow) get it from a run with parity's runtime, since libonnx requires one.
+void mark_outputs_typed(model::Graph& graph, const std::vector<std::string>& outputs,
+                        const std::vector<std::string>& exclude);
+
 }  // namespace parity::tools

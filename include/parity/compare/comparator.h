@@ -118,6 +118,13 @@ class Comparator {
                                          std::optional<std::vector<std::pair<size_t, size_t>>> comparisons = std::nullopt,
                                          bool fail_fast = false);
 
+  /// Checks that each output of a compared pair's first run (indices into results.runs) has a
+  /// counterpart in the second. Names that differ only trivially ("y" and "y:0", as
+  /// TensorFlow-exported and ONNX runs name them) pair up as Polygraphy's comparator pairs them, with
+  /// a warning naming the pairing; the second run's extra outputs are left uncompared with a warning;
+  /// an output without a counterpart is kInvalidArgument naming both sets.
+  static void check_output_sets(const RunResults& results, const std::vector<std::pair<size_t, size_t>>& comparisons);
+
   /// Checks outputs for NaN (and Inf when check_inf). Returns true when all are valid.
   static bool validate(const RunResults& results, bool check_inf = false, bool check_nan = true, bool fail_fast = false);
 

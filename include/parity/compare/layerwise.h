@@ -97,8 +97,9 @@ struct LayerwiseReport {
 /// registered runner `peer` (e.g. "ort"; empty for reference statistics only) on one feed.
 /// `args` carries both runtimes' CLI options (may be null). Logs a per-layer table.
 /// Peak memory stays near one runtime's working set plus one window only when freed activations go
-/// back to the system: a program that cares sets glibc's mmap threshold first (as `parity run`
-/// does); the library does not change process-wide allocator settings.
+/// back to the system: a program that cares sets glibc's mmap threshold first
+/// (compare_every_layer with MarkAllOptions::map_large_tensors, as `parity run` asks); otherwise
+/// the library does not change process-wide allocator settings.
 LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer,
                                   const options::Args* args, const TensorMap& feed, const LayerwiseOptions& options);
 

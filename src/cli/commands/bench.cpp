@@ -1,32 +1,22 @@
 // `parity bench MODEL... --runners ref,ort,opencv --threads 1,2`: times several runners on the same
 // models and inputs in one process and reports median latency per runner and the ratio ref/ort.
-// The schedule (fair alternation, one feed for all) is tools/bench/schedule.h, the reports
-// tools/bench/report.h; this file holds the options.
+// The schedule (fair alternation, one feed for all) is tools/bench/schedule.h, the run and its
+// reports tools/bench/run.h; this file holds the options.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "cli/command.h"
 #include "core/formats/file_io.h"
-#include "core/logger.h"
-#include "core/progress.h"
 #include "core/text.h"
 #include "options/data_loader_args.h"
 #include "runners/runner_args.h"
-#include "tools/bench/ceiling.h"
-#include "tools/bench/report.h"
-#include "tools/bench/schedule.h"
-#include "tools/bench/throughput.h"
-#include "tools/report/bench_report.h"
+#include "tools/bench/run.h"
 #include "tools/report/report_args.h"
 
 namespace parity::cli {
 namespace {
 
-using tools::bench::Row;
-using tools::bench::RunnerCell;
 using tools::bench::Settings;
-using tools::bench::ThroughputRow;
 
 class BenchCommand : public Command {
  public:
@@ -91,50 +81,14 @@ class BenchCommand : public Command {
   }
 
   int run(const options::Args& args) override {
-    using namespace tools::bench;
-    Settings settings = read_settings(args);
+    tools::bench::Settings settings = read_settings(args);
     const tools::report::ReportOptions report_options = report_args_.parse(args);
-    const std::string machine_load = load_average();
-    if (!args.flag("no_ceiling"))
-      for (int threads : settings.threads) settings.sgemm_gflops[threads] = measure_sgemm_gflops(threads);
-    std::vector<Row> rows;
-    Progress progress("bench rows", static_cast<int64_t>(settings.models.size() * settings.threads.size()));
-    for (const auto& model : settings.models)
-      for (int threads : settings.threads) {
-        rows.push_back(bench_row(model, threads, settings, args));
-        progress.advance();
-      }
-    std::vector<ThroughputRow> throughput;
-    if (!settings.concurrent.empty())
-      for (const auto& model : settings.models)
-        for (auto& row : bench_throughput(model, settings, args)) throughput.push_back(std::move(row));
-    for (size_t i = 0; i < settings.data.input_shapes.size(); ++i)
-      if (!settings.shape_used[i]) {
-        const options::InputShape& o = settings.data.input_shapes[i];
-        logger().warning("--input-shapes ", o.model.empty() ? "" : o.model + "=", o.input, " matched no model");
-      }
-
-    nlohmann::ordered_json report = json_report(rows, settings, args, machine_load);
-    if (!throughput.empty()) report["concurrent"] = throughput_json(throughput);
-    std::fputs(text_table(rows, settings).c_str(), stdout);
-    if (settings.profile) std::fputs(profile_text(rows, settings).c_str(), stdout);
-    if (!throughput.empty()) std::fputs(throughput_text(throughput).c_str(), stdout);
-    std::fflush(stdout);
-    if (auto path = args.get("markdown")) formats::write_binary_file(*path, markdown(rows, settings, report));
-    if (auto path = args.get("json")) formats::write_binary_file(*path, report.dump(2) + "\n");
-    if (report_options.path) {
-      tools::report::Report page("parity bench", current_command_line());
-      page.add_section(tools::report::bench_section(rows, settings));
-      page.write(*report_options.path);
-    }
-
-    bool every_row_measured = true;
-    for (const auto& row : rows)
-      if (std::none_of(row.cells.begin(), row.cells.end(), [](const RunnerCell& c) { return c.unavailable.empty(); })) {
-        logger().error(row.label, " at ", row.threads, " thread(s): no runner could be timed");
-        every_row_measured = false;
-      }
-    return every_row_measured ? kExitPassed : kExitFailed;
+    const tools::bench::BenchOutputs outputs{.measure_ceiling = !args.flag("no_ceiling"),
+                                             .markdown = args.get("markdown"),
+                                             .json = args.get("json"),
+                                             .report = report_options.path,
+                                             .command_line = current_command_line()};
+    return tools::bench::run_bench(settings, outputs, args) ? kExitPassed : kExitFailed;
   }
 
  private:

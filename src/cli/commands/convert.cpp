@@ -23,6 +23,7 @@
 #include "runtime/plan/plan_file.h"
 #include "runtime/session.h"
 #include "runners/runner_args.h"
+#include "tools/runtime_types.h"
 
 namespace parity::cli {
 namespace {
@@ -84,7 +85,7 @@ class ConvertCommand : public Command {
     const auto out = model_edit::output_path(args, model);
     if (args.has("onnx_outputs") || args.has("onnx_exclude_outputs")) {
       auto graph = model::transforms::graph_with_inferred_types(model);
-      model_edit::mark_outputs_typed(*graph, args.list("onnx_outputs"), args.list("onnx_exclude_outputs"));
+      tools::mark_outputs_typed(*graph, args.list("onnx_outputs"), args.list("onnx_exclude_outputs"));
       logger().info("Outputs: ", graph->outputs.size(), " tensor(s)");
       model = graph->to_model();
     }

@@ -1,38 +1,20 @@
 #include "cli/commands/model_edit_common.h"
 
-#include <onnx/onnx_pb.h>
-
-#include <fstream>
+#include <map>
 #include <optional>
-#include <set>
 
 #include "cli/command.h"
 #include "core/formats/file_io.h"
 #include "core/logger.h"
 #include "core/text.h"
-#include "model/external_data.h"
 #include "model/save_args.h"
-#include "model/transforms/opset.h"
-#include "model/transforms/outputs.h"
-#include "model/transforms/proto_walk.h"
-#include "model/transforms/weights.h"
 #include "runtime/plan/plan_file.h"
-#include "tools/runtime_types.h"
+#include "tools/surgeon/model_output.h"
 #include "tools/verify.h"
 
 namespace parity::cli::model_edit {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
-  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
-}
-
-}  // namespace
 
 void add_model_argument(options::ArgParser& parser) {
   parser.add({.flags = {}, .dest = "model", .help = "Path to the ONNX model", .metavar = "MODEL", .required = true});
@@ -106,55 +88,12 @@ fs::path output_path(const options::Args& args, const model::Model& input) {
     formats::allow_overwriting_inputs();
     return out;
   }
-  const fs::path in = input.path();
-  PARITY_CHECK(in.empty() || !same_file(in, out), kInvalidArgument, "output '", out.string(),
-               "' is the input model; choose another path or pass --force to overwrite it");
-  const model::SaveOptions options = save_options(args);
-  if (options.external_data && options.all_tensors_to_one_file) {
-    fs::path dir = out.parent_path();
-    if (dir.empty()) dir = ".";
-    const fs::path side = dir / (options.location.empty() ? out.filename().string() + ".data" : options.location);
-    std::set<std::string> locations;
-    model::transforms::for_each_dense_tensor(const_cast<onnx::ModelProto&>(input.proto()), [&](onnx::TensorProto& t) {
-      if (model::has_external_data(t)) locations.insert(model::parse_external_data(t).location);
-    });
-    for (const auto& location : locations)
-      PARITY_CHECK(!same_file(input.base_dir() / location, side), kInvalidArgument, "output weight file '",
-                   side.string(), "' is the input model's weight file; choose another path or pass --force");
-  }
+  tools::check_not_overwriting_input(input, out, save_options(args));
   return out;
 }
 
 void save_output(const model::Model& model, const fs::path& path, const options::Args& args, bool check) {
-  model::save_model(model, path, save_options(args)).throw_if_error();
-  // Stripped tensors reference an empty side file (see model::transforms::reference_weightless_file).
-  fs::path dir = path.parent_path();
-  if (dir.empty()) dir = ".";
-  for (const auto& location : model::transforms::weightless_locations(model)) {
-    const fs::path side = model::resolve_external_location(location, dir, "(weightless tensors)");
-    if (!fs::exists(side)) {
-      formats::write_binary_file(side.string(), "");
-    }
-  }
-  logger().info("Saved model to ", path.string());
-  // Without its weights the checker would only report the missing weight files.
-  if (check && !model.external_data_ignored()) model::transforms::check_saved_model(path);
-}
-
-void mark_outputs_typed(model::Graph& graph, const std::vector<std::string>& outputs,
-                        const std::vector<std::string>& exclude) {
-  model::transforms::mark_outputs(graph, outputs, exclude);
-  std::vector<std::string> unknown;
-  for (const auto& v : graph.outputs)
-    if (v->dtype == DType::kUndefined) unknown.push_back(v->name);
-  if (unknown.empty()) return;
-  logger().info("running the model to find the types of ", unknown.size(), " marked outputs");
-  const TensorMetadata found = tools::resolve_types_by_running(graph.to_model(), unknown);
-  for (const auto& v : graph.outputs)
-    if (const TensorMeta* meta = found.find(v->name); meta && v->dtype == DType::kUndefined) {
-      v->dtype = meta->dtype;
-      v->shape = meta->shape;
-    }
+  tools::save_checked_model(model, path, save_options(args), check);
 }
 
 void add_verify_options(options::ArgParser& parser, const std::string& what) {

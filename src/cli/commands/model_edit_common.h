@@ -40,12 +40,6 @@ model::SaveOptions save_options(const options::Args& args);
 /// checker failure is an error (the file stays, so it can be inspected).
 void save_output(const model::Model& model, const std::filesystem::path& path, const options::Args& args, bool check = true);
 
-/// Marks the graph's outputs as Polygraphy's --outputs/--exclude-outputs do (model::transforms::
-/// mark_outputs); outputs whose dtype shape inference left unknown (mark all on a model inference
-/// cannot follow) get it from a run with parity's runtime, since libonnx requires one.
-void mark_outputs_typed(model::Graph& graph, const std::vector<std::string>& outputs,
-                        const std::vector<std::string>& exclude);
-
 /// Adds --verify [N], --verify-atol and --verify-rtol; `what` names the rewritten model in the help
 /// ("sanitized").
 void add_verify_options(options::ArgParser& parser, const std::string& what);

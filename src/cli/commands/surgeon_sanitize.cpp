@@ -122,7 +122,7 @@ class SurgeonSanitizeCommand : public Command {
     auto graph = infer ? model::transforms::graph_with_inferred_types(model) : model::Graph::from_model(model);
     const size_t before = graph->node_count(false);
     if (args.has("outputs") || args.has("exclude_outputs")) {
-      model_edit::mark_outputs_typed(*graph, args.list("outputs"), args.list("exclude_outputs"));
+      tools::mark_outputs_typed(*graph, args.list("outputs"), args.list("exclude_outputs"));
     }
     if (!shapes.empty()) {
       tools::reshape_inputs(*graph, shapes);

@@ -10,6 +10,7 @@
 
 #include "compare/comparator.h"
 #include "compare/layerwise.h"
+#include "compare/mark_all.h"
 #include "core/run_results.h"
 #include "tools/report/report.h"
 
@@ -33,11 +34,7 @@ Json run_section(const RunResults& results, const std::vector<std::pair<size_t, 
                  const compare::AccuracyResult* accuracy, bool passed, const RunReportOptions& options);
 
 /// One layer-by-layer comparison of `mark all`: a feed against a peer runner or a stored golden run.
-struct LayerwiseComparison {
-  compare::LayerwiseReport report;
-  size_t iteration = 0;     // the feed's index
-  std::string golden_file;  // the --load-outputs file the peer was read from; empty for a live peer
-};
+using LayerwiseComparison = compare::LayerwiseComparison;
 
 /// The "layerwise" section: one entry per comparison of `mark all` (per feed, and per stored run
 /// with --load-outputs), each with its first divergence and where the divergence starts: that

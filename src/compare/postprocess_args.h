@@ -1,0 +1,33 @@
+// --postprocess [name:]top-K[,axis=A]: Polygraphy's PostprocessFunc.top_k applied to outputs
+// before they are compared (Comparator::postprocess with compare::top_k).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare/comparator.h"
+#include "compare/per_output.h"
+#include "options/args.h"
+
+namespace parity::compare {
+
+/// What --postprocess asks for.
+struct PostprocessSettings {
+  /// Per output name ("" for every output): top-K indices replace the output's values.
+  PerOutput<std::optional<TopK>> top_k{std::nullopt};
+  /// The output names the items name, checked once the outputs are known.
+  std::vector<std::string> named_outputs;
+  /// Whether any item was given.
+  bool enabled = false;
+};
+
+/// Option group: add_to() defines --postprocess, parse() reads it (a function other than top-K
+/// or a bad K or axis is kInvalidArgument).
+class PostprocessArgs {
+ public:
+  void add_to(options::ArgParser& parser) const;
+  PostprocessSettings parse(const options::Args& args) const;
+};
+
+}  // namespace parity::compare
