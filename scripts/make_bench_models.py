@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Exports the benchmark models to ONNX: torchvision and torch.nn architectures across families
-(classic CNN, depthwise/squeeze-excitation, dense concat, channel shuffle, segmentation with Resize,
-detection with RoiAlign/NMS, 3-D conv, recurrent GRU/LSTM, encoder transformers, a BERT-style
-encoder, a decoder with KV-cache inputs), all with random weights (fixed seed), static batch 1,
+(classic CNN, Inception, RegNet, depthwise/squeeze-excitation, ConvNeXt, dense concat, channel
+shuffle, segmentation with Resize, detection with RoiAlign/NMS, 3-D conv, recurrent GRU/LSTM,
+encoder transformers, a windowed-attention vision transformer (Swin), a BERT-style encoder, a
+seq2seq encoder-decoder, a decoder with KV-cache inputs), all with random weights (fixed seed), static batch 1,
 opset 17.
 
 They go to .cache/bench-models/ (git-ignored: ResNet-50 alone is ~100 MB). A model already there
@@ -53,6 +54,13 @@ def vit_tiny():
     torch.nn.init.normal_(model.heads.head.weight, std=0.02)
     torch.nn.init.normal_(model.heads.head.bias, std=0.02)
     return model
+
+
+def googlenet():
+    """GoogLeNet (Inception v1) as it runs for inference: no auxiliary classifiers."""
+    import torchvision.models
+
+    return torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True)
 
 
 def lraspp_mobilenet_v3():
@@ -178,6 +186,32 @@ def transformer_encoder():
     return torch.nn.TransformerEncoder(layer, 6, enable_nested_tensor=False)
 
 
+SEQ2SEQ_VOCAB, SEQ2SEQ_SOURCE, SEQ2SEQ_TARGET = 4000, 32, 16
+
+
+def seq2seq_transformer():
+    """Translation-style encoder-decoder (torch.nn.Transformer: 3 + 3 layers, width 256, 4 heads, MLP
+    1024): source and target token embeddings, a causal mask over the target, a vocabulary
+    projection of every target position."""
+    import torch
+
+    class Seq2Seq(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.source = torch.nn.Embedding(SEQ2SEQ_VOCAB, 256)
+            self.target = torch.nn.Embedding(SEQ2SEQ_VOCAB, 256)
+            self.transformer = torch.nn.Transformer(256, 4, 3, 3, 1024, dropout=0.0, batch_first=True)
+            self.project = torch.nn.Linear(256, SEQ2SEQ_VOCAB)
+            causal = torch.nn.Transformer.generate_square_subsequent_mask(SEQ2SEQ_TARGET)
+            self.register_buffer("causal", causal)
+
+        def forward(self, source_ids, target_ids):
+            out = self.transformer(self.source(source_ids), self.target(target_ids), tgt_mask=self.causal)
+            return self.project(out)
+
+    return Seq2Seq()
+
+
 DECODER_LAYERS, DECODER_HEADS, DECODER_WIDTH, DECODER_PAST = 4, 8, 512, 127
 
 
@@ -250,10 +284,15 @@ MODELS = {
     "resnet50": Spec(torchvision_model("resnet50")),
     "resnet18": Spec(torchvision_model("resnet18")),
     "squeezenet1_1": Spec(torchvision_model("squeezenet1_1")),
+    # Inception branches (concat of 1x1 / 3x3 / 5x5 / pool), grouped-conv RegNet with SE.
+    "googlenet": Spec(googlenet),
+    "regnet_y_400mf": Spec(torchvision_model("regnet_y_400mf")),
     # Depthwise separable, squeeze-excitation, SiLU / HardSwish / HardSigmoid.
     "mobilenet_v2": Spec(torchvision_model("mobilenet_v2")),
     "mobilenet_v3_large": Spec(torchvision_model("mobilenet_v3_large")),
     "efficientnet_b0": Spec(torchvision_model("efficientnet_b0")),
+    # 7x7 depthwise + LayerNorm + GELU MLP blocks.
+    "convnext_tiny": Spec(torchvision_model("convnext_tiny")),
     # Dense concat, channel shuffle.
     "densenet121": Spec(torchvision_model("densenet121")),
     "shufflenet_v2_x1_0": Spec(torchvision_model("shufflenet_v2_x1_0")),
@@ -264,12 +303,17 @@ MODELS = {
     # Recurrent.
     "gru_tagger": Spec(gru_tagger, inputs=TOKENS_64),
     "lstm_lm": Spec(lstm_lm, inputs=TOKENS_64),
-    # Transformers: ViT, a plain encoder, BERT-style, a decoder step with a KV cache.
+    # Transformers: ViT, Swin (shifted windows), a plain encoder, BERT-style, a seq2seq
+    # encoder-decoder, a decoder step with a KV cache.
     "vit_tiny": Spec(vit_tiny),
+    "swin_t": Spec(torchvision_model("swin_t")),
     "transformer_encoder": Spec(transformer_encoder, inputs=(("features", (1, 128, 512), "float", None),),
                                 outputs=("encoded",)),
     "bert_mini": Spec(bert_mini, inputs=(("input_ids", (1, 128), "int64", 30522),
                                          ("attention_mask", (1, 128), "int64", 2)), outputs=("pooled",)),
+    "seq2seq_transformer": Spec(seq2seq_transformer,
+                                inputs=(("source_ids", (1, SEQ2SEQ_SOURCE), "int64", SEQ2SEQ_VOCAB),
+                                        ("target_ids", (1, SEQ2SEQ_TARGET), "int64", SEQ2SEQ_VOCAB))),
     "kv_decoder": kv_decoder_spec(),
 }
 # Exported only when named (not by `make bench`, not by --list): the load-time benchmark

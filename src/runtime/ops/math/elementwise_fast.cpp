@@ -65,12 +65,28 @@ __attribute__((target("avx512f"))) void scale_rows_avx512(const float* map, cons
     }
   }
 }
+
+__attribute__((target("avx2"))) void scale_rows_avx2(const float* map, const float* scale, int64_t pixels,
+                                                     int64_t channels, float* out) {
+  const int64_t full = channels / 8 * 8;
+  for (int64_t p = 0; p < pixels; ++p) {
+    const float* in = map + p * channels;
+    float* o = out + p * channels;
+    int64_t k = 0;
+    for (; k < full; k += 8) _mm256_storeu_ps(o + k, _mm256_mul_ps(_mm256_loadu_ps(in + k), _mm256_loadu_ps(scale + k)));
+    for (; k < channels; ++k) o[k] = in[k] * scale[k];
+  }
+}
 #endif
 
 void scale_rows(const float* map, const float* scale, int64_t pixels, int64_t channels, float* out, KernelIsa isa) {
 #if defined(__x86_64__) || defined(__i386__)
   if (isa >= KernelIsa::kAvx512) {
     scale_rows_avx512(map, scale, pixels, channels, out);
+    return;
+  }
+  if (isa >= KernelIsa::kAvx2) {
+    scale_rows_avx2(map, scale, pixels, channels, out);
     return;
   }
 #endif

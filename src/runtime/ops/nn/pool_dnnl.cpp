@@ -148,13 +148,21 @@ __attribute__((target("avx512f"))) void channel_means_avx512(const float* image,
                                                              int64_t k1, float* partial, double* total, float* out) {
   channel_means_body(image, plane, c, k0, k1, partial, total, out);
 }
+
+/// The same loops 8 channels wide, for CPUs without AVX-512.
+__attribute__((target("avx2"))) void channel_means_avx2(const float* image, int64_t plane, int64_t c, int64_t k0,
+                                                        int64_t k1, float* partial, double* total, float* out) {
+  channel_means_body(image, plane, c, k0, k1, partial, total, out);
+}
 #endif
 
 using ChannelMeansFn = void (*)(const float*, int64_t, int64_t, int64_t, int64_t, float*, double*, float*);
-/// The channel sums 16 wide where `isa` has AVX-512 and `wide` allows it (KernelOptions::global_pool_wide).
+/// The channel sums 16 wide where `isa` has AVX-512, 8 wide on AVX2, when `wide` allows it
+/// (KernelOptions::global_pool_wide).
 ChannelMeansFn pick_channel_means(KernelIsa isa, bool wide) {
 #if defined(__x86_64__) && defined(__GNUC__)
   if (wide && isa >= KernelIsa::kAvx512) return channel_means_avx512;
+  if (wide && isa >= KernelIsa::kAvx2) return channel_means_avx2;
 #endif
   return channel_means_portable;
 }
@@ -259,7 +267,7 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
       return;
     }
     if (op_ == PoolOp::kMax && input_channels_last_ && output_channels_last_ && x.rank() == 4 &&
-        options_.max_pool_direct && (max_pool_row_avx512_available(isa_) || splits_between_threads(x, ctx))) {
+        options_.max_pool_direct && (direct_max_pool_on_one_thread(isa_) || splits_between_threads(x, ctx))) {
       max_pool_channels_last(x, ctx);
       return;
     }
@@ -388,9 +396,8 @@ class DnnlPoolKernel : public Kernel, public ChannelsLastKernel {
     return best;
   }
 
-  /// Whether a MaxPool of `x` is large enough to split between threads: on one thread oneDNN's
-  /// jit kernel is faster than the AVX2 loop (ResNet-50's stem pool 0.34 ms against 0.50 ms), not
-  /// than the AVX-512 one, which runs at any thread count.
+  /// Whether a MaxPool of `x` is large enough to split between threads (the direct loop's only
+  /// use where it does not run on one thread too: direct_max_pool_on_one_thread).
   bool splits_between_threads(const Tensor& x, const KernelContext& ctx) const {
     // Below ~64K input values a thread hand-off costs more than the split saves.
     constexpr int64_t kMinParallelInput = int64_t{1} << 16;
@@ -520,7 +527,16 @@ using DnnlGlobalAveragePool = DnnlPool<PoolOp::kGlobalAverage>;
 
 uint64_t direct_max_pool_runs() { return g_direct_max_pool_runs.load(std::memory_order_relaxed); }
 
-bool direct_max_pool_on_one_thread(KernelIsa isa) { return max_pool_row_avx512_available(isa); }
+// On an AVX2-only AMD EPYC oneDNN 2.6's single-threaded pooling took several times the AVX2 row
+// loop's time on ResNet's and GoogLeNet's pools, so the loop runs at one thread from AVX2 up.
+bool direct_max_pool_on_one_thread(KernelIsa isa) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return isa >= KernelIsa::kAvx2;
+#else
+  (void)isa;
+  return false;
+#endif
+}
 
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "MaxPool", (1, 8, 10, 11, 12), DnnlMaxPool);
 PARITY_REGISTER_OPTIMIZED_KERNEL("", "AveragePool", (1, 7, 10, 11, 19), DnnlAveragePool);

@@ -11,13 +11,13 @@
 
 namespace parity::runtime::nn {
 
-/// Whether swish_in_place runs a vectorized (AVX-512) loop at `isa`; below it is a scalar loop,
+/// Whether swish_in_place runs a vectorized (AVX-512 or AVX2) loop at `isa`; below it is a scalar loop,
 /// slower than oneDNN's post-op, and callers keep the post-op instead.
 bool fast_swish_available(KernelIsa isa);
 
 /// data[i] = data[i] * sigmoid(alpha * data[i]) for i in [0, n). Relative error about 1e-6
 /// (float32 rounding of the polynomial exp and one Newton step of the reciprocal).
-/// The AVX-512 loop where `isa` has it (fast_swish_available), the scalar one otherwise.
+/// The AVX-512 or AVX2 loop where `isa` has it (fast_swish_available), the scalar one otherwise.
 void swish_in_place(float* data, int64_t n, float alpha, KernelIsa isa);
 
 }  // namespace parity::runtime::nn
