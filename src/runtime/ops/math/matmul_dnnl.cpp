@@ -104,8 +104,9 @@ struct Epilogue {
     });
   }
 
-  /// Runs the steps in place over an output of `count` elements, as oneDNN's post-ops would
-  /// (requires loops_ok()); `residuals` as from residuals().
+  /// Runs the steps in place over an output of `count` elements, as oneDNN's post-ops would;
+  /// `residuals` as from residuals(). Steps outside loops_ok() (GELU, ...) run as oneDNN
+  /// eltwise primitives over the whole output.
   void apply(float* y, int64_t count, const std::vector<std::pair<int, const Tensor*>>& residuals) const {
     using alg = dnnl::algorithm;
     size_t next_residual = 0;
@@ -127,8 +128,22 @@ struct Epilogue {
       } else if (s.alg == alg::eltwise_hardswish) {
         // ONNX's form, as the reference kernel computes it (MobileNetV3's classifier head).
         for (int64_t e = 0; e < count; ++e) y[e] *= std::max(0.f, std::min(1.f, y[e] / 6.f + 0.5f));
+      } else {
+        eltwise_in_place(y, count, s);
       }
     }
+  }
+
+  /// One eltwise step over `count` floats, on oneDNN's primitive (single-threaded, as the
+  /// products' chunks are).
+  static void eltwise_in_place(float* y, int64_t count, const Step& step) {
+    ds::ThreadScope scope(1);
+    const memory::desc desc({count}, memory::data_type::f32, memory::format_tag::a);
+    const dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, step.alg, desc, step.alpha, step.beta),
+        ds::cpu_engine());
+    const memory data(desc, ds::cpu_engine(), y);
+    ds::execute(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}}, 1);
   }
 
   /// The post-op chain for a primitive writing `dst` (residual operands share its layout).
@@ -472,8 +487,8 @@ Tensor run_small_product(KernelContext& ctx, const float* x, int64_t ldx, int64_
 /// arrive fake-quantized (the layer's init) and are taken back to their int8 values and
 /// per-column scales. Where oneDNN's int8 sums are exact (VNNI) its s8 matmul runs, the
 /// dequantization and epilogue as oneDNN post-ops; elsewhere parity's s8 x s8 kernel
-/// (ops/quantization/int8_gemm.h, exact int32 sums on AVX2), its weights packed at start, the
-/// epilogue's steps run after it as loops (Epilogue::loops_ok).
+/// (ops/quantization/int8_gemm.h, exact int32 sums on AVX2), its weights packed at start,
+/// dequantizing with the bias, then the epilogue's steps over the output (Epilogue::apply).
 class Int8Product {
  public:
   /// Whether a layer on a CPU of tier `isa` has an exact int8 product that pays.
@@ -496,15 +511,6 @@ class Int8Product {
     if (parity_kernel_) packed_ = int8_gemm::PackedS8Weights(q.values.data<int8_t>(), k_, n_, nk_);
     else values_ = std::move(q.values);
     started_ = true;
-  }
-  /// Adds `tail` to `epilogue` (Epilogue::accept); on parity's kernel only the steps it runs as
-  /// loops, so that a fused tail never sends the layer back to fp32.
-  bool accept_tail(Epilogue& epilogue, const KernelInit& tail, size_t first_extra_input, bool bias_allowed) const {
-    if (!active_ || !parity_kernel_) return epilogue.accept(tail, first_extra_input, bias_allowed);
-    Epilogue extended = epilogue;
-    if (!extended.accept(tail, first_extra_input, bias_allowed) || !extended.loops_ok()) return false;
-    epilogue = std::move(extended);
-    return true;
   }
   /// "parity s8s8 <variant>" on parity's kernel, "" on oneDNN's (Int8EngineKernel).
   std::string engine() const {
@@ -568,7 +574,6 @@ class Int8Product {
   /// then the epilogue's steps over the dequantized output.
   bool run_parity(KernelContext& ctx, const Tensor& a, int64_t rows, const float* bias, const Epilogue& epilogue,
                   const std::vector<std::pair<int, const Tensor*>>& residuals, Tensor& out) const {
-    if (!epilogue.loops_ok()) return false;
     const int64_t padded_k = packed_.padded_k();
     Tensor aq = pooled_uninitialized_tensor(DType::kInt16, {rows, padded_k});
     int8_gemm::quantize_rows(a.data<float>(), rows, k_, padded_k, x_scale_, aq.data<int16_t>(), isa_);
@@ -653,7 +658,7 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
   }
 
   bool fuse_tail(const KernelInit& tail, size_t first_extra_input) override {
-    if (!int8_.accept_tail(epilogue_, tail, first_extra_input, true)) return false;
+    if (!epilogue_.accept(tail, first_extra_input, true)) return false;
     chain_.add_tail(tail, first_extra_input);
     return true;
   }
@@ -839,7 +844,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
   }
 
   bool fuse_tail(const KernelInit& tail, size_t first_extra_input) override {
-    if (!int8_.accept_tail(epilogue_, tail, first_extra_input, !has_c_)) return false;
+    if (!epilogue_.accept(tail, first_extra_input, !has_c_)) return false;
     chain_.add_tail(tail, first_extra_input);
     return true;
   }

@@ -80,8 +80,8 @@ void quantize_rows(const float* src, int64_t rows, int64_t k_dim, int64_t padded
 namespace {
 
 /// Source rows per pass over the column blocks: their int16 copy stays in L2 while each block's
-/// weights are read once per pass.
-constexpr int64_t kRowChunk = 64;
+/// weights are read once per pass (a multiple of the tile's 6 rows).
+constexpr int64_t kRowChunk = 60;
 
 /// Writes one row of a tile: `sums` holds kBlockColumns values of which the first `valid` count.
 void store_row(const int32_t* sums, int64_t row, int64_t col0, int64_t valid, const Output& out) {
@@ -117,7 +117,8 @@ void multiply_portable(const int16_t* a, int64_t rows, const PackedS8Weights& w,
 #if PARITY_INT8_GEMM_AVX2
 
 /// MR rows x kBlockColumns columns: per pair of K, two 16-byte weight loads widened to int16, one
-/// broadcast source pair per row, one vpmaddwd per row and half-block.
+/// broadcast source pair per row, one vpmaddwd per row and half-block (MR = 6: twelve int32
+/// accumulators, the most AVX2's sixteen registers hold beside the weights and the source).
 template <int MR>
 __attribute__((target("avx2,fma"))) void tile_avx2(const int16_t* a, int64_t lda, const int8_t* wb, int64_t pairs,
                                                    int64_t row0, int64_t col0, int64_t valid, const Output& out) {
@@ -162,8 +163,10 @@ void multiply_avx2(const int16_t* a, int64_t rows, const PackedS8Weights& w, int
       const int8_t* wb = w.block(b);
       const int64_t col0 = b * kBlockColumns, valid = std::min(kBlockColumns, w.n() - col0);
       int64_t r = chunk;
-      for (; r + 4 <= chunk_end; r += 4) tile_avx2<4>(a + r * lda, lda, wb, pairs, r, col0, valid, out);
+      for (; r + 6 <= chunk_end; r += 6) tile_avx2<6>(a + r * lda, lda, wb, pairs, r, col0, valid, out);
       switch (chunk_end - r) {
+        case 5: tile_avx2<5>(a + r * lda, lda, wb, pairs, r, col0, valid, out); break;
+        case 4: tile_avx2<4>(a + r * lda, lda, wb, pairs, r, col0, valid, out); break;
         case 3: tile_avx2<3>(a + r * lda, lda, wb, pairs, r, col0, valid, out); break;
         case 2: tile_avx2<2>(a + r * lda, lda, wb, pairs, r, col0, valid, out); break;
         case 1: tile_avx2<1>(a + r * lda, lda, wb, pairs, r, col0, valid, out); break;
