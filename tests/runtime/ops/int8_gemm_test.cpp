@@ -40,20 +40,18 @@ std::vector<int16_t> widened(const std::vector<int8_t>& a, int64_t rows, int64_t
 struct Case {
   int64_t rows, k, n;
   bool nk;
-  bool widened = false;  // weights stored as int16 pairs
 };
 
 void expect_exact_sums(const Case& c, uint32_t seed, KernelIsa isa) {
   SCOPED_TRACE("rows=" + std::to_string(c.rows) + " k=" + std::to_string(c.k) + " n=" + std::to_string(c.n) +
-               (c.nk ? " nk" : " kn") + (c.widened ? " widened" : "") + " isa=" + runtime::kernel_isa_name(isa));
+               (c.nk ? " nk" : " kn") + " isa=" + runtime::kernel_isa_name(isa));
   const std::vector<int8_t> a = random_int8(c.rows * c.k, seed);
   // Weights as layers hold them (symmetric: -127..127), the source over the whole int8 range.
   const std::vector<int8_t> b = random_int8(c.k * c.n, seed + 1, -127, 127);
   std::vector<int32_t> want(static_cast<size_t>(c.rows * c.n));
   ig::reference_sums(a.data(), c.rows, b.data(), c.k, c.n, c.nk, want.data());
-  const ig::PackedS8Weights w(b.data(), c.k, c.n, c.nk, c.widened);
+  const ig::PackedS8Weights w(b.data(), c.k, c.n, c.nk);
   ASSERT_EQ(w.padded_k() % 2, 0);
-  ASSERT_EQ(w.widened(), c.widened);
   const std::vector<int16_t> a16 = widened(a, c.rows, c.k, w.padded_k());
   std::vector<int32_t> got(want.size(), -1);
   ig::Output out;
@@ -70,14 +68,10 @@ TEST(Int8Gemm, SumsEqualTheReferenceOnRandomAndEdgeShapes) {
       {8, 100, 48, true},  {63, 31, 33, false}, {64, 16, 16, true}, {65, 17, 31, false},  {130, 256, 96, true},
       {1, 4097, 18, false}, {3, 6000, 5, true},
   };
-  for (KernelIsa isa : testing::tested_kernel_isas())
-    for (bool widened : {false, true}) {
-      uint32_t seed = 900;
-      for (Case c : cases) {
-        c.widened = widened;
-        expect_exact_sums(c, seed += 7, isa);
-      }
-    }
+  for (KernelIsa isa : testing::tested_kernel_isas()) {
+    uint32_t seed = 900;
+    for (const Case& c : cases) expect_exact_sums(c, seed += 7, isa);
+  }
 }
 
 TEST(Int8Gemm, ExtremeValuesSumExactlyPastTheInt16Range) {
@@ -90,15 +84,13 @@ TEST(Int8Gemm, ExtremeValuesSumExactlyPastTheInt16Range) {
     for (int64_t i = 0; i < k * n; ++i) b[i] = i % 5 == 0 ? int8_t{127} : int8_t{-127};
     std::vector<int32_t> want(static_cast<size_t>(rows * n)), got(want.size());
     ig::reference_sums(a.data(), rows, b.data(), k, n, false, want.data());
-    for (bool wide : {false, true}) {
-      const ig::PackedS8Weights w(b.data(), k, n, false, wide);
-      const std::vector<int16_t> a16 = widened(a, rows, k, w.padded_k());
-      ig::Output out;
-      out.sums = got.data();
-      out.ld = n;
-      ig::multiply(a16.data(), rows, w, 0, w.column_blocks(), out, isa);
-      EXPECT_EQ(got, want) << runtime::kernel_isa_name(isa) << (wide ? " widened" : "");
-    }
+    const ig::PackedS8Weights w(b.data(), k, n, false);
+    const std::vector<int16_t> a16 = widened(a, rows, k, w.padded_k());
+    ig::Output out;
+    out.sums = got.data();
+    out.ld = n;
+    ig::multiply(a16.data(), rows, w, 0, w.column_blocks(), out, isa);
+    EXPECT_EQ(got, want) << runtime::kernel_isa_name(isa);
     EXPECT_GT(std::abs(want[0]), 32767);
   }
 }
@@ -115,7 +107,7 @@ TEST(Int8Gemm, DequantizingStoreAndColumnBlockRanges) {
       scales[j] = 0.001f * float(1 + j % 7);
       bias[j] = 0.25f * float(j % 5) - 0.5f;
     }
-    const ig::PackedS8Weights w(b.data(), k, n, true, isa == KernelIsa::kAvx2);
+    const ig::PackedS8Weights w(b.data(), k, n, true);
     ASSERT_EQ(w.column_blocks(), 3);
     const std::vector<int16_t> a16 = widened(a, rows, k, w.padded_k());
     std::vector<float> y(static_cast<size_t>(rows * n), -7.0f);

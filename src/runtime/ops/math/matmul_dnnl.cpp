@@ -495,8 +495,8 @@ class Int8Product {
   static bool available(KernelIsa isa) { return dnnl_support::int8_sums_exactly() || int8_gemm::pays_on(isa); }
 
   /// `b`: the constant weights as K x N, or as N x K when `b_is_nk` (Gemm's transB); requires
-  /// available(isa). `static_a`: A's shape when the planner knows it (how many rows a run has).
-  void start(const Tensor& b, bool b_is_nk, KernelIsa isa, const std::optional<Shape>& static_a) {
+  /// available(isa).
+  void start(const Tensor& b, bool b_is_nk, KernelIsa isa) {
     QuantizedWeights q = quantize_weights_int8(b, b_is_nk ? 0 : 1);
     weight_scales_ = std::move(q.scales);
     // A column of zero weights (pruned) has scale 0 and values 0: any positive scale computes the
@@ -508,12 +508,7 @@ class Int8Product {
     n_ = b_is_nk ? b.dim(0) : b.dim(1);
     isa_ = isa;
     parity_kernel_ = !dnnl_support::int8_sums_exactly();
-    if (parity_kernel_) {
-      // Many rows: the product is bound by arithmetic, and weights stored as int16 save widening.
-      const bool many_rows = static_a && !static_a->empty() && static_a->back() == k_ &&
-                             shape_numel(*static_a) / k_ >= int8_gemm::kWidenedMinRows;
-      packed_ = int8_gemm::PackedS8Weights(q.values.data<int8_t>(), k_, n_, nk_, many_rows);
-    }
+    if (parity_kernel_) packed_ = int8_gemm::PackedS8Weights(q.values.data<int8_t>(), k_, n_, nk_);
     else values_ = std::move(q.values);
     started_ = true;
   }
@@ -802,7 +797,7 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
       small_b_.emplace(*constant_b_, false, kernel_isa(init));
     if (constant_b_ && constant_b_->rank() == 2 && compute_precision_of(init) == DType::kInt8 &&
         Int8Product::available(kernel_isa(init))) {
-      int8_.start(*constant_b_, false, kernel_isa(init), sa);
+      int8_.start(*constant_b_, false, kernel_isa(init));
       return;  // the int8 weights pack on first use; fp32 ones only if the int8 path is declined
     }
     prepack(init, sa);
@@ -953,7 +948,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
       small_b_.emplace(*constant_b_, trans_b_, kernel_isa(init));
     if (constant_b_ && !trans_a_ && compute_precision_of(init) == DType::kInt8 &&
         Int8Product::available(kernel_isa(init))) {
-      int8_.start(*constant_b_, trans_b_, kernel_isa(init), init.input_static_shape(0));
+      int8_.start(*constant_b_, trans_b_, kernel_isa(init));
       return;  // the int8 weights pack on first use
     }
     prepack(init);

@@ -11,11 +11,11 @@
 
 namespace parity::runtime::ops::int8_gemm {
 
-PackedS8Weights::PackedS8Weights(const int8_t* values, int64_t k, int64_t n, bool nk, bool widened)
+PackedS8Weights::PackedS8Weights(const int8_t* values, int64_t k, int64_t n, bool nk)
     : k_(k), n_(n), k_pairs_((k + 1) / 2) {
-  data_.assign(static_cast<size_t>(column_blocks() * block_size()), int8_t{0});
+  data_.assign(static_cast<size_t>(column_blocks() * k_pairs_ * 2 * kBlockColumns), int8_t{0});
   for (int64_t b = 0; b < column_blocks(); ++b) {
-    int8_t* out = data_.data() + b * block_size();
+    int8_t* out = data_.data() + b * k_pairs_ * 2 * kBlockColumns;
     for (int64_t p = 0; p < k_pairs_; ++p)
       for (int64_t c = 0; c < kBlockColumns; ++c) {
         const int64_t j = b * kBlockColumns + c;
@@ -25,10 +25,6 @@ PackedS8Weights::PackedS8Weights(const int8_t* values, int64_t k, int64_t n, boo
           if (kk < k) out[(p * kBlockColumns + c) * 2 + h] = nk ? values[j * k + kk] : values[kk * n + j];
         }
       }
-  }
-  if (widened) {
-    wide_.assign(data_.begin(), data_.end());
-    std::vector<int8_t>().swap(data_);
   }
 }
 
@@ -100,24 +96,19 @@ void store_row(const int32_t* sums, int64_t row, int64_t col0, int64_t valid, co
   }
 }
 
-template <typename W>
-void accumulate_pairs(const int16_t* x, const W* wb, int64_t pairs, int32_t* sums) {
-  for (int64_t p = 0; p < pairs; ++p) {
-    const W* wp = wb + p * 2 * kBlockColumns;
-    for (int64_t c = 0; c < kBlockColumns; ++c) sums[c] += x[2 * p] * wp[2 * c] + x[2 * p + 1] * wp[2 * c + 1];
-  }
-}
-
 void multiply_portable(const int16_t* a, int64_t rows, const PackedS8Weights& w, int64_t block_begin,
                        int64_t block_end, const Output& out) {
   const int64_t pairs = w.padded_k() / 2, lda = w.padded_k();
   for (int64_t b = block_begin; b < block_end; ++b) {
+    const int8_t* wb = w.block(b);
     const int64_t col0 = b * kBlockColumns, valid = std::min(kBlockColumns, w.n() - col0);
     for (int64_t r = 0; r < rows; ++r) {
       int32_t sums[kBlockColumns] = {};
       const int16_t* x = a + r * lda;
-      if (w.widened()) accumulate_pairs(x, w.wide_block(b), pairs, sums);
-      else accumulate_pairs(x, w.block(b), pairs, sums);
+      for (int64_t p = 0; p < pairs; ++p) {
+        const int8_t* wp = wb + p * 2 * kBlockColumns;
+        for (int64_t c = 0; c < kBlockColumns; ++c) sums[c] += x[2 * p] * wp[2 * c] + x[2 * p + 1] * wp[2 * c + 1];
+      }
       store_row(sums, r, col0, valid, out);
     }
   }
@@ -128,22 +119,14 @@ void multiply_portable(const int16_t* a, int64_t rows, const PackedS8Weights& w,
 /// MR rows x kBlockColumns columns: per pair of K, two 16-byte weight loads widened to int16, one
 /// broadcast source pair per row, one vpmaddwd per row and half-block (MR = 6: twelve int32
 /// accumulators, the most AVX2's sixteen registers hold beside the weights and the source).
-/// One half-block of pairs (kBlockColumns / 2 columns x 2) as int16, widened here or stored so.
-__attribute__((target("avx2"))) inline __m256i load_pairs(const int8_t* w) {
-  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(w)));
-}
-__attribute__((target("avx2"))) inline __m256i load_pairs(const int16_t* w) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-}
-
-template <int MR, typename W>
-__attribute__((target("avx2,fma"))) void tile_avx2(const int16_t* a, int64_t lda, const W* wb, int64_t pairs,
+template <int MR>
+__attribute__((target("avx2,fma"))) void tile_avx2(const int16_t* a, int64_t lda, const int8_t* wb, int64_t pairs,
                                                    int64_t row0, int64_t col0, int64_t valid, const Output& out) {
   __m256i acc[MR][2];
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   for (int64_t p = 0; p < pairs; ++p) {
-    const __m256i w0 = load_pairs(wb + 32 * p);
-    const __m256i w1 = load_pairs(wb + 32 * p + 16);
+    const __m256i w0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb + 32 * p)));
+    const __m256i w1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wb + 32 * p + 16)));
     for (int r = 0; r < MR; ++r) {
       int32_t pair;
       std::memcpy(&pair, a + r * lda + 2 * p, sizeof pair);
@@ -171,16 +154,13 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const int16_t* a, int64_t lda
   }
 }
 
-template <typename W>
 void multiply_avx2(const int16_t* a, int64_t rows, const PackedS8Weights& w, int64_t block_begin, int64_t block_end,
                    const Output& out) {
   const int64_t pairs = w.padded_k() / 2, lda = w.padded_k();
   for (int64_t chunk = 0; chunk < rows; chunk += kRowChunk) {
     const int64_t chunk_end = std::min(rows, chunk + kRowChunk);
     for (int64_t b = block_begin; b < block_end; ++b) {
-      const W* wb;
-      if constexpr (sizeof(W) == 2) wb = w.wide_block(b);
-      else wb = w.block(b);
+      const int8_t* wb = w.block(b);
       const int64_t col0 = b * kBlockColumns, valid = std::min(kBlockColumns, w.n() - col0);
       int64_t r = chunk;
       for (; r + 6 <= chunk_end; r += 6) tile_avx2<6>(a + r * lda, lda, wb, pairs, r, col0, valid, out);
@@ -203,10 +183,7 @@ void multiply_avx2(const int16_t* a, int64_t rows, const PackedS8Weights& w, int
 void multiply(const int16_t* a, int64_t rows, const PackedS8Weights& w, int64_t block_begin, int64_t block_end,
               const Output& out, KernelIsa isa) {
 #if PARITY_INT8_GEMM_AVX2
-  if (isa >= KernelIsa::kAvx2) {
-    if (w.widened()) return multiply_avx2<int16_t>(a, rows, w, block_begin, block_end, out);
-    return multiply_avx2<int8_t>(a, rows, w, block_begin, block_end, out);
-  }
+  if (isa >= KernelIsa::kAvx2) return multiply_avx2(a, rows, w, block_begin, block_end, out);
 #endif
   (void)isa;
   multiply_portable(a, rows, w, block_begin, block_end, out);

@@ -29,32 +29,21 @@ class PackedS8Weights {
  public:
   PackedS8Weights() = default;
   /// `values`: K x N row-major, or N x K row-major when `nk` (Gemm's transB, nn.Linear).
-  /// `widened`: the pairs are stored already widened to int16 (twice the bytes, no widening per
-  /// load), for products of many rows, which are bound by arithmetic rather than by the weights.
-  PackedS8Weights(const int8_t* values, int64_t k, int64_t n, bool nk, bool widened = false);
+  PackedS8Weights(const int8_t* values, int64_t k, int64_t n, bool nk);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
   /// K rounded up to even: the source rows' length (the padding holds zeros).
   int64_t padded_k() const { return k_pairs_ * 2; }
   int64_t column_blocks() const { return (n_ + kBlockColumns - 1) / kBlockColumns; }
-  bool widened() const { return !wide_.empty(); }
-  /// The packed pairs of column block `b`: padded_k() / 2 pairs of kBlockColumns x 2 values
-  /// (block() when not widened, wide_block() when widened).
-  const int8_t* block(int64_t b) const { return data_.data() + b * block_size(); }
-  const int16_t* wide_block(int64_t b) const { return wide_.data() + b * block_size(); }
-  size_t size_bytes() const { return data_.size() + wide_.size() * sizeof(int16_t); }
+  /// The packed pairs of column block `b`: padded_k() / 2 pairs of kBlockColumns x 2 values.
+  const int8_t* block(int64_t b) const { return data_.data() + b * k_pairs_ * 2 * kBlockColumns; }
+  size_t size_bytes() const { return data_.size(); }
 
  private:
-  int64_t block_size() const { return k_pairs_ * 2 * kBlockColumns; }
-
   int64_t k_ = 0, n_ = 0, k_pairs_ = 0;
   std::vector<int8_t> data_;
-  std::vector<int16_t> wide_;
 };
-
-/// Source rows from which a product's weights are worth widening (PackedS8Weights).
-constexpr int64_t kWidenedMinRows = 16;
 
 /// Source rows for the kernel: dst[r * padded_k + k] = clamp(round_even(src[r * k_dim + k] /
 /// scale), -127, 127) as quantize_int8 computes it (by the reciprocal), zeros in the padding.
