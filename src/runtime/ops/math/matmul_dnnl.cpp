@@ -593,7 +593,6 @@ class Int8Product {
     return true;
   }
 
- private:
   MatMulPrimitive make(int64_t rows, bool has_bias, const Epilogue& epilogue) const {
     MatMulPrimitive p;
     ds::ThreadScope scope(1);
