@@ -20,11 +20,13 @@ PARITY=$(realpath "$BUILD_DIR/bin/parity")
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
+# PP-OCRv4 rec comes from scripts/setup.sh's npm package unless MODELS_DIR holds a copy.
 model_path() {
-  case "$1" in
-    ch_PP-OCRv4_rec_infer) echo ".cache/npm/ocr-models/assets/$1.onnx" ;;
-    *) echo "$MODELS_DIR/$1.onnx" ;;
-  esac
+  if [[ "$1" == ch_PP-OCRv4_rec_infer && ! -f "$MODELS_DIR/$1.onnx" ]]; then
+    echo ".cache/npm/ocr-models/assets/$1.onnx"
+  else
+    echo "$MODELS_DIR/$1.onnx"
+  fi
 }
 shape_options() {
   case "$1" in

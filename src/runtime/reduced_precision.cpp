@@ -123,24 +123,24 @@ namespace {
 // Quantization multiplies by the scale's reciprocal, as the requantizing epilogue of a layer that
 // stores int8 values (oneDNN's linear post-op, runtime/reduced_storage.h) does: x / scale and
 // x * (1 / scale) may differ in the last bit, and so round apart at a tie.
-void fake_quantize_scalar(float* data, int64_t n, float scale) {
+void fake_quantize_scalar(const float* src, float* dst, int64_t n, float scale) {
   const float inverse = 1.0f / scale;
   for (int64_t i = 0; i < n; ++i) {
-    const float q = std::nearbyint(data[i] * inverse);
-    data[i] = std::clamp(q, -127.0f, 127.0f) * scale;
+    const float q = std::nearbyint(src[i] * inverse);
+    dst[i] = std::clamp(q, -127.0f, 127.0f) * scale;
   }
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) void fake_quantize_avx2(float* data, int64_t n, float scale) {
+__attribute__((target("avx2"))) void fake_quantize_avx2(const float* src, float* dst, int64_t n, float scale) {
   const __m256 s = _mm256_set1_ps(scale), inverse = _mm256_set1_ps(1.0f / scale), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(data + i), inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(src + i), inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
-    _mm256_storeu_ps(data + i, _mm256_mul_ps(q, s));
+    _mm256_storeu_ps(dst + i, _mm256_mul_ps(q, s));
   }
-  fake_quantize_scalar(data + i, n - i, scale);
+  fake_quantize_scalar(src + i, dst + i, n - i, scale);
 }
 #endif
 
@@ -150,23 +150,31 @@ __attribute__((target("avx2"))) void fake_quantize_avx2(float* data, int64_t n, 
 /// which keeps zeros zero where x * inf would make them NaN.
 static bool reciprocal_overflows(float scale) { return !std::isfinite(1.0f / scale); }
 
-void fake_quantize_int8(float* data, int64_t n, float scale) {
+namespace {
+
+/// fake_quantize_int8 from `src` into `dst` (the same buffer, or one of n floats): a layer's
+/// quantized copy of an input costs one pass, not a copy and a pass.
+void fake_quantize_into(const float* src, float* dst, int64_t n, float scale) {
   if (!(scale > 0) || !std::isfinite(scale)) {
-    std::fill(data, data + n, 0.0f);
+    std::fill(dst, dst + n, 0.0f);
     return;
   }
   if (reciprocal_overflows(scale)) {
-    for (int64_t i = 0; i < n; ++i) data[i] = std::clamp(std::nearbyint(data[i] / scale), -127.0f, 127.0f) * scale;
+    for (int64_t i = 0; i < n; ++i) dst[i] = std::clamp(std::nearbyint(src[i] / scale), -127.0f, 127.0f) * scale;
     return;
   }
 #if defined(__x86_64__)
   if (cpu_has_f16c()) {  // AVX2 and F16C: every CPU with one has had the other
-    fake_quantize_avx2(data, n, scale);
+    fake_quantize_avx2(src, dst, n, scale);
     return;
   }
 #endif
-  fake_quantize_scalar(data, n, scale);
+  fake_quantize_scalar(src, dst, n, scale);
 }
+
+}  // namespace
+
+void fake_quantize_int8(float* data, int64_t n, float scale) { fake_quantize_into(data, data, n, scale); }
 
 namespace {
 
@@ -490,8 +498,7 @@ class ReducedPrecisionKernel : public Kernel,
         if (native_int8_) continue;  // the kernel quantizes its activations itself
         auto s = scales_.find(i);
         if (s == scales_.end()) continue;  // an int8 operand without a range (a constant handled above)
-        std::memcpy(t.raw_data(), in.raw_data(), in.size_bytes());
-        fake_quantize_int8(t.data<float>(), t.numel(), s->second);
+        fake_quantize_into(in.data<float>(), t.data<float>(), t.numel(), s->second);
       } else {
         round_floats_into(precision_, in.data<float>(), t.data<float>(), t.numel());
       }
@@ -592,6 +599,11 @@ class ReducedPrecisionKernel : public Kernel,
     native_int8_ = k->take_non_negative_source(scale) && native && native->runs_int8();
     return native_int8_;
   }
+  /// The inner kernel's Int8EngineKernel::int8_engine ("" when it does not run int8 natively).
+  std::string int8_engine() const {
+    const auto* engine = dynamic_cast<const Int8EngineKernel*>(inner_.get());
+    return native_int8_ && engine ? engine->int8_engine() : std::string();
+  }
   /// The activation scale input `input` is quantized with (0 when it has none).
   float input_scale(size_t input) const {
     auto it = scales_.find(input);
@@ -640,6 +652,11 @@ std::string int8_dataflow(const Kernel& kernel) {
   // Kernels without Int8StorageKernel (the matmuls) quantize to s8 and write fp32.
   return (source == DType::kUndefined ? "s8" : name(source)) + " x s8 -> s32 -> " +
          (output == DType::kUndefined ? "fp32" : name(output));
+}
+
+std::string int8_engine(const Kernel& kernel) {
+  const auto* wrapped = dynamic_cast<const ReducedPrecisionKernel*>(&kernel);
+  return wrapped ? wrapped->int8_engine() : std::string();
 }
 
 bool native_int8_available() {

@@ -63,10 +63,20 @@ class Int8StorageKernel {
   virtual DType int8_source_dtype() const = 0;
 };
 
+/// Implemented by native int8 kernels other than oneDNN's (which plans name with oneDNN's ISA).
+class Int8EngineKernel {
+ public:
+  virtual ~Int8EngineKernel() = default;
+  /// The int8 kernel that runs, for plans and inspect ("parity s8s8 avx2"); "" when oneDNN's.
+  virtual std::string int8_engine() const = 0;
+};
+
 /// How a native int8 layer of a reduced-precision plan computes, "u8 x s8 -> s32 -> u8": its
 /// source type, int32 sums, and the type it writes (fp32 dequantized, or int8 storage); ""
 /// for other kernels.
 std::string int8_dataflow(const Kernel& kernel);
+/// The int8 kernel a native int8 layer runs when it is not oneDNN's ("parity s8s8 avx2"), else "".
+std::string int8_engine(const Kernel& kernel);
 
 /// Lets every bf16 layer whose output only native bf16 readers see store it in bf16 (main graph of a
 /// fused plan, after finalize_reduced_precision), and every native int8 layer whose output only

@@ -359,8 +359,10 @@ class PlanWriter {
       for (const auto& [input, scale] : *scales) (*out->mutable_int8_scales())[static_cast<uint32_t>(input)] = scale;
     out->set_int8_kernel(runs_native_int8(*node.kernel));
 #if PARITY_HAVE_DNNL
-    if (const std::string flow = int8_dataflow(*node.kernel); !flow.empty())
-      out->set_int8_dataflow(flow + ", oneDNN " + dnnl_isa_name());
+    if (const std::string flow = int8_dataflow(*node.kernel); !flow.empty()) {
+      const std::string engine = int8_engine(*node.kernel);
+      out->set_int8_dataflow(flow + ", " + (engine.empty() ? "oneDNN " + dnnl_isa_name() : engine));
+    }
 #endif
     out->set_writes_channels_last(node.writes_channels_last);
     for (size_t k : node.reads_channels_last) out->add_reads_channels_last(static_cast<uint32_t>(k));

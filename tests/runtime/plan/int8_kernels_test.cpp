@@ -24,6 +24,7 @@
 #include "runtime/dnnl/int8_inputs.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/nn/fused_tails_dnnl.h"
+#include "runtime/ops/quantization/int8_gemm.h"
 #include "runtime/plan/plan_file.h"
 #include "runtime/reduced_precision.h"
 #include "runtime/reduced_storage.h"
@@ -39,6 +40,12 @@ using runtime::Session;
 /// Whether int8 layers and nodes run on oneDNN's int8 kernels here (runtime/dnnl/int8_inputs.h):
 /// elsewhere they take the exact fallbacks, which these tests then check instead.
 bool native_int8_here() { return runtime::dnnl_support::int8_sums_exactly(); }
+
+/// Whether int8 MatMul/Gemm layers with constant weights run natively here: on oneDNN where it
+/// sums exactly, else on parity's exact s8 x s8 kernel from AVX2 up (ops/quantization/int8_gemm.h).
+bool native_int8_products_here() {
+  return native_int8_here() || runtime::ops::int8_gemm::pays_on(runtime::min_isa(runtime::cpu_kernel_isa(), testing::test_kernel_isa()));
+}
 
 /// An int8 ONNX node's tactic: `optimized` where oneDNN sums exactly, else a reference kernel.
 void expect_int8_node_tactic(const std::string& tactic, const std::string& optimized) {
@@ -178,7 +185,11 @@ void expect_products_match(const onnx::ModelProto& model, const Tensor& x, float
   Session reference = build(model, scales, runtime::KernelTier::kReference);
   const auto& node = optimized.plan().nodes_.at(layer);
   ASSERT_EQ(node.precision, DType::kInt8);
-  EXPECT_EQ(runtime::runs_native_int8(*node.kernel), native_int8_here()) << node.spec.op_type << "'s int8 path";
+  const bool product = node.spec.op_type == "MatMul" || node.spec.op_type == "Gemm";
+  const bool parity_kernel = product && !native_int8_here() && native_int8_products_here();
+  EXPECT_EQ(runtime::runs_native_int8(*node.kernel), product ? native_int8_products_here() : native_int8_here())
+      << node.spec.op_type << "'s int8 path";
+  EXPECT_EQ(runtime::int8_engine(*node.kernel), parity_kernel ? "parity s8s8 avx2" : "") << node.spec.op_type;
   const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
   const Tensor a = optimized.run({{"x", x}}).at("y");
   EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks) << "the int8 product left oneDNN";
@@ -228,6 +239,35 @@ TEST(Int8Kernels, MatMulAndGemmAgreeWithReferenceOnFakeQuantizedOperands) {
     beta->set_type(onnx::AttributeProto::FLOAT);
     beta->set_f(2.0f);
     expect_products_match(b.model(), uniform({7, 33}, 68, -1, 1), 1.0f, 0);
+  }
+  {
+    SCOPED_TRACE("MatMul [1,1,512] x [512,1000] + bias, signed source (a decoder step's head)");
+    testing::ModelBuilder b;
+    b.input("x", DType::kFloat32, {1, 1, 512}).output("y", DType::kFloat32, {1, 1, 1000});
+    b.initializer("W", uniform({512, 1000}, 72, -0.2f, 0.2f)).initializer("bias", uniform({1000}, 73, -1, 1));
+    b.node("MatMul", {"x", "W"}, {"h"}, "mm");
+    b.node("Add", {"h", "bias"}, {"y"}, "add");
+    expect_products_match(b.model(), uniform({1, 1, 512}, 74, -2, 2), 2.0f, 0);
+  }
+  {
+    SCOPED_TRACE("MatMul [1,67,257] x [257,35] * scalar -> Tanh (odd K, tails of rows and columns)");
+    testing::ModelBuilder b;
+    b.input("x", DType::kFloat32, {1, 67, 257}).output("y", DType::kFloat32, {1, 67, 35});
+    b.initializer("W", uniform({257, 35}, 75, -0.3f, 0.3f)).initializer("s", Tensor::from_vector<float>({}, {0.125f}));
+    b.node("MatMul", {"x", "W"}, {"h"}, "mm");
+    b.node("Mul", {"h", "s"}, {"t"}, "scale");
+    b.node("Tanh", {"t"}, {"y"}, "tanh");
+    expect_products_match(b.model(), uniform({1, 67, 257}, 76, -1, 1), 1.0f, 0);
+  }
+  {
+    SCOPED_TRACE("MatMul [1,40,64] x [64,96] + bias -> Gelu (a transformer's MLP, the GELU fused)");
+    testing::ModelBuilder b(20);
+    b.input("x", DType::kFloat32, {1, 40, 64}).output("y", DType::kFloat32, {1, 40, 96});
+    b.initializer("W", uniform({64, 96}, 77, -0.3f, 0.3f)).initializer("bias", uniform({96}, 78, -1, 1));
+    b.node("MatMul", {"x", "W"}, {"h"}, "mm");
+    b.node("Add", {"h", "bias"}, {"g"}, "add");
+    b.node("Gelu", {"g"}, {"y"}, "gelu");
+    expect_products_match(b.model(), uniform({1, 40, 64}, 79, -1, 1), 1.0f, 0);
   }
   {
     SCOPED_TRACE("Gemm [1,1280] x [1280,100] (a classifier at batch 1)");

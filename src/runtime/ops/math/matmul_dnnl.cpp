@@ -40,10 +40,12 @@
 #include "runtime/kernel_preferences.h"
 #include "runtime/packed_state.h"
 #include "runtime/reduced_precision.h"
+#include "runtime/reduced_storage.h"
 #include "runtime/dnnl/row_chunks.h"
 #include "runtime/ops/common/reference_chain.h"
 #include "runtime/ops/math/matmul_fast.h"
 #include "runtime/ops/math/matmul_shapes.h"
+#include "runtime/ops/quantization/int8_gemm.h"
 
 namespace parity::runtime::ops {
 namespace {
@@ -102,8 +104,9 @@ struct Epilogue {
     });
   }
 
-  /// Runs the steps in place over an output of `count` elements, as oneDNN's post-ops would
-  /// (requires loops_ok()); `residuals` as from residuals().
+  /// Runs the steps in place over an output of `count` elements, as oneDNN's post-ops would;
+  /// `residuals` as from residuals(). Steps outside loops_ok() (GELU, ...) run as oneDNN
+  /// eltwise primitives over the whole output.
   void apply(float* y, int64_t count, const std::vector<std::pair<int, const Tensor*>>& residuals) const {
     using alg = dnnl::algorithm;
     size_t next_residual = 0;
@@ -125,8 +128,22 @@ struct Epilogue {
       } else if (s.alg == alg::eltwise_hardswish) {
         // ONNX's form, as the reference kernel computes it (MobileNetV3's classifier head).
         for (int64_t e = 0; e < count; ++e) y[e] *= std::max(0.f, std::min(1.f, y[e] / 6.f + 0.5f));
+      } else {
+        eltwise_in_place(y, count, s);
       }
     }
+  }
+
+  /// One eltwise step over `count` floats, on oneDNN's primitive (single-threaded, as the
+  /// products' chunks are).
+  static void eltwise_in_place(float* y, int64_t count, const Step& step) {
+    ds::ThreadScope scope(1);
+    const memory::desc desc({count}, memory::data_type::f32, memory::format_tag::a);
+    const dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, step.alg, desc, step.alpha, step.beta),
+        ds::cpu_engine());
+    const memory data(desc, ds::cpu_engine(), y);
+    ds::execute(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, data}, {DNNL_ARG_DST, data}}, 1);
   }
 
   /// The post-op chain for a primitive writing `dst` (residual operands share its layout).
@@ -465,16 +482,22 @@ Tensor run_small_product(KernelContext& ctx, const float* x, int64_t ldx, int64_
   return out;
 }
 
-/// An int8 layer's product (runtime/reduced_precision.h) with constant 2-D weights on oneDNN's s8
-/// matmul: rows x K source rows (dense) times the weights, an optional bias along N, the
-/// epilogue's post-ops. The weights arrive fake-quantized (the layer's init) and are taken back
-/// to their int8 values and per-column scales.
+/// An int8 layer's product (runtime/reduced_precision.h) with constant 2-D weights: rows x K
+/// source rows (dense) times the weights, an optional bias along N, the epilogue. The weights
+/// arrive fake-quantized (the layer's init) and are taken back to their int8 values and
+/// per-column scales. Where oneDNN's int8 sums are exact (VNNI) its s8 matmul runs, the
+/// dequantization and epilogue as oneDNN post-ops; elsewhere parity's s8 x s8 kernel
+/// (ops/quantization/int8_gemm.h, exact int32 sums on AVX2), its weights packed at start,
+/// dequantizing with the bias, then the epilogue's steps over the output (Epilogue::apply).
 class Int8Product {
  public:
-  /// `b`: the constant weights as K x N, or as N x K when `b_is_nk` (Gemm's transB).
-  void start(const Tensor& b, bool b_is_nk) {
+  /// Whether a layer on a CPU of tier `isa` has an exact int8 product that pays.
+  static bool available(KernelIsa isa) { return dnnl_support::int8_sums_exactly() || int8_gemm::pays_on(isa); }
+
+  /// `b`: the constant weights as K x N, or as N x K when `b_is_nk` (Gemm's transB); requires
+  /// available(isa).
+  void start(const Tensor& b, bool b_is_nk, KernelIsa isa) {
     QuantizedWeights q = quantize_weights_int8(b, b_is_nk ? 0 : 1);
-    values_ = std::move(q.values);
     weight_scales_ = std::move(q.scales);
     // A column of zero weights (pruned) has scale 0 and values 0: any positive scale computes the
     // same zeros, and keeps its output scale usable for the bias.
@@ -483,7 +506,15 @@ class Int8Product {
     nk_ = b_is_nk;
     k_ = b_is_nk ? b.dim(1) : b.dim(0);
     n_ = b_is_nk ? b.dim(0) : b.dim(1);
+    isa_ = isa;
+    parity_kernel_ = !dnnl_support::int8_sums_exactly();
+    if (parity_kernel_) packed_ = int8_gemm::PackedS8Weights(q.values.data<int8_t>(), k_, n_, nk_);
+    else values_ = std::move(q.values);
     started_ = true;
+  }
+  /// "parity s8s8 <variant>" on parity's kernel, "" on oneDNN's (Int8EngineKernel).
+  std::string engine() const {
+    return parity_kernel_ ? std::string("parity s8s8 ") + int8_gemm::variant_name(isa_) : std::string();
   }
   /// The source's calibrated scale (input 0 only); false keeps the layer on fake-quantized fp32.
   bool take(const std::map<size_t, float>& scales) {
@@ -506,9 +537,10 @@ class Int8Product {
   }
 
   /// out[rows, N] = dequantized(int8(a) x int8(B)) (+ bias[N]) then the epilogue; false when
-  /// oneDNN has no primitive for it (nothing written).
+  /// the kernel cannot run it (nothing written).
   bool run(KernelContext& ctx, const Tensor& a, int64_t rows, const float* bias, const Epilogue& epilogue,
            const std::vector<std::pair<int, const Tensor*>>& residuals, Tensor& out) const {
+    if (parity_kernel_) return run_parity(ctx, a, rows, bias, epilogue, residuals, out);
     Tensor aq = pooled_uninitialized_tensor(DType::kInt8, {rows, k_});
     quantize_int8(a.data<float>(), aq.data<int8_t>(), rows * k_, x_scale_);
     Tensor scaled_bias;
@@ -538,6 +570,29 @@ class Int8Product {
   }
 
  private:
+  /// parity's kernel: the source quantized to int16 pairs, column blocks split between threads,
+  /// then the epilogue's steps over the dequantized output.
+  bool run_parity(KernelContext& ctx, const Tensor& a, int64_t rows, const float* bias, const Epilogue& epilogue,
+                  const std::vector<std::pair<int, const Tensor*>>& residuals, Tensor& out) const {
+    const int64_t padded_k = packed_.padded_k();
+    Tensor aq = pooled_uninitialized_tensor(DType::kInt16, {rows, padded_k});
+    int8_gemm::quantize_rows(a.data<float>(), rows, k_, padded_k, x_scale_, aq.data<int16_t>(), isa_);
+    int8_gemm::Output o;
+    o.y = out.data<float>();
+    o.scales = output_scales_.data();
+    o.bias = bias;
+    o.ld = n_;
+    const int64_t blocks = packed_.column_blocks();
+    auto run_blocks = [&](int64_t begin, int64_t end) {
+      int8_gemm::multiply(aq.data<int16_t>(), rows, packed_, begin, end, o, isa_);
+    };
+    // Below ~1M multiply-adds a thread hand-off costs more than it saves.
+    if (ctx.num_threads() > 1 && blocks > 1 && rows * n_ * k_ >= (int64_t{1} << 20)) ctx.parallel_for(blocks, run_blocks);
+    else run_blocks(0, blocks);
+    epilogue.apply(out.data<float>(), rows * n_, residuals);
+    return true;
+  }
+
   MatMulPrimitive make(int64_t rows, bool has_bias, const Epilogue& epilogue) const {
     MatMulPrimitive p;
     ds::ThreadScope scope(1);
@@ -565,8 +620,10 @@ class Int8Product {
     return p;
   }
 
-  bool started_ = false, active_ = false, nk_ = false;
-  Tensor values_;  // kInt8, B's own layout
+  bool started_ = false, active_ = false, nk_ = false, parity_kernel_ = false;
+  KernelIsa isa_ = KernelIsa::kBaseline;
+  Tensor values_;  // kInt8, B's own layout (oneDNN's path)
+  int8_gemm::PackedS8Weights packed_;  // parity's kernel
   int64_t k_ = 0, n_ = 0;
   std::vector<float> weight_scales_, output_scales_;
   float x_scale_ = 0;
@@ -591,7 +648,8 @@ bool run_int8(const Int8Product& int8, KernelContext& ctx, const Tensor& a, int6
   return true;
 }
 
-class DnnlMatMulKernel final : public Kernel, public FusableKernel, public PackedWeights, public NativeInt8Kernel {
+class DnnlMatMulKernel final : public Kernel, public FusableKernel, public PackedWeights, public NativeInt8Kernel,
+                               public Int8EngineKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     if (!maybe_float(init.input_dtype(0)) || !maybe_float(init.input_dtype(1))) return nullptr;
@@ -607,6 +665,7 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
   // Declined: the fp32 path on the fake-quantized weights (packed on first use).
   bool take_int8_scales(const std::map<size_t, float>& scales) override { return int8_.take(scales); }
   bool runs_int8() const override { return int8_.active(); }
+  std::string int8_engine() const override { return int8_.engine(); }
 
   void compute(KernelContext& ctx) const override {
     if (int8_.active()) return compute_int8(ctx);
@@ -736,8 +795,8 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
         (!bf16_ || constant_b_->numel() <= small_gemm::kMaxWeights))
       small_b_.emplace(*constant_b_, false, kernel_isa(init));
     if (constant_b_ && constant_b_->rank() == 2 && compute_precision_of(init) == DType::kInt8 &&
-        dnnl_support::int8_sums_exactly()) {
-      int8_.start(*constant_b_, false);
+        Int8Product::available(kernel_isa(init))) {
+      int8_.start(*constant_b_, false, kernel_isa(init));
       return;  // the int8 weights pack on first use; fp32 ones only if the int8 path is declined
     }
     prepack(init, sa);
@@ -764,7 +823,8 @@ class DnnlMatMulKernel final : public Kernel, public FusableKernel, public Packe
 
 /// Gemm: Y = alpha * op(A) * op(B) + beta * C. Alpha is folded into constant weights, beta into a
 /// constant C; the cases where neither folding nor oneDNN's bias can express them are declined.
-class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedWeights, public NativeInt8Kernel {
+class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedWeights, public NativeInt8Kernel,
+                               public Int8EngineKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     for (size_t i = 0; i < 3; ++i)
@@ -790,12 +850,13 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
 
   bool take_int8_scales(const std::map<size_t, float>& scales) override { return int8_.take(scales); }
   bool runs_int8() const override { return int8_.active(); }
+  std::string int8_engine() const override { return int8_.engine(); }
 
   void compute(KernelContext& ctx) const override {
     const Tensor& a = ctx.input(0);
     const Tensor& b = ctx.input(1);
     if (int8_.active()) {
-      if (a.dtype() != DType::kFloat32 || a.rank() != 2 || a.dim(1) != int8_.k() || a.dim(0) == 0 || !int8_gemm(ctx)) {
+      if (a.dtype() != DType::kFloat32 || a.rank() != 2 || a.dim(1) != int8_.k() || a.dim(0) == 0 || !run_int8_gemm(ctx)) {
         std::map<size_t, Value> replaced;
         if (a.dtype() == DType::kFloat32) replaced[0] = Value(int8_.fake_quantized(a));
         chain_.compute(ctx, replaced);
@@ -884,8 +945,9 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
     bf16_ = constant_b_ && native_bf16(init);
     if (constant_b_ && (!bf16_ || trans_b_ || constant_b_->numel() <= small_gemm::kMaxWeights))
       small_b_.emplace(*constant_b_, trans_b_, kernel_isa(init));
-    if (constant_b_ && !trans_a_ && compute_precision_of(init) == DType::kInt8 && dnnl_support::int8_sums_exactly()) {
-      int8_.start(*constant_b_, trans_b_);
+    if (constant_b_ && !trans_a_ && compute_precision_of(init) == DType::kInt8 &&
+        Int8Product::available(kernel_isa(init))) {
+      int8_.start(*constant_b_, trans_b_, kernel_isa(init));
       return;  // the int8 weights pack on first use
     }
     prepack(init);
@@ -893,7 +955,7 @@ class DnnlGemmKernel final : public Kernel, public FusableKernel, public PackedW
 
   /// int8 (A not transposed, checked by compute): the bias is C (beta folded when constant) or a
   /// fused Add's row vector; a C that varies along M leaves the int8 path.
-  bool int8_gemm(KernelContext& ctx) const {
+  bool run_int8_gemm(KernelContext& ctx) const {
     const Tensor& a = ctx.input(0);
     const Shape out_shape{a.dim(0), int8_.n()};
     if (out_shape.size() < epilogue_.min_out_rank) return false;

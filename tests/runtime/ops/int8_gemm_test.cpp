@@ -1,0 +1,154 @@
+// parity's exact s8 x s8 product (runtime/ops/quantization/int8_gemm.h) against its reference
+// loops, on every vector tier up to the test's (AVX2 and the portable loop here; CTest also runs
+// the suite capped at AVX2): exact int32 sums on random and edge shapes (K and N tails, one row,
+// row counts around the tile and chunk sizes, large K, the full int8 range including -128 in the
+// source), the dequantizing store, weights given as K x N or N x K, and column block ranges.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/ops/quantization/int8_gemm.h"
+#include "support/test_support.h"
+
+namespace parity {
+namespace {
+
+namespace ig = runtime::ops::int8_gemm;
+using runtime::KernelIsa;
+
+std::vector<int8_t> random_int8(int64_t count, uint32_t seed, int lo = -128, int hi = 127) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> dist(lo, hi);
+  std::vector<int8_t> v(static_cast<size_t>(count));
+  for (int8_t& x : v) x = static_cast<int8_t>(dist(gen));
+  return v;
+}
+
+/// The source in the kernel's layout: int16 rows of padded_k values, zeros in the padding.
+std::vector<int16_t> widened(const std::vector<int8_t>& a, int64_t rows, int64_t k, int64_t padded_k) {
+  std::vector<int16_t> out(static_cast<size_t>(rows * padded_k), 0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < k; ++i) out[r * padded_k + i] = a[r * k + i];
+  return out;
+}
+
+struct Case {
+  int64_t rows, k, n;
+  bool nk;
+};
+
+void expect_exact_sums(const Case& c, uint32_t seed, KernelIsa isa) {
+  SCOPED_TRACE("rows=" + std::to_string(c.rows) + " k=" + std::to_string(c.k) + " n=" + std::to_string(c.n) +
+               (c.nk ? " nk" : " kn") + " isa=" + runtime::kernel_isa_name(isa));
+  const std::vector<int8_t> a = random_int8(c.rows * c.k, seed);
+  // Weights as layers hold them (symmetric: -127..127), the source over the whole int8 range.
+  const std::vector<int8_t> b = random_int8(c.k * c.n, seed + 1, -127, 127);
+  std::vector<int32_t> want(static_cast<size_t>(c.rows * c.n));
+  ig::reference_sums(a.data(), c.rows, b.data(), c.k, c.n, c.nk, want.data());
+  const ig::PackedS8Weights w(b.data(), c.k, c.n, c.nk);
+  ASSERT_EQ(w.padded_k() % 2, 0);
+  const std::vector<int16_t> a16 = widened(a, c.rows, c.k, w.padded_k());
+  std::vector<int32_t> got(want.size(), -1);
+  ig::Output out;
+  out.sums = got.data();
+  out.ld = c.n;
+  ig::multiply(a16.data(), c.rows, w, 0, w.column_blocks(), out, isa);
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "element " << i;
+}
+
+TEST(Int8Gemm, SumsEqualTheReferenceOnRandomAndEdgeShapes) {
+  const std::vector<Case> cases = {
+      {1, 1, 1, false},    {1, 2, 16, false},  {1, 3, 17, true},    {1, 256, 256, false}, {1, 512, 1536, true},
+      {2, 33, 40, false},  {3, 7, 15, true},   {4, 64, 32, false},  {5, 48, 40, false},   {7, 33, 20, true},
+      {8, 100, 48, true},  {63, 31, 33, false}, {64, 16, 16, true}, {65, 17, 31, false},  {130, 256, 96, true},
+      {1, 4097, 18, false}, {3, 6000, 5, true},
+  };
+  for (KernelIsa isa : testing::tested_kernel_isas()) {
+    uint32_t seed = 900;
+    for (const Case& c : cases) expect_exact_sums(c, seed += 7, isa);
+  }
+}
+
+TEST(Int8Gemm, ExtremeValuesSumExactlyPastTheInt16Range) {
+  // Every product at the limits: pairs of -128 x -127 or 127 x 127 sum to over 32,258 per pair,
+  // which vpmaddubsw's int16 sums could not hold; vpmaddwd's int32 sums can.
+  for (KernelIsa isa : testing::tested_kernel_isas()) {
+    const int64_t rows = 3, k = 2049, n = 19;
+    std::vector<int8_t> a(static_cast<size_t>(rows * k)), b(static_cast<size_t>(k * n));
+    for (int64_t i = 0; i < rows * k; ++i) a[i] = i % 3 == 0 ? int8_t{-128} : int8_t{127};
+    for (int64_t i = 0; i < k * n; ++i) b[i] = i % 5 == 0 ? int8_t{127} : int8_t{-127};
+    std::vector<int32_t> want(static_cast<size_t>(rows * n)), got(want.size());
+    ig::reference_sums(a.data(), rows, b.data(), k, n, false, want.data());
+    const ig::PackedS8Weights w(b.data(), k, n, false);
+    const std::vector<int16_t> a16 = widened(a, rows, k, w.padded_k());
+    ig::Output out;
+    out.sums = got.data();
+    out.ld = n;
+    ig::multiply(a16.data(), rows, w, 0, w.column_blocks(), out, isa);
+    EXPECT_EQ(got, want) << runtime::kernel_isa_name(isa);
+    EXPECT_GT(std::abs(want[0]), 32767);
+  }
+}
+
+TEST(Int8Gemm, DequantizingStoreAndColumnBlockRanges) {
+  for (KernelIsa isa : testing::tested_kernel_isas()) {
+    SCOPED_TRACE(runtime::kernel_isa_name(isa));
+    const int64_t rows = 6, k = 45, n = 37;  // three column blocks, the last of 5 columns
+    const std::vector<int8_t> a = random_int8(rows * k, 950), b = random_int8(k * n, 951, -127, 127);
+    std::vector<int32_t> sums(static_cast<size_t>(rows * n));
+    ig::reference_sums(a.data(), rows, b.data(), k, n, true, sums.data());
+    std::vector<float> scales(static_cast<size_t>(n)), bias(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) {
+      scales[j] = 0.001f * float(1 + j % 7);
+      bias[j] = 0.25f * float(j % 5) - 0.5f;
+    }
+    const ig::PackedS8Weights w(b.data(), k, n, true);
+    ASSERT_EQ(w.column_blocks(), 3);
+    const std::vector<int16_t> a16 = widened(a, rows, k, w.padded_k());
+    std::vector<float> y(static_cast<size_t>(rows * n), -7.0f);
+    ig::Output out;
+    out.y = y.data();
+    out.scales = scales.data();
+    out.bias = bias.data();
+    out.ld = n;
+    // Blocks in two calls, as threads split them.
+    ig::multiply(a16.data(), rows, w, 0, 1, out, isa);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = ig::kBlockColumns; j < n; ++j) ASSERT_EQ(y[r * n + j], -7.0f) << "wrote outside its blocks";
+    ig::multiply(a16.data(), rows, w, 1, 3, out, isa);
+    for (int64_t i = 0; i < rows * n; ++i) {
+      const int64_t j = i % n;
+      ASSERT_NEAR(y[i], float(sums[i]) * scales[j] + bias[j], 1e-6f * (1.0f + std::fabs(float(sums[i]) * scales[j])))
+          << "element " << i;
+    }
+  }
+}
+
+TEST(Int8Gemm, QuantizedRowsMatchQuantizeInt8AndPadWithZeros) {
+  const int64_t rows = 3, k = 21;
+  std::vector<float> x(static_cast<size_t>(rows * k));
+  std::mt19937 gen(960);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  for (float& v : x) v = dist(gen);
+  x[5] = 1e9f;  // saturates
+  for (KernelIsa isa : testing::tested_kernel_isas()) {
+    std::vector<int16_t> q(static_cast<size_t>(rows * 22), 99);
+    ig::quantize_rows(x.data(), rows, k, 22, 0.02f, q.data(), isa);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < k; ++i) {
+        const float want = std::clamp(std::nearbyint(x[r * k + i] * (1.0f / 0.02f)), -127.0f, 127.0f);
+        ASSERT_EQ(q[r * 22 + i], static_cast<int16_t>(want)) << runtime::kernel_isa_name(isa) << " element " << i;
+      }
+      EXPECT_EQ(q[r * 22 + 21], 0);
+    }
+    EXPECT_EQ(q[5], 127);
+  }
+}
+
+}  // namespace
+}  // namespace parity
