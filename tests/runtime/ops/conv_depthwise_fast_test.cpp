@@ -37,7 +37,7 @@ TEST(OptimizedConvDepthwise, RowsMatchDoubleConvolution) {
     };
     uint32_t seed = 1;
     for (const WindowCase& geo : geometries)
-      for (int64_t channels : {1, 7, 16, 17, 33, 72})
+      for (int64_t channels : {1, 7, 8, 9, 16, 17, 24, 33, 72})
         for (int variant = 0; variant < 6; ++variant) {
           SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " k=" + std::to_string(geo.k) +
                        " stride=" + std::to_string(geo.stride) + " channels=" + std::to_string(channels) +
@@ -79,6 +79,15 @@ TEST(OptimizedConvDepthwise, RowsMatchDoubleConvolution) {
           EXPECT_EQ(y.back(), 12345.f);
         }
   }
+}
+
+TEST(OptimizedConvDepthwise, HasAvx512AndAvx2Variants) {
+  // Both vector tiers run the loop (each tested above where the CPU has it); baseline does not.
+#if defined(__x86_64__) || defined(__i386__)
+  EXPECT_TRUE(runtime::nn::depthwise_direct_available(runtime::KernelIsa::kAvx512));
+  EXPECT_TRUE(runtime::nn::depthwise_direct_available(runtime::KernelIsa::kAvx2));
+#endif
+  EXPECT_FALSE(runtime::nn::depthwise_direct_available(runtime::KernelIsa::kBaseline));
 }
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds

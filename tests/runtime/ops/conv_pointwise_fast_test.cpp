@@ -31,7 +31,7 @@ TEST(OptimizedConvPointwise, RowsMatchDoubleProductWithEveryEpilogue) {
     SCOPED_TRACE("isa " + runtime::kernel_isa_name(isa));
     uint32_t seed = 1;
     for (int64_t in : {1, 3, 16, 17, 24, 64})
-      for (int64_t out : {1, 5, 16, 17, 33, 64, 96, 130})
+      for (int64_t out : {1, 5, 8, 9, 16, 17, 24, 33, 64, 96, 130})
         for (int64_t rows : {1, 7, 15, 23, 100})
           for (int variant = 0; variant < 5; ++variant) {
             SCOPED_TRACE("in=" + std::to_string(in) + " out=" + std::to_string(out) + " rows=" + std::to_string(rows) +
@@ -63,6 +63,15 @@ TEST(OptimizedConvPointwise, RowsMatchDoubleProductWithEveryEpilogue) {
             EXPECT_EQ(y.back(), 12345.f);
           }
   }
+}
+
+TEST(OptimizedConvPointwise, HasAvx512AndAvx2Variants) {
+  // Both vector tiers run the loop (each tested above where the CPU has it); baseline does not.
+#if defined(__x86_64__) || defined(__i386__)
+  EXPECT_TRUE(runtime::nn::pointwise_direct_available(runtime::KernelIsa::kAvx512));
+  EXPECT_TRUE(runtime::nn::pointwise_direct_available(runtime::KernelIsa::kAvx2));
+#endif
+  EXPECT_FALSE(runtime::nn::pointwise_direct_available(runtime::KernelIsa::kBaseline));
 }
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds

@@ -39,7 +39,7 @@ TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
     struct Channels {
       int64_t in, out;
     };
-    const std::vector<Channels> channel_counts = {{3, 5}, {3, 17}, {3, 64}, {1, 16}, {4, 33}, {2, 8}, {3, 77}};
+    const std::vector<Channels> channel_counts = {{3, 5}, {3, 17}, {3, 64}, {1, 16}, {4, 33}, {2, 8}, {3, 77}, {3, 9}, {3, 24}};
     uint32_t seed = 1;
     for (const WindowCase& geo : geometries)
       for (const Channels& ch : channel_counts)
@@ -94,6 +94,15 @@ TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
           EXPECT_EQ(y.back(), 12345.f);
         }
   }
+}
+
+TEST(OptimizedConvStem, HasAvx512AndAvx2Variants) {
+  // Both vector tiers run the loop (each tested above where the CPU has it); baseline does not.
+#if defined(__x86_64__) || defined(__i386__)
+  EXPECT_TRUE(runtime::nn::stem_direct_available(runtime::KernelIsa::kAvx512));
+  EXPECT_TRUE(runtime::nn::stem_direct_available(runtime::KernelIsa::kAvx2));
+#endif
+  EXPECT_FALSE(runtime::nn::stem_direct_available(runtime::KernelIsa::kBaseline));
 }
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
