@@ -15,12 +15,19 @@
 
 #include "runtime/ops/nn/conv_depthwise_fast.h"
 #include "runtime/ops/nn/conv_pointwise_fast.h"
+#include "runtime/ops/nn/swish_fast.h"
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session_test_util.h"
 #include "support/model_builder.h"
 
 namespace parity::testing {
+
+/// Whether the direct loops take the activation tail `tail` (as append_tail names it) at the
+/// tested tier: a Swish needs the vector Swish loop (swish_fast.h), which not every tier has.
+inline bool direct_loops_take_tail(const std::string& tail) {
+  return tail != "Swish" || runtime::nn::fast_swish_available(test_kernel_isa());
+}
 
 /// n float values uniform in [-1, 1) from `seed`.
 inline std::vector<float> random_values(size_t n, uint32_t seed) {
