@@ -135,8 +135,9 @@ TEST(OptimizedConvDepthwise, SessionsMatchReferenceKernels) {
     SCOPED_TRACE(shape_to_string(c.x) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride) + " " + c.tail);
     const ModelBuilder m = depthwise_between_convs(c.x, c.k, c.stride, c.pads, c.tail, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::depthwise_direct_calls, runtime::nn::depthwise_direct_available(test_kernel_isa()),
-                                          c.direct && direct_loops_take_tail(c.tail));
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::depthwise_direct_calls,
+                                           runtime::nn::depthwise_direct_available(test_kernel_isa()),
+                                           c.direct && direct_loops_take_tail(c.tail));
   }
 }
 

@@ -183,7 +183,8 @@ TEST(ExpandDepthwise, SessionsMatchReferenceKernels) {
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
     with_ring_and_two_passes([&](bool ring) {
       expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::expand_depthwise_calls,
-                                             runtime::nn::depthwise_direct_available(test_kernel_isa()), fused && ring, 5e-4);
+                                             runtime::nn::depthwise_direct_available(test_kernel_isa()), fused && ring,
+                                             5e-4);
     });
   }
 }

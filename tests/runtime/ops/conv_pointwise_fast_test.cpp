@@ -129,8 +129,9 @@ TEST(OptimizedConvPointwise, SessionsMatchReferenceKernels) {
     SCOPED_TRACE(shape_to_string(c.x) + " -> " + std::to_string(c.expanded) + " " + c.tail);
     const ModelBuilder m = pointwise_between_convs(c.x, c.expanded, c.tail, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::pointwise_direct_calls, runtime::nn::pointwise_direct_available(test_kernel_isa()),
-                                          c.direct && direct_loops_take_tail(c.tail));
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::pointwise_direct_calls,
+                                           runtime::nn::pointwise_direct_available(test_kernel_isa()),
+                                           c.direct && direct_loops_take_tail(c.tail));
   }
 }
 

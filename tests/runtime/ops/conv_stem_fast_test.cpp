@@ -39,7 +39,8 @@ TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
     struct Channels {
       int64_t in, out;
     };
-    const std::vector<Channels> channel_counts = {{3, 5}, {3, 17}, {3, 64}, {1, 16}, {4, 33}, {2, 8}, {3, 77}, {3, 9}, {3, 24}};
+    const std::vector<Channels> channel_counts = {{3, 5}, {3, 17}, {3, 64}, {1, 16}, {4, 33},
+                                                  {2, 8}, {3, 77}, {3, 9},  {3, 24}};
     uint32_t seed = 1;
     for (const WindowCase& geo : geometries)
       for (const Channels& ch : channel_counts)
@@ -160,8 +161,9 @@ TEST(OptimizedConvStem, SessionsMatchReferenceKernels) {
                  c.tail + (c.before ? " before" : "") + (c.after ? " after" : ""));
     const ModelBuilder m = stem_model(c.x, c.out, c.stride, c.pads, c.tail, c.before, c.after, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::stem_direct_calls, runtime::nn::stem_direct_available(test_kernel_isa()),
-                                          c.direct && direct_loops_take_tail(c.tail));
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::stem_direct_calls,
+                                           runtime::nn::stem_direct_available(test_kernel_isa()),
+                                           c.direct && direct_loops_take_tail(c.tail));
   }
 }
 

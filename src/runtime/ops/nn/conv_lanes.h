@@ -31,9 +31,7 @@ struct Avx512Lanes {
   static constexpr int kPlanarChannels = 8, kPlanarVectors = 3;
 
   /// The first n lanes, n in [0, kWidth].
-  PARITY_LANES_AVX512 static Mask first(int64_t n) {
-    return static_cast<Mask>(n >= 16 ? 0xFFFF : (1u << n) - 1);
-  }
+  PARITY_LANES_AVX512 static Mask first(int64_t n) { return static_cast<Mask>(n >= 16 ? 0xFFFF : (1u << n) - 1); }
   PARITY_LANES_AVX512 static Vec load(const float* p) { return _mm512_loadu_ps(p); }
   PARITY_LANES_AVX512 static Vec load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
   PARITY_LANES_AVX512 static void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }

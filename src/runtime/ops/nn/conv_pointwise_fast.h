@@ -1,8 +1,8 @@
 #pragma once
-// A direct vector loop (AVX-512 or AVX2, conv_lanes.h) for 1x1 stride-1 convolutions with few
-// input channels, on channels-last maps: each output pixel is a row of [rows, in] x [in, out]
-// products, computed a few pixels at a time with the output channels held in registers, and the
-// fused tails applied to each tile while it is still in L1 (conv_dnnl.cpp calls it).
+// A direct vector loop (AVX-512 or AVX2, conv_lanes.h) for 1x1 stride-1 convolutions with few input
+// channels, on channels-last maps: each output pixel is a row of [rows, in] x [in, out] products,
+// computed a few pixels at a time with the output channels held in registers, and the fused tails
+// applied to each tile while it is still in L1 (conv_dnnl.cpp calls it).
 //
 // Why: oneDNN 2.6's brgemm 1x1 kernel loses to ONNX Runtime by 1.5-3.5x on the high-resolution
 // layers of the mobile networks, where the reduction is only 16-32 channels long (MobileNetV3's
