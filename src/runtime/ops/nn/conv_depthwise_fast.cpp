@@ -79,7 +79,9 @@ DepthwiseWeights pack_depthwise_weights(const float* weights, int64_t channels, 
 void depthwise_row_from(const float* const* rows, const DepthwiseWeights& w, const DepthwiseGeometry& g, int64_t oy,
                         float* y_row, const PointwiseEpilogue& epilogue, const float* swish_alpha) {
 #if PARITY_CONV_LANES_X86
-  if (w.isa >= KernelIsa::kAvx512)
+  if (w.isa >= KernelIsa::kAvx2 && w.schedule == DirectLoopSchedule::kEmulated16Lanes)
+    emulated16::depthwise_row(rows, w, g, oy, y_row, epilogue);
+  else if (w.isa >= KernelIsa::kAvx512)
     avx512::depthwise_row(rows, w, g, oy, y_row, epilogue);
   else if (w.isa >= KernelIsa::kAvx2)
     avx2::depthwise_row(rows, w, g, oy, y_row, epilogue);

@@ -27,6 +27,7 @@ struct DepthwiseWeights {
   int64_t channels = 0, padded = 0, kh = 0, kw = 0;
   std::vector<float> packed, bias;
   KernelIsa isa = KernelIsa::kBaseline;  // the tier the row loops run these weights at
+  DirectLoopSchedule schedule = DirectLoopSchedule::kTier;
 };
 DepthwiseWeights pack_depthwise_weights(const float* weights, int64_t channels, int64_t kh, int64_t kw,
                                         const float* bias, KernelIsa isa);

@@ -2,7 +2,9 @@
 // The vector operations the direct convolution loops (depthwise, pointwise, stem) are written
 // in, once per tier: 16 lanes of AVX-512 or 8 of AVX2 + FMA. Each loop's body is one template
 // over these (conv_*_fast.inc), compiled once per tier under that tier's target so that neither
-// instantiation can use the other's instructions.
+// instantiation can use the other's instructions. A third set, Emulated16Lanes, runs the AVX-512
+// schedule (16 lanes, the same blocking) on AVX2 + FMA, so that its block shapes and tails are
+// tested on CPUs without AVX-512 (DirectLoopSchedule in conv_pointwise_fast.h).
 
 #include <cstdint>
 
@@ -17,9 +19,9 @@ namespace parity::runtime::nn {
 #define PARITY_LANES_AVX512 __attribute__((target("avx512f"), always_inline))
 #define PARITY_LANES_AVX2 __attribute__((target("avx2,fma"), always_inline))
 
-struct Avx512Lanes {
-  using Vec = __m512;
-  using Mask = __mmask16;
+/// The AVX-512 tier's blocking, shared by Avx512Lanes and Emulated16Lanes so that the emulation
+/// runs exactly the schedule AVX-512 machines run.
+struct Avx512Blocking {
   static constexpr int kWidth = 16;
   /// Accumulators a register-blocked loop keeps (of 32 registers, leaving room for its operands).
   static constexpr int kAccumulators = 24;
@@ -30,8 +32,16 @@ struct Avx512Lanes {
   /// Output channels x pixel vectors per block of the stem's NCHW-output loop.
   static constexpr int kPlanarChannels = 8, kPlanarVectors = 3;
 
+  /// The first n lanes as a bit mask (lane i is bit i), n in [0, kWidth].
+  static constexpr uint16_t first_bits(int64_t n) { return static_cast<uint16_t>(n >= 16 ? 0xFFFF : (1u << n) - 1); }
+};
+
+struct Avx512Lanes : Avx512Blocking {
+  using Vec = __m512;
+  using Mask = __mmask16;
+
   /// The first n lanes, n in [0, kWidth].
-  PARITY_LANES_AVX512 static Mask first(int64_t n) { return static_cast<Mask>(n >= 16 ? 0xFFFF : (1u << n) - 1); }
+  PARITY_LANES_AVX512 static Mask first(int64_t n) { return first_bits(n); }
   PARITY_LANES_AVX512 static Vec load(const float* p) { return _mm512_loadu_ps(p); }
   PARITY_LANES_AVX512 static Vec load(const float* p, Mask m) { return _mm512_maskz_loadu_ps(m, p); }
   PARITY_LANES_AVX512 static void store(float* p, Vec v) { _mm512_storeu_ps(p, v); }
@@ -69,6 +79,44 @@ struct Avx2Lanes {
   PARITY_LANES_AVX2 static Vec mul(Vec a, Vec b) { return _mm256_mul_ps(a, b); }
   PARITY_LANES_AVX2 static Vec min(Vec a, Vec b) { return _mm256_min_ps(a, b); }
   PARITY_LANES_AVX2 static Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
+};
+
+/// 16 lanes as two AVX2 halves, the mask as AVX-512's (one bit per lane): what the AVX-512 tier
+/// computes, lane for lane (the same fused multiply-adds in the same order), on AVX2 + FMA.
+struct Emulated16Lanes : Avx512Blocking {
+  struct Vec {
+    __m256 lo, hi;
+  };
+  using Mask = uint16_t;
+
+  PARITY_LANES_AVX2 static Mask first(int64_t n) { return first_bits(n); }
+  /// The lanes of one half whose bits are set in the low 8 bits of `bits`, as maskload's mask.
+  PARITY_LANES_AVX2 static __m256i half(unsigned bits) {
+    const __m256i lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    return _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane_bits), lane_bits);
+  }
+  PARITY_LANES_AVX2 static Vec load(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+  // As AVX-512's masked load: masked-off lanes are not read and come back as zeros.
+  PARITY_LANES_AVX2 static Vec load(const float* p, Mask m) {
+    return {_mm256_maskload_ps(p, half(m & 0xFFu)), _mm256_maskload_ps(p + 8, half(m >> 8u))};
+  }
+  PARITY_LANES_AVX2 static void store(float* p, Vec v) {
+    _mm256_storeu_ps(p, v.lo);
+    _mm256_storeu_ps(p + 8, v.hi);
+  }
+  PARITY_LANES_AVX2 static void store(float* p, Vec v, Mask m) {
+    _mm256_maskstore_ps(p, half(m & 0xFFu), v.lo);
+    _mm256_maskstore_ps(p + 8, half(m >> 8u), v.hi);
+  }
+  PARITY_LANES_AVX2 static Vec set1(float v) { return {_mm256_set1_ps(v), _mm256_set1_ps(v)}; }
+  PARITY_LANES_AVX2 static Vec zero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
+  PARITY_LANES_AVX2 static Vec fmadd(Vec a, Vec b, Vec c) {
+    return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
+  }
+  PARITY_LANES_AVX2 static Vec add(Vec a, Vec b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
+  PARITY_LANES_AVX2 static Vec mul(Vec a, Vec b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
+  PARITY_LANES_AVX2 static Vec min(Vec a, Vec b) { return {_mm256_min_ps(a.lo, b.lo), _mm256_min_ps(a.hi, b.hi)}; }
+  PARITY_LANES_AVX2 static Vec max(Vec a, Vec b) { return {_mm256_max_ps(a.lo, b.lo), _mm256_max_ps(a.hi, b.hi)}; }
 };
 
 #undef PARITY_LANES_AVX512

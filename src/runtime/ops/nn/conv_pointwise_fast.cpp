@@ -63,6 +63,8 @@ PointwiseWeights pack_pointwise_weights(const float* weights, int64_t out, int64
 void pointwise_rows(const float* x, int64_t rows, const PointwiseWeights& w, float* y, const PointwiseEpilogue& epilogue) {
   calls.fetch_add(1, std::memory_order_relaxed);
 #if PARITY_CONV_LANES_X86
+  if (w.isa >= KernelIsa::kAvx2 && w.schedule == DirectLoopSchedule::kEmulated16Lanes)
+    return emulated16::pointwise(x, rows, w, y, epilogue);
   if (w.isa >= KernelIsa::kAvx512) return avx512::pointwise(x, rows, w, y, epilogue);
   if (w.isa >= KernelIsa::kAvx2) return avx2::pointwise(x, rows, w, y, epilogue);
 #endif

@@ -20,12 +20,20 @@ namespace parity::runtime::nn {
 /// Whether the loop has a variant for this tier: AVX-512F (16 lanes) or AVX2 + FMA (8 lanes).
 bool pointwise_direct_available(KernelIsa isa);
 
+/// The vector schedule the direct loops run their weights' tier with. kTier: the tier's own (16
+/// lanes on AVX-512, 8 on AVX2). kEmulated16Lanes, for tests: the AVX-512 tier's 16-lane schedule
+/// (its block shapes, tails and masks, lane for lane its arithmetic) emulated with AVX2 + FMA, so
+/// that CPUs without AVX-512 check it too; it needs a tier of AVX2 or above (below, the loops run
+/// scalar either way).
+enum class DirectLoopSchedule { kTier, kEmulated16Lanes };
+
 /// ONNX 1x1 weights [out, in] repacked as [in][padded out] (out rounded up to 16, zeros in the
 /// padding), with the bias padded the same way (zeros when there is none).
 struct PointwiseWeights {
   int64_t in = 0, out = 0, padded = 0;
   std::vector<float> packed, bias;
   KernelIsa isa = KernelIsa::kBaseline;  // the tier pointwise_rows runs these weights at
+  DirectLoopSchedule schedule = DirectLoopSchedule::kTier;
 };
 PointwiseWeights pack_pointwise_weights(const float* weights, int64_t out, int64_t in, const float* bias,
                                         KernelIsa isa);

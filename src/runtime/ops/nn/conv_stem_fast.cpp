@@ -175,7 +175,9 @@ void stem_rows(const float* x, bool x_channels_last, const StemWeights& w, const
   const int64_t plane = g.out_h * g.out_w;
   for (int64_t oy = row_begin; oy < row_end; ++oy) {
 #if PARITY_CONV_LANES_X86
-    if (w.isa >= KernelIsa::kAvx512)
+    if (w.isa >= KernelIsa::kAvx2 && w.schedule == DirectLoopSchedule::kEmulated16Lanes)
+      emulated16::stem_row(x, x_channels_last, w, g, oy, y, y_channels_last, epilogue, strip, taps);
+    else if (w.isa >= KernelIsa::kAvx512)
       avx512::stem_row(x, x_channels_last, w, g, oy, y, y_channels_last, epilogue, strip, taps);
     else if (w.isa >= KernelIsa::kAvx2)
       avx2::stem_row(x, x_channels_last, w, g, oy, y, y_channels_last, epilogue, strip, taps);

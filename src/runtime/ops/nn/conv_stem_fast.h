@@ -37,6 +37,7 @@ struct StemWeights {
   int64_t in = 0, out = 0, padded = 0, kh = 0, kw = 0;
   std::vector<float> packed, plain, bias;
   KernelIsa isa = KernelIsa::kBaseline;  // the tier stem_rows runs these weights at
+  DirectLoopSchedule schedule = DirectLoopSchedule::kTier;
 };
 StemWeights pack_stem_weights(const float* weights, int64_t out, int64_t in, int64_t kh, int64_t kw,
                               const float* bias, KernelIsa isa);
