@@ -2,7 +2,8 @@
 // The direct loop for depthwise convolutions between channels-last maps
 // (runtime/ops/nn/conv_depthwise_fast.h): the loop against a double-precision convolution over odd
 // channel counts (vector remainders), kernels 1x1 to 5x5, strides 1 and 2, asymmetric and
-// oversized paddings, maps narrower than the kernel, every activation and Swish; and sessions
+// oversized paddings, maps narrower than the kernel, every activation and Swish, on every tier and
+// on the AVX-512 tier's 16-lane schedule emulated on AVX2; and sessions
 // (batch 2, 1 and 2 threads) against the reference kernels.
 #include <gtest/gtest.h>
 
@@ -28,16 +29,18 @@ using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
 
 TEST(OptimizedConvDepthwise, RowsMatchDoubleConvolution) {
-  for (const runtime::KernelIsa isa : tested_kernel_isas()) {
-    SCOPED_TRACE("isa " + runtime::kernel_isa_name(isa));
+  for (const DirectLoopVariant& loop : direct_loop_variants()) {
+    SCOPED_TRACE("isa " + loop.name());
     const std::vector<WindowCase> geometries = {
         {9, 13, 3, 1, 1, 1, 1, 1},  {9, 13, 3, 2, 1, 1, 1, 1},  {20, 21, 3, 2, 0, 1, 1, 0}, {7, 7, 5, 1, 2, 2, 2, 2},
         {11, 10, 5, 2, 1, 2, 2, 1}, {2, 3, 3, 1, 1, 1, 1, 1},   {1, 1, 3, 1, 1, 1, 1, 1},   {6, 17, 1, 1, 0, 0, 0, 0},
-        {5, 4, 3, 1, 2, 3, 2, 3},   {30, 30, 3, 1, 1, 1, 1, 1},
+        {5, 4, 3, 1, 2, 3, 2, 3},   {30, 30, 3, 1, 1, 1, 1, 1}, {3, 29, 3, 1, 0, 1, 0, 1},  {4, 37, 3, 2, 1, 1, 1, 1},
     };
     uint32_t seed = 1;
     for (const WindowCase& geo : geometries)
-      for (int64_t channels : {1, 7, 16, 17, 33, 72})
+      // Around the tails of 8 and 16 lanes, and past 8 vectors of 16 (one-pixel blocks take 8
+      // vectors at once) and the 5x5 kernel's group of 160 channels.
+      for (int64_t channels : {1, 7, 8, 9, 15, 16, 17, 24, 31, 33, 48, 65, 72, 130, 161})
         for (int variant = 0; variant < 6; ++variant) {
           SCOPED_TRACE("h=" + std::to_string(geo.h) + " w=" + std::to_string(geo.w) + " k=" + std::to_string(geo.k) +
                        " stride=" + std::to_string(geo.stride) + " channels=" + std::to_string(channels) +
@@ -47,8 +50,8 @@ TEST(OptimizedConvDepthwise, RowsMatchDoubleConvolution) {
           const std::vector<float> bias = random_values(static_cast<size_t>(channels), ++seed);
           const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * channels), ++seed);
           const bool with_bias = variant != 1;
-          const runtime::nn::DepthwiseWeights packed =
-              runtime::nn::pack_depthwise_weights(w.data(), channels, geo.k, geo.k, with_bias ? bias.data() : nullptr, isa);
+          const runtime::nn::DepthwiseWeights packed = loop.on_schedule(runtime::nn::pack_depthwise_weights(
+              w.data(), channels, geo.k, geo.k, with_bias ? bias.data() : nullptr, loop.isa));
           PointwiseEpilogue e;
           e.activation = static_cast<Activation>(variant % 4);  // none, Relu, Clip, HardSwish
           e.lo = -0.3f;
@@ -79,6 +82,15 @@ TEST(OptimizedConvDepthwise, RowsMatchDoubleConvolution) {
           EXPECT_EQ(y.back(), 12345.f);
         }
   }
+}
+
+TEST(OptimizedConvDepthwise, HasAvx512AndAvx2Variants) {
+  // Both vector tiers run the loop (each tested above where the CPU has it); baseline does not.
+#if defined(__x86_64__) || defined(__i386__)
+  EXPECT_TRUE(runtime::nn::depthwise_direct_available(runtime::KernelIsa::kAvx512));
+  EXPECT_TRUE(runtime::nn::depthwise_direct_available(runtime::KernelIsa::kAvx2));
+#endif
+  EXPECT_FALSE(runtime::nn::depthwise_direct_available(runtime::KernelIsa::kBaseline));
 }
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
@@ -126,7 +138,9 @@ TEST(OptimizedConvDepthwise, SessionsMatchReferenceKernels) {
     SCOPED_TRACE(shape_to_string(c.x) + " k" + std::to_string(c.k) + " s" + std::to_string(c.stride) + " " + c.tail);
     const ModelBuilder m = depthwise_between_convs(c.x, c.k, c.stride, c.pads, c.tail, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::depthwise_direct_calls, runtime::nn::depthwise_direct_available(test_kernel_isa()), c.direct);
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::depthwise_direct_calls,
+                                           runtime::nn::depthwise_direct_available(test_kernel_isa()),
+                                           c.direct && direct_loops_take_tail(c.tail));
   }
 }
 

@@ -3,7 +3,8 @@
 // The row-by-row expand + depthwise loop (runtime/ops/nn/conv_expand_depthwise.h): the loop
 // against two double-precision convolutions over odd channel counts, kernels 1x1 to 3x3, strides
 // 1 and 2, asymmetric paddings, maps narrower than the kernel, every activation and Swish on
-// both stages, bands computed separately as threads do; and sessions (batch 2, 1 and 2 threads)
+// both stages, bands computed separately as threads do (every tier, and the AVX-512 tier's 16-lane
+// schedule emulated on AVX2); and sessions (batch 2, 1 and 2 threads)
 // against the reference kernels: which pairs fuse, which tails join, the reference chain when
 // the layouts are not channels-last.
 #include <gtest/gtest.h>
@@ -41,8 +42,8 @@ std::vector<double> expanded_map(const std::vector<float>& x, const std::vector<
 }
 
 TEST(ExpandDepthwise, RowsMatchTwoDoubleConvolutions) {
-  for (const runtime::KernelIsa isa : tested_kernel_isas()) {
-    SCOPED_TRACE("isa " + runtime::kernel_isa_name(isa));
+  for (const DirectLoopVariant& loop : direct_loop_variants()) {
+    SCOPED_TRACE("isa " + loop.name());
     const std::vector<WindowCase> geometries = {
         {9, 13, 3, 1, 1, 1, 1, 1}, {9, 13, 3, 2, 1, 1, 1, 1}, {20, 21, 3, 2, 0, 1, 1, 0}, {2, 3, 3, 1, 1, 1, 1, 1},
         {1, 1, 3, 1, 1, 1, 1, 1},  {6, 17, 1, 1, 0, 0, 0, 0}, {5, 4, 3, 1, 2, 3, 2, 3},  {16, 56, 3, 1, 1, 1, 1, 1},
@@ -61,8 +62,10 @@ TEST(ExpandDepthwise, RowsMatchTwoDoubleConvolutions) {
           const std::vector<float> wd = random_values(static_cast<size_t>(channels * geo.k * geo.k), ++seed);
           const std::vector<float> bd = random_values(static_cast<size_t>(channels), ++seed);
           const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * in), ++seed);
-          const auto expand = runtime::nn::pack_pointwise_weights(we.data(), channels, in, be.data(), isa);
-          const auto depthwise = runtime::nn::pack_depthwise_weights(wd.data(), channels, geo.k, geo.k, bd.data(), isa);
+          const auto expand =
+              loop.on_schedule(runtime::nn::pack_pointwise_weights(we.data(), channels, in, be.data(), loop.isa));
+          const auto depthwise = loop.on_schedule(
+              runtime::nn::pack_depthwise_weights(wd.data(), channels, geo.k, geo.k, bd.data(), loop.isa));
           // Stage activations: none, Relu, Clip, HardSwish on either side; Swish on one or both.
           PointwiseEpilogue ee, de;
           ee.activation = static_cast<Activation>(variant % 4);
@@ -178,12 +181,13 @@ TEST(ExpandDepthwise, SessionsMatchReferenceKernels) {
   for (const PairCase& c : cases) {
     SCOPED_TRACE(shape_to_string(c.x) + " -> " + std::to_string(c.channels) + " k" + std::to_string(c.k) + " s" +
                  std::to_string(c.stride) + " " + c.expand_tail + "/" + c.depthwise_tail);
-    const bool fused = c.expand_tail != "Elu" && c.k <= 3 && c.channels >= 64;
+    const bool fused = c.expand_tail != "Elu" && direct_loops_take_tail(c.expand_tail) && c.k <= 3 && c.channels >= 64;
     const ModelBuilder m = expand_depthwise_block(c, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
     with_ring_and_two_passes([&](bool ring) {
       expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::expand_depthwise_calls,
-                                             runtime::nn::depthwise_direct_available(test_kernel_isa()), fused && ring, 5e-4);
+                                             runtime::nn::depthwise_direct_available(test_kernel_isa()), fused && ring,
+                                             5e-4);
     });
   }
 }

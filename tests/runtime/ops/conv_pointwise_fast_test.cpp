@@ -1,7 +1,8 @@
 // Spec: https://onnx.ai/onnx/operators/onnx__Conv.html (1x1 kernel, stride 1, no padding)
 // The direct loop for narrow 1x1 convolutions between channels-last maps
 // (runtime/ops/nn/conv_pointwise_fast.h): the loop itself against a double-precision product over
-// odd channel counts, vector remainders and pixel tails with every epilogue, and whole sessions
+// odd channel counts, vector remainders and pixel tails with every epilogue (every tier, and the
+// AVX-512 tier's 16-lane schedule emulated on AVX2), and whole sessions
 // (Swish and residual tails, batch 2, 1 and 2 threads) against the reference kernels.
 #include <gtest/gtest.h>
 
@@ -27,12 +28,14 @@ using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
 
 TEST(OptimizedConvPointwise, RowsMatchDoubleProductWithEveryEpilogue) {
-  for (const runtime::KernelIsa isa : tested_kernel_isas()) {
-    SCOPED_TRACE("isa " + runtime::kernel_isa_name(isa));
+  for (const DirectLoopVariant& loop : direct_loop_variants()) {
+    SCOPED_TRACE("isa " + loop.name());
     uint32_t seed = 1;
     for (int64_t in : {1, 3, 16, 17, 24, 64})
-      for (int64_t out : {1, 5, 16, 17, 33, 64, 96, 130})
-        for (int64_t rows : {1, 7, 15, 23, 100})
+      // Every group of 1 to 4 vectors of 16 (8) lanes, full and with a tail; row counts leave
+      // each pixel remainder (blocks of 16, 12, 8 or 6 pixels, then 8, 4, 2, 1).
+      for (int64_t out : {1, 5, 8, 9, 15, 16, 17, 24, 31, 33, 48, 64, 65, 80, 96, 113, 130})
+        for (int64_t rows : {1, 5, 7, 15, 23, 31, 100})
           for (int variant = 0; variant < 5; ++variant) {
             SCOPED_TRACE("in=" + std::to_string(in) + " out=" + std::to_string(out) + " rows=" + std::to_string(rows) +
                          " variant=" + std::to_string(variant));
@@ -41,8 +44,8 @@ TEST(OptimizedConvPointwise, RowsMatchDoubleProductWithEveryEpilogue) {
             const std::vector<float> x = random_values(static_cast<size_t>(rows * in), ++seed);
             const std::vector<float> residual = random_values(static_cast<size_t>(rows * out), ++seed);
             const bool with_bias = variant % 2 == 0;
-            const runtime::nn::PointwiseWeights packed =
-                runtime::nn::pack_pointwise_weights(w.data(), out, in, with_bias ? bias.data() : nullptr, isa);
+            const runtime::nn::PointwiseWeights packed = loop.on_schedule(
+                runtime::nn::pack_pointwise_weights(w.data(), out, in, with_bias ? bias.data() : nullptr, loop.isa));
             PointwiseEpilogue e;
             e.activation = static_cast<Activation>(variant % 4);  // none, Relu, Clip, HardSwish
             e.lo = -0.3f;
@@ -63,6 +66,15 @@ TEST(OptimizedConvPointwise, RowsMatchDoubleProductWithEveryEpilogue) {
             EXPECT_EQ(y.back(), 12345.f);
           }
   }
+}
+
+TEST(OptimizedConvPointwise, HasAvx512AndAvx2Variants) {
+  // Both vector tiers run the loop (each tested above where the CPU has it); baseline does not.
+#if defined(__x86_64__) || defined(__i386__)
+  EXPECT_TRUE(runtime::nn::pointwise_direct_available(runtime::KernelIsa::kAvx512));
+  EXPECT_TRUE(runtime::nn::pointwise_direct_available(runtime::KernelIsa::kAvx2));
+#endif
+  EXPECT_FALSE(runtime::nn::pointwise_direct_available(runtime::KernelIsa::kBaseline));
 }
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
@@ -120,7 +132,9 @@ TEST(OptimizedConvPointwise, SessionsMatchReferenceKernels) {
     SCOPED_TRACE(shape_to_string(c.x) + " -> " + std::to_string(c.expanded) + " " + c.tail);
     const ModelBuilder m = pointwise_between_convs(c.x, c.expanded, c.tail, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::pointwise_direct_calls, runtime::nn::pointwise_direct_available(test_kernel_isa()), c.direct);
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::pointwise_direct_calls,
+                                           runtime::nn::pointwise_direct_available(test_kernel_isa()),
+                                           c.direct && direct_loops_take_tail(c.tail));
   }
 }
 

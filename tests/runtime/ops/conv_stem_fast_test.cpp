@@ -2,7 +2,8 @@
 // The direct loop for 3x3 stem convolutions of few input channels
 // (runtime/ops/nn/conv_stem_fast.h): the loop against a double-precision convolution over odd
 // output channel counts (vector remainders), 1 to 4 input channels, strides 1 and 2, asymmetric
-// and oversized paddings, tiny maps, both layouts in and out, every activation and Swish; and
+// and oversized paddings, tiny maps, both layouts in and out, every activation and Swish, on every
+// tier and on the AVX-512 tier's 16-lane schedule emulated on AVX2; and
 // sessions (batch 2, 1 and 2 threads) against the reference kernels.
 #include <gtest/gtest.h>
 
@@ -28,18 +29,22 @@ using runtime::nn::PointwiseEpilogue;
 using Activation = PointwiseEpilogue::Activation;
 
 TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
-  for (const runtime::KernelIsa isa : tested_kernel_isas()) {
-    SCOPED_TRACE("isa " + runtime::kernel_isa_name(isa));
-    const std::vector<WindowCase> geometries = {  // 3x3 kernels
+  for (const DirectLoopVariant& loop : direct_loop_variants()) {
+    SCOPED_TRACE("isa " + loop.name());
+    // 3x3 kernels; output widths leave each remainder of the pixel blocks.
+    const std::vector<WindowCase> geometries = {
         {9, 13, 3, 1, 1, 1, 1, 1},  {9, 13, 3, 2, 1, 1, 1, 1}, {20, 21, 3, 2, 0, 1, 1, 0}, {23, 23, 3, 2, 0, 0, 0, 0},
         {11, 10, 3, 2, 2, 3, 1, 0}, {2, 3, 3, 1, 1, 1, 1, 1},  {1, 1, 3, 1, 1, 1, 1, 1},   {1, 1, 3, 2, 1, 1, 1, 1},
-        {5, 4, 3, 1, 2, 3, 2, 3},   {8, 70, 3, 2, 1, 1, 1, 1}, {6, 50, 3, 1, 1, 1, 1, 1},
-        {10, 11, 3, 3, 1, 1, 1, 1}, {7, 40, 3, 2, 0, 2, 2, 1},
+        {5, 4, 3, 1, 2, 3, 2, 3},   {8, 70, 3, 2, 1, 1, 1, 1}, {6, 50, 3, 1, 1, 1, 1, 1},  {10, 11, 3, 3, 1, 1, 1, 1},
+        {7, 40, 3, 2, 0, 2, 2, 1},  {5, 57, 3, 2, 1, 1, 1, 1}, {3, 97, 3, 1, 1, 1, 1, 1},
     };
     struct Channels {
       int64_t in, out;
     };
-    const std::vector<Channels> channel_counts = {{3, 5}, {3, 17}, {3, 64}, {1, 16}, {4, 33}, {2, 8}, {3, 77}};
+    // Channels-last: groups of 1 to 4 vectors of 16 (8) lanes, full and with tails; NCHW: blocks
+    // of 8 (6) output channels, then 4, 2, 1.
+    const std::vector<Channels> channel_counts = {{3, 5},  {3, 17}, {3, 64}, {1, 16}, {4, 33}, {2, 8},  {3, 77}, {3, 9},
+                                                  {3, 24}, {3, 15}, {3, 31}, {3, 48}, {3, 65}, {4, 56}, {3, 128}};
     uint32_t seed = 1;
     for (const WindowCase& geo : geometries)
       for (const Channels& ch : channel_counts)
@@ -56,8 +61,8 @@ TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
           const std::vector<float> bias = random_values(static_cast<size_t>(ch.out), ++seed);
           const std::vector<float> x = random_values(static_cast<size_t>(geo.h * geo.w * ch.in), ++seed);
           const bool with_bias = variant != 1;
-          const runtime::nn::StemWeights packed =
-              runtime::nn::pack_stem_weights(w.data(), ch.out, ch.in, k, k, with_bias ? bias.data() : nullptr, isa);
+          const runtime::nn::StemWeights packed = loop.on_schedule(runtime::nn::pack_stem_weights(
+              w.data(), ch.out, ch.in, k, k, with_bias ? bias.data() : nullptr, loop.isa));
           PointwiseEpilogue e;
           // None, Relu, Clip or HardSwish, varying with the case.
           e.activation = static_cast<Activation>((variant + seed) % 4);
@@ -94,6 +99,15 @@ TEST(OptimizedConvStem, RowsMatchDoubleConvolution) {
           EXPECT_EQ(y.back(), 12345.f);
         }
   }
+}
+
+TEST(OptimizedConvStem, HasAvx512AndAvx2Variants) {
+  // Both vector tiers run the loop (each tested above where the CPU has it); baseline does not.
+#if defined(__x86_64__) || defined(__i386__)
+  EXPECT_TRUE(runtime::nn::stem_direct_available(runtime::KernelIsa::kAvx512));
+  EXPECT_TRUE(runtime::nn::stem_direct_available(runtime::KernelIsa::kAvx2));
+#endif
+  EXPECT_FALSE(runtime::nn::stem_direct_available(runtime::KernelIsa::kBaseline));
 }
 
 #if PARITY_HAVE_DNNL  // the convolution kernel that calls the loop runs on oneDNN builds
@@ -151,11 +165,13 @@ TEST(OptimizedConvStem, SessionsMatchReferenceKernels) {
                  c.tail + (c.before ? " before" : "") + (c.after ? " after" : ""));
     const ModelBuilder m = stem_model(c.x, c.out, c.stride, c.pads, c.tail, c.before, c.after, seed += 10);
     const TensorMap feed{{"x", nn::random_tensor(c.x, seed + 7)}};
-    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::stem_direct_calls, runtime::nn::stem_direct_available(test_kernel_isa()), c.direct);
+    expect_direct_sessions_match_reference(m.model(), feed, runtime::nn::stem_direct_calls,
+                                           runtime::nn::stem_direct_available(test_kernel_isa()),
+                                           c.direct && direct_loops_take_tail(c.tail));
   }
 }
 
-/// The session's KernelOptions decide: switched off, or capped below AVX-512 (the loop's only
+/// The session's KernelOptions decide: switched off, or capped below AVX2 (the loop's lowest
 /// vector form), the stem runs on oneDNN and still matches the reference.
 TEST(OptimizedConvStem, SwitchOrIsaCapKeepsTheStemOnOneDnn) {
   const Shape x{1, 3, 24, 20};
@@ -173,10 +189,12 @@ TEST(OptimizedConvStem, SwitchOrIsaCapKeepsTheStemOnOneDnn) {
   runtime::KernelOptions off;
   off.conv_stem_direct = false;
   EXPECT_EQ(run(off), 0u);
-  runtime::KernelOptions avx2;
-  avx2.isa_cap = runtime::KernelIsa::kAvx2;
-  EXPECT_EQ(run(avx2), 0u);
-  if (runtime::nn::stem_direct_available(runtime::cpu_kernel_isa())) EXPECT_GT(run({}), 0u);
+  runtime::KernelOptions baseline;
+  baseline.isa_cap = runtime::KernelIsa::kBaseline;
+  EXPECT_EQ(run(baseline), 0u);
+  if (runtime::nn::stem_direct_available(runtime::cpu_kernel_isa())) {
+    EXPECT_GT(run({}), 0u);
+  }
 }
 
 #endif  // PARITY_HAVE_DNNL

@@ -15,12 +15,47 @@
 
 #include "runtime/ops/nn/conv_depthwise_fast.h"
 #include "runtime/ops/nn/conv_pointwise_fast.h"
+#include "runtime/ops/nn/swish_fast.h"
 #include "runtime/ops/nn_harness.h"
 #include "runtime/ops/op_tester.h"
 #include "runtime/session_test_util.h"
 #include "support/model_builder.h"
 
 namespace parity::testing {
+
+/// Whether the direct loops take the activation tail `tail` (as append_tail names it) at the
+/// tested tier: a Swish needs the vector Swish loop (swish_fast.h), which not every tier has.
+inline bool direct_loops_take_tail(const std::string& tail) {
+  return tail != "Swish" || runtime::nn::fast_swish_available(test_kernel_isa());
+}
+
+/// One way the direct loops' own tests run a loop: weights packed for `isa`, run on `schedule`.
+struct DirectLoopVariant {
+  runtime::KernelIsa isa;
+  runtime::nn::DirectLoopSchedule schedule;
+  std::string name() const {
+    return runtime::kernel_isa_name(isa) +
+           (schedule == runtime::nn::DirectLoopSchedule::kEmulated16Lanes ? " (16-lane schedule emulated)" : "");
+  }
+  /// `w` (any of the loops' packed weights) set to run on this variant's schedule.
+  template <typename Weights>
+  Weights on_schedule(Weights w) const {
+    w.schedule = schedule;
+    return w;
+  }
+};
+
+/// Every tier up to test_kernel_isa() on its own schedule, then, where that reaches AVX2, the
+/// AVX-512 tier's 16-lane schedule emulated on AVX2: its blocking is checked on every AVX2 CPU,
+/// not only on those with AVX-512.
+inline std::vector<DirectLoopVariant> direct_loop_variants() {
+  std::vector<DirectLoopVariant> variants;
+  for (const runtime::KernelIsa isa : tested_kernel_isas())
+    variants.push_back({isa, runtime::nn::DirectLoopSchedule::kTier});
+  if (test_kernel_isa() >= runtime::KernelIsa::kAvx2)
+    variants.push_back({runtime::KernelIsa::kAvx2, runtime::nn::DirectLoopSchedule::kEmulated16Lanes});
+  return variants;
+}
 
 /// n float values uniform in [-1, 1) from `seed`.
 inline std::vector<float> random_values(size_t n, uint32_t seed) {

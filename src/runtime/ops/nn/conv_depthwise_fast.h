@@ -1,10 +1,10 @@
 #pragma once
-// A direct AVX-512 loop for depthwise 2-D convolutions (one input channel per group, any kernel
-// size, strides and paddings, no dilation) between channels-last maps: each output pixel's
-// channels are vectors of 16, so every tap is one multiply-add of an input vector by the tap's
-// weight vector, and up to 8 output pixels share each weight load. conv_dnnl.cpp calls it for
-// 3x3 kernels, with the activation applied in registers (or a Swish on each output row while it
-// is in L1).
+// A direct vector loop (AVX-512 or AVX2, conv_lanes.h) for depthwise 2-D convolutions (one input
+// channel per group, any kernel size, strides and paddings, no dilation) between channels-last
+// maps: each output pixel's channels are vectors of 16 (8 on AVX2), so every tap is one
+// multiply-add of an input vector by the tap's weight vector, and up to 8 output pixels share each
+// weight load. conv_dnnl.cpp calls it for 3x3 kernels, with the activation applied in registers (or
+// a Swish on each output row while it is in L1).
 //
 // Why: oneDNN 2.6's depthwise kernel (brdgmm) plus, for EfficientNet, the separate Swish pass over
 // its output: measured per layer at 1 thread, MobileNetV2's 3x3 layers took 1.85 ms with oneDNN
@@ -18,7 +18,7 @@
 
 namespace parity::runtime::nn {
 
-/// Whether the loop runs on this machine (AVX-512F).
+/// Whether the loop has a variant for this tier: AVX-512F (16 lanes) or AVX2 + FMA (8 lanes).
 bool depthwise_direct_available(KernelIsa isa);
 
 /// ONNX depthwise weights [C, 1, kh, kw] repacked as [kh * kw][padded C] (C rounded up to 16,
@@ -27,6 +27,7 @@ struct DepthwiseWeights {
   int64_t channels = 0, padded = 0, kh = 0, kw = 0;
   std::vector<float> packed, bias;
   KernelIsa isa = KernelIsa::kBaseline;  // the tier the row loops run these weights at
+  DirectLoopSchedule schedule = DirectLoopSchedule::kTier;
 };
 DepthwiseWeights pack_depthwise_weights(const float* weights, int64_t channels, int64_t kh, int64_t kw,
                                         const float* bias, KernelIsa isa);

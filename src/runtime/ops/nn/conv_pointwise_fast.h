@@ -1,8 +1,8 @@
 #pragma once
-// A direct AVX-512 loop for 1x1 stride-1 convolutions with few input channels, on channels-last
-// maps: each output pixel is a row of [rows, in] x [in, out] products, computed a few pixels at a
-// time with the output channels held in registers, and the fused tails applied to each tile while
-// it is still in L1 (conv_dnnl.cpp calls it).
+// A direct vector loop (AVX-512 or AVX2, conv_lanes.h) for 1x1 stride-1 convolutions with few input
+// channels, on channels-last maps: each output pixel is a row of [rows, in] x [in, out] products,
+// computed a few pixels at a time with the output channels held in registers, and the fused tails
+// applied to each tile while it is still in L1 (conv_dnnl.cpp calls it).
 //
 // Why: oneDNN 2.6's brgemm 1x1 kernel loses to ONNX Runtime by 1.5-3.5x on the high-resolution
 // layers of the mobile networks, where the reduction is only 16-32 channels long (MobileNetV3's
@@ -17,8 +17,15 @@
 
 namespace parity::runtime::nn {
 
-/// Whether the loop runs on this machine (AVX-512F).
+/// Whether the loop has a variant for this tier: AVX-512F (16 lanes) or AVX2 + FMA (8 lanes).
 bool pointwise_direct_available(KernelIsa isa);
+
+/// The vector schedule the direct loops run their weights' tier with. kTier: the tier's own (16
+/// lanes on AVX-512, 8 on AVX2). kEmulated16Lanes, for tests: the AVX-512 tier's 16-lane schedule
+/// (its block shapes, tails and masks, lane for lane its arithmetic) emulated with AVX2 + FMA, so
+/// that CPUs without AVX-512 check it too; it needs a tier of AVX2 or above (below, the loops run
+/// scalar either way).
+enum class DirectLoopSchedule { kTier, kEmulated16Lanes };
 
 /// ONNX 1x1 weights [out, in] repacked as [in][padded out] (out rounded up to 16, zeros in the
 /// padding), with the bias padded the same way (zeros when there is none).
@@ -26,6 +33,7 @@ struct PointwiseWeights {
   int64_t in = 0, out = 0, padded = 0;
   std::vector<float> packed, bias;
   KernelIsa isa = KernelIsa::kBaseline;  // the tier pointwise_rows runs these weights at
+  DirectLoopSchedule schedule = DirectLoopSchedule::kTier;
 };
 PointwiseWeights pack_pointwise_weights(const float* weights, int64_t out, int64_t in, const float* bias,
                                         KernelIsa isa);

@@ -1,14 +1,15 @@
 #pragma once
-// A direct AVX-512 loop for the stem convolutions of image networks: group 1, at most 4 input
-// channels (RGB), a 3x3 kernel, any stride, paddings and output channels, no dilation.
-// Channels-last outputs (a convolution or pool reads the stem) hold a few pixels x up to 64
-// output channels in registers and broadcast one input value per tap and pixel, reading an NCHW
-// input in place (the taps outside the input are left out of the edge pixels' lists). NCHW
-// outputs hold 16-pixel vectors of 8 output channels and broadcast one weight per tap and
-// channel; their inputs are first copied into a zero-padded strip per output row, split by
-// stride phase so that the taps of consecutive output pixels are consecutive floats (channels-last
-// inputs take the strip too). The activation runs in registers, a Swish on each finished row.
-// conv_dnnl.cpp calls it with the output rows split between the threads.
+// A direct vector loop (AVX-512 or AVX2, conv_lanes.h) for the stem convolutions of image networks:
+// group 1, at most 4 input channels (RGB), a 3x3 kernel, any stride, paddings and output channels,
+// no dilation. Channels-last outputs (a convolution or pool reads the stem) hold a few pixels x up
+// to 64 (AVX2: 16) output channels in registers and broadcast one input value per tap and pixel,
+// reading an NCHW input in place (the taps outside the input are left out of the edge pixels'
+// lists). NCHW outputs hold 16-pixel vectors of 8 output channels (AVX2: 8-pixel vectors of 6) and
+// broadcast one weight per tap and channel; their inputs are first copied into a zero-padded strip
+// per output row, split by stride phase so that the taps of consecutive output pixels are
+// consecutive floats (channels-last inputs take the strip too). The activation runs in registers, a
+// Swish on each finished row. conv_dnnl.cpp calls it with the output rows split between the
+// threads.
 //
 // Why: oneDNN 2.6's kernel for these layers was 1.2-1.4x ONNX Runtime's time at 1 thread on
 // SqueezeNet's 3 -> 64 and the MobileNets' 3 -> 16 / 3 -> 32 stride-2 stems on 224x224 inputs,
@@ -26,7 +27,7 @@
 
 namespace parity::runtime::nn {
 
-/// Whether the loop runs on this machine (AVX-512F).
+/// Whether the loop has a variant for this tier: AVX-512F (16 lanes) or AVX2 + FMA (8 lanes).
 bool stem_direct_available(KernelIsa isa);
 
 /// ONNX weights [out, in, kh, kw] in the two orders the loop reads: `packed` as [in * kh * kw]
@@ -36,6 +37,7 @@ struct StemWeights {
   int64_t in = 0, out = 0, padded = 0, kh = 0, kw = 0;
   std::vector<float> packed, plain, bias;
   KernelIsa isa = KernelIsa::kBaseline;  // the tier stem_rows runs these weights at
+  DirectLoopSchedule schedule = DirectLoopSchedule::kTier;
 };
 StemWeights pack_stem_weights(const float* weights, int64_t out, int64_t in, int64_t kh, int64_t kw,
                               const float* bias, KernelIsa isa);
