@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import parity
+import parity.tools
 from parity import func
 from parity.backend.common import BytesFromPath
 from parity.backend.onnx import BytesFromOnnx, ModifyOutputs, OnnxFromPath, SaveOnnx
@@ -75,19 +76,33 @@ def test_int8_plan_calibrates_on_the_data_loader_and_reuses_its_cache(demo_model
         np.testing.assert_array_equal(runner.infer({"input": x})["probs"], quantized)
 
 
-def test_int8_calibrators_and_data_loaders(demo_model):
+def read_cache_scales(path):
+    lines = path.read_text().splitlines()
+    pairs = (line.rsplit(": ", 1) for line in lines[1:] if line)
+    return lines[0], {name: float(np.array(int(bits, 16), np.uint32).view(np.float32)) for name, bits in pairs}
+
+
+def test_int8_calibrators_and_data_loaders(demo_model, tmp_path):
     x = demo_input(4)
-    results = {}
+    results, caches = {}, {}
     for algo in (CalibrationAlgoType.MINMAX_CALIBRATION, CalibrationAlgoType.ENTROPY_CALIBRATION_2):
         loader = DataLoader(seed=5, iterations=4, val_range=(0.0, 1.0))
-        config = CreateConfig(int8=True, calibrator=Calibrator(loader, algo=algo))
+        cache = tmp_path / f"{algo.value}.cache"
+        config = CreateConfig(int8=True, calibrator=Calibrator(loader, cache=cache, algo=algo))
         with PlanRunner(EngineFromNetwork(NetworkFromOnnxPath(demo_model), config)) as runner:
             results[algo.value] = runner.infer({"input": x})["probs"]
+        caches[algo.value] = read_cache_scales(cache)
     with RefRunner(str(demo_model)) as ref:
         exact = ref.infer({"input": x})["probs"]
     for probs in results.values():
         np.testing.assert_allclose(probs, exact, atol=0.05)
-    assert not np.array_equal(results["minmax"], results["entropy"])
+    # Each algorithm is recorded in its cache; on the same feeds entropy calibration clips ranges
+    # that min-max keeps whole, so its scales are never larger and at least one is smaller.
+    (minmax_header, minmax), (entropy_header, entropy) = caches["minmax"], caches["entropy"]
+    assert "minmax" in minmax_header and "entropy" in entropy_header
+    assert minmax.keys() == entropy.keys() and minmax
+    assert all(entropy[name] <= minmax[name] * (1 + 1e-6) for name in minmax)
+    assert any(entropy[name] < minmax[name] * (1 - 1e-3) for name in minmax)
 
 
 def test_int8_calibration_errors_are_python_exceptions(demo_model, tmp_path):
