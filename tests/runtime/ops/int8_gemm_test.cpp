@@ -2,17 +2,24 @@
 // loops, on every vector tier up to the test's (AVX2 and the portable loop here; CTest also runs
 // the suite capped at AVX2): exact int32 sums on random and edge shapes (K and N tails, one row,
 // row counts around the tile and chunk sizes, large K, the full int8 range including -128 in the
-// source), the dequantizing store, weights given as K x N or N x K, and column block ranges.
+// source), the dequantizing store, weights given as K x N or N x K, and column block ranges; and
+// the int8 1x1 convolution built on it (ops/nn/conv_int8_pointwise.h) against the dequantized
+// reference sums of the same quantized operands, at 1 and 2 threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "parity/runtime/reduced_precision.h"
+#include "runtime/ops/nn/conv_int8_pointwise.h"
 #include "runtime/ops/quantization/int8_gemm.h"
+#include "runtime/thread_pool.h"
 #include "support/test_support.h"
 
 namespace parity {
@@ -148,6 +155,92 @@ TEST(Int8Gemm, QuantizedRowsMatchQuantizeInt8AndPadWithZeros) {
     }
     EXPECT_EQ(q[5], 127);
   }
+}
+
+/// A context with `threads` threads (parallel_for on a thread pool) and nothing else.
+class ThreadsContext final : public runtime::KernelContext {
+ public:
+  using Value = runtime::Value;
+  using Precision = runtime::Precision;
+  explicit ThreadsContext(int threads) : pool_(threads) {}
+  size_t num_inputs() const override { return 0; }
+  size_t num_outputs() const override { return 0; }
+  bool has_input(size_t) const override { return false; }
+  const Value& input_value(size_t) const override { fail("no inputs"); }
+  bool has_output(size_t) const override { return false; }
+  void set_output(size_t, Value) override {}
+  Value& output_value(size_t) override { fail("no outputs"); }
+  std::vector<Value> run_subgraph(const runtime::Subgraph&, std::vector<Value>) override { fail("no subgraphs"); }
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn) override { pool_.parallel_for(n, fn); }
+  int num_threads() const override { return pool_.num_threads(); }
+  Precision precision() const override { return Precision::kFloat32; }
+  uint64_t next_random_seed() override { return 0; }
+  std::string node_label() const override { return "test"; }
+
+ private:
+  runtime::ThreadPool pool_;
+};
+
+struct PointwiseCase {
+  int64_t rows, in, out;
+  bool bias;
+};
+
+/// The product's output (and what its tile tails saw) against float(reference_sums) * source
+/// scale * weight scale (+ bias) on the source quantized as quantize_int8 does: the same integers,
+/// so only the dequantizing store's rounding (one product, one add) may differ.
+void expect_pointwise_product_matches(const PointwiseCase& c, int threads) {
+  SCOPED_TRACE("rows=" + std::to_string(c.rows) + " in=" + std::to_string(c.in) + " out=" + std::to_string(c.out) +
+               (c.bias ? " bias" : "") + " threads=" + std::to_string(threads));
+  std::mt19937 gen(1000 + static_cast<uint32_t>(c.rows * 7 + c.in * 3 + c.out));
+  std::uniform_real_distribution<float> dist(-1.5f, 1.5f);  // beyond the calibrated range: clamps
+  std::vector<float> x(static_cast<size_t>(c.rows * c.in)), bias(static_cast<size_t>(c.out)), scales(bias.size());
+  for (float& v : x) v = dist(gen);
+  for (float& v : bias) v = dist(gen);
+  for (int64_t j = 0; j < c.out; ++j) scales[j] = 0.002f * float(1 + j % 5);
+  const std::vector<int8_t> w = random_int8(c.out * c.in, 1001, -127, 127);
+  const float source_scale = 1.0f / 127;
+  std::vector<int8_t> xq(x.size());
+  runtime::quantize_int8(x.data(), xq.data(), static_cast<int64_t>(x.size()), source_scale);
+  std::vector<int32_t> sums(static_cast<size_t>(c.rows * c.out));
+  ig::reference_sums(xq.data(), c.rows, w.data(), c.in, c.out, /*nk=*/true, sums.data());
+
+  runtime::nn::Int8PointwiseProduct product(w.data(), c.out, c.in, scales, testing::test_kernel_isa());
+  product.set_source_scale(source_scale);
+  ThreadsContext ctx(threads);
+  std::vector<float> y(sums.size(), -7.0f);
+  std::vector<int> tail_calls(static_cast<size_t>(c.rows), 0);
+  std::mutex tail_mutex;
+  runtime::nn::Int8PointwiseProduct::Maps maps;
+  maps.x = x.data();
+  maps.y = y.data();
+  maps.pixels = c.rows;
+  product.run(ctx, maps, c.bias ? bias.data() : nullptr, [&](float* tile, int64_t n, const float* residual) {
+    ASSERT_EQ(residual, nullptr);
+    const int64_t first = (tile - y.data()) / c.out;
+    ASSERT_EQ(tile, y.data() + first * c.out);
+    std::lock_guard<std::mutex> lock(tail_mutex);
+    for (int64_t r = first; r < first + n; ++r) ++tail_calls[r];
+  });
+  for (int64_t r = 0; r < c.rows; ++r) ASSERT_EQ(tail_calls[r], 1) << "row " << r << " finished once";
+  for (int64_t i = 0; i < c.rows * c.out; ++i) {
+    const int64_t j = i % c.out;
+    const float dequantized = float(sums[i]) * (source_scale * scales[j]);
+    const float want = c.bias ? dequantized + bias[j] : dequantized;
+    ASSERT_NEAR(y[i], want, 1e-6f * (1.0f + std::fabs(dequantized))) << "element " << i;
+  }
+}
+
+TEST(Int8Gemm, PointwiseConvProductEqualsTheDequantizedReferenceSums) {
+  // Odd channel counts (K and column-block tails), row counts below, at and above a tile and
+  // the share of two threads (rows split, or column blocks when the rows are few).
+  const std::vector<PointwiseCase> cases = {
+      {1, 3, 1, true},      {7, 33, 17, false},   {49, 45, 37, true},   {49, 192, 1152, false},
+      {60, 16, 16, true},   {61, 31, 33, false},  {130, 64, 24, true},  {500, 23, 19, true},
+      {784, 96, 24, false}, {1000, 9, 7, true},
+  };
+  for (int threads : {1, 2})
+    for (const PointwiseCase& c : cases) expect_pointwise_product_matches(c, threads);
 }
 
 }  // namespace

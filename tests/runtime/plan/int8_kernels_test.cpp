@@ -47,6 +47,14 @@ bool native_int8_products_here() {
   return native_int8_here() || runtime::ops::int8_gemm::pays_on(runtime::min_isa(runtime::cpu_kernel_isa(), testing::test_kernel_isa()));
 }
 
+/// Whether an int8 1x1 convolution (stride 1, no padding, group 1) of a signed source runs
+/// parity's s8 x s8 product here (ops/nn/conv_int8_pointwise.h): where oneDNN's int8 sums are not
+/// exact, from the tier the kernel pays on.
+bool pointwise_s8s8_here() {
+  return !native_int8_here() &&
+         runtime::ops::int8_gemm::pays_on(runtime::min_isa(runtime::cpu_kernel_isa(), testing::test_kernel_isa()));
+}
+
 /// An int8 ONNX node's tactic: `optimized` where oneDNN sums exactly, else a reference kernel.
 void expect_int8_node_tactic(const std::string& tactic, const std::string& optimized) {
   if (native_int8_here()) EXPECT_EQ(tactic, optimized);
@@ -134,7 +142,9 @@ void expect_int8_matches_reference(const ConvCase& c) {
   const auto& node = optimized.plan().nodes_.at(0);
   ASSERT_EQ(node.precision, DType::kInt8);
   EXPECT_EQ(node.tactic, "optimized:conv_dnnl");
-  EXPECT_EQ(runtime::runs_native_int8(*node.kernel), native_int8_here()) << "the conv's int8 path";
+  const bool pointwise = c.kernel == 1 && c.stride == 1 && c.pad == 0 && c.group == 1 && pointwise_s8s8_here();
+  EXPECT_EQ(runtime::runs_native_int8(*node.kernel), native_int8_here() || pointwise) << "the conv's int8 path";
+  EXPECT_EQ(runtime::int8_engine(*node.kernel), pointwise ? "parity s8s8 avx2" : "");
   EXPECT_FALSE(runtime::runs_native_int8(*reference.plan().nodes_.at(0).kernel));
   const Tensor x = uniform(c.x, 7, -1.5f * c.x_range, 1.5f * c.x_range);
   const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
@@ -760,6 +770,173 @@ TEST(Int8Kernels, QuantizedWeightsOfFakeQuantizedWeightsAreExact) {
   const runtime::QuantizedWeights again = runtime::quantize_weights_int8(fake, 0);
   EXPECT_EQ(0, std::memcmp(first.values.raw_data(), again.values.raw_data(), first.values.size_bytes()));
   for (size_t c = 0; c < 6; ++c) EXPECT_NEAR(again.scales[c], first.scales[c], first.scales[c] * 1e-6);
+}
+
+/// x -> [Conv "c0" 3x3 ->] s -> Conv "pw" 1x1 [+ bias] -> tail -> y: the 1x1 convolution reads a
+/// signed source, the graph input (NCHW) or c0's output (channels-last, without a Relu). c0's
+/// operands are dyadic (x quantized with kDyadicScale, weights k / 1024 with a full-range value
+/// per channel), so its fp32 sums are exact in any order and pw reads the same source on the
+/// optimized and the reference kernels.
+struct PointwiseCase {
+  std::string name;
+  Shape x;  // N, C, H, W
+  int64_t out_channels = 8;
+  bool channels_last_source = false;  // c0 first: pw reads a convolution's output
+  bool bias = true;
+  std::string tail;  // "", "relu", "swish" (Sigmoid + Mul) or "residual" (Add of s; out == C)
+  int threads = 1;
+};
+
+constexpr float kDyadicScale = 1.0f / 64;
+
+onnx::ModelProto pointwise_case_model(const PointwiseCase& c, bool source_only = false) {
+  testing::ModelBuilder b;
+  const int64_t channels = c.x[1];
+  b.input("x", DType::kFloat32, c.x);
+  if (source_only) b.output("s", DType::kFloat32, c.x);
+  else b.output("y", DType::kFloat32, {c.x[0], c.out_channels, c.x[2], c.x[3]});
+  std::string source = "x";
+  if (c.channels_last_source) {
+    Tensor w0 = uniform({channels, channels, 3, 3}, 121, -127.0f, 127.0f);
+    const int64_t per_channel = channels * 9;
+    for (int64_t i = 0; i < w0.numel(); ++i)
+      w0.data<float>()[i] = (i % per_channel == 0 ? 127.0f : std::nearbyint(w0.data<float>()[i])) / 1024;
+    b.initializer("w0", w0);
+    add_ints_attr(b.node("Conv", {"x", "w0"}, {"s"}, "c0"), "pads", {1, 1, 1, 1});
+    source = "s";
+  }
+  if (source_only) return b.model();
+  b.initializer("w", uniform({c.out_channels, channels, 1, 1}, 122, -0.5f, 0.5f));
+  const std::string out = c.tail.empty() ? "y" : "h";
+  if (c.bias) {
+    b.initializer("b", uniform({c.out_channels}, 123, -1.0f, 1.0f));
+    b.node("Conv", {source, "w", "b"}, {out}, "pw");
+  } else {
+    b.node("Conv", {source, "w"}, {out}, "pw");
+  }
+  if (c.tail == "relu") b.node("Relu", {"h"}, {"y"}, "relu");
+  if (c.tail == "swish") {
+    b.node("Sigmoid", {"h"}, {"g"}, "sigmoid");
+    b.node("Mul", {"h", "g"}, {"y"}, "swish");
+  }
+  if (c.tail == "residual") b.node("Add", {"h", source}, {"y"}, "add");
+  return b.model();
+}
+
+/// Calibrated scales for `c` on input `x`: x's the dyadic one (its range 2), s's its largest
+/// magnitude over 127 (the fp32 model's).
+std::map<std::string, float> pointwise_case_scales(const PointwiseCase& c, const Tensor& x) {
+  std::map<std::string, float> scales = {{"x", kDyadicScale}};
+  if (!c.channels_last_source) return scales;
+  const Tensor s = Session::create(pointwise_case_model(c, true)).value().run({{"x", x}}).at("s");
+  float amax = 0;
+  for (float v : s.values<float>()) amax = std::max(amax, std::fabs(v));
+  scales["s"] = amax / 127;
+  return scales;
+}
+
+/// The 1x1 layer of `c`'s int8 plan against the reference kernels on the same fake-quantized
+/// operands: the same integers summed exactly, so only float rounding differs (the sums' and a
+/// Swish's approximation).
+void expect_pointwise_matches_reference(const PointwiseCase& c) {
+  SCOPED_TRACE(c.name + " threads=" + std::to_string(c.threads));
+  const auto model = pointwise_case_model(c);
+  const Tensor x = uniform(c.x, 131, -1.5f, 1.5f);
+  const std::map<std::string, float> scales = pointwise_case_scales(c, x);
+  auto session = [&](runtime::KernelTier kernels) {
+    runtime::SessionOptions options;
+    options.kernel_options.isa_cap = testing::test_kernel_isa();
+    options.reduced_precision.int8 = true;
+    options.reduced_precision.int8_scales = scales;
+    options.kernels = kernels;
+    options.threads = c.threads;
+    return Session::create(model, options).value();
+  };
+  Session optimized = session(runtime::KernelTier::kOptimized);
+  Session reference = session(runtime::KernelTier::kReference);
+  const runtime::PlannedNode* pw = nullptr;
+  for (const auto& node : optimized.plan().nodes_)
+    if (node.spec.name == "pw") pw = &node;
+  ASSERT_NE(pw, nullptr);
+  ASSERT_EQ(pw->precision, DType::kInt8);
+  EXPECT_EQ(pw->tails.size(), c.tail == "swish" ? 1u : c.tail.empty() ? 0u : 1u) << "the tail is fused";
+  EXPECT_EQ(runtime::runs_native_int8(*pw->kernel), native_int8_here() || pointwise_s8s8_here());
+  EXPECT_EQ(runtime::int8_engine(*pw->kernel), pointwise_s8s8_here() ? "parity s8s8 avx2" : "");
+  if (c.channels_last_source) EXPECT_GT(optimized.plan().channels_last_values_, 0);
+  const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
+  const Tensor got = optimized.run({{"x", x}}).at("y");
+  EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks) << "a layer took the reference kernels";
+  const Tensor want = reference.run({{"x", x}}).at("y");
+  ASSERT_EQ(got.shape(), want.shape());
+  double max_abs = 0;
+  for (float v : want.values<float>()) max_abs = std::max(max_abs, double(std::fabs(v)));
+  ASSERT_GT(max_abs, 0.0);
+  for (int64_t i = 0; i < got.numel(); ++i)
+    ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 2e-5 * max_abs + 1e-6) << "element " << i;
+}
+
+TEST(Int8Kernels, PointwiseConvOfASignedSourceAgreesWithReferenceOnFakeQuantizedOperands) {
+  // Without VNNI these run parity's s8 x s8 product (channel counts around its 16-column blocks,
+  // odd reductions), with VNNI oneDNN's int8 convolution: the same integers either way.
+  const std::vector<PointwiseCase> cases = {
+      {.name = "NCHW source, bias", .x = {1, 33, 9, 11}, .out_channels = 17},
+      {.name = "NCHW source, no bias, batch 2", .x = {2, 45, 7, 7}, .out_channels = 37, .bias = false},
+      {.name = "channels-last source + Relu", .x = {1, 31, 12, 12}, .out_channels = 33, .channels_last_source = true,
+       .tail = "relu"},
+      {.name = "channels-last source + Swish", .x = {1, 24, 14, 14}, .out_channels = 40, .channels_last_source = true,
+       .tail = "swish"},
+      {.name = "channels-last source + residual Add", .x = {1, 19, 10, 10}, .out_channels = 19,
+       .channels_last_source = true, .bias = false, .tail = "residual"},
+      {.name = "NCHW source + residual Add", .x = {1, 16, 8, 8}, .out_channels = 16, .tail = "residual"},
+      {.name = "one pixel (squeeze-excitation)", .x = {1, 96, 1, 1}, .out_channels = 23, .tail = "swish"},
+      {.name = "large map, rows split", .x = {1, 48, 40, 40}, .out_channels = 72, .channels_last_source = true,
+       .tail = "swish"},
+      {.name = "7x7 map, column blocks split", .x = {1, 160, 7, 7}, .out_channels = 480, .channels_last_source = true},
+  };
+  for (int threads : {1, 2})
+    for (PointwiseCase c : cases) {
+      c.threads = threads;
+      expect_pointwise_matches_reference(c);
+    }
+}
+
+TEST(Int8Kernels, PointwiseConvPlanNamesTheS8S8ProductSavesAndReloads) {
+  // A residual block's 1x1 expansion reads the block's signed input: its int8 plan runs it on
+  // parity's s8 x s8 product without VNNI (inspect names it), stays close to fp32, and a saved
+  // plan replays the same path bit for bit.
+  const PointwiseCase c{.name = "plan", .x = {1, 40, 14, 14}, .out_channels = 40, .channels_last_source = true,
+                        .tail = "residual"};
+  const auto model = pointwise_case_model(c);
+  const Tensor x = uniform(c.x, 141, -1, 1);
+  Session built = build(model, pointwise_case_scales(c, x), runtime::KernelTier::kOptimized);
+  testing::TempDir dir;
+  runtime::plan::save_plan(built, dir / "int8.plan", "pointwise.onnx");
+  Session loaded = runtime::plan::load_plan(dir / "int8.plan").value();
+  for (const auto& node : loaded.plan().nodes_)
+    if (node.spec.name == "pw") {
+      EXPECT_EQ(runtime::runs_native_int8(*node.kernel), native_int8_here() || pointwise_s8s8_here());
+      EXPECT_EQ(runtime::int8_engine(*node.kernel), pointwise_s8s8_here() ? "parity s8s8 avx2" : "");
+    }
+  const Tensor want = built.run({{"x", x}}).at("y");
+  const Tensor got = loaded.run({{"x", x}}).at("y");
+  EXPECT_EQ(0, std::memcmp(want.raw_data(), got.raw_data(), want.size_bytes()));
+  const Tensor fp32 = Session::create(model).value().run({{"x", x}}).at("y");
+  double max_abs = 0, worst = 0;
+  for (int64_t i = 0; i < fp32.numel(); ++i) {
+    max_abs = std::max(max_abs, double(std::fabs(fp32.data<float>()[i])));
+    worst = std::max(worst, double(std::fabs(got.data<float>()[i] - fp32.data<float>()[i])));
+  }
+  EXPECT_LT(worst, 0.03 * max_abs) << "int8 against fp32";
+  const auto summary = runtime::plan::summarize_plan(dir / "int8.plan");
+  bool found = false;
+  for (const auto& layer : summary.layers) {
+    if (layer.name != "pw") continue;
+    found = true;
+    EXPECT_EQ(layer.precision, "int8");
+    if (pointwise_s8s8_here()) EXPECT_EQ(layer.int8_dataflow, "s8 x s8 -> s32 -> fp32, parity s8s8 avx2");
+    else if (native_int8_here()) EXPECT_NE(layer.int8_dataflow.find("oneDNN"), std::string::npos) << layer.int8_dataflow;
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(Int8Kernels, Int8ConvPlanSavesAndReloadsBitIdentically) {

@@ -28,7 +28,10 @@
 // deconvolution: the source is quantized per tensor with the calibrated scale, the weights per
 // output channel, the products
 // accumulate in int32 (VNNI on AVX512), and the output scales (source scale x weight scale per
-// channel) dequantize to fp32 before the fused tails.
+// channel) dequantize to fp32 before the fused tails. Without VNNI oneDNN sums exactly only u8
+// sources (take_non_negative_source); there a 1x1 convolution of a signed source runs parity's
+// s8 x s8 product (conv_int8_pointwise.h) instead, and other int8 convolutions compute in fp32 on
+// the fake-quantized operands.
 #if PARITY_HAVE_DNNL
 
 #include <algorithm>
@@ -54,6 +57,7 @@
 #include "runtime/ops/nn/conv_core.h"
 #include "runtime/ops/nn/conv_depthwise_fast.h"
 #include "runtime/ops/nn/conv_expand_depthwise.h"
+#include "runtime/ops/nn/conv_int8_pointwise.h"
 #include "runtime/ops/nn/conv_pointwise_fast.h"
 #include "runtime/ops/nn/conv_split.h"
 #include "runtime/ops/nn/conv_stem_fast.h"
@@ -170,6 +174,7 @@ class DnnlConvKernel : public Kernel,
                        public PackedStateKernel,
                        public ReducedStorageKernel,
                        public Int8StorageKernel,
+                       public Int8EngineKernel,
                        public NativeInt8Kernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init, bool transposed) {
@@ -188,9 +193,11 @@ class DnnlConvKernel : public Kernel,
       kernel->compute_type_ = memory::data_type::bf16;
     }
     // An int8 layer: the weights (fake-quantized by the layer's init) as their int8 values, where
-    // oneDNN sums them exactly; elsewhere fp32 on the fake-quantized operands.
+    // oneDNN sums them exactly; elsewhere parity's s8 x s8 product for a 1x1 convolution, and fp32
+    // on the fake-quantized operands for the others.
     kernel->int8_layer_ = compute_precision_of(init) == DType::kInt8;
     if (kernel->int8_layer_ && dnnl_support::int8_sums_exactly()) kernel->start_int8();
+    else if (kernel->int8_layer_) kernel->start_int8_pointwise();
     const auto* source = dynamic_cast<const PackedStateSource*>(&init);
     kernel->capture_constant_bias(init);
     kernel->start_point_product();
@@ -198,7 +205,7 @@ class DnnlConvKernel : public Kernel,
     kernel->start_depthwise_direct(init);
     kernel->start_stem_direct(init);
     if (source && source->saved_packed_state()) kernel->restore(*source->saved_packed_state(), init);
-    else if (std::optional<Shape> x = init.input_static_shape(0)) kernel->prepack(*x);
+    else if (std::optional<Shape> x = init.input_static_shape(0); x && !kernel->int8_pointwise_) kernel->prepack(*x);
     kernel->static_input_shape_ = init.input_static_shape(0);
     return kernel;
   }
@@ -229,6 +236,13 @@ class DnnlConvKernel : public Kernel,
     if (fuse_depthwise_tail(tail)) {
       chain_.add_tail(tail, first_extra_input);
       return true;
+    }
+    if (int8_pointwise_) {
+      // The s8 x s8 path applies the tails in its own loops: a tail they lack stays a node of its
+      // own rather than sending every run of this layer to the reference kernels.
+      FusedTails trial = tails_;
+      if (!trial.add(tail, first_extra_input, out_channels(), static_cast<size_t>(weights_.rank())) || !trial.loops_ok())
+        return false;
     }
     if (!tails_.add(tail, first_extra_input, out_channels(), static_cast<size_t>(weights_.rank()))) return false;
     chain_.add_tail(tail, first_extra_input);
@@ -281,27 +295,37 @@ class DnnlConvKernel : public Kernel,
   DType int8_output_dtype() const override { return output_int8_; }
   bool output_non_negative() const override { return tails_.output_non_negative(); }
   DType int8_source_dtype() const override {
-    if (!int8_) return DType::kUndefined;
+    if (!int8_) return int8_pointwise_ ? DType::kInt8 : DType::kUndefined;
     return non_negative_source_ ? DType::kUInt8 : DType::kInt8;
+  }
+  // The s8 x s8 product names itself in plans and inspect; oneDNN's int8 convolution is named by
+  // the plan with oneDNN's ISA.
+  std::string int8_engine() const override {
+    return int8_pointwise_ && !int8_ ? int8_pointwise_->engine() : std::string();
   }
   // Without VNNI, oneDNN's int8 convolution (AVX2: vpmaddubsw) sums u8 sources of at most 127
   // exactly; an int8 layer there starts its int8 path only once its source is known >= 0.
+  // A 1x1 layer that runs the s8 x s8 product moves to oneDNN's u8 convolution then: twice the
+  // multiply-adds per instruction (vpmaddubsw), and it may store its output as int8.
   bool take_non_negative_source(float scale) override {
-    if (!int8_layer_ || transposed_ || depthwise_tail_ || !(scale > 0) || !std::isfinite(scale)) return int8_;
+    if (!int8_layer_ || transposed_ || depthwise_tail_ || !(scale > 0) || !std::isfinite(scale)) return runs_int8();
     if (!int8_) {
-      if (!dnnl_support::isa_includes(dnnl_support::effective_isa(), dnnl::cpu_isa::avx2)) return false;
-      // A product on 1x1 maps (squeeze-excitation) keeps its direct fp32 loop (start_point_product).
+      if (!dnnl_support::isa_includes(dnnl_support::effective_isa(), dnnl::cpu_isa::avx2)) return runs_int8();
+      // A product on 1x1 maps (squeeze-excitation) keeps its direct loop (start_point_product), or
+      // the s8 x s8 product.
       if (point_weights_ && static_input_shape_ &&
           std::all_of(static_input_shape_->begin() + 2, static_input_shape_->end(), [](int64_t d) { return d == 1; }))
-        return false;
+        return runs_int8();
+      std::optional<Int8PointwiseProduct> pointwise = std::move(int8_pointwise_);
+      int8_pointwise_.reset();
       start_int8();
-      if (!take_int8_scales({{0, scale}})) return false;
       non_negative_source_ = true;
-      if (!int8_has_jit_implementation()) {
+      if (!take_int8_scales({{0, scale}}) || !int8_has_jit_implementation()) {
         // oneDNN's reference int8 convolution is many times slower than its fp32 jit kernels.
         non_negative_source_ = false;
         stop_int8();
-        return false;
+        int8_pointwise_ = std::move(pointwise);
+        return runs_int8();
       }
       prepacked_ = memory();  // the fp32 weights' packing
       prepacked_desc_ = memory::desc();
@@ -314,25 +338,51 @@ class DnnlConvKernel : public Kernel,
 
   // int8 (runtime/reduced_precision.h): the source's calibrated scale.
   bool take_int8_scales(const std::map<size_t, float>& scales) override {
-    const bool ok = int8_ && scales.size() == 1 && scales.count(0) && scales.at(0) > 0 && std::isfinite(scales.at(0));
+    const bool ok = (int8_ || int8_pointwise_) && scales.size() == 1 && scales.count(0) && scales.at(0) > 0 &&
+                    std::isfinite(scales.at(0));
     if (!ok) {
       stop_int8();
+      int8_pointwise_.reset();
       return false;
     }
     x_scale_ = scales.at(0);
+    if (!int8_) {
+      int8_pointwise_->set_source_scale(x_scale_);
+      return true;
+    }
     output_scales_ = channel_weight_scales();
     for (float& s : output_scales_) s *= x_scale_;
     cache_ = std::make_unique<dnnl_support::ShapeCache<ConvPlan>>();
     return true;
   }
-  bool runs_int8() const override { return int8_; }
+  bool runs_int8() const override { return int8_ || int8_pointwise_.has_value(); }
 
   void compute(KernelContext& ctx) const override {
     if (depthwise_tail_) {
       run_expand_depthwise(ctx);
       return;
     }
-    const Tensor& x = ctx.input(0);
+    if (int8_pointwise_ && !int8_) {
+      if (run_int8_pointwise(ctx)) {
+        count_dnnl_fast_path_run();
+        return;
+      }
+      // The layer's wrapper leaves the source to this kernel: fp32 on the fake-quantized source
+      // (the reference path quantizes its own copy).
+      const Tensor& x = ctx.input(0);
+      if (x.dtype() == DType::kFloat32) {
+        Tensor quantized = x.clone();
+        fake_quantize_int8(quantized.data<float>(), quantized.numel(), x_scale_);
+        compute_on(ctx, quantized);
+        return;
+      }
+    }
+    compute_on(ctx, ctx.input(0));
+  }
+
+ private:
+  /// compute() with `x` as the source (ctx's input 0, or its fake-quantized copy).
+  void compute_on(KernelContext& ctx, const Tensor& x) const {
     const ConvProblem p = problem(x.shape(), ctx);  // fails like the reference on bad shapes
     const Shape out_shape = p.output_shape();
     // Fused tails append their inputs after the head's own: index 2 is the bias only if the node had one.
@@ -390,7 +440,6 @@ class DnnlConvKernel : public Kernel,
     count_dnnl_fast_path_run();
   }
 
- private:
   DnnlConvKernel(const KernelInit& init, bool transposed, std::unique_ptr<Kernel> reference, Tensor weights)
       : transposed_(transposed),
         chain_(std::move(reference), init.num_inputs()),
@@ -827,6 +876,61 @@ class DnnlConvKernel : public Kernel,
     else run_tiles(0, tiles);
   }
 
+  /// An int8 layer on a CPU without exact oneDNN int8 sums: a 1x1 convolution (stride 1, no
+  /// padding, group 1) takes parity's s8 x s8 product with the weights' int8 values and
+  /// per-channel scales (the source scale comes with take_int8_scales).
+  void start_int8_pointwise() {
+    if (transposed_ || group_ != 1 || !Int8PointwiseProduct::available(isa_) || weights_.rank() < 3) return;
+    const Shape& w = weights_.shape();
+    if (std::any_of(w.begin() + 2, w.end(), [](int64_t k) { return k != 1; })) return;
+    if (std::any_of(window_.strides.begin(), window_.strides.end(), [](int64_t s) { return s != 1; }) ||
+        std::any_of(window_.pads.begin(), window_.pads.end(), [](int64_t p) { return p != 0; }))
+      return;
+    QuantizedWeights q = quantize_weights_int8(weights_, 0);
+    // A channel of zero weights (pruned) has scale 0 and values 0: any positive scale computes the
+    // same zeros (its output is the bias).
+    for (float& s : q.scales)
+      if (!(s > 0)) s = 1.0f;
+    int8_pointwise_.emplace(q.values.data<int8_t>(), w[0], w[1], std::move(q.scales), isa_);
+  }
+
+  /// The s8 x s8 product of an fp32 source (either layout), its bias and fused tails; false when
+  /// this run does not fit it (nothing written).
+  bool run_int8_pointwise(KernelContext& ctx) const {
+    const Tensor& x = ctx.input(0);
+    if (x.dtype() != DType::kFloat32 || x.rank() < 3 || x.numel() == 0 || !tails_.loops_ok()) return false;
+    const ConvProblem p = problem(x.shape(), ctx);  // fails like the reference on bad shapes
+    const Shape out_shape = p.output_shape();
+    const Tensor* bias = num_head_inputs_ > 2 && ctx.has_input(2) ? &ctx.input(2) : nullptr;
+    if (bias && (bias->dtype() != DType::kFloat32 || bias->numel() != p.out_channels)) return false;
+    if (!is_pointwise(p) || shape_numel(out_shape) == 0 || !tails_.fast_path_ok(ctx, out_shape)) return false;
+    const WindowGeometry& g = p.geom;
+    for (int64_t d = 0; d < g.rank; ++d)
+      if (g.in[d] != g.out[d]) return false;
+    // Channels-last, pixels are rows of channels (a map of one pixel per image is the same in
+    // either layout); an NCHW side (a graph input or output, a reader that wants NCHW) is
+    // converted by the product tile by tile.
+    const bool one_pixel = g.in_numel() == 1;
+    Tensor& y = ctx.allocate_output_uninitialized(0, DType::kFloat32, out_shape);
+    Int8PointwiseProduct::Maps maps;
+    maps.x = x.data<float>();
+    maps.x_nchw = !input_channels_last_ && !one_pixel;
+    maps.y = y.data<float>();
+    maps.y_nchw = !output_channels_last_ && !one_pixel;
+    if (const Tensor* addend = tails_.residual(ctx)) {
+      maps.residual = addend->data<float>();
+      maps.residual_nchw = !residual_channels_last_ && !one_pixel;
+    }
+    maps.batch = p.batch;
+    maps.pixels = g.out_numel();
+    const int64_t channels = p.out_channels;
+    Int8PointwiseProduct::TileTails tails;
+    if (!tails_.empty())
+      tails = [&](float* tile, int64_t rows, const float* residual) { tails_.apply_to_rows(tile, rows, channels, residual); };
+    int8_pointwise_->run(ctx, maps, bias ? bias->data<float>() : nullptr, tails);
+    return true;
+  }
+
   /// int8: the weights' values and per-channel scales; the source's data type becomes s8.
   void start_int8() {
     // Per output channel: axis 0 of Conv's [O, I/G, k...]; for ConvTranspose's [I, O/G, k...]
@@ -927,12 +1031,12 @@ class DnnlConvKernel : public Kernel,
     Tensor x = ctx.input(0).dtype() == DType::kBFloat16 ? ctx.input(0).cast(DType::kFloat32) : ctx.input(0);
     // An int8-stored source times its scale is the fake-quantized fp32 source, exactly.
     if (is_int8_storage(x.dtype())) x = dequantized(x, x_scale_);
-    else if (int8_ && x.dtype() == DType::kFloat32) {
+    else if ((int8_ || int8_pointwise_) && x.dtype() == DType::kFloat32) {
       x = x.clone();
       fake_quantize_int8(x.data<float>(), x.numel(), x_scale_);
     }
     if (input_channels_last_) replaced[0] = Value(permute_channels(x, false));
-    else if (x.dtype() != ctx.input(0).dtype() || int8_) replaced[0] = Value(x);
+    else if (x.dtype() != ctx.input(0).dtype() || int8_ || int8_pointwise_) replaced[0] = Value(x);
     if (residual_channels_last_ && ctx.has_input(*tails_.residual_input()))
       replaced[*tails_.residual_input()] = Value(permute_channels(ctx.input(*tails_.residual_input()), false));
     chain_.compute(ctx, replaced);
@@ -1512,6 +1616,7 @@ class DnnlConvKernel : public Kernel,
   std::optional<Shape> static_input_shape_;          // X's shape when the model fixes it
   std::optional<StemWeights> stem_direct_;  // see start_stem_direct()
   std::optional<PointwiseWeights> pointwise_direct_;  // see start_pointwise_direct()
+  std::optional<Int8PointwiseProduct> int8_pointwise_;  // see start_int8_pointwise()
 };
 
 struct DnnlConv {

@@ -1,0 +1,167 @@
+#include "runtime/ops/nn/conv_int8_pointwise.h"
+
+#include <algorithm>
+
+#include "runtime/buffer_pool.h"
+
+namespace parity::runtime::nn {
+
+namespace int8_gemm = ops::int8_gemm;
+
+Int8PointwiseProduct::Int8PointwiseProduct(const int8_t* weights, int64_t out_channels, int64_t in_channels,
+                                           std::vector<float> weight_scales, KernelIsa isa)
+    : weights_(weights, in_channels, out_channels, /*nk=*/true), weight_scales_(std::move(weight_scales)), isa_(isa) {
+  output_scales_ = weight_scales_;
+}
+
+void Int8PointwiseProduct::set_source_scale(float scale) {
+  source_scale_ = scale;
+  output_scales_.resize(weight_scales_.size());
+  for (size_t c = 0; c < weight_scales_.size(); ++c) output_scales_[c] = scale * weight_scales_[c];
+}
+
+std::string Int8PointwiseProduct::engine() const {
+  return std::string("parity s8s8 ") + int8_gemm::variant_name(isa_);
+}
+
+int64_t Int8PointwiseProduct::tile_rows() const {
+  constexpr int64_t kTileOutputValues = int64_t{1} << 14;  // 64 KB of fp32 output
+  const int64_t rows = (kTileOutputValues / std::max<int64_t>(1, out_channels()) + 5) / 6 * 6;
+  return std::clamp<int64_t>(rows, 60, 240);
+}
+
+void Int8PointwiseProduct::quantize_tile(const Maps& maps, int64_t image, int64_t pixel, int64_t n, int16_t* a,
+                                         Scratch& scratch) const {
+  const int64_t in = in_channels(), padded_k = weights_.padded_k();
+  if (!maps.x_nchw) {
+    int8_gemm::quantize_rows(maps.x + (image * maps.pixels + pixel) * in, n, in, padded_k, source_scale_, a, isa_);
+    return;
+  }
+  // Each channel's run of n pixels quantized as one (contiguous) row, then transposed into pixel
+  // rows: both passes stay in cache, where converting the whole map first took as long as the product.
+  scratch.planes.resize(static_cast<size_t>(in * n));
+  int16_t* planes = scratch.planes.data();
+  const float* first = maps.x + image * in * maps.pixels + pixel;
+  for (int64_t c = 0; c < in; ++c) int8_gemm::quantize_rows(first + c * maps.pixels, 1, n, n, source_scale_, planes + c * n, isa_);
+  constexpr int64_t kBlock = 16;  // channels per pass over the tile's pixels
+  for (int64_t c0 = 0; c0 < in; c0 += kBlock) {
+    const int64_t c1 = std::min(in, c0 + kBlock);
+    for (int64_t i = 0; i < n; ++i) {
+      int16_t* row = a + i * padded_k;
+      for (int64_t c = c0; c < c1; ++c) row[c] = planes[c * n + i];
+    }
+  }
+  if (padded_k > in)
+    for (int64_t i = 0; i < n; ++i) std::fill(a + i * padded_k + in, a + (i + 1) * padded_k, int16_t{0});
+}
+
+namespace {
+
+/// rows[i * channels + c] = planes[c * stride + i] for n rows: an NCHW run of n pixels as rows.
+void gather_rows(const float* planes, int64_t stride, int64_t n, int64_t channels, float* rows) {
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* plane = planes + c * stride;
+    for (int64_t i = 0; i < n; ++i) rows[i * channels + c] = plane[i];
+  }
+}
+
+/// planes[c * stride + i] = rows[i * channels + c]: n rows back into an NCHW run of n pixels.
+void scatter_rows(const float* rows, int64_t n, int64_t channels, float* planes, int64_t stride) {
+  for (int64_t c = 0; c < channels; ++c) {
+    float* plane = planes + c * stride;
+    for (int64_t i = 0; i < n; ++i) plane[i] = rows[i * channels + c];
+  }
+}
+
+}  // namespace
+
+void Int8PointwiseProduct::run_rows(const Maps& maps, int64_t begin, int64_t end, const float* bias,
+                                    const TileTails& tails, Scratch& scratch) const {
+  const int64_t out = out_channels(), padded_k = weights_.padded_k(), tile = tile_rows();
+  scratch.quantized.resize(static_cast<size_t>(tile * padded_k));
+  if (maps.y_nchw) scratch.out.resize(static_cast<size_t>(tile * out));
+  if (maps.residual && maps.residual_nchw) scratch.residual.resize(static_cast<size_t>(tile * out));
+  int8_gemm::Output o;
+  o.scales = output_scales_.data();
+  o.bias = bias;
+  o.ld = out;
+  for (int64_t r0 = begin; r0 < end;) {
+    const int64_t image = r0 / maps.pixels, pixel = r0 - image * maps.pixels;
+    const int64_t n = std::min({tile, end - r0, maps.pixels - pixel});  // a tile stays within its image
+    quantize_tile(maps, image, pixel, n, scratch.quantized.data(), scratch);
+    o.y = maps.y_nchw ? scratch.out.data() : maps.y + r0 * out;
+    int8_gemm::multiply(scratch.quantized.data(), n, weights_, 0, weights_.column_blocks(), o, isa_);
+    if (tails) {
+      const float* residual = nullptr;
+      if (maps.residual && !maps.residual_nchw) residual = maps.residual + r0 * out;
+      if (maps.residual && maps.residual_nchw) {
+        gather_rows(maps.residual + image * out * maps.pixels + pixel, maps.pixels, n, out, scratch.residual.data());
+        residual = scratch.residual.data();
+      }
+      tails(o.y, n, residual);
+    }
+    if (maps.y_nchw) scatter_rows(o.y, n, out, maps.y + image * out * maps.pixels + pixel, maps.pixels);
+    r0 += n;
+  }
+}
+
+void Int8PointwiseProduct::run(KernelContext& ctx, const Maps& maps, const float* bias, const TileTails& tails) const {
+  const int64_t rows = maps.batch * maps.pixels;
+  if (rows <= 0) return;
+  const int64_t threads = ctx.num_threads(), in = in_channels(), out = out_channels();
+  // Below ~1M multiply-adds a thread hand-off costs more than it saves (as for the int8 MatMul).
+  constexpr int64_t kMinParallelWork = int64_t{1} << 20;
+  const bool parallel = threads > 1 && rows * in * out >= kMinParallelWork;
+  if (!parallel) {
+    thread_local Scratch scratch;
+    run_rows(maps, 0, rows, bias, tails, scratch);
+    return;
+  }
+  // With at least a tile of rows per thread, each thread takes an even share of the rows (its
+  // tiles read all the weights, which stay in its L2); on smaller maps (a deep layer's 7x7 pixels)
+  // the rows are quantized once and the threads share out the weights' column blocks instead.
+  if (rows >= threads * tile_rows()) {
+    ctx.parallel_for(threads, [&](int64_t first, int64_t last) {
+      thread_local Scratch scratch;
+      for (int64_t t = first; t < last; ++t) {
+        // Boundaries on multiples of 6 rows, the kernel's tile height.
+        const int64_t begin = rows * t / threads / 6 * 6, end = t + 1 == threads ? rows : rows * (t + 1) / threads / 6 * 6;
+        if (end > begin) run_rows(maps, begin, end, bias, tails, scratch);
+      }
+    });
+    return;
+  }
+  const int64_t padded_k = weights_.padded_k();
+  Tensor quantized = pooled_uninitialized_tensor(DType::kInt16, {rows, padded_k});
+  int16_t* a = quantized.data<int16_t>();
+  thread_local Scratch scratch;
+  for (int64_t image = 0; image < maps.batch; ++image)
+    quantize_tile(maps, image, 0, maps.pixels, a + image * maps.pixels * padded_k, scratch);
+  Tensor rows_out;
+  if (maps.y_nchw) rows_out = pooled_uninitialized_tensor(DType::kFloat32, {rows, out});
+  float* y = maps.y_nchw ? rows_out.data<float>() : maps.y;
+  int8_gemm::Output o;
+  o.y = y;
+  o.scales = output_scales_.data();
+  o.bias = bias;
+  o.ld = out;
+  ctx.parallel_for(weights_.column_blocks(), [&](int64_t begin, int64_t end) {
+    int8_gemm::multiply(a, rows, weights_, begin, end, o, isa_);
+  });
+  for (int64_t image = 0; image < maps.batch; ++image) {
+    float* image_rows = y + image * maps.pixels * out;
+    if (tails) {
+      const float* residual = nullptr;
+      if (maps.residual && !maps.residual_nchw) residual = maps.residual + image * maps.pixels * out;
+      if (maps.residual && maps.residual_nchw) {
+        scratch.residual.resize(static_cast<size_t>(maps.pixels * out));
+        gather_rows(maps.residual + image * out * maps.pixels, maps.pixels, maps.pixels, out, scratch.residual.data());
+        residual = scratch.residual.data();
+      }
+      tails(image_rows, maps.pixels, residual);
+    }
+    if (maps.y_nchw) scatter_rows(image_rows, maps.pixels, out, maps.y + image * out * maps.pixels, maps.pixels);
+  }
+}
+
+}  // namespace parity::runtime::nn
