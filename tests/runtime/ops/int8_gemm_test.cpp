@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -186,17 +187,21 @@ struct PointwiseCase {
   bool bias;
 };
 
-/// The product's output (and what its tile tails saw) against float(reference_sums) * source
-/// scale * weight scale (+ bias) on the source quantized as quantize_int8 does: the same integers,
-/// so only the dequantizing store's rounding (one product, one add) may differ.
-void expect_pointwise_product_matches(const PointwiseCase& c, int threads) {
+/// The product's output against float(reference_sums) * source scale * weight scale (+ bias)
+/// (+ a residual addend the tile tails add) on the source quantized as quantize_int8 does: the
+/// same integers, so only the dequantizing store's rounding (one product, one add) may differ.
+/// `nchw`: x, y and the addend as NCHW maps (two images when the rows split evenly), which the
+/// product converts tile by tile.
+void expect_pointwise_product_matches(const PointwiseCase& c, int threads, bool nchw) {
   SCOPED_TRACE("rows=" + std::to_string(c.rows) + " in=" + std::to_string(c.in) + " out=" + std::to_string(c.out) +
-               (c.bias ? " bias" : "") + " threads=" + std::to_string(threads));
+               (c.bias ? " bias" : "") + " threads=" + std::to_string(threads) + (nchw ? " nchw" : " channels-last"));
   std::mt19937 gen(1000 + static_cast<uint32_t>(c.rows * 7 + c.in * 3 + c.out));
   std::uniform_real_distribution<float> dist(-1.5f, 1.5f);  // beyond the calibrated range: clamps
   std::vector<float> x(static_cast<size_t>(c.rows * c.in)), bias(static_cast<size_t>(c.out)), scales(bias.size());
+  std::vector<float> residual(static_cast<size_t>(c.rows * c.out));
   for (float& v : x) v = dist(gen);
   for (float& v : bias) v = dist(gen);
+  for (float& v : residual) v = dist(gen);
   for (int64_t j = 0; j < c.out; ++j) scales[j] = 0.002f * float(1 + j % 5);
   const std::vector<int8_t> w = random_int8(c.out * c.in, 1001, -127, 127);
   const float source_scale = 1.0f / 127;
@@ -205,42 +210,58 @@ void expect_pointwise_product_matches(const PointwiseCase& c, int threads) {
   std::vector<int32_t> sums(static_cast<size_t>(c.rows * c.out));
   ig::reference_sums(xq.data(), c.rows, w.data(), c.in, c.out, /*nk=*/true, sums.data());
 
+  // Rows (pixels of all images) of `channels` values as NCHW planes, and back.
+  const int64_t batch = nchw && c.rows % 2 == 0 ? 2 : 1, pixels = c.rows / batch;
+  auto to_nchw = [&](const std::vector<float>& rows, int64_t channels) {
+    std::vector<float> planes(rows.size());
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t p = 0; p < pixels; ++p)
+        for (int64_t k = 0; k < channels; ++k) planes[(b * channels + k) * pixels + p] = rows[(b * pixels + p) * channels + k];
+    return planes;
+  };
+  const std::vector<float> x_in = nchw ? to_nchw(x, c.in) : x, residual_in = nchw ? to_nchw(residual, c.out) : residual;
+
   runtime::nn::Int8PointwiseProduct product(w.data(), c.out, c.in, scales, testing::test_kernel_isa());
   product.set_source_scale(source_scale);
   ThreadsContext ctx(threads);
   std::vector<float> y(sums.size(), -7.0f);
-  std::vector<int> tail_calls(static_cast<size_t>(c.rows), 0);
-  std::mutex tail_mutex;
   runtime::nn::Int8PointwiseProduct::Maps maps;
-  maps.x = x.data();
+  maps.x = x_in.data();
+  maps.x_nchw = maps.y_nchw = maps.residual_nchw = nchw;
   maps.y = y.data();
-  maps.pixels = c.rows;
-  product.run(ctx, maps, c.bias ? bias.data() : nullptr, [&](float* tile, int64_t n, const float* residual) {
-    ASSERT_EQ(residual, nullptr);
-    const int64_t first = (tile - y.data()) / c.out;
-    ASSERT_EQ(tile, y.data() + first * c.out);
-    std::lock_guard<std::mutex> lock(tail_mutex);
-    for (int64_t r = first; r < first + n; ++r) ++tail_calls[r];
+  maps.residual = residual_in.data();
+  maps.batch = batch;
+  maps.pixels = pixels;
+  std::atomic<int64_t> finished{0};
+  product.run(ctx, maps, c.bias ? bias.data() : nullptr, [&](float* tile, int64_t n, const float* addend) {
+    ASSERT_NE(addend, nullptr);
+    for (int64_t e = 0; e < n * c.out; ++e) tile[e] += addend[e];
+    finished += n;
   });
-  for (int64_t r = 0; r < c.rows; ++r) ASSERT_EQ(tail_calls[r], 1) << "row " << r << " finished once";
+  EXPECT_EQ(finished.load(), c.rows) << "every row finished once";
+  std::vector<float> want(sums.size());
   for (int64_t i = 0; i < c.rows * c.out; ++i) {
     const int64_t j = i % c.out;
     const float dequantized = float(sums[i]) * (source_scale * scales[j]);
-    const float want = c.bias ? dequantized + bias[j] : dequantized;
-    ASSERT_NEAR(y[i], want, 1e-6f * (1.0f + std::fabs(dequantized))) << "element " << i;
+    want[i] = (c.bias ? dequantized + bias[j] : dequantized) + residual[i];
   }
+  if (nchw) want = to_nchw(want, c.out);
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(y[i], want[i], 1e-6f * (4.0f + std::fabs(want[i]))) << "element " << i;
 }
 
 TEST(Int8Gemm, PointwiseConvProductEqualsTheDequantizedReferenceSums) {
-  // Odd channel counts (K and column-block tails), row counts below, at and above a tile and
-  // the share of two threads (rows split, or column blocks when the rows are few).
+  // Odd channel counts (K and column-block tails, 8 x 8 transposes' remainders), row counts
+  // below, at and above a tile and the share of two threads (rows split, or column blocks when
+  // the rows are few).
   const std::vector<PointwiseCase> cases = {
       {1, 3, 1, true},      {7, 33, 17, false},   {49, 45, 37, true},   {49, 192, 1152, false},
       {60, 16, 16, true},   {61, 31, 33, false},  {130, 64, 24, true},  {500, 23, 19, true},
-      {784, 96, 24, false}, {1000, 9, 7, true},
+      {784, 96, 24, false}, {1000, 9, 7, true},   {960, 240, 240, true},
   };
-  for (int threads : {1, 2})
-    for (const PointwiseCase& c : cases) expect_pointwise_product_matches(c, threads);
+  for (bool nchw : {false, true})
+    for (int threads : {1, 2})
+      for (const PointwiseCase& c : cases) expect_pointwise_product_matches(c, threads, nchw);
 }
 
 }  // namespace

@@ -1,8 +1,14 @@
 #include "runtime/ops/nn/conv_int8_pointwise.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/buffer_pool.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PARITY_INT8_POINTWISE_AVX2 1
+#endif
 
 namespace parity::runtime::nn {
 
@@ -30,6 +36,90 @@ int64_t Int8PointwiseProduct::tile_rows() const {
   return std::clamp<int64_t>(rows, 60, 240);
 }
 
+namespace {
+
+#if PARITY_INT8_POINTWISE_AVX2
+/// The 8 x 8 block of floats at `src` (rows src_stride apart) transposed into `dst`.
+__attribute__((target("avx2"))) inline void transpose_8x8(const float* src, int64_t src_stride, float* dst,
+                                                          int64_t dst_stride) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * dst_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * dst_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+
+/// dst[j * dst_stride + i] = src[i * src_stride + j] for a rows x cols block, in 8 x 8 blocks;
+/// returns without touching the remainders past the last whole block of each dimension.
+__attribute__((target("avx2"))) void transpose_blocks(const float* src, int64_t src_stride, int64_t rows, int64_t cols,
+                                                      float* dst, int64_t dst_stride) {
+  for (int64_t i = 0; i + 8 <= rows; i += 8)
+    for (int64_t j = 0; j + 8 <= cols; j += 8) transpose_8x8(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
+}
+
+/// For 8 channels [c0, c0 + 8) and pixels [i0, i0 + 8) of NCHW planes (`stride` apart): the
+/// quantized values as 8 rows of 8 int16 (row stride lda), as quantize_rows rounds and clamps.
+__attribute__((target("avx2"))) inline void quantize_transposed_8x8(const float* planes, int64_t stride, float inverse,
+                                                                    int16_t* a, int64_t lda) {
+  alignas(32) float block[64];
+  transpose_8x8(planes, stride, block, 8);
+  const __m256 inv = _mm256_set1_ps(inverse), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  for (int i = 0; i < 8; ++i) {
+    __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_load_ps(block + 8 * i), inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    q = _mm256_min_ps(_mm256_max_ps(q, lo), hi);
+    const __m256i v = _mm256_cvtps_epi32(q);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(a + i * lda), _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
+  }
+}
+#endif
+
+/// rows[i * channels + c] = planes[c * stride + i] for n rows: an NCHW run of n pixels as rows.
+void gather_rows(const float* planes, int64_t stride, int64_t n, int64_t channels, float* rows, KernelIsa isa) {
+  int64_t whole_c = 0, whole_n = 0;
+#if PARITY_INT8_POINTWISE_AVX2
+  if (isa >= KernelIsa::kAvx2) {
+    transpose_blocks(planes, stride, channels, n, rows, channels);
+    whole_c = channels / 8 * 8;
+    whole_n = n / 8 * 8;
+  }
+#endif
+  (void)isa;
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* plane = planes + c * stride;
+    for (int64_t i = c < whole_c ? whole_n : 0; i < n; ++i) rows[i * channels + c] = plane[i];
+  }
+}
+
+/// planes[c * stride + i] = rows[i * channels + c]: n rows back into an NCHW run of n pixels.
+void scatter_rows(const float* rows, int64_t n, int64_t channels, float* planes, int64_t stride, KernelIsa isa) {
+  int64_t whole_c = 0, whole_n = 0;
+#if PARITY_INT8_POINTWISE_AVX2
+  if (isa >= KernelIsa::kAvx2) {
+    transpose_blocks(rows, channels, n, channels, planes, stride);
+    whole_c = channels / 8 * 8;
+    whole_n = n / 8 * 8;
+  }
+#endif
+  (void)isa;
+  for (int64_t c = 0; c < channels; ++c) {
+    float* plane = planes + c * stride;
+    for (int64_t i = c < whole_c ? whole_n : 0; i < n; ++i) plane[i] = rows[i * channels + c];
+  }
+}
+
+}  // namespace
+
 void Int8PointwiseProduct::quantize_tile(const Maps& maps, int64_t image, int64_t pixel, int64_t n, int16_t* a,
                                          Scratch& scratch) const {
   const int64_t in = in_channels(), padded_k = weights_.padded_k();
@@ -37,43 +127,43 @@ void Int8PointwiseProduct::quantize_tile(const Maps& maps, int64_t image, int64_
     int8_gemm::quantize_rows(maps.x + (image * maps.pixels + pixel) * in, n, in, padded_k, source_scale_, a, isa_);
     return;
   }
-  // Each channel's run of n pixels quantized as one (contiguous) row, then transposed into pixel
-  // rows: both passes stay in cache, where converting the whole map first took as long as the product.
+  // Transposed tile by tile while in cache: converting the whole map first took as long as the
+  // product. AVX2: 8 x 8 blocks of channels and pixels transposed in registers and quantized.
+  const float* first = maps.x + image * in * maps.pixels + pixel;
+  int64_t whole_c = 0, whole_n = 0;
+#if PARITY_INT8_POINTWISE_AVX2
+  const float inverse = 1.0f / source_scale_;
+  if (isa_ >= KernelIsa::kAvx2 && source_scale_ > 0 && std::isfinite(source_scale_) && std::isfinite(inverse)) {
+    whole_c = in / 8 * 8;
+    whole_n = n / 8 * 8;
+    for (int64_t i = 0; i < whole_n; i += 8)
+      for (int64_t c = 0; c < whole_c; c += 8)
+        quantize_transposed_8x8(first + c * maps.pixels + i, maps.pixels, inverse, a + i * padded_k + c, padded_k);
+  }
+#endif
+  if (whole_c == in && whole_n == n) {
+    if (padded_k > in)
+      for (int64_t i = 0; i < n; ++i) std::fill(a + i * padded_k + in, a + (i + 1) * padded_k, int16_t{0});
+    return;
+  }
+  // The rest (or all, below AVX2): each channel's run of n pixels quantized as one contiguous row,
+  // then transposed into the pixel rows.
   scratch.planes.resize(static_cast<size_t>(in * n));
   int16_t* planes = scratch.planes.data();
-  const float* first = maps.x + image * in * maps.pixels + pixel;
   for (int64_t c = 0; c < in; ++c) int8_gemm::quantize_rows(first + c * maps.pixels, 1, n, n, source_scale_, planes + c * n, isa_);
   constexpr int64_t kBlock = 16;  // channels per pass over the tile's pixels
   for (int64_t c0 = 0; c0 < in; c0 += kBlock) {
     const int64_t c1 = std::min(in, c0 + kBlock);
     for (int64_t i = 0; i < n; ++i) {
       int16_t* row = a + i * padded_k;
-      for (int64_t c = c0; c < c1; ++c) row[c] = planes[c * n + i];
+      for (int64_t c = c0; c < c1; ++c)
+        if (c >= whole_c || i >= whole_n) row[c] = planes[c * n + i];
     }
   }
   if (padded_k > in)
     for (int64_t i = 0; i < n; ++i) std::fill(a + i * padded_k + in, a + (i + 1) * padded_k, int16_t{0});
 }
 
-namespace {
-
-/// rows[i * channels + c] = planes[c * stride + i] for n rows: an NCHW run of n pixels as rows.
-void gather_rows(const float* planes, int64_t stride, int64_t n, int64_t channels, float* rows) {
-  for (int64_t c = 0; c < channels; ++c) {
-    const float* plane = planes + c * stride;
-    for (int64_t i = 0; i < n; ++i) rows[i * channels + c] = plane[i];
-  }
-}
-
-/// planes[c * stride + i] = rows[i * channels + c]: n rows back into an NCHW run of n pixels.
-void scatter_rows(const float* rows, int64_t n, int64_t channels, float* planes, int64_t stride) {
-  for (int64_t c = 0; c < channels; ++c) {
-    float* plane = planes + c * stride;
-    for (int64_t i = 0; i < n; ++i) plane[i] = rows[i * channels + c];
-  }
-}
-
-}  // namespace
 
 void Int8PointwiseProduct::run_rows(const Maps& maps, int64_t begin, int64_t end, const float* bias,
                                     const TileTails& tails, Scratch& scratch) const {
@@ -95,12 +185,12 @@ void Int8PointwiseProduct::run_rows(const Maps& maps, int64_t begin, int64_t end
       const float* residual = nullptr;
       if (maps.residual && !maps.residual_nchw) residual = maps.residual + r0 * out;
       if (maps.residual && maps.residual_nchw) {
-        gather_rows(maps.residual + image * out * maps.pixels + pixel, maps.pixels, n, out, scratch.residual.data());
+        gather_rows(maps.residual + image * out * maps.pixels + pixel, maps.pixels, n, out, scratch.residual.data(), isa_);
         residual = scratch.residual.data();
       }
       tails(o.y, n, residual);
     }
-    if (maps.y_nchw) scatter_rows(o.y, n, out, maps.y + image * out * maps.pixels + pixel, maps.pixels);
+    if (maps.y_nchw) scatter_rows(o.y, n, out, maps.y + image * out * maps.pixels + pixel, maps.pixels, isa_);
     r0 += n;
   }
 }
@@ -155,12 +245,12 @@ void Int8PointwiseProduct::run(KernelContext& ctx, const Maps& maps, const float
       if (maps.residual && !maps.residual_nchw) residual = maps.residual + image * maps.pixels * out;
       if (maps.residual && maps.residual_nchw) {
         scratch.residual.resize(static_cast<size_t>(maps.pixels * out));
-        gather_rows(maps.residual + image * out * maps.pixels, maps.pixels, maps.pixels, out, scratch.residual.data());
+        gather_rows(maps.residual + image * out * maps.pixels, maps.pixels, maps.pixels, out, scratch.residual.data(), isa_);
         residual = scratch.residual.data();
       }
       tails(image_rows, maps.pixels, residual);
     }
-    if (maps.y_nchw) scatter_rows(image_rows, maps.pixels, out, maps.y + image * out * maps.pixels, maps.pixels);
+    if (maps.y_nchw) scatter_rows(image_rows, maps.pixels, out, maps.y + image * out * maps.pixels, maps.pixels, isa_);
   }
 }
 
