@@ -43,10 +43,10 @@ std::vector<PrecisionNote> precision_speed_notes(const runtime::ReducedPrecision
                                 "fp16 weights still take half the bytes)"});
   if (uses(config, DType::kInt8) && !hardware.native_int8)
     notes.push_back({true, "int8: no VNNI on this CPU" + isa_note(hardware) +
-                    ", without which oneDNN's int8 sums of signed sources saturate: MatMul/Gemm layers run parity's "
-                    "exact s8 x s8 kernel, convolutions whose source is >= 0 (after a Relu or Clip) run int8 on u8 "
-                    "sources, the other convolutions in fp32 on the quantized values "
-                    "(`inspect model X.plan --show layers` tells which)"});
+                    ", without which oneDNN's int8 sums of signed sources saturate: MatMul/Gemm layers and 1x1 "
+                    "convolutions of signed sources run parity's exact s8 x s8 kernel, convolutions whose source is "
+                    ">= 0 (after a Relu or Clip) run int8 on u8 sources, the other convolutions in fp32 on the "
+                    "quantized values (`inspect model X.plan --show layers` tells which)"});
   return notes;
 }
 

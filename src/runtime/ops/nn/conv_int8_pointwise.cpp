@@ -40,7 +40,7 @@ namespace {
 
 #if PARITY_INT8_POINTWISE_AVX2
 /// The 8 x 8 block of floats at `src` (rows src_stride apart) transposed into `dst`.
-__attribute__((target("avx2"))) inline void transpose_8x8(const float* src, int64_t src_stride, float* dst,
+__attribute__((target("avx2"))) inline void transpose_floats_8x8(const float* src, int64_t src_stride, float* dst,
                                                           int64_t dst_stride) {
   __m256 r[8], t[8];
   for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_stride);
@@ -62,10 +62,10 @@ __attribute__((target("avx2"))) inline void transpose_8x8(const float* src, int6
 
 /// dst[j * dst_stride + i] = src[i * src_stride + j] for a rows x cols block, in 8 x 8 blocks;
 /// returns without touching the remainders past the last whole block of each dimension.
-__attribute__((target("avx2"))) void transpose_blocks(const float* src, int64_t src_stride, int64_t rows, int64_t cols,
+__attribute__((target("avx2"))) void transpose_float_blocks(const float* src, int64_t src_stride, int64_t rows, int64_t cols,
                                                       float* dst, int64_t dst_stride) {
   for (int64_t i = 0; i + 8 <= rows; i += 8)
-    for (int64_t j = 0; j + 8 <= cols; j += 8) transpose_8x8(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
+    for (int64_t j = 0; j + 8 <= cols; j += 8) transpose_floats_8x8(src + i * src_stride + j, src_stride, dst + j * dst_stride + i, dst_stride);
 }
 
 /// For 8 channels [c0, c0 + 8) and pixels [i0, i0 + 8) of NCHW planes (`stride` apart): the
@@ -73,7 +73,7 @@ __attribute__((target("avx2"))) void transpose_blocks(const float* src, int64_t 
 __attribute__((target("avx2"))) inline void quantize_transposed_8x8(const float* planes, int64_t stride, float inverse,
                                                                     int16_t* a, int64_t lda) {
   alignas(32) float block[64];
-  transpose_8x8(planes, stride, block, 8);
+  transpose_floats_8x8(planes, stride, block, 8);
   const __m256 inv = _mm256_set1_ps(inverse), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   for (int i = 0; i < 8; ++i) {
     __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_load_ps(block + 8 * i), inv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -85,11 +85,11 @@ __attribute__((target("avx2"))) inline void quantize_transposed_8x8(const float*
 #endif
 
 /// rows[i * channels + c] = planes[c * stride + i] for n rows: an NCHW run of n pixels as rows.
-void gather_rows(const float* planes, int64_t stride, int64_t n, int64_t channels, float* rows, KernelIsa isa) {
+void gather_nchw_rows(const float* planes, int64_t stride, int64_t n, int64_t channels, float* rows, KernelIsa isa) {
   int64_t whole_c = 0, whole_n = 0;
 #if PARITY_INT8_POINTWISE_AVX2
   if (isa >= KernelIsa::kAvx2) {
-    transpose_blocks(planes, stride, channels, n, rows, channels);
+    transpose_float_blocks(planes, stride, channels, n, rows, channels);
     whole_c = channels / 8 * 8;
     whole_n = n / 8 * 8;
   }
@@ -102,11 +102,11 @@ void gather_rows(const float* planes, int64_t stride, int64_t n, int64_t channel
 }
 
 /// planes[c * stride + i] = rows[i * channels + c]: n rows back into an NCHW run of n pixels.
-void scatter_rows(const float* rows, int64_t n, int64_t channels, float* planes, int64_t stride, KernelIsa isa) {
+void scatter_nchw_rows(const float* rows, int64_t n, int64_t channels, float* planes, int64_t stride, KernelIsa isa) {
   int64_t whole_c = 0, whole_n = 0;
 #if PARITY_INT8_POINTWISE_AVX2
   if (isa >= KernelIsa::kAvx2) {
-    transpose_blocks(rows, channels, n, channels, planes, stride);
+    transpose_float_blocks(rows, channels, n, channels, planes, stride);
     whole_c = channels / 8 * 8;
     whole_n = n / 8 * 8;
   }
@@ -185,12 +185,12 @@ void Int8PointwiseProduct::run_rows(const Maps& maps, int64_t begin, int64_t end
       const float* residual = nullptr;
       if (maps.residual && !maps.residual_nchw) residual = maps.residual + r0 * out;
       if (maps.residual && maps.residual_nchw) {
-        gather_rows(maps.residual + image * out * maps.pixels + pixel, maps.pixels, n, out, scratch.residual.data(), isa_);
+        gather_nchw_rows(maps.residual + image * out * maps.pixels + pixel, maps.pixels, n, out, scratch.residual.data(), isa_);
         residual = scratch.residual.data();
       }
       tails(o.y, n, residual);
     }
-    if (maps.y_nchw) scatter_rows(o.y, n, out, maps.y + image * out * maps.pixels + pixel, maps.pixels, isa_);
+    if (maps.y_nchw) scatter_nchw_rows(o.y, n, out, maps.y + image * out * maps.pixels + pixel, maps.pixels, isa_);
     r0 += n;
   }
 }
@@ -245,12 +245,12 @@ void Int8PointwiseProduct::run(KernelContext& ctx, const Maps& maps, const float
       if (maps.residual && !maps.residual_nchw) residual = maps.residual + image * maps.pixels * out;
       if (maps.residual && maps.residual_nchw) {
         scratch.residual.resize(static_cast<size_t>(maps.pixels * out));
-        gather_rows(maps.residual + image * out * maps.pixels, maps.pixels, maps.pixels, out, scratch.residual.data(), isa_);
+        gather_nchw_rows(maps.residual + image * out * maps.pixels, maps.pixels, maps.pixels, out, scratch.residual.data(), isa_);
         residual = scratch.residual.data();
       }
       tails(image_rows, maps.pixels, residual);
     }
-    if (maps.y_nchw) scatter_rows(image_rows, maps.pixels, out, maps.y + image * out * maps.pixels, maps.pixels, isa_);
+    if (maps.y_nchw) scatter_nchw_rows(image_rows, maps.pixels, out, maps.y + image * out * maps.pixels, maps.pixels, isa_);
   }
 }
 
