@@ -603,8 +603,12 @@ TEST(Int8Kernels, ConsecutiveInt8ConvolutionsHandOverChannelsLast) {
   EXPECT_GT(optimized.plan().channels_last_values_, 0);
   // Without VNNI, c2 still runs int8: its source (after the Relu) quantizes to u8, which the AVX2
   // kernels sum exactly.
-  for (const auto& node : optimized.plan().nodes_)
+  // (c2 is a 1x1 convolution: its source known >= 0, it leaves parity's s8 x s8 product for
+  // oneDNN's u8 kernel.)
+  for (const auto& node : optimized.plan().nodes_) {
     EXPECT_EQ(runtime::runs_native_int8(*node.kernel), native_int8_here() || node.spec.name == "c2") << node.label;
+    EXPECT_EQ(runtime::int8_engine(*node.kernel), "") << node.label;
+  }
   const uint64_t fallbacks = runtime::ops::ReferenceChain::fallback_count();
   const Tensor got = optimized.run({{"x", x}}).at("y");
   EXPECT_EQ(runtime::ops::ReferenceChain::fallback_count(), fallbacks);
