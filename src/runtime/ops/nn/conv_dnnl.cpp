@@ -305,8 +305,9 @@ class DnnlConvKernel : public Kernel,
   }
   // Without VNNI, oneDNN's int8 convolution (AVX2: vpmaddubsw) sums u8 sources of at most 127
   // exactly; an int8 layer there starts its int8 path only once its source is known >= 0.
-  // A 1x1 layer that runs the s8 x s8 product moves to oneDNN's u8 convolution then: twice the
-  // multiply-adds per instruction (vpmaddubsw), and it may store its output as int8.
+  // A 1x1 layer that runs the s8 x s8 product moves to oneDNN's u8 convolution then: three
+  // instructions per 32 products (vpmaddubsw, vpmaddwd, vpaddd) against four, and it may store
+  // its output as int8.
   bool take_non_negative_source(float scale) override {
     if (!int8_layer_ || transposed_ || depthwise_tail_ || !(scale > 0) || !std::isfinite(scale)) return runs_int8();
     if (!int8_) {
