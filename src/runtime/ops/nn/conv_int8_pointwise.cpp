@@ -32,8 +32,8 @@ std::string Int8PointwiseProduct::engine() const {
 
 int64_t Int8PointwiseProduct::tile_rows() const {
   constexpr int64_t kTileOutputValues = int64_t{1} << 14;  // 64 KB of fp32 output
-  const int64_t rows = (kTileOutputValues / std::max<int64_t>(1, out_channels()) + 5) / 6 * 6;
-  return std::clamp<int64_t>(rows, 60, 240);
+  const int64_t rows = (kTileOutputValues / std::max<int64_t>(1, out_channels()) + 23) / 24 * 24;
+  return std::clamp<int64_t>(rows, 48, 240);
 }
 
 namespace {
@@ -146,19 +146,15 @@ void Int8PointwiseProduct::quantize_tile(const Maps& maps, int64_t image, int64_
       for (int64_t i = 0; i < n; ++i) std::fill(a + i * padded_k + in, a + (i + 1) * padded_k, int16_t{0});
     return;
   }
-  // The rest (or all, below AVX2): each channel's run of n pixels quantized as one contiguous row,
-  // then transposed into the pixel rows.
-  scratch.planes.resize(static_cast<size_t>(in * n));
-  int16_t* planes = scratch.planes.data();
-  for (int64_t c = 0; c < in; ++c) int8_gemm::quantize_rows(first + c * maps.pixels, 1, n, n, source_scale_, planes + c * n, isa_);
-  constexpr int64_t kBlock = 16;  // channels per pass over the tile's pixels
-  for (int64_t c0 = 0; c0 < in; c0 += kBlock) {
-    const int64_t c1 = std::min(in, c0 + kBlock);
-    for (int64_t i = 0; i < n; ++i) {
-      int16_t* row = a + i * padded_k;
-      for (int64_t c = c0; c < c1; ++c)
-        if (c >= whole_c || i >= whole_n) row[c] = planes[c * n + i];
-    }
+  // What the blocks left (or all, below AVX2): each channel's remaining run of pixels quantized
+  // as one contiguous row, then copied into the pixel rows.
+  scratch.channel_run.resize(static_cast<size_t>(n));
+  int16_t* run = scratch.channel_run.data();
+  for (int64_t c = 0; c < in; ++c) {
+    const int64_t start = c < whole_c ? whole_n : 0;
+    if (start == n) continue;
+    int8_gemm::quantize_rows(first + c * maps.pixels + start, 1, n - start, n - start, source_scale_, run, isa_);
+    for (int64_t i = start; i < n; ++i) a[i * padded_k + c] = run[i - start];
   }
   if (padded_k > in)
     for (int64_t i = 0; i < n; ++i) std::fill(a + i * padded_k + in, a + (i + 1) * padded_k, int16_t{0});
@@ -214,8 +210,8 @@ void Int8PointwiseProduct::run(KernelContext& ctx, const Maps& maps, const float
     ctx.parallel_for(threads, [&](int64_t first, int64_t last) {
       thread_local Scratch scratch;
       for (int64_t t = first; t < last; ++t) {
-        // Boundaries on multiples of 6 rows, the kernel's tile height.
-        const int64_t begin = rows * t / threads / 6 * 6, end = t + 1 == threads ? rows : rows * (t + 1) / threads / 6 * 6;
+        // Boundaries on multiples of 24 rows, as the tiles (tile_rows).
+        const int64_t begin = rows * t / threads / 24 * 24, end = t + 1 == threads ? rows : rows * (t + 1) / threads / 24 * 24;
         if (end > begin) run_rows(maps, begin, end, bias, tails, scratch);
       }
     });

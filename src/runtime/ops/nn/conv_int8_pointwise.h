@@ -65,12 +65,13 @@ class Int8PointwiseProduct {
   void run(KernelContext& ctx, const Maps& maps, const float* bias, const TileTails& tails) const;
 
  private:
-  /// Rows per tile: a multiple of the kernel's 6-row tile, about 64 KB of output, between 60 and
-  /// 240 rows (each tile reads all the weights once).
+  /// Rows per tile: about 64 KB of output, between 48 and 240 rows (each tile reads all the
+  /// weights once), a multiple of 24: of the kernel's 6-row tile and of the 8 x 8 blocks an NCHW
+  /// source is transposed in.
   int64_t tile_rows() const;
   /// Per-thread buffers of run_rows.
   struct Scratch {
-    std::vector<int16_t> quantized, planes;
+    std::vector<int16_t> quantized, channel_run;  // channel_run: one channel's pixels of an NCHW source
     std::vector<float> out, residual;
   };
   /// Source rows [first, first + n) of image `image` (pixel offset `pixel`), quantized into `a`
