@@ -117,9 +117,9 @@ class NumpyFloatFormat {
   size_t pad_left_ = 0, pad_right_ = 0;
 };
 
-class Printer {
+class NumpyPrinter {
  public:
-  explicit Printer(const Tensor& t) : t_(t), shape_(t.shape()), strides_(shape_strides(t.shape())) {
+  explicit NumpyPrinter(const Tensor& t) : t_(t), shape_(t.shape()), strides_(shape_strides(t.shape())) {
     summarize_ = t.numel() > kThreshold;
     std::vector<int64_t> flat;
     collect(0, 0, flat);
@@ -218,7 +218,7 @@ class Printer {
 std::string format_numpy(const Tensor& tensor) {
   if (!tensor.defined()) return "None";
   if (tensor.numel() == 0) return "[]";
-  return Printer(tensor).print();
+  return NumpyPrinter(tensor).print();
 }
 
 }  // namespace parity
