@@ -88,6 +88,9 @@ class PyDataLoader : public compare::FeedSource {
 
 /// Any Python iterable of feed dicts (a list, a generator). A data loader with an
 /// `input_metadata` attribute is told the inputs first, as Polygraphy's Comparator does.
+/// Consumers may read the feeds more than once (entropy calibration makes two passes): an
+/// iterable that makes a fresh iterator each time (a list, a loader class) is iterated again,
+/// while a one-shot iterator (a generator) keeps the feeds it gave for the next pass.
 class IterableFeeds : public compare::FeedSource {
  public:
   explicit IterableFeeds(py::object iterable) : iterable_(share(std::move(iterable))) {}
@@ -104,19 +107,38 @@ class IterableFeeds : public compare::FeedSource {
   }
   std::optional<TensorMap> feed(size_t index) override {
     py::gil_scoped_acquire gil;
-    if (!iterator_) iterator_ = share(py::iter(*iterable_));
+    if (index < kept_.size()) return kept_[index];
+    if (index < next_index_ || !iterator_) restart();
+    while (next_index_ < index) {
+      if (!next_feed()) return std::nullopt;
+    }
+    return next_feed();
+  }
+
+ private:
+  void restart() {
+    iterator_ = share(py::iter(*iterable_));
+    one_shot_ = iterator_->is(*iterable_);
+    next_index_ = 0;
+  }
+  std::optional<TensorMap> next_feed() {
     PyObject* next = PyIter_Next(iterator_->ptr());
     if (!next) {
       if (PyErr_Occurred()) throw py::error_already_set();
       return std::nullopt;
     }
     py::object feed = py::reinterpret_steal<py::object>(next);
-    return tensor_map_from_dict(feed, "feed " + std::to_string(index) + " of the data loader");
+    TensorMap map = tensor_map_from_dict(feed, "feed " + std::to_string(next_index_) + " of the data loader");
+    if (one_shot_ && next_index_ == kept_.size()) kept_.push_back(map);
+    ++next_index_;
+    return map;
   }
 
- private:
   SharedObject iterable_;
   SharedObject iterator_;
+  bool one_shot_ = false;
+  size_t next_index_ = 0;
+  std::vector<TensorMap> kept_;  // a one-shot iterator's feeds, for later passes
 };
 
 /// A compare function as Polygraphy's CompareFunc.* return it.

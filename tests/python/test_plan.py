@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import parity
+import parity.tools
 from parity import func
 from parity.backend.common import BytesFromPath
 from parity.backend.onnx import BytesFromOnnx, ModifyOutputs, OnnxFromPath, SaveOnnx
@@ -75,19 +76,46 @@ def test_int8_plan_calibrates_on_the_data_loader_and_reuses_its_cache(demo_model
         np.testing.assert_array_equal(runner.infer({"input": x})["probs"], quantized)
 
 
-def test_int8_calibrators_and_data_loaders(demo_model):
+def read_cache_scales(path):
+    lines = path.read_text().splitlines()
+    pairs = (line.rsplit(": ", 1) for line in lines[1:] if line)
+    return lines[0], {name: float(np.array(int(bits, 16), np.uint32).view(np.float32)) for name, bits in pairs}
+
+
+def feeds_with_outliers(count=4):
+    rng = np.random.default_rng(7)
+    for _ in range(count):
+        x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32) * 0.1
+        x[0, 0, 0, :4] = 4.0
+        yield {"input": x}
+
+
+def test_int8_calibrators_and_data_loaders(demo_model, tmp_path):
     x = demo_input(4)
-    results = {}
-    for algo in (CalibrationAlgoType.MINMAX_CALIBRATION, CalibrationAlgoType.ENTROPY_CALIBRATION_2):
+    with RefRunner(str(demo_model)) as ref:
+        exact = ref.infer({"input": x})["probs"]
+    algos = (CalibrationAlgoType.MINMAX_CALIBRATION, CalibrationAlgoType.ENTROPY_CALIBRATION_2)
+    for algo in algos:
         loader = DataLoader(seed=5, iterations=4, val_range=(0.0, 1.0))
         config = CreateConfig(int8=True, calibrator=Calibrator(loader, algo=algo))
         with PlanRunner(EngineFromNetwork(NetworkFromOnnxPath(demo_model), config)) as runner:
-            results[algo.value] = runner.infer({"input": x})["probs"]
-    with RefRunner(str(demo_model)) as ref:
-        exact = ref.infer({"input": x})["probs"]
-    for probs in results.values():
-        np.testing.assert_allclose(probs, exact, atol=0.05)
-    assert not np.array_equal(results["minmax"], results["entropy"])
+            np.testing.assert_allclose(runner.infer({"input": x})["probs"], exact, atol=0.05)
+
+    # On inputs with a few outliers entropy calibration clips ranges that min-max keeps whole: its
+    # scales are never larger and the input's is far smaller. A generator is read once, so this
+    # also checks that entropy's second pass over the feeds sees them all again.
+    caches = {}
+    for algo in algos:
+        cache = tmp_path / f"{algo.value}.cache"
+        config = CreateConfig(int8=True, calibrator=Calibrator(feeds_with_outliers(), cache=cache, algo=algo))
+        with PlanRunner(EngineFromNetwork(NetworkFromOnnxPath(demo_model), config)):
+            pass
+        caches[algo.value] = read_cache_scales(cache)
+    (minmax_header, minmax), (entropy_header, entropy) = caches["minmax"], caches["entropy"]
+    assert "minmax" in minmax_header and "entropy" in entropy_header
+    assert minmax.keys() == entropy.keys() and "input" in minmax
+    assert all(entropy[name] <= minmax[name] * (1 + 1e-6) for name in minmax)
+    assert entropy["input"] < minmax["input"] / 4
 
 
 def test_int8_calibration_errors_are_python_exceptions(demo_model, tmp_path):

@@ -355,9 +355,9 @@ TEST(ReportBrowser, DebugReduceReportShowsEveryCheckAndTheFinalSubgraph) {
   ASSERT_GT(node_count, 100u);
   const Json& steps = s["steps"];
   ASSERT_GT(steps.size(), 2u);
-  // The first check is the whole model, and it fails; every check names its size and time.
-  EXPECT_EQ(steps[0]["nodes"], node_count);
-  EXPECT_EQ(steps[0]["verdict"], "fails");
+  // As in Polygraphy, the whole model is taken to fail unchecked: the first check is a half of it.
+  // Every check names its size and time.
+  EXPECT_LT(steps[0]["nodes"].get<size_t>(), node_count);
   size_t fails = 0;
   for (const auto& st : steps) {
     EXPECT_GE(st["seconds"].get<double>(), 0.0);

@@ -549,7 +549,7 @@ class DnnlConvKernel : public Kernel,
   }
 
   bool runs_depthwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
-    if (!depthwise_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (!depthwise_direct_ || int8_layer_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (!input_channels_last_ || !output_channels_last_ || output_reduced_ || x.rank() != 4) return false;
     if ((bias != nullptr) != constant_bias_.has_value() || p.in_channels != p.group || p.out_channels != p.group) return false;
     return row_loop_takes_tails(tails_) && undilated_with_nonnegative_pads(p.geom);
@@ -595,7 +595,7 @@ class DnnlConvKernel : public Kernel,
   /// kExpandDepthwiseMinBytes, and the tail a 2-D depthwise Conv of at most 3x3 whose weights and
   /// bias are constants. Only the model and the session's ISA decide, not the measuring switches.
   bool fuse_depthwise_tail(const KernelInit& tail) {
-    if (!pointwise_direct_available(isa_) || !depthwise_direct_available(isa_) || transposed_ || group_ != 1 || int8_ ||
+    if (!pointwise_direct_available(isa_) || !depthwise_direct_available(isa_) || transposed_ || group_ != 1 || int8_layer_ ||
         compute_type_ != memory::data_type::f32 || !has_constant_bias_or_none_ || weights_.rank() != 4)
       return false;
     const Shape& head = weights_.shape();
@@ -737,7 +737,7 @@ class DnnlConvKernel : public Kernel,
   }
 
   bool runs_stem_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
-    if (!stem_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (!stem_direct_ || int8_layer_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (output_reduced_ || x.rank() != 4 || (bias != nullptr) != constant_bias_.has_value()) return false;
     return row_loop_takes_tails(tails_) && undilated_with_nonnegative_pads(p.geom);
   }
@@ -770,7 +770,7 @@ class DnnlConvKernel : public Kernel,
   }
 
   bool runs_pointwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
-    if (!pointwise_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (!pointwise_direct_ || int8_layer_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (!input_channels_last_ || !output_channels_last_ || output_reduced_ || x.rank() != 4) return false;
     if ((bias != nullptr) != constant_bias_.has_value() || !tails_.loops_ok()) return false;
     // Where it pays (measured per layer on MobileNetV2/V3 and EfficientNet-B0 heads, 1 thread):
