@@ -65,5 +65,5 @@ void apply_logging_options(const options::Args& args);
 #define PARITY_CONCAT(a, b) PARITY_CONCAT_INNER(a, b)
 /// Registers a Command subclass with the CLI, from the file that defines it.
 #define PARITY_REGISTER_COMMAND(CommandClass)                                              \
-  static ::parity::cli::CommandRegistrar PARITY_CONCAT(parity_command_registrar_, __LINE__)( \
+  static ::parity::cli::CommandRegistrar PARITY_CONCAT(parity_command_registrar_, __COUNTER__)( \
       [] { return std::unique_ptr<::parity::cli::Command>(new CommandClass()); })

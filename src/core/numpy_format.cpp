@@ -53,9 +53,9 @@ std::string shortest_scientific(double v, bool single) {
 
 // Formats every shown float like numpy's FloatingFormat: a common layout (fixed or scientific),
 // integer parts right-aligned, fractions left-aligned and padded with spaces.
-class FloatFormat {
+class NumpyFloatFormat {
  public:
-  FloatFormat(const std::vector<double>& values, bool single) : single_(single) {
+  NumpyFloatFormat(const std::vector<double>& values, bool single) : single_(single) {
     double max_abs = 0, min_abs = std::numeric_limits<double>::infinity();
     for (double v : values) {
       if (!std::isfinite(v) || v == 0) continue;
@@ -117,9 +117,9 @@ class FloatFormat {
   size_t pad_left_ = 0, pad_right_ = 0;
 };
 
-class Printer {
+class NumpyPrinter {
  public:
-  explicit Printer(const Tensor& t) : t_(t), shape_(t.shape()), strides_(shape_strides(t.shape())) {
+  explicit NumpyPrinter(const Tensor& t) : t_(t), shape_(t.shape()), strides_(shape_strides(t.shape())) {
     summarize_ = t.numel() > kThreshold;
     std::vector<int64_t> flat;
     collect(0, 0, flat);
@@ -153,7 +153,7 @@ class Printer {
       case DType::kString: return "'" + t_.values<std::string>()[static_cast<size_t>(i)] + "'";
       default: break;
     }
-    if (is_floating(t_.dtype())) return FloatFormat({t_.value_as_double(i)}, t_.dtype() != DType::kFloat64)(t_.value_as_double(i));
+    if (is_floating(t_.dtype())) return NumpyFloatFormat({t_.value_as_double(i)}, t_.dtype() != DType::kFloat64)(t_.value_as_double(i));
     if (is_complex(t_.dtype())) return "<complex>";
     return fmt::format("{}", static_cast<long long>(t_.value_as_double(i)));
   }
@@ -209,7 +209,7 @@ class Printer {
   Shape shape_;
   std::vector<int64_t> strides_;
   bool summarize_ = false;
-  std::optional<FloatFormat> floats_;
+  std::optional<NumpyFloatFormat> floats_;
   size_t width_ = 0;
 };
 
@@ -218,7 +218,7 @@ class Printer {
 std::string format_numpy(const Tensor& tensor) {
   if (!tensor.defined()) return "None";
   if (tensor.numel() == 0) return "[]";
-  return Printer(tensor).print();
+  return NumpyPrinter(tensor).print();
 }
 
 }  // namespace parity

@@ -66,7 +66,7 @@ struct Session::Impl {
 
 namespace {
 
-std::string normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
+std::string session_normalize_domain(const std::string& domain) { return domain == "ai.onnx" ? std::string() : domain; }
 
 /// The session's own copy of a caller's model, without copying its large weights twice: the main
 /// graph's large inline initializers become tensors in `values` (one copy, which the plan keeps),
@@ -315,9 +315,9 @@ Session Session::plan_model(std::unique_ptr<Impl> impl, const SessionOptions& op
   if (options.reduced_precision.enabled() && options.precision == Precision::kFloat32)
     env.reduced = std::make_shared<ReducedPrecisionConfig>(options.reduced_precision);
   if (options.tactics.active()) env.tactics = std::make_shared<TacticOptions>(options.tactics);
-  for (const auto& o : model.opset_import()) env.opsets[normalize_domain(o.domain())] = static_cast<int>(o.version());
+  for (const auto& o : model.opset_import()) env.opsets[session_normalize_domain(o.domain())] = static_cast<int>(o.version());
   if (!env.opsets.count("")) env.opsets[""] = model.ir_version() >= 3 ? 1 : 1;
-  for (const auto& fn : model.functions()) env.functions[normalize_domain(fn.domain()) + "::" + fn.name()] = &fn;
+  for (const auto& fn : model.functions()) env.functions[session_normalize_domain(fn.domain()) + "::" + fn.name()] = &fn;
   if (!impl->options.profiles.empty()) {
     validate_profiles(impl->options.profiles, fed_inputs(*impl->model));
     apply_profile_dims(*impl->model, impl->options.profiles);

@@ -7,7 +7,7 @@ namespace parity::tools {
 namespace {
 
 // A C++ string literal for any text (paths with quotes or backslashes included).
-std::string cpp_literal(const std::string& text) {
+std::string template_cpp_literal(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') out += '\\';
@@ -92,7 +92,7 @@ RunScript onnx_graph_template(const std::optional<std::string>& model_path, cons
     << "}\n\n"
     << "int main(int argc, char** argv) {\n";
   if (model_path) {
-    p << "  const std::string model_path = argc > 1 ? argv[1] : " << cpp_literal(*model_path) << ";\n";
+    p << "  const std::string model_path = argc > 1 ? argv[1] : " << template_cpp_literal(*model_path) << ";\n";
   } else {
     p << "  if (argc < 2) {\n    std::fprintf(stderr, \"usage: %s MODEL [OUTPUT]\\n\", argv[0]);\n    return 1;\n  }\n"
       << "  const std::string model_path = argv[1];\n";
@@ -147,7 +147,7 @@ RunScript data_loader_template(const std::optional<TensorMetadata>& inputs, int 
         << ">()[i] = static_cast<" << type << ">((i + iteration) % 7" << (type == "bool" ? " == 0" : "")
         << ");\n";
     }
-    p << "    feed.set(" << cpp_literal(m.name) << ", std::move(" << var << "));\n";
+    p << "    feed.set(" << template_cpp_literal(m.name) << ", std::move(" << var << "));\n";
   }
   p << "    feeds.push_back(std::move(feed));\n"
     << "  }\n"

@@ -32,8 +32,9 @@ echo '// registers the throwaway runner' > "$runners/throwaway/throwaway_registr
 echo '// the throwaway runner' > "$runners/throwaway/throwaway_runner.cpp"
 echo '// a runner without its own CMakeLists.txt' > "$runners/plain/plain_runner.cpp"
 
+# Unity builds off: the checks below name each source's own object in build.ninja.
 "$cmake_command" -S "$work/tree" -B "$work/build" -G Ninja -DPARITY_BUILD_TESTS=OFF -DPARITY_BUILD_EXAMPLES=OFF -DPARITY_WITH_PYTHON=OFF \
-  -DPARITY_ONNX_ROOT="$onnx_root" \
+  -DPARITY_UNITY_BUILD=OFF -DPARITY_ONNX_ROOT="$onnx_root" \
   > "$work/configure.log" 2>&1 || { cat "$work/configure.log"; fail "configure failed"; }
 ninja_file="$work/build/build.ninja"
 grep -q 'parity_runner_throwaway.dir/.*throwaway_runner.cpp.o' "$ninja_file" ||

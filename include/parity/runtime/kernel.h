@@ -261,7 +261,7 @@ struct KernelRegistrar {
 #define PARITY_REGISTER_KERNEL_IMPL(domain, op, since_versions, tier, ...)                             \
   static_assert(::parity::runtime::valid_since_versions({PARITY_KERNEL_DEPAREN(since_versions)}),     \
                 "kernel since-versions must be positive and strictly ascending");                      \
-  static ::parity::runtime::KernelRegistrar PARITY_KERNEL_CONCAT(parity_kernel_registrar_, __LINE__)( \
+  static ::parity::runtime::KernelRegistrar PARITY_KERNEL_CONCAT(parity_kernel_registrar_, __COUNTER__)( \
       domain, op, {PARITY_KERNEL_DEPAREN(since_versions)},                                            \
       [](const ::parity::runtime::KernelInit& init) -> std::unique_ptr<::parity::runtime::Kernel> {   \
         __VA_ARGS__                                                                                   \

@@ -13,7 +13,7 @@ namespace {
 
 using namespace parity::tools::debug;
 
-std::vector<int> parse_codes(const options::Args& args, const std::string& dest, const std::string& flag) {
+std::vector<int> parse_repeat_codes(const options::Args& args, const std::string& dest, const std::string& flag) {
   std::vector<int> codes;
   for (const auto& text : args.list(dest)) codes.push_back(static_cast<int>(parse_int(text, flag)));
   return codes;
@@ -63,8 +63,8 @@ class DebugRepeatCommand : public Command {
       PARITY_CHECK(n >= 1, kInvalidArgument, "--max-runs must be 1 or more, got ", n);
       max_runs = static_cast<size_t>(n);
     }
-    const CheckCommand check{args.list("check"), parse_codes(args, "fail_code", "--fail-code"),
-                             parse_codes(args, "ignore_fail_code", "--ignore-fail-code"), args.list("fail_regex")};
+    const CheckCommand check{args.list("check"), parse_repeat_codes(args, "fail_code", "--fail-code"),
+                             parse_repeat_codes(args, "ignore_fail_code", "--ignore-fail-code"), args.list("fail_regex")};
     validate_check_command(check);
     const ArtifactSorter artifacts(args.list("artifacts"), args.get_or("artifacts_dir", "polygraphy_artifacts"));
     const bool show_output = args.flag("show_output");

@@ -276,9 +276,9 @@ Tensor copy_tensor(std::string_view bytes, const NpyLayout& layout) {
 }
 
 // Keeps a whole .npy file alive as a tensor's memory, so large arrays are not copied again.
-class StringStorage final : public Storage {
+class NpyStringStorage final : public Storage {
  public:
-  explicit StringStorage(std::string bytes) : bytes_(std::move(bytes)) {}
+  explicit NpyStringStorage(std::string bytes) : bytes_(std::move(bytes)) {}
   std::byte* data() override { return reinterpret_cast<std::byte*>(bytes_.data()); }
   size_t size_bytes() const override { return bytes_.size(); }
 
@@ -295,7 +295,7 @@ Tensor npy_from_bytes(std::string_view bytes, std::string_view what) {
 Tensor npy_from_string(std::string&& bytes, std::string_view what) {
   const NpyLayout layout = parse_npy(bytes, what);
   if (layout.fortran_order || layout.byte_count == 0) return copy_tensor(bytes, layout);
-  auto storage = std::make_shared<StringStorage>(std::move(bytes));
+  auto storage = std::make_shared<NpyStringStorage>(std::move(bytes));
   const auto address = reinterpret_cast<uintptr_t>(storage->data() + layout.data_offset);
   const size_t alignment = std::min<size_t>(dtype_size(layout.dtype), alignof(std::max_align_t));
   if (address % alignment != 0) {

@@ -24,7 +24,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // User + system CPU time of the whole process, every thread included.
-double process_cpu_seconds() {
+double throughput_cpu_seconds() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
@@ -66,12 +66,12 @@ Round time_round(const runtime::Session& session, const TensorMap& feed, int thr
         if (!error) error = std::current_exception();
       }
     });
-  const double cpu_before = process_cpu_seconds();
+  const double cpu_before = throughput_cpu_seconds();
   begin = Clock::now();
   start.arrive_and_wait();
   for (auto& thread : pool) thread.join();
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-  const double cpu = process_cpu_seconds() - cpu_before;
+  const double cpu = throughput_cpu_seconds() - cpu_before;
   if (error) std::rethrow_exception(error);
   const double total = static_cast<double>(runs.load());
   return {total / seconds, cpu / total};

@@ -29,7 +29,7 @@ bool mentions(const std::vector<std::string>& argv, const std::string& token) {
 }
 
 // The last lines of a check's output (the interesting part of a long log).
-std::string tail_lines(const std::string& text, size_t lines) {
+std::string reduce_tail_lines(const std::string& text, size_t lines) {
   size_t at = text.size();
   while (at > 0 && text[at - 1] == '\n') --at;
   for (size_t seen = 0; at > 0; --at)
@@ -138,7 +138,7 @@ class Reduction {
       if (options_.show_output)
         logger().info(outcome.output);
       else
-        logger().verbose(tail_lines(outcome.output, 10));
+        logger().verbose(reduce_tail_lines(outcome.output, 10));
       artifacts_.sort(ran_, outcome.failed, outcome.exit_status);
       logger().info("Check ", checks_, ": ", what, " -> ", outcome.failed ? "fails" : "passes", " (exit status ",
                     outcome.exit_status, ")");

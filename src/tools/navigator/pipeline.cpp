@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
+double pipeline_seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -181,7 +181,7 @@ void export_one(const fs::path& workspace, WorkspaceStatus& status, FormatStatus
       [&](const fs::path&) { export_format(info, workspace, source, status); }, nullptr);
   format.export_step.state = failure.empty() ? StepState::kOk : StepState::kFail;
   format.export_step.reason = failure;
-  format.export_step.seconds = seconds_since(start);
+  format.export_step.seconds = pipeline_seconds_since(start);
   log.line(format.format + ": " + describe("export", format.export_step));
 }
 
@@ -362,7 +362,7 @@ WorkspaceStatus optimize(OptimizeRequest& request) {
     if (format.export_step.state != StepState::kSkipped)
       write_format_files(workspace, status, format_info(format.format), request.source);
   write_status(workspace, status);
-  log.line("done in " + fixed(seconds_since(start), 1) + " s: " + (workspace / "status.yaml").string());
+  log.line("done in " + fixed(pipeline_seconds_since(start), 1) + " s: " + (workspace / "status.yaml").string());
   return status;
 }
 

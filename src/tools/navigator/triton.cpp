@@ -18,7 +18,7 @@ bool deployable(const std::string& format) {
   return kind == FormatKind::kOnnx || kind == FormatKind::kTorchScript;
 }
 
-std::string quoted(const std::string& text) {
+std::string triton_quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') out += '\\';
@@ -45,7 +45,7 @@ void tensors_block(std::ostringstream& out, const char* field, const std::vector
   for (size_t i = 0; i < specs.size(); ++i) {
     const TensorSpec& spec = specs[i];
     PARITY_CHECK(!spec.unknown_rank, kUnsupported, "the rank of '", spec.name, "' is unknown; Triton needs its dims");
-    out << "  {\n    name: " << quoted(spec.name) << "\n    data_type: " << triton_data_type(spec.dtype)
+    out << "  {\n    name: " << triton_quoted(spec.name) << "\n    data_type: " << triton_data_type(spec.dtype)
         << "\n    dims: " << dims_of(spec, batch_dim) << "\n  }" << (i + 1 < specs.size() ? "," : "") << "\n";
   }
   out << "]\n";
@@ -72,7 +72,7 @@ std::string triton_config(const WorkspaceStatus& status, const std::string& form
   PARITY_CHECK(!batch_dim || *batch_dim == 0, kUnsupported, "Triton batches along axis 0; the package's batch axis is ",
                *batch_dim);
   std::ostringstream out;
-  out << "name: " << quoted(name) << "\n";
+  out << "name: " << triton_quoted(name) << "\n";
   if (info.kind == FormatKind::kTorchScript)
     out << "backend: \"pytorch\"\nplatform: \"pytorch_libtorch\"\ndefault_model_filename: \"model.pt\"\n";
   else
@@ -95,9 +95,9 @@ std::string triton_config(const WorkspaceStatus& status, const std::string& form
   if (status.sample_counts.count("profiling") && status.sample_counts.at("profiling") > 0) {
     out << "model_warmup [\n  {\n    name: \"profiling_sample\"\n    batch_size: 1\n    count: 1\n";
     for (const auto& spec : status.inputs)
-      out << "    inputs {\n      key: " << quoted(spec.name) << "\n      value {\n        data_type: "
+      out << "    inputs {\n      key: " << triton_quoted(spec.name) << "\n      value {\n        data_type: "
           << triton_data_type(spec.dtype) << "\n        dims: " << "@DIMS:" << spec.name << "@"
-          << "\n        input_data_file: " << quoted(spec.name) << "\n      }\n    }\n";
+          << "\n        input_data_file: " << triton_quoted(spec.name) << "\n      }\n    }\n";
     out << "  }\n]\n";
   }
   return out.str();

@@ -107,7 +107,7 @@ void render_bench(const Json& s, size_t, std::string& out) {
   }
 }
 
-const bool kRegistered = [] {
+const bool kBenchReportRegistered = [] {
   register_section_renderer("bench", render_bench);
   return true;
 }();

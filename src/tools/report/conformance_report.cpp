@@ -92,7 +92,7 @@ void render_conformance(const Json& s, size_t, std::string& out) {
   if (!bad.empty()) out += "<h3>Failed and errored tests</h3>\n" + html::table({"test", "family", "result", "message"}, bad);
 }
 
-const bool kRegistered = [] {
+const bool kConformanceReportRegistered = [] {
   register_section_renderer("conformance", render_conformance);
   return true;
 }();

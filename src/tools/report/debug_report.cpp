@@ -155,7 +155,7 @@ void render_precision(const Json& s, size_t index, std::string& out) {
   out += "<h3>Plans built</h3>\n" + html::table({"build", "fp32 layers", "verdict", "time (s)", "layers in fp32"}, rows, "steps");
 }
 
-const bool kRegistered = [] {
+const bool kDebugReportRegistered = [] {
   register_section_renderer("debug_reduce", render_reduce);
   register_section_renderer("debug_precision", render_precision);
   return true;

@@ -118,7 +118,7 @@ void render_package(const Json& s, size_t, std::string& out) {
                      performance, "package-performance");
 }
 
-const bool kRegistered = [] {
+const bool kPackageReportRegistered = [] {
   register_section_renderer("package", render_package);
   return true;
 }();

@@ -547,7 +547,7 @@ void render_layerwise(const Json& s, size_t index, std::string& out) {
   }
 }
 
-const bool kRegistered = [] {
+const bool kRunReportRegistered = [] {
   register_section_renderer("run", render_run);
   register_section_renderer("layerwise", render_layerwise);
   return true;

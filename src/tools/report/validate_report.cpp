@@ -8,7 +8,7 @@
 namespace parity::tools::report {
 namespace {
 
-std::string num(const Json& v) { return v.is_number() ? svg::number(v.get<double>()) : svg::escape(v.dump()); }
+std::string num_text(const Json& v) { return v.is_number() ? svg::number(v.get<double>()) : svg::escape(v.dump()); }
 
 std::string pct(double v) { return svg::number(100 * v) + "%"; }
 
@@ -51,7 +51,7 @@ void render_validate(const Json& s, size_t, std::string& out) {
       std::vector<std::vector<std::string>> rows;
       for (const char* kind : {"abs_error", "rel_error"}) {
         const Json& e = o[kind];
-        rows.push_back({kind, num(e["max"]), num(e["mean"]), num(e["p50"]), num(e["p90"]), num(e["p99"]), num(e["p999"]),
+        rows.push_back({kind, num_text(e["max"]), num_text(e["mean"]), num_text(e["p50"]), num_text(e["p90"]), num_text(e["p99"]), num_text(e["p999"]),
                         std::to_string(e["nonfinite"].get<int64_t>())});
       }
       out += html::table({"error", "max", "mean", "p50", "p90", "p99", "p99.9", "NaN/inf"}, rows);
@@ -65,7 +65,7 @@ void render_validate(const Json& s, size_t, std::string& out) {
       out += "<figure>" + svg::histogram(decade_histogram(o["histograms"]["rel_error"], "relative error", rtol)) + "</figure>\n";
       std::vector<std::vector<std::string>> worst;
       for (const auto& w : o["worst"])
-        worst.push_back({svg::escape(w["sample"].get<std::string>()), num(w["max_absdiff"]), num(w["max_reldiff"]),
+        worst.push_back({svg::escape(w["sample"].get<std::string>()), num_text(w["max_absdiff"]), num_text(w["max_reldiff"]),
                          w["passed"].get<bool>() ? "yes" : "no",
                          w["rerun"].is_null() ? "" : "<code>" + svg::escape(w["rerun"].get<std::string>()) + "</code>"});
       if (!worst.empty())
@@ -95,7 +95,7 @@ void render_validate(const Json& s, size_t, std::string& out) {
   }
 }
 
-const bool kRegistered = [] {
+const bool kValidateReportRegistered = [] {
   register_section_renderer("validate", render_validate);
   return true;
 }();

@@ -15,7 +15,7 @@ namespace parity::runtime::ops {
 namespace {
 
 template <typename C>
-constexpr bool kIsInt = std::is_integral_v<C>;
+constexpr bool kUnaryIsInt = std::is_integral_v<C>;
 
 struct AbsOp : NoAttrs {
   using NoAttrs::NoAttrs;
@@ -24,7 +24,7 @@ struct AbsOp : NoAttrs {
   C operator()(C x) const {
     if constexpr (std::is_unsigned_v<C>) {
       return x;
-    } else if constexpr (kIsInt<C>) {
+    } else if constexpr (kUnaryIsInt<C>) {
       return x < 0 ? wrap_sub(C(0), x) : x;  // abs(INT_MIN) wraps to INT_MIN like numpy
     } else {
       return std::fabs(x);
@@ -37,7 +37,7 @@ struct NegOp : NoAttrs {
   using Types = SignedNumericTypes;
   template <typename C>
   C operator()(C x) const {
-    if constexpr (kIsInt<C>) return wrap_sub(C(0), x);
+    if constexpr (kUnaryIsInt<C>) return wrap_sub(C(0), x);
     else return -x;
   }
 };
@@ -47,7 +47,7 @@ struct SignOp : NoAttrs {
   using Types = NumericTypes;
   template <typename C>
   C operator()(C x) const {
-    if constexpr (!kIsInt<C>) {
+    if constexpr (!kUnaryIsInt<C>) {
       if (std::isnan(x)) return x;
     }
     return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
@@ -92,7 +92,7 @@ struct ErfOp : NoAttrs {
   using Types = NumericTypes;
   template <typename C>
   C operator()(C x) const {
-    if constexpr (kIsInt<C>) return static_cast<C>(std::erf(static_cast<double>(x)));
+    if constexpr (kUnaryIsInt<C>) return static_cast<C>(std::erf(static_cast<double>(x)));
     else return std::erf(x);
   }
 };

@@ -11,7 +11,7 @@
 namespace parity::runtime::nn {
 namespace {
 
-std::atomic<uint64_t> calls{0};
+std::atomic<uint64_t> expand_calls{0};
 std::atomic<int64_t> ring_bytes_for_testing{-1};  // -1: the L2 size
 
 }  // namespace
@@ -36,7 +36,7 @@ int64_t expand_depthwise_scratch(const DepthwiseWeights& depthwise, const Depthw
 void expand_depthwise_rows(const float* x, const PointwiseWeights& expand, const RowFinish& expand_finish,
                            const DepthwiseWeights& depthwise, const DepthwiseGeometry& g, int64_t row_begin,
                            int64_t row_end, float* y, const RowFinish& depthwise_finish, float* scratch) {
-  calls.fetch_add(1, std::memory_order_relaxed);
+  expand_calls.fetch_add(1, std::memory_order_relaxed);
   const int64_t channels = depthwise.channels, kh = depthwise.kh;
   const int64_t row_floats = g.in_w * channels;
   // Expanded row iy lives in slot iy % kh: computing row r overwrites row r - kh, which lies
@@ -61,6 +61,6 @@ void expand_depthwise_rows(const float* x, const PointwiseWeights& expand, const
   }
 }
 
-uint64_t expand_depthwise_calls() { return calls.load(std::memory_order_relaxed); }
+uint64_t expand_depthwise_calls() { return expand_calls.load(std::memory_order_relaxed); }
 
 }  // namespace parity::runtime::nn

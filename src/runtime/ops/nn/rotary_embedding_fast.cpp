@@ -17,7 +17,7 @@ namespace {
 
 namespace fast = ops::fast;
 
-bool float_or_unknown(DType d) { return d == DType::kFloat32 || d == DType::kUndefined; }
+bool rotary_float_or_unknown(DType d) { return d == DType::kFloat32 || d == DType::kUndefined; }
 
 /// The rotation of one head: out = in rotated by the angles of (c, s) over the first 2 * half
 /// features, the rest copied.
@@ -43,7 +43,7 @@ class RotaryEmbeddingFast final : public Kernel {
   static std::unique_ptr<Kernel> create(const KernelInit& init) {
     if (init.precision() != Precision::kFloat32) return nullptr;
     for (size_t i = 0; i < 3; ++i)
-      if (!float_or_unknown(init.input_dtype(i))) return nullptr;
+      if (!rotary_float_or_unknown(init.input_dtype(i))) return nullptr;
     return std::unique_ptr<Kernel>(new RotaryEmbeddingFast(init));
   }
 

@@ -15,7 +15,7 @@
 namespace parity::runtime::ops {
 namespace {
 
-using QuantTypes = TypeList<uint8_t, int8_t>;
+using MatMulQuantTypes = TypeList<uint8_t, int8_t>;
 
 /// Operand widened to int32 with its zero point(s) subtracted. per_row: zero point varies along
 /// the second-to-last dim (A), otherwise along the last dim (B).
@@ -34,7 +34,7 @@ std::vector<int32_t> centered(const KernelContext& ctx, const Tensor& t, const T
       ctx.fail(what, " zero point must have 1 or ", expected, " elements, got ", zero_point->numel());
     for (int64_t i = 0; i < zero_point->numel(); ++i) zp.push_back(static_cast<int32_t>(zero_point->value_as_double(i)));
   }
-  dispatch_dtype<QuantTypes>(t.dtype(), ctx, [&](auto tag) {
+  dispatch_dtype<MatMulQuantTypes>(t.dtype(), ctx, [&](auto tag) {
     using Q = typename decltype(tag)::type;
     const Q* p = t.data<Q>();
     for (int64_t i = 0; i < t.numel(); ++i) {
@@ -103,7 +103,7 @@ class QLinearMatMulKernel final : public Kernel {
     const float y_scale = static_cast<float>(scalar_scale(ctx, ctx.input(6), "y_scale"));
     const float multiplier = a_scale * b_scale / y_scale;
     const double zero = scalar_scale(ctx, y_zp, "y_zero_point");
-    dispatch_dtype<QuantTypes>(y_zp.dtype(), ctx, [&](auto tag) {
+    dispatch_dtype<MatMulQuantTypes>(y_zp.dtype(), ctx, [&](auto tag) {
       using Q = typename decltype(tag)::type;
       Tensor& y = ctx.allocate_output(0, y_zp.dtype(), shape);
       Q* out = y.data<Q>();
