@@ -84,38 +84,33 @@ __attribute__((target("avx2"))) inline void quantize_transposed_8x8(const float*
 }
 #endif
 
-/// rows[i * channels + c] = planes[c * stride + i] for n rows: an NCHW run of n pixels as rows.
-void gather_nchw_rows(const float* planes, int64_t stride, int64_t n, int64_t channels, float* rows, KernelIsa isa) {
-  int64_t whole_c = 0, whole_n = 0;
+/// dst[j * dst_stride + i] = src[i * src_stride + j] for a rows x cols block: whole 8 x 8 blocks
+/// in AVX2 registers where the tier has it, the remainders of both dimensions element by element.
+void transpose_floats(const float* src, int64_t src_stride, int64_t rows, int64_t cols, float* dst, int64_t dst_stride,
+                      KernelIsa isa) {
+  int64_t whole_rows = 0, whole_cols = 0;
 #if PARITY_INT8_POINTWISE_AVX2
   if (isa >= KernelIsa::kAvx2) {
-    transpose_float_blocks(planes, stride, channels, n, rows, channels);
-    whole_c = channels / 8 * 8;
-    whole_n = n / 8 * 8;
+    transpose_float_blocks(src, src_stride, rows, cols, dst, dst_stride);
+    whole_rows = rows / 8 * 8;
+    whole_cols = cols / 8 * 8;
   }
 #endif
   (void)isa;
-  for (int64_t c = 0; c < channels; ++c) {
-    const float* plane = planes + c * stride;
-    for (int64_t i = c < whole_c ? whole_n : 0; i < n; ++i) rows[i * channels + c] = plane[i];
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* row = src + i * src_stride;
+    for (int64_t j = i < whole_rows ? whole_cols : 0; j < cols; ++j) dst[j * dst_stride + i] = row[j];
   }
+}
+
+/// rows[i * channels + c] = planes[c * stride + i] for n rows: an NCHW run of n pixels as rows.
+void gather_nchw_rows(const float* planes, int64_t stride, int64_t n, int64_t channels, float* rows, KernelIsa isa) {
+  transpose_floats(planes, stride, channels, n, rows, channels, isa);
 }
 
 /// planes[c * stride + i] = rows[i * channels + c]: n rows back into an NCHW run of n pixels.
 void scatter_nchw_rows(const float* rows, int64_t n, int64_t channels, float* planes, int64_t stride, KernelIsa isa) {
-  int64_t whole_c = 0, whole_n = 0;
-#if PARITY_INT8_POINTWISE_AVX2
-  if (isa >= KernelIsa::kAvx2) {
-    transpose_float_blocks(rows, channels, n, channels, planes, stride);
-    whole_c = channels / 8 * 8;
-    whole_n = n / 8 * 8;
-  }
-#endif
-  (void)isa;
-  for (int64_t c = 0; c < channels; ++c) {
-    float* plane = planes + c * stride;
-    for (int64_t i = c < whole_c ? whole_n : 0; i < n; ++i) plane[i] = rows[i * channels + c];
-  }
+  transpose_floats(rows, channels, n, channels, planes, stride, isa);
 }
 
 }  // namespace
