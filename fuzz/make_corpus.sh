@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Seeds each fuzz target's corpus from parity's test data and the shared fixtures (copied at build
-# time, never committed). Usage: make_corpus.sh SOURCE_DIR CORPUS_DIR PARITY_BINARY
+# Seeds each fuzz target's corpus from parity's test data (copied at build time; the corpus is
+# never committed). Usage: make_corpus.sh SOURCE_DIR CORPUS_DIR PARITY_BINARY
 # (the binary converts a few models to plans for the plan targets).
 set -euo pipefail
 src=$1
 out=$2
 parity=$3
-shared="$src/../shared"
+polygraphy_files="$src/tests/data/polygraphy_files"
 testdata=/usr/share/libonnx-testdata/data
 mkdir -p "$out"/{fuzz_model_load,fuzz_model_save,fuzz_npy,fuzz_npz,fuzz_polygraphy_json,fuzz_args,fuzz_plan_bytes,fuzz_plan_graph,fuzz_nav_package}
 
 # Models: the bundled demo, the torch fixture pairs, the fixtures, and every backend-test model
 # under 32 KB (one per operator test: ~1,000 small, diverse graphs incl. subgraphs).
 models=("$src"/models/demo.onnx "$src"/tests/data/torch/*.onnx)
-[ -d "$shared/fixtures/polygraphy" ] && models+=("$shared"/fixtures/polygraphy/*.onnx)
+models+=("$polygraphy_files"/*.onnx)
 for m in "${models[@]}"; do cp -f "$m" "$out/fuzz_model_load/$(basename "$m")"; done
 if [ -d "$testdata" ]; then
   find "$testdata" -name model.onnx -size -32k | while read -r m; do
@@ -25,7 +25,7 @@ cp -f "$src"/models/demo.onnx "$src"/tests/data/torch/*.onnx "$out/fuzz_model_sa
 
 # .npz archives, and their .npy members for the .npy target.
 npz=("$src"/tests/data/formats/*.npz)
-[ -d "$shared/fixtures/polygraphy" ] && npz+=("$shared"/fixtures/polygraphy/*.npz)
+npz+=("$polygraphy_files"/*.npz)
 for f in "${npz[@]}"; do cp -f "$f" "$out/fuzz_npz/"; done
 python3 - "$out/fuzz_npy" "${npz[@]}" "$src/tests/data/formats/npy_by_dtype.zip" <<'PY'
 import sys, zipfile, os
@@ -41,7 +41,7 @@ for archive in sys.argv[2:]:
 PY
 
 # Polygraphy JSON: RunResults and input lists.
-[ -d "$shared/fixtures/polygraphy" ] && cp -f "$shared"/fixtures/polygraphy/*.json "$out/fuzz_polygraphy_json/"
+cp -f "$polygraphy_files"/*.json "$out/fuzz_polygraphy_json/"
 
 # Argument lists: the first byte picks the command, NUL separates tokens.
 seed() {

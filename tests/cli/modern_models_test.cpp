@@ -1,4 +1,4 @@
-// End-to-end: the models torch 2.x's default exporter writes today (../shared/models/modern: BERT
+// End-to-end: the models torch 2.x's default exporter writes today (tests/data/modern_models: BERT
 // with Gelu-20, GPT-2; ONNX IR 10, opset 20) run on parity's own runtime and match the outputs
 // the real Polygraphy saved with ONNX Runtime, at default tolerances, in float32 and in the fp64
 // oracle; and parity's runtime matches the ort runner on fresh inputs.
@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 
 const std::vector<std::string> kModels = {"bert_tiny_dynamo", "gpt2_tiny_dynamo"};
 
-fs::path modern_dir() { return shared_dir() / "models" / "modern"; }
+fs::path modern_dir() { return modern_models_dir(); }
 
 bool ort_available() {
   const runners::RunnerInfo* ort = runners::RunnerRegistry::instance().find("ort");

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 fs::path fixture(const std::string& name) { return source_dir() / "tests" / "data" / "polygraphy_cli" / name; }
-fs::path modern(const std::string& name) { return shared_dir() / "models" / "modern" / name; }
+fs::path modern(const std::string& name) { return modern_models_dir() / name; }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

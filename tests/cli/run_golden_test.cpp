@@ -14,7 +14,7 @@
 namespace parity::testing {
 namespace {
 
-const std::string kFixtures = (fixtures_dir() / "polygraphy").string();
+const std::string kFixtures = (polygraphy_fixtures_dir()).string();
 const std::string kGolden = kFixtures + "/hello_deepa_markall_outputs.json";
 const std::string kGoldenInputs = kFixtures + "/hello_deepa_markall_inputs.json";
 const std::string kHelloDeepa = (source_dir() / ".cache/npm/openwakeword/models/hello_deepa.onnx").string();

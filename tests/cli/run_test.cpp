@@ -17,7 +17,7 @@
 namespace parity::testing {
 namespace {
 
-const std::string kFixtures = (fixtures_dir() / "polygraphy").string();
+const std::string kFixtures = (polygraphy_fixtures_dir()).string();
 const std::string kIdentityModel = kFixtures + "/identity_inputs_seed1.onnx";
 const std::string kRunResults = kFixtures + "/run_results.json";
 

@@ -232,7 +232,7 @@ class PolygraphyFixtureTest : public ::testing::Test {
  protected:
   void SetUp() override {
     results_ = testing::run_results_from_json(nlohmann::ordered_json::parse(
-        testing::read_file(testing::fixtures_dir() / "polygraphy" / "run_results.json")));
+        testing::read_file(testing::polygraphy_fixtures_dir() / "run_results.json")));
   }
   AccuracyResult compare(SimpleCompareOptions opt) {
     return Comparator::compare_accuracy(results_, compare_funcs::simple(opt));

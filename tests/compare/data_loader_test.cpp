@@ -16,7 +16,7 @@ namespace parity::compare {
 namespace {
 
 using parity::testing::base64_decode;
-using parity::testing::fixtures_dir;
+using parity::testing::polygraphy_fixtures_dir;
 using parity::testing::read_file;
 
 // Raw element bytes of a version 1.0 .npy file.
@@ -36,7 +36,7 @@ TensorMetadata fixture_metadata() {
 }
 
 TEST(DataLoaderTest, MatchesPolygraphyInputsBitForBit) {
-  const auto json = nlohmann::json::parse(read_file(fixtures_dir() / "polygraphy" / "inputs_seed1.json"));
+  const auto json = nlohmann::json::parse(read_file(polygraphy_fixtures_dir() / "inputs_seed1.json"));
   ASSERT_EQ(json.size(), 2u);
   DataLoader loader;
   loader.seed(1).iterations(2).val_range("ids", {0, 10}).val_range("k", {-5, 5});

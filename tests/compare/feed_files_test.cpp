@@ -13,7 +13,7 @@ namespace parity::compare {
 namespace {
 
 namespace fs = std::filesystem;
-using parity::testing::fixtures_dir;
+using parity::testing::polygraphy_fixtures_dir;
 using parity::testing::TempDir;
 
 void expect_same_feeds(const std::vector<TensorMap>& a, const std::vector<TensorMap>& b) {
@@ -25,7 +25,7 @@ void expect_same_feeds(const std::vector<TensorMap>& a, const std::vector<Tensor
 }
 
 TEST(FeedFilesTest, JsonNpzAndFolderOfNpzHoldTheSameFeeds) {
-  const fs::path dir = fixtures_dir() / "polygraphy";
+  const fs::path dir = polygraphy_fixtures_dir();
   const auto from_json = load_feeds((dir / "inputs_seed1.json").string());
   ASSERT_EQ(from_json.size(), 2u);
   expect_same_feeds(load_feeds((dir / "inputs_seed1_iter0.npz").string()), {from_json[0]});
@@ -43,7 +43,7 @@ TEST(FeedFilesTest, JsonNpzAndFolderOfNpzHoldTheSameFeeds) {
 
 TEST(FeedFilesTest, SaveRoundTripsAndErrorsNameThePath) {
   TempDir tmp;
-  const auto feeds = load_feeds((fixtures_dir() / "polygraphy" / "inputs_seed1.json").string());
+  const auto feeds = load_feeds((polygraphy_fixtures_dir() / "inputs_seed1.json").string());
   save_feeds((tmp / "x.json").string(), feeds);
   expect_same_feeds(load_feeds((tmp / "x.json").string()), feeds);
   save_feeds((tmp / "one.npz").string(), {feeds[1]});

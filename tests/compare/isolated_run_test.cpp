@@ -46,7 +46,7 @@ TEST(IsolatedRunExchange, EveryDtypeShapeNameAndRuntimeComesBackBitForBit) {
   std::mt19937 rng(7);
   IsolatedRun sent;
   // Real outputs first: the Polygraphy fixture's iterations as they were recorded.
-  const RunResults fixture = read_run_results((testing::fixtures_dir() / "polygraphy" / "run_results.json").string());
+  const RunResults fixture = read_run_results((testing::polygraphy_fixtures_dir() / "run_results.json").string());
   ASSERT_FALSE(fixture.empty());
   for (const auto& iteration : fixture.runs[0].second) sent.iterations.push_back(iteration);
   // Then every dtype .npy holds, odd shapes, names in no sorted order and bytes JSON could not carry.

@@ -101,8 +101,8 @@ std::vector<runtime::KernelIsa> tested_kernel_isas() {
 }
 
 fs::path source_dir() { return PARITY_SOURCE_DIR; }
-fs::path shared_dir() { return PARITY_SHARED_DIR; }
-fs::path fixtures_dir() { return shared_dir() / "fixtures"; }
+fs::path polygraphy_fixtures_dir() { return fs::path(PARITY_SOURCE_DIR) / "tests" / "data" / "polygraphy_files"; }
+fs::path modern_models_dir() { return fs::path(PARITY_SOURCE_DIR) / "tests" / "data" / "modern_models"; }
 fs::path onnx_testdata_dir() { return PARITY_ONNX_TESTDATA; }
 
 int for_each_onnx_node_test(const std::function<void(const fs::path& test_dir)>& visit) {

@@ -50,8 +50,10 @@ runtime::KernelIsa test_kernel_isa();
 std::vector<runtime::KernelIsa> tested_kernel_isas();
 
 std::filesystem::path source_dir();
-std::filesystem::path shared_dir();
-std::filesystem::path fixtures_dir();  // ../shared/fixtures
+/// Files written by the real Polygraphy (tests/data/polygraphy_files).
+std::filesystem::path polygraphy_fixtures_dir();
+/// torch 2.x dynamo exports with Polygraphy + ONNX Runtime outputs (tests/data/modern_models).
+std::filesystem::path modern_models_dir();
 std::filesystem::path onnx_testdata_dir();
 /// Calls `visit` with the folder of every ONNX node test that has a model.onnx (ONNX 1.12's suite,
 /// then 1.23's) and returns how many. A missing suite fails the calling test under CI.

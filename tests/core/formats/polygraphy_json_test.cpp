@@ -13,11 +13,11 @@
 namespace parity {
 namespace {
 
-using testing::fixtures_dir;
+using testing::polygraphy_fixtures_dir;
 using testing::read_file;
 
 std::string polygraphy_fixture(const std::string& name) {
-  return (fixtures_dir() / "polygraphy" / name).string();
+  return (polygraphy_fixtures_dir() / name).string();
 }
 
 std::string error_of(const std::function<void()>& fn) {

@@ -11,12 +11,12 @@
 namespace parity {
 namespace {
 
-using testing::fixtures_dir;
+using testing::polygraphy_fixtures_dir;
 using testing::read_file;
 using testing::TempDir;
 using testing::write_file;
 
-const std::string kMarkAll = (fixtures_dir() / "polygraphy" / "hello_deepa_markall_outputs.json").string();
+const std::string kMarkAll = (polygraphy_fixtures_dir() / "hello_deepa_markall_outputs.json").string();
 
 std::string error_of(const std::function<void()>& fn) {
   try {
@@ -44,11 +44,11 @@ TEST(RunResultsIndex, ReadsEveryTensorOfPolygraphysMarkAllFile) {
 TEST(RunResultsIndex, ReadsEscapedTextAndRejectsOtherFiles) {
   TempDir tmp;
   // A writer that escapes '/' as "\/" (allowed by JSON) still reads back.
-  std::string text = read_file((fixtures_dir() / "polygraphy" / "run_results.json"));
+  std::string text = read_file((polygraphy_fixtures_dir() / "run_results.json"));
   std::string escaped;
   for (char c : text) escaped += c == '/' ? std::string("\\/") : std::string(1, c);
   write_file(tmp / "escaped.json", escaped);
-  const RunResults whole = read_run_results((fixtures_dir() / "polygraphy" / "run_results.json").string());
+  const RunResults whole = read_run_results((polygraphy_fixtures_dir() / "run_results.json").string());
   const RunResultsIndex index((tmp / "escaped.json").string());
   ASSERT_EQ(index.runs().size(), whole.runs.size());
   for (size_t r = 0; r < whole.runs.size(); ++r)
@@ -56,7 +56,7 @@ TEST(RunResultsIndex, ReadsEscapedTextAndRejectsOtherFiles) {
       for (const auto& name : whole.runs[r].second[i].outputs.names())
         EXPECT_EQ(npy_to_bytes(index.read(r, i, name)), npy_to_bytes(whole.runs[r].second[i].outputs.at(name)));
 
-  const std::string inputs = (fixtures_dir() / "polygraphy" / "inputs_seed1.json").string();
+  const std::string inputs = (polygraphy_fixtures_dir() / "inputs_seed1.json").string();
   EXPECT_NE(error_of([&] { RunResultsIndex{inputs}; }).find("not a Polygraphy RunResults file"), std::string::npos);
   write_file(tmp / "cut.json", text.substr(0, text.size() / 2));
   EXPECT_NE(error_of([&] { RunResultsIndex{(tmp / "cut.json").string()}; }).find("invalid JSON at byte"),

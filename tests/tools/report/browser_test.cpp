@@ -274,8 +274,8 @@ TEST(ReportBrowser, MarkAllGoldenReportExplainsWhereTheDivergenceStarts) {
   REQUIRE_CHROMIUM();
   const std::string model = (source_dir() / ".cache/npm/openwakeword/models/hello_deepa.onnx").string();
   ASSERT_TRUE(fs::exists(model)) << "run scripts/setup.sh (openwakeword models)";
-  const std::string golden = (fixtures_dir() / "polygraphy/hello_deepa_markall_outputs.json").string();
-  const std::string inputs = (fixtures_dir() / "polygraphy/hello_deepa_markall_inputs.json").string();
+  const std::string golden = (polygraphy_fixtures_dir() / "hello_deepa_markall_outputs.json").string();
+  const std::string inputs = (polygraphy_fixtures_dir() / "hello_deepa_markall_inputs.json").string();
   TempDir tmp;
   make_reports({"run", model, "--ref", "--onnx-outputs", "mark", "all", "--load-outputs", golden, "--load-inputs", inputs,
                 "--atol", "1e-9", "--rtol", "1e-9"},
