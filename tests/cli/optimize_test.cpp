@@ -229,6 +229,49 @@ TEST(Optimize, FailedExportIsRecordedAndTheSourceFormatStillRuns) {
   EXPECT_TRUE(contains(read_file(ws / "navigator.log"), "onnx: export FAIL"));
 }
 
+// An ONNX source with a TorchScript copy of the same module (as `parity.navigator.torch.export`
+// passes its traced module): the torchscript format runs on LibTorch, fed and read by position, so
+// its unnamed outputs are checked against the ONNX outputs of the same position.
+TEST(Optimize, TorchScriptCopyOfAnOnnxSourceIsCheckedAgainstItsOutputs) {
+  PARITY_REQUIRE_RUNNER("torch");
+  const fs::path data = source_dir() / "tests" / "data" / "torch";
+  TempDir dir;
+  const fs::path ws = dir / "two_heads.workspace";
+  const CommandResult r = run_parity({"optimize", (data / "two_heads.onnx").string(), "--torchscript",
+                                      (data / "two_heads.pt").string(), "--workspace", ws.string(), "--target-formats",
+                                      "onnx", "torchscript", "--runners", "ref", "torch", "--sample-count", "2",
+                                      "--window-ms", "10", "--max-trials", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nav::WorkspaceStatus status = nav::read_status(ws);
+  EXPECT_EQ(status.config.source_kind, "onnx");
+  EXPECT_EQ(fs::path(status.config.torchscript_copy).filename(), "two_heads.pt");
+  EXPECT_TRUE(fs::is_regular_file(ws / "torchscript" / "model.pt"));
+  const auto& checked = step_of(status, "torchscript", "torch", "correctness");
+  ASSERT_EQ(checked.state, nav::StepState::kOk) << checked.reason;
+  ASSERT_EQ(checked.tolerances.size(), 2u);
+  EXPECT_EQ(checked.tolerances[0].output, "doubled_relu");
+  EXPECT_EQ(checked.tolerances[1].output, "row_sum");
+  EXPECT_LT(checked.tolerances[0].atol, 1e-5);
+  EXPECT_EQ(step_of(status, "torchscript", "torch", "performance").state, nav::StepState::kOk);
+  EXPECT_FALSE(status.find_format("torchscript")->find_runtime("ref"));
+  EXPECT_TRUE(contains(read_file(ws / "torchscript" / "reproduce_export.sh"), "two_heads.pt"));
+
+  const CommandResult missing = run_parity({"optimize", (data / "two_heads.onnx").string(), "--torchscript",
+                                            (dir / "nope.pt").string(), "--workspace", (dir / "w2").string()});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(contains(missing.output, "the TorchScript copy")) << missing.output;
+  EXPECT_FALSE(fs::exists(dir / "w2"));
+  const CommandResult twice = run_parity({"optimize", (data / "two_heads.pt").string(), "--torchscript",
+                                          (data / "two_heads.pt").string(), "--input-shapes", "x:[2,5]", "--workspace",
+                                          (dir / "w3").string()});
+  EXPECT_EQ(twice.exit_code, 1);
+  EXPECT_TRUE(contains(twice.output, "is TorchScript already")) << twice.output;
+  const CommandResult without = run_parity({"optimize", (data / "two_heads.onnx").string(), "--target-formats",
+                                            "torchscript", "--workspace", (dir / "w4").string()});
+  EXPECT_EQ(without.exit_code, 1);
+  EXPECT_TRUE(contains(without.output, "--torchscript")) << without.output;
+}
+
 TEST(Optimize, BadInputIsOneLineAndNothingIsOverwritten) {
   TempDir dir;
   const fs::path ws = dir / "ws";

@@ -1,6 +1,6 @@
 """Model Navigator's ``nav.torch.export``: a live PyTorch module through parity's navigator."""
-import os
 import pathlib
+import shutil
 import tempfile
 
 from parity import _parity, tools
@@ -26,10 +26,12 @@ def export(model, dataloader, model_name=None, workspace=None, override_workspac
     The module is exported with PyTorch's own ``torch.onnx.export`` (``opset``, ``input_names``,
     ``output_names``, ``dynamic_axes``) from the first sample of ``dataloader`` (an iterable of
     tensors or tuples of tensors); up to ``sample_count`` samples become the workspace's samples
-    and the source's reference outputs. The pipeline then makes ``target_formats`` (default: the
-    ONNX source's formats) and tests each on ``runtimes`` (default: every available runner),
+    and the source's reference outputs. The module is also traced (``torch.jit.trace``) on that
+    sample: the ``torchscript`` format, fed and read in the ONNX export's input and output order and
+    tested on LibTorch (``RuntimeProvider.TORCHSCRIPT``). The pipeline then makes ``target_formats``
+    (default: every format) and tests each on ``runtimes`` (default: every available runner),
     recording everything in ``workspace`` (default ``<model_name>.nav.workspace`` in a temporary folder).
-    A traced TorchScript copy of the module is kept in the workspace's ``export/`` folder.
+    The traced copy is also kept in the workspace's ``export/`` folder.
     """
     import torch as _torch
 
@@ -62,8 +64,9 @@ def export(model, dataloader, model_name=None, workspace=None, override_workspac
     samples_path = export_dir / "samples.json"
     _parity.save_inputs(feeds, str(samples_path))
 
+    traced_path = export_dir / f"{model_name}.pt"
     argv = ["optimize", str(onnx_path), "--workspace", str(root), "--samples", str(samples_path),
-            "--sample-count", str(len(feeds))]
+            "--sample-count", str(len(feeds)), "--torchscript", str(traced_path)]
     if override_workspace:
         argv.append("--override-workspace")
     if batch_dim is None:
@@ -86,7 +89,7 @@ def export(model, dataloader, model_name=None, workspace=None, override_workspac
     if code != 0:
         raise _parity.ParityError(f"parity optimize failed (exit code {code}) for {model_name}: see its output above")
     (root / "export").mkdir(exist_ok=True)
-    os.replace(export_dir / f"{model_name}.pt", root / "export" / f"{model_name}.pt")
+    shutil.copy2(traced_path, root / "export" / f"{model_name}.pt")
 
     from parity.navigator import PackageDescriptor
 

@@ -61,6 +61,9 @@ class OptimizeCommand : public Command {
     parser.add({.flags = {"--target-formats"}, .help = "Formats to produce (default: all): torchscript, onnx, onnx-sanitized, "
                                                       "onnx-fp16, plan-fp32, plan-fp16, plan-bf16, plan-int8",
                 .metavar = "FORMAT", .arity = options::Arity::kOneOrMore});
+    parser.add({.flags = {"--torchscript"}, .help = "A TorchScript file of the same model as the ONNX source (traced or "
+                                                   "scripted from the same module): the torchscript format, run on LibTorch",
+                .metavar = "PT"});
     parser.add({.flags = {"--runners"}, .help = "Runtimes to test every format on (default: ref, ort, opencv, torch)",
                 .metavar = "NAME", .arity = options::Arity::kOneOrMore});
     parser.add({.flags = {"--atol"}, .help = "Absolute tolerance a format must meet (default: measured only)", .metavar = "ATOL"});
@@ -125,6 +128,7 @@ class OptimizeCommand : public Command {
     config.target_formats = list_of(args, "target_formats");
     for (const auto& f : config.target_formats) nav::format_info(f);  // refuses unknown names
     config.runtimes = list_of(args, "runners");
+    config.torchscript_copy = args.get_or("torchscript", "");
     const std::string batch = args.get_or("batch_dim", "0");
     if (batch != "none") config.batch_dim = parse_int(batch, "--batch-dim");
     PARITY_CHECK(!config.batch_dim || *config.batch_dim >= 0, kInvalidArgument, "--batch-dim must be >= 0 or 'none'");

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include "compare/isolated_run.h"
 #include "core/formats/file_io.h"
@@ -38,11 +39,50 @@ std::string non_finite_inputs(const TensorMap& sample, const std::string& what) 
   return "";
 }
 
+// TorchScript keeps forward()'s argument names and no output names, so a TorchScript model is fed
+// and read by position in the workspace's input and output order (for a TorchScript copy of an
+// ONNX source, the ONNX model's names, which the export may have given other names than forward()'s).
+struct PositionalNames {
+  std::vector<std::string> workspace_inputs, runner_inputs;
+  std::vector<std::string> workspace_outputs;
+
+  TensorMap feed(TensorMap feed) const {
+    if (workspace_inputs.size() != runner_inputs.size() || workspace_inputs.size() != feed.size()) return feed;
+    TensorMap renamed;
+    for (size_t i = 0; i < workspace_inputs.size(); ++i) {
+      const Tensor* tensor = feed.find(workspace_inputs[i]);
+      if (!tensor) return feed;
+      renamed.set(runner_inputs[i], *tensor);
+    }
+    return renamed;
+  }
+  TensorMap outputs(const TensorMap& outputs) const {
+    if (workspace_outputs.size() != outputs.size()) return outputs;
+    TensorMap renamed;
+    size_t i = 0;
+    for (const auto& [name, tensor] : outputs) renamed.set(workspace_outputs[i++], tensor);
+    return renamed;
+  }
+};
+
+PositionalNames positional_names(runners::Runner& runner, const WorkspaceStatus& status) {
+  PositionalNames names;
+  for (const auto& spec : status.inputs) names.workspace_inputs.push_back(spec.name);
+  for (const auto& meta : runner.input_metadata()) names.runner_inputs.push_back(meta.name);
+  for (const auto& spec : status.outputs) names.workspace_outputs.push_back(spec.name);
+  return names;
+}
+
 // Outputs of every sample of one kind at batch size 1 (cloned: runners reuse their buffers).
 std::vector<TensorMap> run_samples(runners::Runner& runner, const std::vector<TensorMap>& samples,
-                                   std::optional<int64_t> batch_dim) {
+                                   std::optional<int64_t> batch_dim, const PositionalNames* names = nullptr) {
   std::vector<TensorMap> outputs;
-  for (const auto& sample : samples) outputs.push_back(runner.infer(feed_from_sample(sample, batch_dim, 1), false).clone());
+  for (const auto& sample : samples) {
+    TensorMap feed = feed_from_sample(sample, batch_dim, 1);
+    if (names) feed = names->feed(std::move(feed));
+    TensorMap result = runner.infer(feed, false).clone();
+    outputs.push_back(names ? names->outputs(result) : std::move(result));
+  }
   return outputs;
 }
 
@@ -56,10 +96,11 @@ std::vector<TensorMap> read_outputs(const fs::path& dir, size_t count) {
   return outputs;
 }
 
-StepResult conversion_step(runners::Runner& runner, const SampleSets& samples, const WorkspaceStatus& status) {
+StepResult conversion_step(runners::Runner& runner, const SampleSets& samples, const WorkspaceStatus& status,
+                           const PositionalNames* names) {
   const auto start = std::chrono::steady_clock::now();
   StepResult step;
-  const auto outputs = run_samples(runner, samples.of("conversion"), status.config.batch_dim);
+  const auto outputs = run_samples(runner, samples.of("conversion"), status.config.batch_dim, names);
   for (size_t i = 0; i < outputs.size(); ++i)
     for (const auto& spec : status.outputs)
       if (!outputs[i].contains(spec.name))
@@ -71,7 +112,7 @@ StepResult conversion_step(runners::Runner& runner, const SampleSets& samples, c
 }
 
 StepResult correctness_step(runners::Runner& runner, const fs::path& workspace, const SampleSets& samples,
-                            const WorkspaceStatus& status) {
+                            const WorkspaceStatus& status, const PositionalNames* names) {
   const auto start = std::chrono::steady_clock::now();
   if (!status.source_outputs_failure.empty())
     return failed("no reference outputs: the source model did not run (" + status.source_outputs_failure + ")");
@@ -81,18 +122,22 @@ StepResult correctness_step(runners::Runner& runner, const fs::path& workspace, 
     if (!why.empty()) return failed(why);
   }
   const auto expected = read_outputs(workspace / "model_output" / "correctness", inputs.size());
-  const auto actual = run_samples(runner, inputs, status.config.batch_dim);
+  const auto actual = run_samples(runner, inputs, status.config.batch_dim, names);
   StepResult step = compare_outputs(expected, actual, status.config.atol, status.config.rtol);
   step.seconds = seconds_since(start);
   return step;
 }
 
-StepResult performance_step(runners::Runner& runner, const SampleSets& samples, const WorkspaceStatus& status) {
+StepResult performance_step(runners::Runner& runner, const SampleSets& samples, const WorkspaceStatus& status,
+                            const PositionalNames* names) {
   const auto& profiling = samples.of("profiling");
   PARITY_CHECK(!profiling.empty(), kNotFound, "there is no profiling sample (model_input/profiling/0.npz)");
   const ProfilerConfig config = ProfilerConfig::from(status.config);
   std::map<int64_t, TensorMap> feeds;
-  for (int64_t b : config.batch_sizes) feeds[b] = feed_from_sample(profiling.front(), status.config.batch_dim, b);
+  for (int64_t b : config.batch_sizes) {
+    feeds[b] = feed_from_sample(profiling.front(), status.config.batch_dim, b);
+    if (names) feeds[b] = names->feed(std::move(feeds[b]));
+  }
   return profile(
       [&](int64_t batch_size) {
         runner.infer(feeds.at(batch_size), false);
@@ -109,11 +154,14 @@ void run_steps(const CellRequest& request, const fs::path& folder) {
   const SampleSets samples = load_sample_sets(request.workspace / "model_input");
   auto runner = make_runner(request.runtime, request.workspace / format->model_path, request.runner_args);
   runners::ActiveRunner active(*runner);
+  std::optional<PositionalNames> positional;
+  if (format_info(format->format).kind == FormatKind::kTorchScript) positional = positional_names(*runner, status);
+  const PositionalNames* names = positional ? &*positional : nullptr;
   for (const auto& step : request.steps) {
     StepResult result;
-    if (step == "conversion") result = conversion_step(*runner, samples, status);
-    else if (step == "correctness") result = correctness_step(*runner, request.workspace, samples, status);
-    else if (step == "performance") result = performance_step(*runner, samples, status);
+    if (step == "conversion") result = conversion_step(*runner, samples, status, names);
+    else if (step == "correctness") result = correctness_step(*runner, request.workspace, samples, status, names);
+    else if (step == "performance") result = performance_step(*runner, samples, status, names);
     else fail(ErrorCode::kInternal, "unknown cell step ", step);
     formats::write_binary_file((folder / (step + ".yaml")).string(), step_to_yaml(result));
     if (!result.ok()) return;

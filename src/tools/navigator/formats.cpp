@@ -199,10 +199,14 @@ std::string plan_precision_unsupported(const std::string& precision) {
   return precision + " plans are not supported by this build";
 }
 
-std::vector<std::string> default_formats(const std::string& source_kind) {
+bool has_torchscript(const NavigatorConfig& config) {
+  return config.source_kind == "torchscript" || !config.torchscript_copy.empty();
+}
+
+std::vector<std::string> default_formats(const NavigatorConfig& config) {
   std::vector<std::string> names;
   for (const auto& f : all_formats())
-    if (f.kind != FormatKind::kTorchScript || source_kind == "torchscript") names.push_back(f.name);
+    if (f.kind != FormatKind::kTorchScript || has_torchscript(config)) names.push_back(f.name);
   return names;
 }
 
@@ -240,8 +244,9 @@ void export_format(const FormatInfo& format, const fs::path& workspace, const fs
     PARITY_CHECK(why.empty(), kUnsupported, why);
   }
   if (format.name == "torchscript") {
-    PARITY_CHECK(status.config.source_kind == "torchscript", kUnsupported, "the source is not a TorchScript model");
-    formats::copy_file(source.string(), out.string());
+    PARITY_CHECK(has_torchscript(status.config), kUnsupported, "the source is not a TorchScript model");
+    const std::string& copy = status.config.torchscript_copy;
+    formats::copy_file(copy.empty() ? source.string() : copy, out.string());
     return;
   }
   if (format.name == "onnx") {

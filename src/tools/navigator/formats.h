@@ -31,8 +31,11 @@ const FormatInfo& format_info(const std::string& name);
 /// (fp32, fp16, bf16, int8), otherwise why not (such formats are recorded as SKIPPED with this reason).
 std::string plan_precision_unsupported(const std::string& precision);
 
-/// Formats made by default for a source kind ("onnx" or "torchscript").
-std::vector<std::string> default_formats(const std::string& source_kind);
+/// Formats made by default: every format, torchscript only when the run has a TorchScript model (its
+/// source, or a TorchScript copy of an ONNX source).
+std::vector<std::string> default_formats(const NavigatorConfig& config);
+/// Whether the run has a TorchScript model for the torchscript format.
+bool has_torchscript(const NavigatorConfig& config);
 
 /// Whether runner `runtime` runs models of this format (ONNX runners for onnx formats, ref for
 /// plans, torch for TorchScript).

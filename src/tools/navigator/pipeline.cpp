@@ -106,7 +106,10 @@ void write_format_files(const fs::path& workspace, const WorkspaceStatus& status
   const fs::path folder = workspace / format.name;
   fs::create_directories(folder);
   formats::write_binary_file((folder / "config.yaml").string(), format_config_yaml(status, format.name));
-  write_script(folder / "reproduce_export.sh", reproduce_script(export_command(format, source)));
+  write_script(folder / "reproduce_export.sh", reproduce_script(export_command(
+      format, format.kind == FormatKind::kTorchScript && !status.config.torchscript_copy.empty()
+                  ? fs::path(status.config.torchscript_copy)
+                  : source)));
   for (const auto& step : {"conversion", "correctness", "performance"})
     write_script(folder / (std::string("reproduce_") + step + ".sh"),
                  reproduce_script(std::string("parity package retest . --formats ") + format.name + " --steps " + step));
@@ -288,11 +291,20 @@ WorkspaceStatus optimize(OptimizeRequest& request) {
   status.config = request.config;
   status.config.source = fs::absolute(request.source).string();
   status.config.source_kind = source_kind_of(request.source);
-  if (status.config.target_formats.empty()) status.config.target_formats = default_formats(status.config.source_kind);
+  if (std::string& copy = status.config.torchscript_copy; !copy.empty()) {
+    PARITY_CHECK(status.config.source_kind == "onnx", kInvalidArgument, "--torchscript gives a TorchScript copy of an ONNX ",
+                 "source; ", request.source.string(), " is TorchScript already");
+    PARITY_CHECK(fs::is_regular_file(copy), kNotFound, "the TorchScript copy ", copy, " does not exist");
+    PARITY_CHECK(source_kind_of(copy) == "torchscript", kInvalidArgument, "the TorchScript copy ", copy,
+                 " is not a .pt, .pth or .ts file");
+    copy = fs::absolute(copy).string();
+  }
+  if (status.config.target_formats.empty()) status.config.target_formats = default_formats(status.config);
   for (const auto& f : status.config.target_formats) {
     const FormatInfo& info = format_info(f);
-    PARITY_CHECK(info.kind != FormatKind::kTorchScript || status.config.source_kind == "torchscript", kInvalidArgument,
-                 "format torchscript needs a TorchScript source (.pt); ", request.source.string(), " is ONNX");
+    PARITY_CHECK(info.kind != FormatKind::kTorchScript || has_torchscript(status.config), kInvalidArgument,
+                 "format torchscript needs a TorchScript source (.pt) or --torchscript with a TorchScript copy; ",
+                 request.source.string(), " is ONNX");
   }
   for (const auto& r : status.config.runtimes)
     PARITY_CHECK(runners::RunnerRegistry::instance().find(r), kInvalidArgument, "--runners names '", r, "', ",

@@ -105,6 +105,7 @@ YAML::Node config_node(const NavigatorConfig& c) {
   YAML::Node node;
   node["source"] = c.source;
   node["source_kind"] = c.source_kind;
+  if (!c.torchscript_copy.empty()) node["torchscript_copy"] = c.torchscript_copy;
   node["target_formats"] = c.target_formats;
   node["target_formats"].SetStyle(YAML::EmitterStyle::Flow);
   node["runtimes"] = c.runtimes;
@@ -142,6 +143,7 @@ NavigatorConfig config_from_node(const YAML::Node& node) {
   NavigatorConfig c;
   c.source = get_or<std::string>(node, "source", "");
   c.source_kind = get_or<std::string>(node, "source_kind", "onnx");
+  c.torchscript_copy = get_or<std::string>(node, "torchscript_copy", "");
   if (node["target_formats"]) c.target_formats = node["target_formats"].as<std::vector<std::string>>();
   if (node["runtimes"]) c.runtimes = node["runtimes"].as<std::vector<std::string>>();
   c.batch_dim = optional_of<int64_t>(node["batch_dim"]);

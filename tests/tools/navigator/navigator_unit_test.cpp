@@ -142,6 +142,7 @@ TEST(NavigatorStatus, YamlRoundTripKeepsEveryField) {
   status.parity_version = "0.1.0";
   status.environment["os"] = "Linux";
   status.config.source = "/m.onnx";
+  status.config.torchscript_copy = "/m.pt";
   status.config.batch_dim = 0;
   status.config.atol = 1e-3;
   status.config.dynamic_axes["x"] = {0, 3};
@@ -170,6 +171,7 @@ TEST(NavigatorStatus, YamlRoundTripKeepsEveryField) {
   const auto back = nav::status_from_yaml(text, "status.yaml");
   EXPECT_EQ(nav::status_to_yaml(back), text);
   EXPECT_EQ(back.config.batch_dim, 0);
+  EXPECT_EQ(back.config.torchscript_copy, "/m.pt");
   EXPECT_EQ(back.config.atol, 1e-3);
   EXPECT_FALSE(back.config.rtol);
   const auto* ort = back.find_format("onnx")->find_runtime("ort");

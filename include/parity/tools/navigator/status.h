@@ -93,6 +93,9 @@ struct AxisProfile {
 struct NavigatorConfig {
   std::string source;        // file name of the source model inside the workspace's source folder
   std::string source_kind;   // "onnx" or "torchscript"
+  /// A TorchScript file of the same model as an ONNX source (traced or scripted from the same module):
+  /// the torchscript format is a copy of it. Empty when the source itself is TorchScript or there is none.
+  std::string torchscript_copy;
   std::vector<std::string> target_formats;
   std::vector<std::string> runtimes;  // asked for; empty = every available
   std::optional<int64_t> batch_dim;   // nullopt: the model has no batch axis
