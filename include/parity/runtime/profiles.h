@@ -16,8 +16,12 @@ namespace parity::runtime {
 
 /// The shapes one input may take within a profile: min <= opt <= max dimension by dimension.
 struct ShapeRange {
-  /// Smallest, typical and largest shape.
+  /// Smallest shape.
   Shape min, opt, max;
+  /// \var ShapeRange::opt
+  /// Typical shape: tactics are timed at it.
+  /// \var ShapeRange::max
+  /// Largest shape: activation memory is planned for it.
   bool contains(const Shape& shape) const;  ///< True when `shape` has the rank and lies within [min, max] dimension by dimension.
   std::string to_string() const;  ///< "[1,3,48,64]..[1,3,48,1024] (opt [1,3,48,320])"
 };
