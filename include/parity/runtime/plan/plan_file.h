@@ -105,8 +105,8 @@ struct PlanSummary {
   uint64_t file_bytes = 0;  ///< Size of the plan file in bytes.
   /// Plan inputs, in order.
   std::vector<Tensor> inputs, outputs;
-  /// \var PlanSummary::outputs
-  /// Plan outputs, in order.
+  /** \var PlanSummary::outputs
+      Plan outputs, in order. */
   /// One optimization profile's shapes.
   struct Profile {
     std::string text;              ///< "profile 0: x [1,3,48,64]..[1,3,48,1024] (opt [1,3,48,320])"
