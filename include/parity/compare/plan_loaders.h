@@ -22,17 +22,17 @@ using PlanLoader = Loader<Plan>;
 
 /// How PlanFromOnnx builds (TensorRT's CreateConfig): the ref runtime's planning choices.
 struct BuildConfig {
-  int threads = 1;  // threads of the built session (not stored in the plan: a load chooses again)
-  runtime::KernelTier kernels = runtime::KernelTier::kOptimized;
-  bool fuse = true;
+  int threads = 1;  ///< threads of the built session (not stored in the plan: a load chooses again)
+  runtime::KernelTier kernels = runtime::KernelTier::kOptimized;  ///< Reference kernels only, or optimized where registered.
+  bool fuse = true;  ///< Fuse elementwise tails into their producers.
   /// Reduced precision (runtime/reduced_precision.h): layers the builder may run in fp16, bf16 or
   /// int8 (int8 needs calibrated scales, tools/calibration.h).
   bool fp16 = false;
-  bool bf16 = false;
-  bool int8 = false;
-  std::map<std::string, DType> layer_precisions;  // node name -> kFloat32/kFloat16/kBFloat16/kInt8
-  runtime::PrecisionConstraints precision_constraints = runtime::PrecisionConstraints::kPrefer;
-  std::map<std::string, float> int8_scales;  // tensor name -> scale
+  bool bf16 = false;  ///< Let layers run in bfloat16.
+  bool int8 = false;  ///< Let Conv/ConvTranspose/MatMul/Gemm run in int8 (needs int8_scales).
+  std::map<std::string, DType> layer_precisions;  ///< node name -> kFloat32/kFloat16/kBFloat16/kInt8
+  runtime::PrecisionConstraints precision_constraints = runtime::PrecisionConstraints::kPrefer;  ///< How strictly layer_precisions are honoured.
+  std::map<std::string, float> int8_scales;  ///< tensor name -> scale
   /// Optimization profiles (runtime/profiles.h: runtime::parse_profiles makes them from text);
   /// empty: the model's input shapes. A runner picks one with RefRunner::set_profile_index.
   std::vector<runtime::OptimizationProfile> profiles;
