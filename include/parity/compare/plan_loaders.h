@@ -18,7 +18,7 @@ namespace parity::compare::loaders {
 
 /// A built plan: the ref runtime's session, ready to run (or to save).
 using Plan = std::shared_ptr<const runtime::Session>;
-using PlanLoader = Loader<Plan>;
+using PlanLoader = Loader<Plan>;  ///< A loader of a plan.
 
 /// How PlanFromOnnx builds (TensorRT's CreateConfig): the ref runtime's planning choices.
 struct BuildConfig {
@@ -45,13 +45,13 @@ Plan plan_from_onnx(const onnx::ModelProto& model, const BuildConfig& config = {
 Plan plan_from_bytes(std::string bytes, int threads = 1);
 /// A plan file, mapped rather than read.
 Plan plan_from_path(const std::string& path, int threads = 1);
-std::string bytes_from_plan(const runtime::Session& plan);
-void save_plan(const runtime::Session& plan, const std::string& path);
+std::string bytes_from_plan(const runtime::Session& plan);  ///< The plan's bytes, as a plan file holds them.
+void save_plan(const runtime::Session& plan, const std::string& path);  ///< Writes a plan file (atomically). Throws kIo.
 
-PlanLoader PlanFromOnnx(ModelLoader model, BuildConfig config = {}, std::string base_dir = {});
-PlanLoader PlanFromBytes(BytesLoader bytes, int threads = 1);
-PlanLoader PlanFromPath(std::string path, int threads = 1);
-BytesLoader BytesFromPlan(PlanLoader plan);
+PlanLoader PlanFromOnnx(ModelLoader model, BuildConfig config = {}, std::string base_dir = {});  ///< Lazy plan_from_onnx().
+PlanLoader PlanFromBytes(BytesLoader bytes, int threads = 1);  ///< Lazy plan_from_bytes().
+PlanLoader PlanFromPath(std::string path, int threads = 1);  ///< Lazy plan_from_path().
+BytesLoader BytesFromPlan(PlanLoader plan);  ///< Lazy bytes_from_plan().
 /// Saves the plan when called and passes it on.
 PlanLoader SavePlan(PlanLoader plan, std::string path);
 /// The ref runner over a plan; the plan loader runs on activate().
