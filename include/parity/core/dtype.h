@@ -16,23 +16,23 @@ namespace parity {
 
 /// Element type of a tensor; the values are ONNX TensorProto.DataType's, so conversion is a cast.
 enum class DType : int {
-  kUndefined = 0,
-  kFloat32 = 1,
-  kUInt8 = 2,
-  kInt8 = 3,
-  kUInt16 = 4,
-  kInt16 = 5,
-  kInt32 = 6,
-  kInt64 = 7,
-  kString = 8,
-  kBool = 9,
-  kFloat16 = 10,
-  kFloat64 = 11,
-  kUInt32 = 12,
-  kUInt64 = 13,
-  kComplex64 = 14,
-  kComplex128 = 15,
-  kBFloat16 = 16,
+  kUndefined = 0,  ///< No type (an undefined tensor).
+  kFloat32 = 1,  ///< IEEE binary32.
+  kUInt8 = 2,  ///< 8-bit unsigned integer.
+  kInt8 = 3,  ///< 8-bit signed integer.
+  kUInt16 = 4,  ///< 16-bit unsigned integer.
+  kInt16 = 5,  ///< 16-bit signed integer.
+  kInt32 = 6,  ///< 32-bit signed integer.
+  kInt64 = 7,  ///< 64-bit signed integer.
+  kString = 8,  ///< std::string elements.
+  kBool = 9,  ///< bool (one byte per element).
+  kFloat16 = 10,  ///< IEEE binary16 (Float16).
+  kFloat64 = 11,  ///< IEEE binary64.
+  kUInt32 = 12,  ///< 32-bit unsigned integer.
+  kUInt64 = 13,  ///< 64-bit unsigned integer.
+  kComplex64 = 14,  ///< std::complex<float>.
+  kComplex128 = 15,  ///< std::complex<double>.
+  kBFloat16 = 16,  ///< bfloat16 (BFloat16).
 };
 
 /// Canonical lower-case name as Polygraphy/numpy print it ("float32", "int64", "bool", ...).

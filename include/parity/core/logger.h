@@ -13,18 +13,18 @@ namespace parity {
 
 /// Message severities, Polygraphy's values: a logger prints a message when its severity is at least the threshold.
 enum class Severity : int {
-  kUltraVerbose = 5,
-  kSuperVerbose = 10,
-  kExtraVerbose = 20,
-  kVerbose = 30,
-  kInfo = 40,
-  kStart = 50,
-  kFinish = 51,
-  kPass = 52,
-  kWarning = 60,
-  kFail = 65,
-  kError = 70,
-  kCritical = 80,
+  kUltraVerbose = 5,  ///< [U]: the most detailed tracing.
+  kSuperVerbose = 10,  ///< [S]: very detailed tracing.
+  kExtraVerbose = 20,  ///< [X]: detailed tracing.
+  kVerbose = 30,  ///< [V]: verbose.
+  kInfo = 40,  ///< [I]: information (the default threshold).
+  kStart = 50,  ///< [I], coloured as the start of a step.
+  kFinish = 51,  ///< [I], coloured as a finished step.
+  kPass = 52,  ///< [I], coloured as a passed check.
+  kWarning = 60,  ///< [W]: warning.
+  kFail = 65,  ///< [E] for a failed check.
+  kError = 70,  ///< [E]: error.
+  kCritical = 80,  ///< [!]: critical error.
   kSilent = 1000,  ///< threshold that hides everything
 };
 

@@ -16,21 +16,21 @@ namespace parity::model {
 
 /// Values match onnx::AttributeProto::AttributeType.
 enum class AttrType : int {
-  kUndefined = 0,
-  kFloat = 1,
-  kInt = 2,
-  kString = 3,
-  kTensor = 4,
-  kGraph = 5,
-  kFloats = 6,
-  kInts = 7,
-  kStrings = 8,
-  kTensors = 9,
-  kGraphs = 10,
-  kSparseTensor = 11,
-  kSparseTensors = 12,
-  kTypeProto = 13,
-  kTypeProtos = 14,
+  kUndefined = 0,  ///< No type.
+  kFloat = 1,  ///< One float (Attribute::f).
+  kInt = 2,  ///< One int64 (Attribute::i).
+  kString = 3,  ///< One byte string (Attribute::s).
+  kTensor = 4,  ///< One tensor (Attribute::t).
+  kGraph = 5,  ///< One subgraph (Attribute::g).
+  kFloats = 6,  ///< A list of floats.
+  kInts = 7,  ///< A list of int64s.
+  kStrings = 8,  ///< A list of byte strings.
+  kTensors = 9,  ///< A list of tensors.
+  kGraphs = 10,  ///< A list of subgraphs.
+  kSparseTensor = 11,  ///< One sparse tensor.
+  kSparseTensors = 12,  ///< A list of sparse tensors.
+  kTypeProto = 13,  ///< One type proto.
+  kTypeProtos = 14,  ///< A list of type protos.
 };
 
 /// Lower-case name of the type for messages ("float", "ints", ...).

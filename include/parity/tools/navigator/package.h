@@ -20,10 +20,10 @@ namespace parity::tools::navigator {
 
 /// How to pick the best format x runtime among those whose conversion and correctness passed.
 enum class Strategy {
-  kMinLatency,                  // lowest p50 at batch size 1
-  kMaxThroughput,               // highest throughput at any batch size
-  kMaxThroughputWithinLatency,  // highest throughput among batch sizes whose p50 fits the budget
-  kMinLatencyAndMaxThroughput,  // the one that is both, or none
+  kMinLatency,                  ///< lowest p50 at batch size 1
+  kMaxThroughput,               ///< highest throughput at any batch size
+  kMaxThroughputWithinLatency,  ///< highest throughput among batch sizes whose p50 fits the budget
+  kMinLatencyAndMaxThroughput,  ///< the one that is both, or none
 };
 
 /// A format and runtime picked by a strategy.
