@@ -48,7 +48,7 @@ class Value {
   DimShape shape;  ///< Shape; unknown rank when not known.
   std::string doc_string;  ///< Documentation string from the model.
 
-  bool is_constant() const { return constant_; }  ///< True for a constant (initializer or folded value).
+  bool is_constant() const { return constant_; }  ///< True for a constant (values known: an initializer or set_values()).
   bool is_variable() const { return !constant_; }  ///< True for a graph input or node output.
   /// True when dtype or shape is known.
   bool has_type() const { return dtype != DType::kUndefined || !shape.unknown_rank; }

@@ -46,7 +46,7 @@ struct LoadOptions {
   bool retest = true;               ///< conversion and correctness again, from the stored samples
   bool retest_conversions = false;  ///< export the derived formats again first
   bool run_profiling = false;       ///< performance again
-  bool quiet = true;  ///< Hide the cells' progress output.
+  bool quiet = true;  ///< Log to navigator.log only, not also to stderr.
   compare::Isolation isolation = compare::Isolation::every_runner();  ///< How the cells' runners are isolated in subprocesses.
 };
 
@@ -64,7 +64,7 @@ struct ProfileOptions {
   /** \var ProfileOptions::throughput_cutoff
       A batch size adding less than this relative throughput saturates. */
   std::optional<int> max_trials;  ///< Most windows run per batch size.
-  bool quiet = true;  ///< Hide the cells' progress output.
+  bool quiet = true;  ///< Log to navigator.log only, not also to stderr.
   compare::Isolation isolation = compare::Isolation::every_runner();  ///< How the cells' runners are isolated in subprocesses.
 };
 

@@ -112,12 +112,12 @@ struct NavigatorConfig {
   /// A TorchScript file of the same model as an ONNX source (traced or scripted from the same module):
   /// the torchscript format is a copy of it. Empty when the source itself is TorchScript or there is none.
   std::string torchscript_copy;
-  std::vector<std::string> target_formats;  ///< Formats to produce and test (all when empty).
+  std::vector<std::string> target_formats;  ///< Formats to produce and test (the source's default formats when empty).
   std::vector<std::string> runtimes;  ///< asked for; empty = every available
   std::optional<int64_t> batch_dim;   ///< nullopt: the model has no batch axis
   int64_t max_batch_size = 1;  ///< Largest batch size profiled (batch sizes 1, 2, 4, ... up to it).
-  int64_t sample_count = 10;  ///< Samples drawn from the data loader.
-  int64_t seed = 1;  ///< Seed of the generated samples.
+  int64_t sample_count = 10;  ///< Samples the correctness step uses, drawn (seeded) from the data loader's.
+  int64_t seed = 1;  ///< Seed of the sample draw.
   /// Absolute tolerance the correctness step judges by (nullopt: measured only).
   std::optional<double> atol, rtol;
   /** \var NavigatorConfig::rtol
@@ -138,7 +138,7 @@ struct NavigatorConfig {
 struct WorkspaceStatus {
   int format_version = kStatusFormatVersion;  ///< Layout version of the file (kStatusFormatVersion when written).
   std::string parity_version;  ///< parity version that wrote it.
-  std::map<std::string, std::string> environment;  ///< Environment facts (OS, CPU, library versions) by name.
+  std::map<std::string, std::string> environment;  ///< os, machine, cpu_count and each runner's version (runner_NAME).
   NavigatorConfig config;  ///< The run's configuration.
   /// The model's inputs, as the source model declares them.
   std::vector<TensorSpec> inputs, outputs;
