@@ -22,6 +22,26 @@ namespace parity::compare {
 ///   l0: fraction of elements with |d| > atol + rtol*|ref|; fails when it exceeds 1 - error_quantile;
 ///   cosine: fails when the cosine distance 1 - cos(out0, out1) > atol (rtol unused).
 enum class ErrorStat { kElemwise, kMax, kMean, kMedian, kQuantile, kL0, kL1, kL2, kLinf, kCosine };
+/** \var ErrorStat::kElemwise
+    Every element against atol and rtol (Polygraphy's default). */
+/** \var ErrorStat::kMax
+    The largest absolute and relative differences. */
+/** \var ErrorStat::kMean
+    The mean absolute and relative differences. */
+/** \var ErrorStat::kMedian
+    The median absolute and relative differences. */
+/** \var ErrorStat::kQuantile
+    The absolute and relative differences at error_quantile. */
+/** \var ErrorStat::kL0
+    Fraction of elements outside atol + rtol*|ref| (trtexec). */
+/** \var ErrorStat::kL1
+    L1 norm of the difference (trtexec). */
+/** \var ErrorStat::kL2
+    L2 norm of the difference (trtexec). */
+/** \var ErrorStat::kLinf
+    Largest absolute difference as a norm (trtexec). */
+/** \var ErrorStat::kCosine
+    Cosine distance 1 - cos(out0, out1). */
 /// Lower-case name of the statistic, as error_stat_from_name() parses it.
 const char* error_stat_name(ErrorStat stat);
 /// Parses "elemwise", "max", "mean", "median", "quantile", "l0", "l1", "l2", "linf", "cosine".

@@ -18,10 +18,22 @@ namespace parity::runtime {
 /// (oneDNN then runs im2col + GEMM); kPointwisePlain uses plain NCHW for 1x1 stride-1 unpadded
 /// convolutions (one GEMM without im2col) and kAny for the others.
 enum class ConvActivationLayout { kAny, kPlain, kPointwisePlain };
+/** \var ConvActivationLayout::kAny
+    oneDNN picks the layout. */
+/** \var ConvActivationLayout::kPlain
+    Plain NCHW (im2col + GEMM). */
+/** \var ConvActivationLayout::kPointwisePlain
+    Plain NCHW for 1x1 stride-1 unpadded convolutions, kAny for the others. */
 
 /// How a multi-threaded convolution chooses between row and output-channel slices: by the cost
 /// rule per layer (conv_split.cpp), always rows, or channels wherever the kernel can.
 enum class ChannelSplitPolicy { kCostRule, kOff, kAlways };
+/** \var ChannelSplitPolicy::kCostRule
+    Rows or output channels by the per-layer cost rule. */
+/** \var ChannelSplitPolicy::kOff
+    Always rows. */
+/** \var ChannelSplitPolicy::kAlways
+    Output channels wherever the kernel can. */
 
 /// Switches of the optimized kernels for one session; the defaults are the fastest known settings.
 struct KernelOptions {

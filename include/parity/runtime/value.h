@@ -12,6 +12,14 @@ class Value {
  public:
   /// Which form a value holds: nothing yet, a tensor, a sequence, or an empty optional.
   enum class Kind { kEmpty, kTensor, kSequence, kOptionalNone };
+  /** \var Kind::kEmpty
+      Nothing (an output not produced yet). */
+  /** \var Kind::kTensor
+      A tensor. */
+  /** \var Kind::kSequence
+      A sequence of tensors. */
+  /** \var Kind::kOptionalNone
+      An ONNX Optional without a value. */
 
   Value() = default;  ///< The empty value (kEmpty): an output not produced yet.
   /// A tensor value.

@@ -17,6 +17,14 @@ inline constexpr int kStatusFormatVersion = 1;
 
 /// Outcome of a step: not run yet, passed, failed, or skipped.
 enum class StepState { kNotRun, kOk, kFail, kSkipped };
+/** \var StepState::kNotRun
+    The step has not run. */
+/** \var StepState::kOk
+    The step passed. */
+/** \var StepState::kFail
+    The step failed (StepResult::reason says why). */
+/** \var StepState::kSkipped
+    The step was skipped (StepResult::reason says why). */
 const char* step_state_name(StepState state);  ///< "NOT_RUN", "OK", "FAIL", "SKIPPED"
 /// Parses a step_state_name(); throws kInvalidModel for any other name.
 StepState step_state_from_name(const std::string& name);
