@@ -16,7 +16,7 @@ namespace parity {
 struct Dim {
   int64_t value = -1;            ///< >= 0 when static, -1 when dynamic
   std::string symbol;            ///< symbolic name of a dynamic dimension ("" if anonymous)
-  std::optional<int64_t> min;    ///< bounds of a dynamic dimension, if known
+  std::optional<int64_t> min;    ///< Lower bound of a dynamic dimension, if known.
   std::optional<int64_t> max;  ///< Upper bound of a dynamic dimension, if known.
 
   Dim() = default;  ///< A dynamic, anonymous, unbounded dimension.

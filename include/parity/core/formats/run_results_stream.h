@@ -54,7 +54,7 @@ class RunResultsStreamWriter {
  public:
   /// Checks that `path` can be written (kIo/kNotFound naming it otherwise).
   explicit RunResultsStreamWriter(std::string path);
-  ~RunResultsStreamWriter();  ///< Removes the temporary part files unless finish() ran.
+  ~RunResultsStreamWriter();  ///< Removes the temporary part files; `path` itself is written only by finish().
   RunResultsStreamWriter(const RunResultsStreamWriter&) = delete;
   RunResultsStreamWriter& operator=(const RunResultsStreamWriter&) = delete;
 
