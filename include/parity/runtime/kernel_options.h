@@ -35,7 +35,7 @@ enum class ChannelSplitPolicy { kCostRule, kOff, kAlways };
 /** \var ChannelSplitPolicy::kAlways
     Output channels wherever the kernel can. */
 
-/// Switches of the optimized kernels for one session; the defaults are the fastest known settings.
+/// Switches of the optimized kernels for one session (SessionOptions::kernel_options).
 struct KernelOptions {
   /// The highest vector tier parity's own kernels may use; the CPU's own tier when it is lower
   /// (effective_kernel_isa). The default caps nothing.

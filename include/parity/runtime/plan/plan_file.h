@@ -97,8 +97,8 @@ struct PlanSummary {
   };
   std::string parity_version;  ///< parity version that built the plan.
   uint32_t format_version = 0;  ///< Plan format version (kPlanFormatVersion when loadable).
-  std::vector<std::string> cpu_features;  ///< CPU features of the building machine that the plan relies on.
-  std::string dnnl_isa;  ///< oneDNN's ISA on the building machine.
+  std::vector<std::string> cpu_features;  ///< CPU features the plan's kernels use; a loading CPU must have them.
+  std::string dnnl_isa;  ///< oneDNN's ISA and version on the building machine; a loading machine must match it.
   std::string kernel_isa;  ///< the tier parity's vector kernels were built for ("" in older plans)
   std::string source_model;  ///< The ONNX file the plan was built from, as given to save_plan.
   double build_seconds = 0;  ///< Build time in seconds.
