@@ -98,7 +98,7 @@ struct TensorSpec {
   std::string name;  ///< Tensor name.
   std::string dtype;  ///< parity's dtype name
   std::vector<int64_t> shape;  ///< Dimensions; -1 for a dynamic one.
-  bool unknown_rank = false;  ///< True when not even the rank is known (shape is then empty).
+  bool unknown_rank = false;  ///< True when not even the rank is known.
 };
 
 /// Range of one dynamic axis over the samples (optimization profile of an input).
