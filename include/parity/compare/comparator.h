@@ -30,21 +30,29 @@ class AccuracyResult {
  public:
   /// The comparison of two runners' outputs.
   struct Pair {
+    /// Name of the first runner (the one whose outputs are iterated).
     std::string runner0, runner1;
-    std::vector<IterationMatch> iterations;
+    /** \var Pair::runner1
+        Name of the second runner. */
+    std::vector<IterationMatch> iterations;  ///< One IterationMatch per compared iteration.
   };
 
-  explicit operator bool() const;
+  explicit operator bool() const;  ///< True when every output of every iteration of every pair matched.
   /// (passed, failed, total) iterations of a pair (the first pair by default).
   struct Stats {
+    /// Iterations where every output matched.
     size_t passed = 0, failed = 0, total = 0;
+    /** \var Stats::failed
+        Iterations where some output did not. */
+    /** \var Stats::total
+        Iterations compared. */
   };
-  Stats stats(size_t pair_index = 0) const;
+  Stats stats(size_t pair_index = 0) const;  ///< Iteration counts of pair `pair_index`.
   /// Fraction of iterations that passed, 1.0 when there is nothing to compare.
   double percentage(size_t pair_index = 0) const;
 
-  std::vector<Pair>& pairs() { return pairs_; }
-  const std::vector<Pair>& pairs() const { return pairs_; }
+  std::vector<Pair>& pairs() { return pairs_; }  ///< The compared pairs, in comparison order.
+  const std::vector<Pair>& pairs() const { return pairs_; }  ///< The compared pairs, in comparison order.
 
  private:
   std::vector<Pair> pairs_;
@@ -57,12 +65,12 @@ using OutputCallback = std::function<void(const std::string& runner_name, size_t
 /// hangs past timeout_s or exceeds memory_limit_bytes is recorded as a RunnerFailure, and the
 /// other runners still run, are compared and saved.
 struct Isolation {
-  bool enabled = false;             // every runner in a child process
+  bool enabled = false;             ///< every runner in a child process
   /// Runners (by Runner::name()) in a child process even when `enabled` is false: the CLI puts the
   /// peers known to crash on some models here (RunnerInfo::isolate_by_default).
   std::vector<std::string> runners;
-  double timeout_s = 0;            // 0: no limit
-  uint64_t memory_limit_bytes = 0;  // address space of the child; 0: no limit
+  double timeout_s = 0;            ///< 0: no limit
+  uint64_t memory_limit_bytes = 0;  ///< address space of the child; 0: no limit
 
   /// Every runner in a child process, no limits.
   static Isolation every_runner() {
@@ -71,15 +79,15 @@ struct Isolation {
     return isolation;
   }
 
-  bool applies_to(const std::string& runner_name) const {
+  bool applies_to(const std::string& runner_name) const {  ///< True when runner `runner_name` runs in a child process.
     return enabled || std::find(runners.begin(), runners.end(), runner_name) != runners.end();
   }
 };
 
 /// A runner that did not produce results under isolation, and why ("killed by signal 11 (Segmentation fault)").
 struct RunnerFailure {
-  std::string runner_name;
-  std::string reason;
+  std::string runner_name;  ///< Runner::name() of the runner.
+  std::string reason;  ///< Why it failed, e.g. "killed by signal 11 (Segmentation fault)".
 };
 
 /// How Comparator::run feeds the runners: warm-up, isolation, what to keep.
@@ -94,7 +102,7 @@ struct RunOptions {
   bool store_outputs = true;
   /// Child processes per runner; failures go to `failures` (required when enabled).
   Isolation isolation;
-  std::vector<RunnerFailure>* failures = nullptr;
+  std::vector<RunnerFailure>* failures = nullptr;  ///< Receives the runners that failed under isolation (required when isolation applies to any).
   /// Feeds the source is expected to supply (0: unknown), for the progress line's ETA.
   size_t expected_iterations = 0;
 };
@@ -136,9 +144,10 @@ class Comparator {
 /// along `axis` (stable, clamped to the axis length). Outputs without a setting (and no "" default)
 /// are left alone.
 struct TopK {
-  int64_t k = 10;
-  int64_t axis = -1;
+  int64_t k = 10;  ///< How many indices to keep.
+  int64_t axis = -1;  ///< The axis (negative counts from the end).
 };
+/// The postprocess function (for Comparator::postprocess) applying `settings` per output.
 std::function<void(IterationResult&)> top_k(PerOutput<std::optional<TopK>> settings);
 /// Indices of the k largest values along axis (ties keep the lower index first), as int64.
 Tensor top_k_indices(const Tensor& t, int64_t k, int64_t axis);

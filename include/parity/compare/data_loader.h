@@ -36,8 +36,8 @@ class FeedSource {
 
 /// Inclusive value range [min, max] of generated inputs.
 struct ValueRange {
-  double min = 0.0;
-  double max = 1.0;
+  double min = 0.0;  ///< Smallest generated value.
+  double max = 1.0;  ///< Largest generated value.
 };
 
 /// Generates random inputs bit-identical to Polygraphy's DataLoader (numpy backend): iteration i
@@ -69,8 +69,8 @@ class DataLoader : public FeedSource {
   /// input (listing the inputs that exist) or contradicts the model's shape.
   TensorMap generate(size_t index) const;
 
-  int64_t seed_value() const { return seed_; }
-  int64_t iteration_count() const { return iterations_; }
+  int64_t seed_value() const { return seed_; }  ///< Seed of the generated values.
+  int64_t iteration_count() const { return iterations_; }  ///< Number of feeds generated.
 
  private:
   void check_overrides() const;
@@ -87,8 +87,8 @@ class DataLoader : public FeedSource {
 /// A fixed list of feeds.
 class FeedList : public FeedSource {
  public:
-  FeedList() = default;
-  explicit FeedList(std::vector<TensorMap> feeds) : feeds_(std::move(feeds)) {}
+  FeedList() = default;  ///< No feeds.
+  explicit FeedList(std::vector<TensorMap> feeds) : feeds_(std::move(feeds)) {}  ///< The given feeds, in order.
   /// Any iterable whose elements convert to TensorMap.
   template <typename Range>
   static FeedList from(const Range& range) {
@@ -100,7 +100,7 @@ class FeedList : public FeedSource {
     if (index >= feeds_.size()) return std::nullopt;
     return feeds_[index];
   }
-  const std::vector<TensorMap>& feeds() const { return feeds_; }
+  const std::vector<TensorMap>& feeds() const { return feeds_; }  ///< The feeds, in order.
 
  private:
   std::vector<TensorMap> feeds_;
@@ -109,8 +109,9 @@ class FeedList : public FeedSource {
 /// Feeds produced on demand by a callable (a generator): returns nullopt when done.
 class FeedGenerator : public FeedSource {
  public:
+  /// Returns the feed of iteration `index` (nullopt when done); `metadata` is the first runner's inputs, or nullptr.
   using Fn = std::function<std::optional<TensorMap>(size_t index, const TensorMetadata* metadata)>;
-  explicit FeedGenerator(Fn fn) : fn_(std::move(fn)) {}
+  explicit FeedGenerator(Fn fn) : fn_(std::move(fn)) {}  ///< Feeds from `fn`.
   void set_input_metadata(const TensorMetadata& metadata) override { metadata_ = metadata; }
   std::optional<TensorMap> feed(size_t index) override {
     return fn_(index, metadata_ ? &*metadata_ : nullptr);

@@ -16,6 +16,10 @@ namespace parity::compare {
 
 /// Which files of an ONNX test-data folder to read.
 enum class OnnxTestData { kInputs, kOutputs };
+/** \var OnnxTestData::kInputs
+    The input_K.pb files. */
+/** \var OnnxTestData::kOutputs
+    The output_K.pb files. */
 /// Reads the folder `path` as ONNX test data: input_K.pb (or output_K.pb) TensorProtos named after
 /// their tensors, or test_data_set_N folders of them (one iteration each, in N order). nullopt when
 /// the folder holds neither; throws kInvalidModel / kNotFound naming the file for bad data.

@@ -23,7 +23,7 @@ namespace parity::compare {
 
 /// How compare_layerwise marks, windows and compares every intermediate tensor.
 struct LayerwiseOptions {
-  SimpleCompareOptions compare;  // tolerances per tensor name, error stat
+  SimpleCompareOptions compare;  ///< tolerances per tensor name, error stat
   /// Bytes of peer outputs held at once; the window of marked tensors adapts to stay near it.
   int64_t window_bytes = int64_t{64} << 20;
   /// Tensors to leave out (--onnx-exclude-outputs).
@@ -38,46 +38,61 @@ struct LayerwiseOptions {
   /// Called with every tensor as it is produced (`--save-outputs` streams them to a file): the
   /// reference's in execution order, the peer's window by window. Either may be empty.
   std::function<void(const std::string& name, const Tensor&)> on_reference_tensor, on_peer_tensor;
+  /** \var LayerwiseOptions::on_peer_tensor
+      As on_reference_tensor, for the peer's tensors (window by window). */
 };
 
 /// One iteration of one runner in a stored RunResults file (Polygraphy's `mark all` golden run).
 struct GoldenRun {
-  const RunResultsIndex* file = nullptr;
-  size_t run = 0;
-  size_t iteration = 0;
+  const RunResultsIndex* file = nullptr;  ///< The indexed file (not owned; must outlive the comparison).
+  size_t run = 0;  ///< Index of the runner's run in the file.
+  size_t iteration = 0;  ///< Index of the iteration within that run.
 };
 
 /// The comparison of one intermediate tensor across the runners.
 struct LayerResult {
-  std::string name;     // tensor name
-  std::string node;     // producing node's name
-  std::string op_type;  // producing node's op type
-  std::vector<std::string> inputs;  // producing node's input tensors (empty names dropped)
-  DType dtype = DType::kUndefined;
-  Shape shape;
-  bool compared = false;  // false when the peer did not produce it or it is not a tensor
-  bool passed = true;
+  std::string name;     ///< tensor name
+  std::string node;     ///< producing node's name
+  std::string op_type;  ///< producing node's op type
+  std::vector<std::string> inputs;  ///< producing node's input tensors (empty names dropped)
+  DType dtype = DType::kUndefined;  ///< Element type of the reference tensor.
+  Shape shape;  ///< Shape of the reference tensor.
+  bool compared = false;  ///< false when the peer did not produce it or it is not a tensor
+  bool passed = true;  ///< True unless the compared values exceeded the tolerances.
+  /// Largest absolute difference.
   double max_absdiff = 0, max_reldiff = 0, mean_absdiff = 0, mean_reldiff = 0;
-  std::string note;  // why not compared
+  /** \var LayerResult::max_reldiff
+      Largest relative difference. */
+  /** \var LayerResult::mean_absdiff
+      Mean absolute difference. */
+  /** \var LayerResult::mean_reldiff
+      Mean relative difference. */
+  std::string note;  ///< why not compared
   // The reference tensor's own values (with LayerwiseOptions::validate / check_fp16_range).
+  /// NaN elements of the reference tensor.
   int64_t nan_count = 0, inf_count = 0;
-  int64_t fp16_overflow = 0;   // finite values with magnitude above 65504
-  int64_t fp16_underflow = 0;  // nonzero values with magnitude below 2^-24
-  double max_magnitude = 0;    // largest finite magnitude
+  /** \var LayerResult::inf_count
+      Infinite elements of the reference tensor. */
+  int64_t fp16_overflow = 0;   ///< finite values with magnitude above 65504
+  int64_t fp16_underflow = 0;  ///< nonzero values with magnitude below 2^-24
+  double max_magnitude = 0;    ///< largest finite magnitude
 };
 
 /// Every intermediate tensor's result, in model order, and the first that mismatched.
 struct LayerwiseReport {
+  /// Name of the reference runner.
   std::string reference_name, peer_name;
-  std::vector<LayerResult> layers;     // in execution order
-  std::optional<size_t> first_failure;  // index into layers
+  /** \var LayerwiseReport::peer_name
+      Name of the peer runner (empty for reference statistics only). */
+  std::vector<LayerResult> layers;     ///< in execution order
+  std::optional<size_t> first_failure;  ///< index into layers
   /// The first failing layer whose producing node's inputs all passed (or are model inputs and
   /// weights, which both sides share): where the divergence starts rather than where it shows.
   std::optional<size_t> divergence_start;
-  int64_t peak_rss_bytes = 0;           // process peak resident memory after the run
-  int64_t total_tensor_bytes = 0;       // all compared tensors of both runners together
-  int64_t largest_tensor_bytes = 0;
-  int peer_runs = 0;
+  int64_t peak_rss_bytes = 0;           ///< process peak resident memory after the run
+  int64_t total_tensor_bytes = 0;       ///< all compared tensors of both runners together
+  int64_t largest_tensor_bytes = 0;  ///< Largest single compared tensor in bytes.
+  int peer_runs = 0;  ///< Peer inference runs made (one per window of marked tensors).
   /// Most bytes of peer outputs held at once (one window; a single tensor above the budget is a
   /// window of its own).
   int64_t peak_peer_bytes_held = 0;
@@ -90,7 +105,7 @@ struct LayerwiseReport {
   std::optional<size_t> first_invalid;
   /// With check_fp16_range: layers with values above float16's range.
   size_t fp16_overflow_layers = 0;
-  bool passed() const { return !first_failure.has_value() && !first_invalid.has_value() && fp16_overflow_layers == 0; }
+  bool passed() const { return !first_failure.has_value() && !first_invalid.has_value() && fp16_overflow_layers == 0; }  ///< True when no layer mismatched, held NaN/Inf (with validate) or overflowed float16 (with check_fp16_range).
 };
 
 /// Compares every intermediate tensor of `model_path` between parity's ref runner and the

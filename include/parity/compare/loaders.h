@@ -25,11 +25,12 @@
 
 namespace parity::compare::loaders {
 
+/// A deferred step that produces a T when called (Polygraphy's lazy loaders).
 template <typename T>
 using Loader = std::function<T()>;
-using Model = std::shared_ptr<onnx::ModelProto>;
-using ModelLoader = Loader<Model>;
-using BytesLoader = Loader<std::string>;
+using Model = std::shared_ptr<onnx::ModelProto>;  ///< A loaded ONNX model, shared between loaders.
+using ModelLoader = Loader<Model>;  ///< A loader of an ONNX model.
+using BytesLoader = Loader<std::string>;  ///< A loader of serialized bytes.
 
 // Immediate forms -----------------------------------------------------------------------------
 
@@ -39,7 +40,7 @@ std::string bytes_from_path(const std::string& path);
 Model onnx_from_bytes(const std::string& bytes, const std::string& what = "model bytes");
 /// Reads an ONNX model file (external data stays where it is: save next to the original).
 Model onnx_from_path(const std::string& path);
-std::string bytes_from_onnx(const onnx::ModelProto& model);
+std::string bytes_from_onnx(const onnx::ModelProto& model);  ///< Serializes a model. Throws kInvalidArgument when protobuf cannot (past its 2 GiB limit).
 /// Writes a model (atomically). Throws kIo.
 void save_onnx(const onnx::ModelProto& model, const std::string& path);
 /// Sets the graph outputs: `outputs` lists names to make outputs (existing outputs not listed
@@ -63,12 +64,13 @@ std::map<std::string, onnx::ValueInfoProto> inferred_value_infos(const onnx::Mod
 
 // Lazy forms ----------------------------------------------------------------------------------
 
-BytesLoader BytesFromPath(std::string path);
-ModelLoader OnnxFromBytes(BytesLoader bytes);
-ModelLoader OnnxFromPath(std::string path);
-BytesLoader BytesFromOnnx(ModelLoader model);
+BytesLoader BytesFromPath(std::string path);  ///< Lazy bytes_from_path().
+ModelLoader OnnxFromBytes(BytesLoader bytes);  ///< Lazy onnx_from_bytes().
+ModelLoader OnnxFromPath(std::string path);  ///< Lazy onnx_from_path().
+BytesLoader BytesFromOnnx(ModelLoader model);  ///< Lazy bytes_from_onnx().
 /// Saves the model when called and passes it on, so it chains with other loaders.
 ModelLoader SaveOnnx(ModelLoader model, std::string path);
+/// Lazy modify_outputs() on the loaded model.
 ModelLoader ModifyOutputs(ModelLoader model, std::vector<std::string> outputs,
                           std::vector<std::string> exclude = {});
 

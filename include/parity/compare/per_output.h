@@ -12,6 +12,7 @@ template <typename T>
 /// A value per output name with a default for the others (tolerances such as --atol out:1e-3).
 class PerOutput {
  public:
+  /// Every output gets `default_value`.
   PerOutput(T default_value) : default_(std::move(default_value)) {}  // NOLINT(implicit)
 
   /// Sets the value for `name`; an empty name sets the default.
@@ -20,11 +21,11 @@ class PerOutput {
     else values_[name] = std::move(value);
     return *this;
   }
-  const T& get(const std::string& name) const {
+  const T& get(const std::string& name) const {  ///< The value for `name`, or the default.
     auto it = values_.find(name);
     return it == values_.end() ? default_ : it->second;
   }
-  const T& default_value() const { return default_; }
+  const T& default_value() const { return default_; }  ///< The value for outputs without their own.
   /// Names given explicitly (so callers can check they exist).
   std::vector<std::string> names() const {
     std::vector<std::string> out;

@@ -14,24 +14,25 @@
 
 namespace parity {
 
+/// Element type of a tensor; the values are ONNX TensorProto.DataType's, so conversion is a cast.
 enum class DType : int {
-  kUndefined = 0,
-  kFloat32 = 1,
-  kUInt8 = 2,
-  kInt8 = 3,
-  kUInt16 = 4,
-  kInt16 = 5,
-  kInt32 = 6,
-  kInt64 = 7,
-  kString = 8,
-  kBool = 9,
-  kFloat16 = 10,
-  kFloat64 = 11,
-  kUInt32 = 12,
-  kUInt64 = 13,
-  kComplex64 = 14,
-  kComplex128 = 15,
-  kBFloat16 = 16,
+  kUndefined = 0,  ///< No type (an undefined tensor).
+  kFloat32 = 1,  ///< IEEE binary32.
+  kUInt8 = 2,  ///< 8-bit unsigned integer.
+  kInt8 = 3,  ///< 8-bit signed integer.
+  kUInt16 = 4,  ///< 16-bit unsigned integer.
+  kInt16 = 5,  ///< 16-bit signed integer.
+  kInt32 = 6,  ///< 32-bit signed integer.
+  kInt64 = 7,  ///< 64-bit signed integer.
+  kString = 8,  ///< std::string elements.
+  kBool = 9,  ///< bool (one byte per element).
+  kFloat16 = 10,  ///< IEEE binary16 (Float16).
+  kFloat64 = 11,  ///< IEEE binary64.
+  kUInt32 = 12,  ///< 32-bit unsigned integer.
+  kUInt64 = 13,  ///< 64-bit unsigned integer.
+  kComplex64 = 14,  ///< std::complex<float>.
+  kComplex128 = 15,  ///< std::complex<double>.
+  kBFloat16 = 16,  ///< bfloat16 (BFloat16).
 };
 
 /// Canonical lower-case name as Polygraphy/numpy print it ("float32", "int64", "bool", ...).
@@ -40,11 +41,11 @@ std::string_view dtype_name(DType dtype);
 std::optional<DType> dtype_from_name(std::string_view name);
 /// Bytes per element (0 for kUndefined; sizeof(std::string) for kString).
 size_t dtype_size(DType dtype);
-bool is_floating(DType dtype);  // float16, bfloat16, float32, float64
-bool is_integer(DType dtype);   // signed or unsigned integers (not bool)
-bool is_signed_integer(DType dtype);
-bool is_unsigned_integer(DType dtype);
-bool is_complex(DType dtype);
+bool is_floating(DType dtype);  ///< float16, bfloat16, float32, float64
+bool is_integer(DType dtype);   ///< signed or unsigned integers (not bool)
+bool is_signed_integer(DType dtype);  ///< True for int8, int16, int32 and int64.
+bool is_unsigned_integer(DType dtype);  ///< True for uint8, uint16, uint32 and uint64.
+bool is_complex(DType dtype);  ///< True for complex64 and complex128.
 /// True for every dtype parity stores in a tensor (everything except kUndefined).
 bool is_valid_dtype(DType dtype);
 
@@ -75,16 +76,20 @@ PARITY_DTYPE_OF(std::complex<float>, kComplex64)
 PARITY_DTYPE_OF(std::complex<double>, kComplex128)
 #undef PARITY_DTYPE_OF
 
+/// The DType of the C++ type T (cv-qualifiers ignored); ill-formed for types parity does not store.
 template <typename T>
 inline constexpr DType dtype_of_v = DTypeOf<std::remove_cv_t<T>>::value;
 
 /// The C++ type visit_dtype() hands its function (as TypeTag<T>{}).
 template <typename T> struct TypeTag { using type = T; };
+/// \typedef parity::TypeTag::type
+/// T itself.
 
 /// Calls fn(TypeTag<T>{}) with the C++ type of dtype. Throws kUnsupported for kUndefined.
 template <typename Fn>
 decltype(auto) visit_dtype(DType dtype, Fn&& fn);
 
+/// Throws kUnsupported naming `dtype` and `where` (the operation that cannot take it).
 [[noreturn]] void throw_unsupported_dtype(DType dtype, const char* where);
 
 namespace detail {

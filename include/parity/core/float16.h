@@ -72,29 +72,35 @@ inline float bfloat16_bits_to_float(uint16_t b) {
 
 /// IEEE 754 binary16 value (storage only; arithmetic goes through float).
 struct Float16 {
-  uint16_t bits = 0;
-  Float16() = default;
+  uint16_t bits = 0;  ///< Raw binary16 bit pattern.
+  Float16() = default;  ///< Positive zero.
+  /// Rounds `v` to the nearest binary16 (ties to even; overflow gives inf, NaN stays NaN).
   explicit Float16(float v) : bits(detail::float_to_half_bits(v)) {}
-  explicit Float16(double v) : Float16(static_cast<float>(v)) {}
+  explicit Float16(double v) : Float16(static_cast<float>(v)) {}  ///< Rounds through float.
+  /// The value whose bit pattern is `b`.
   static Float16 from_bits(uint16_t b) {
     Float16 h;
     h.bits = b;
     return h;
   }
+  /// Exact widening to float.
   operator float() const { return detail::half_bits_to_float(bits); }  // NOLINT(implicit)
 };
 
 /// bfloat16 value (storage only; arithmetic goes through float).
 struct BFloat16 {
-  uint16_t bits = 0;
-  BFloat16() = default;
+  uint16_t bits = 0;  ///< Raw bfloat16 bit pattern (the upper half of a float's).
+  BFloat16() = default;  ///< Positive zero.
+  /// Rounds `v` to the nearest bfloat16 (ties to even; NaN stays a quiet NaN).
   explicit BFloat16(float v) : bits(detail::float_to_bfloat16_bits(v)) {}
-  explicit BFloat16(double v) : BFloat16(static_cast<float>(v)) {}
+  explicit BFloat16(double v) : BFloat16(static_cast<float>(v)) {}  ///< Rounds through float.
+  /// The value whose bit pattern is `b`.
   static BFloat16 from_bits(uint16_t b) {
     BFloat16 h;
     h.bits = b;
     return h;
   }
+  /// Exact widening to float.
   operator float() const { return detail::bfloat16_bits_to_float(bits); }  // NOLINT(implicit)
 };
 

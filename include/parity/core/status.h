@@ -14,16 +14,17 @@ namespace parity {
 
 /// What kind of failure happened; decides how the CLI reports it.
 enum class ErrorCode {
-  kInvalidArgument,  // bad option, bad shape, bad value supplied by the user
-  kNotFound,         // missing file, tensor name, input
-  kInvalidModel,     // malformed or inconsistent model or data file
-  kUnsupported,      // operator/dtype/feature not implemented
-  kUnavailable,      // an optional runtime is not present
-  kIo,               // read/write failure
-  kRuntime,          // a failure while executing a model (e.g. shape mismatch inside the graph)
-  kInternal,         // a bug in parity
+  kInvalidArgument,  ///< bad option, bad shape, bad value supplied by the user
+  kNotFound,         ///< missing file, tensor name, input
+  kInvalidModel,     ///< malformed or inconsistent model or data file
+  kUnsupported,      ///< operator/dtype/feature not implemented
+  kUnavailable,      ///< an optional runtime is not present
+  kIo,               ///< read/write failure
+  kRuntime,          ///< a failure while executing a model (e.g. shape mismatch inside the graph)
+  kInternal,         ///< a bug in parity
 };
 
+/// Lower-case description of the code for messages ("invalid argument", "I/O error", ...).
 const char* error_code_name(ErrorCode code);
 
 /// Where an error arose, as far as the code that raised it knew. Every field is optional; the
@@ -43,15 +44,16 @@ struct ErrorContext {
 /// Result/Status across API boundaries.
 class Error : public std::runtime_error {
  public:
+  /// An error of `code` with the user-facing `message` and where it arose.
   Error(ErrorCode code, std::string message, ErrorContext context = {})
       : std::runtime_error(message), code_(code), context_(std::move(context)) {}
-  ErrorCode code() const { return code_; }
-  bool is_internal() const { return code_ == ErrorCode::kInternal; }
+  ErrorCode code() const { return code_; }  ///< What kind of failure this is.
+  bool is_internal() const { return code_ == ErrorCode::kInternal; }  ///< True for kInternal (a parity bug).
 
-  const ErrorContext& context() const { return context_; }
-  const std::optional<std::string>& node() const { return context_.node; }
-  const std::optional<std::string>& tensor() const { return context_.tensor; }
-  const std::optional<std::string>& file() const { return context_.file; }
+  const ErrorContext& context() const { return context_; }  ///< Where the error arose (every field optional).
+  const std::optional<std::string>& node() const { return context_.node; }  ///< The node it concerns, if known.
+  const std::optional<std::string>& tensor() const { return context_.tensor; }  ///< The tensor it concerns, if known.
+  const std::optional<std::string>& file() const { return context_.file; }  ///< The file it concerns, if known.
 
   /// A copy naming `node` (replacing any node already named); the message is kept.
   Error with_node(std::string node) const;
@@ -68,13 +70,14 @@ class Error : public std::runtime_error {
 /// Outcome of an operation that returns nothing.
 class Status {
  public:
-  Status() = default;
+  Status() = default;  ///< Success.
+  /// Failure carrying `error`.
   Status(Error error) : error_(std::move(error)) {}  // NOLINT(implicit)
-  static Status ok() { return Status(); }
-  bool is_ok() const { return !error_.has_value(); }
-  explicit operator bool() const { return is_ok(); }
-  const Error& error() const { return *error_; }
-  std::string message() const { return error_ ? error_->what() : std::string("OK"); }
+  static Status ok() { return Status(); }  ///< Success.
+  bool is_ok() const { return !error_.has_value(); }  ///< True on success.
+  explicit operator bool() const { return is_ok(); }  ///< Same as is_ok().
+  const Error& error() const { return *error_; }  ///< The carried error; only valid when !is_ok().
+  std::string message() const { return error_ ? error_->what() : std::string("OK"); }  ///< The error's message, or "OK".
   /// Throws the carried error, if any.
   void throw_if_error() const {
     if (error_) throw *error_;
@@ -88,26 +91,31 @@ class Status {
 template <typename T>
 class Result {
  public:
+  /// Success holding `value`.
   Result(T value) : data_(std::move(value)) {}  // NOLINT(implicit)
+  /// Failure carrying `error`.
   Result(Error error) : data_(std::move(error)) {}  // NOLINT(implicit)
-  bool is_ok() const { return std::holds_alternative<T>(data_); }
-  explicit operator bool() const { return is_ok(); }
-  const Error& error() const { return std::get<Error>(data_); }
+  bool is_ok() const { return std::holds_alternative<T>(data_); }  ///< True when a value is held.
+  explicit operator bool() const { return is_ok(); }  ///< Same as is_ok().
+  const Error& error() const { return std::get<Error>(data_); }  ///< The carried error; only valid when !is_ok().
+  /// The value; throws the carried Error when there is none.
   T& value() & {
     if (!is_ok()) throw error();
     return std::get<T>(data_);
   }
+  /// As value(), const.
   const T& value() const& {
     if (!is_ok()) throw error();
     return std::get<T>(data_);
   }
+  /// As value(), moving it out.
   T&& value() && {
     if (!is_ok()) throw error();
     return std::get<T>(std::move(data_));
   }
-  T* operator->() { return &value(); }
-  T& operator*() & { return value(); }
-  Status status() const { return is_ok() ? Status() : Status(error()); }
+  T* operator->() { return &value(); }  ///< Pointer to the value; throws the carried Error when there is none.
+  T& operator*() & { return value(); }  ///< The value; throws the carried Error when there is none.
+  Status status() const { return is_ok() ? Status() : Status(error()); }  ///< Success, or the carried error without the value.
 
  private:
   std::variant<T, Error> data_;

@@ -14,6 +14,7 @@
 
 namespace parity {
 
+/// A concrete shape: one size (>= 0) per dimension, outermost first; empty for a scalar.
 using Shape = std::vector<int64_t>;
 
 /// Number of elements of a shape (1 for a scalar, 0 when any dimension is 0).
@@ -27,8 +28,8 @@ std::vector<int64_t> shape_strides(const Shape& shape);
 class Storage {
  public:
   virtual ~Storage() = default;
-  virtual std::byte* data() = 0;
-  virtual size_t size_bytes() const = 0;
+  virtual std::byte* data() = 0;  ///< First byte of the memory; valid while the storage lives.
+  virtual size_t size_bytes() const = 0;  ///< Size of the memory in bytes.
 };
 
 /// Contiguous row-major tensor.
@@ -38,7 +39,7 @@ class Storage {
 /// String tensors hold std::string elements; all other dtypes hold plain little-endian values.
 class Tensor {
  public:
-  Tensor() = default;
+  Tensor() = default;  ///< An undefined tensor (dtype kUndefined, no storage).
   /// Allocates a zero-initialized tensor.
   Tensor(DType dtype, Shape shape);
   /// Allocates without zero-filling, for producers that overwrite every element (optimized
@@ -47,8 +48,10 @@ class Tensor {
   /// Wraps existing storage (e.g. an mmapped external-data region); byte_offset into storage.
   Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t byte_offset = 0);
 
+  /// A tensor of `shape` holding a copy of `values`; throws kInvalidArgument when their count does not match.
   template <typename T>
   static Tensor from_vector(const Shape& shape, const std::vector<T>& values);
+  /// A rank-0 tensor holding `value`.
   template <typename T>
   static Tensor scalar(T value) {
     return from_vector<T>({}, std::vector<T>{value});
@@ -56,16 +59,16 @@ class Tensor {
   /// Builds a tensor by copying raw bytes (non-string dtypes only).
   static Tensor from_bytes(DType dtype, Shape shape, const void* bytes, size_t size_bytes);
 
-  bool defined() const { return dtype_ != DType::kUndefined; }
-  DType dtype() const { return dtype_; }
-  const Shape& shape() const { return shape_; }
-  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
-  int64_t dim(int64_t axis) const;
-  int64_t numel() const { return numel_; }
-  size_t size_bytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+  bool defined() const { return dtype_ != DType::kUndefined; }  ///< False for a default-constructed (undefined) tensor.
+  DType dtype() const { return dtype_; }  ///< Element type.
+  const Shape& shape() const { return shape_; }  ///< Dimensions, outermost first.
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }  ///< Number of dimensions.
+  int64_t dim(int64_t axis) const;  ///< Size of dimension `axis` (negative counts from the end); asserts the axis is in range.
+  int64_t numel() const { return numel_; }  ///< Number of elements.
+  size_t size_bytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }  ///< Bytes of element data (elements times dtype_size()).
 
-  void* raw_data() { return storage_ ? storage_->data() + offset_ : nullptr; }
-  const void* raw_data() const { return storage_ ? storage_->data() + offset_ : nullptr; }
+  void* raw_data() { return storage_ ? storage_->data() + offset_ : nullptr; }  ///< First byte of the elements, or nullptr without storage.
+  const void* raw_data() const { return storage_ ? storage_->data() + offset_ : nullptr; }  ///< As raw_data(), read-only.
 
   /// Typed pointer; asserts that T matches dtype().
   template <typename T>
@@ -73,19 +76,23 @@ class Tensor {
     check_type(dtype_of_v<T>);
     return static_cast<T*>(raw_data());
   }
+  /// As data(), read-only.
   template <typename T>
   const T* data() const {
     check_type(dtype_of_v<T>);
     return static_cast<const T*>(raw_data());
   }
+  /// The elements as a span; asserts that T matches dtype().
   template <typename T>
   std::span<T> values() {
     return {data<T>(), static_cast<size_t>(numel_)};
   }
+  /// As values(), read-only.
   template <typename T>
   std::span<const T> values() const {
     return {data<T>(), static_cast<size_t>(numel_)};
   }
+  /// A copy of the elements; asserts that T matches dtype().
   template <typename T>
   std::vector<T> to_vector() const {
     auto v = values<T>();

@@ -28,6 +28,7 @@ std::pair<std::string, std::string> split_name_value(const std::string& text);
 
 /// Parses a whole string as a number; anything else throws kInvalidArgument naming `what`.
 double parse_double(const std::string& text, const std::string& what);
+/// Parses a whole string as an integer; anything else throws kInvalidArgument naming `what`.
 int64_t parse_int(const std::string& text, const std::string& what);
 
 /// Parses a shape that may have dynamic dimensions: "[1,3,224,224]", "(1, 'batch', ?)", "1,3" or
@@ -42,9 +43,9 @@ uint64_t parse_size(const std::string& text, const std::string& what);
 
 /// A byte count in a binary unit: value * 1024^power bytes.
 struct ScaledBytes {
-  double value = 0;
-  const char* unit = "bytes";  // "bytes", "KiB", "MiB", "GiB" or "TiB"
-  int power = 0;               // 0 (bytes) to 4 (TiB)
+  double value = 0;  ///< Size in `unit`s.
+  const char* unit = "bytes";  ///< "bytes", "KiB", "MiB", "GiB" or "TiB"
+  int power = 0;               ///< 0 (bytes) to 4 (TiB)
 };
 /// `bytes` in the largest unit it holds at least one of, between 1024^smallest and 1024^largest
 /// (powers 0 to 4): what the size printers format, each with its own precision.

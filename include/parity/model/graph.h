@@ -38,17 +38,18 @@ class Value {
   explicit Value(std::string name, DType dtype = DType::kUndefined, DimShape shape = unknown_shape());
   /// A constant holding values.
   static std::shared_ptr<Value> constant(std::string name, Tensor values);
+  /// A shared variable (see the constructor).
   static std::shared_ptr<Value> variable(std::string name, DType dtype = DType::kUndefined,
                                          DimShape shape = unknown_shape());
   ~Value();
 
-  std::string name;
-  DType dtype = DType::kUndefined;
-  DimShape shape;
-  std::string doc_string;
+  std::string name;  ///< Tensor name, unique within the model.
+  DType dtype = DType::kUndefined;  ///< Element type; kUndefined when unknown.
+  DimShape shape;  ///< Shape; unknown rank when not known.
+  std::string doc_string;  ///< Documentation string from the model.
 
-  bool is_constant() const { return constant_; }
-  bool is_variable() const { return !constant_; }
+  bool is_constant() const { return constant_; }  ///< True for a constant (values known: an initializer or set_values()).
+  bool is_variable() const { return !constant_; }  ///< True for a graph input or node output.
   /// True when dtype or shape is known.
   bool has_type() const { return dtype != DType::kUndefined || !shape.unknown_rank; }
   /// Type as TensorMeta (name, dtype, shape).
@@ -67,6 +68,7 @@ class Value {
   /// True once a constant's values have been materialized (for tests of lazy loading).
   bool values_loaded() const { return loaded_; }
 
+  /// A shape of unknown rank, the default for values without type information.
   static DimShape unknown_shape() {
     DimShape s;
     s.unknown_rank = true;
@@ -88,26 +90,28 @@ class Value {
   DimShape source_shape_;
 };
 
+/// Shared handle to a Value; nodes and graphs hold these.
 using ValuePtr = std::shared_ptr<Value>;
 
 /// One operator invocation.
 class Node {
  public:
-  Node() = default;
+  Node() = default;  ///< An empty node (no op type, no inputs or outputs).
+  /// A node of `op_type` in the default domain with these inputs and outputs.
   Node(std::string op_type, std::vector<ValuePtr> inputs, std::vector<ValuePtr> outputs, std::string name = {});
   ~Node();
 
-  std::string name;
-  std::string op_type;
-  std::string domain;  // "" = the default ONNX domain
-  std::string doc_string;
+  std::string name;  ///< Node name; may be empty.
+  std::string op_type;  ///< Operator, e.g. "Conv".
+  std::string domain;  ///< "" = the default ONNX domain
+  std::string doc_string;  ///< Documentation string from the model.
   /// nullptr marks an omitted optional input/output ("" in ONNX).
   std::vector<ValuePtr> inputs;
-  std::vector<ValuePtr> outputs;
+  std::vector<ValuePtr> outputs;  ///< Produced values; nullptr marks an omitted optional output.
   /// Attributes. Graph-valued ones (If/Loop/Scan bodies) have g == nullptr here: their editable
   /// form is in subgraphs.
   AttributeMap attrs;
-  std::map<std::string, std::shared_ptr<Graph>> subgraphs;
+  std::map<std::string, std::shared_ptr<Graph>> subgraphs;  ///< Editable subgraphs of graph-valued attributes, by attribute name.
 
   /// "name (Op)" or "<Op #index>"-like label for messages.
   std::string label() const;
@@ -124,35 +128,36 @@ class Node {
   std::shared_ptr<const onnx::NodeProto> source_;
 };
 
+/// Shared handle to a Node.
 using NodePtr = std::shared_ptr<Node>;
 
 /// Model-level fields (top-level graph only).
 struct ModelInfo {
-  int64_t ir_version = 0;
-  std::vector<std::pair<std::string, int64_t>> opset_imports;  // (domain, version), in file order
-  std::string producer_name;
-  std::string producer_version;
-  std::string domain;
-  int64_t model_version = 0;
-  std::string doc_string;
-  std::vector<std::pair<std::string, std::string>> metadata_props;
+  int64_t ir_version = 0;  ///< ONNX IR version.
+  std::vector<std::pair<std::string, int64_t>> opset_imports;  ///< (domain, version), in file order
+  std::string producer_name;  ///< Producer name as the model records it.
+  std::string producer_version;  ///< Producer version as the model records it.
+  std::string domain;  ///< Model domain.
+  int64_t model_version = 0;  ///< Model version.
+  std::string doc_string;  ///< Model documentation string.
+  std::vector<std::pair<std::string, std::string>> metadata_props;  ///< metadata_props (key, value) pairs in file order.
 };
 
 /// A graph (the model's main graph or a subgraph). Non-copyable: objects are shared by pointer.
 class Graph {
  public:
-  Graph();
+  Graph();  ///< An empty graph.
   ~Graph();
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
-  Graph(Graph&&) noexcept;
-  Graph& operator=(Graph&&) noexcept;
+  Graph(Graph&&) noexcept;  ///< Moves the graph's contents.
+  Graph& operator=(Graph&&) noexcept;  ///< Moves the graph's contents.
 
-  std::string name;
-  std::string doc_string;
-  std::vector<NodePtr> nodes;
-  std::vector<ValuePtr> inputs;
-  std::vector<ValuePtr> outputs;
+  std::string name;  ///< Graph name.
+  std::string doc_string;  ///< Documentation string from the model.
+  std::vector<NodePtr> nodes;  ///< Nodes in file order (or topological order after toposort()).
+  std::vector<ValuePtr> inputs;  ///< Graph inputs in order.
+  std::vector<ValuePtr> outputs;  ///< Graph outputs in order.
   /// Constants stored in this graph (ONNX initializers), in file order. Old models also list
   /// some of them in inputs.
   std::vector<ValuePtr> initializers;

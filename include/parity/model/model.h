@@ -21,22 +21,23 @@ namespace parity::model {
 /// maps them on demand. Copies are deep but cheap for models whose weights are external.
 class Model {
  public:
-  Model();
+  Model();  ///< An empty ModelProto, no base folder.
+  /// Takes `proto` (an empty one when null) with external data relative to `base_dir`.
   explicit Model(std::unique_ptr<onnx::ModelProto> proto, std::filesystem::path base_dir = {});
   ~Model();
-  Model(Model&&) noexcept;
-  Model& operator=(Model&&) noexcept;
-  Model(const Model& other);
-  Model& operator=(const Model& other);
+  Model(Model&&) noexcept;  ///< Moves the proto and its folders.
+  Model& operator=(Model&&) noexcept;  ///< Moves the proto and its folders.
+  Model(const Model& other);  ///< Deep copy of the proto (external weights stay references).
+  Model& operator=(const Model& other);  ///< Deep copy, as the copy constructor.
 
-  onnx::ModelProto& proto() { return *proto_; }
-  const onnx::ModelProto& proto() const { return *proto_; }
+  onnx::ModelProto& proto() { return *proto_; }  ///< The ModelProto itself.
+  const onnx::ModelProto& proto() const { return *proto_; }  ///< The ModelProto itself, read-only.
   /// Folder that external-data locations are relative to (the model file's folder).
   const std::filesystem::path& base_dir() const { return base_dir_; }
-  void set_base_dir(std::filesystem::path dir) { base_dir_ = std::move(dir); }
+  void set_base_dir(std::filesystem::path dir) { base_dir_ = std::move(dir); }  ///< Changes the folder external data is relative to.
   /// The file the model was loaded from; empty when it came from bytes or was built in memory.
   const std::filesystem::path& path() const { return path_; }
-  void set_path(std::filesystem::path path) { path_ = std::move(path); }
+  void set_path(std::filesystem::path path) { path_ = std::move(path); }  ///< Records the file the model came from.
 
   /// Opset imported for a domain ("" or "ai.onnx" = default domain); 0 when not imported.
   int64_t opset(const std::string& domain = "") const;
@@ -45,7 +46,7 @@ class Model {
   /// True when the model was loaded with LoadOptions::ignore_external_data: its external tensors
   /// were not checked, may be missing, and are saved as the same references.
   bool external_data_ignored() const { return external_data_ignored_; }
-  void set_external_data_ignored(bool ignored) { external_data_ignored_ = ignored; }
+  void set_external_data_ignored(bool ignored) { external_data_ignored_ = ignored; }  ///< Marks the model as loaded without its external data.
 
  private:
   std::unique_ptr<onnx::ModelProto> proto_;
@@ -69,6 +70,7 @@ struct LoadOptions {
   /// checked nor read; reading such a tensor's values fails, and saving keeps the references.
   bool ignore_external_data = false;
 };
+/// Same, with both external-data settings in `options`.
 Result<Model> load_model(const std::filesystem::path& path, const LoadOptions& options);
 /// Parses a serialized model; external data is resolved against base_dir.
 Result<Model> load_model_from_bytes(std::string_view bytes, const std::filesystem::path& base_dir = {},
@@ -81,7 +83,7 @@ struct SaveOptions {
   /// Side-file name (relative to the model's folder) when all tensors go to one file;
   /// default: "<model file name>.data".
   std::string location;
-  size_t size_threshold = 1024;
+  size_t size_threshold = 1024;  ///< Minimum tensor size in bytes for external storage.
   /// One side file for all tensors; otherwise one file per tensor, named after the tensor.
   bool all_tensors_to_one_file = true;
 };

@@ -22,6 +22,7 @@ namespace parity::runners {
 /// One runtime running one model (Polygraphy's BaseRunner): activate, infer, deactivate.
 class Runner {
  public:
+  /// A runner named `name` (used as given; see make_runner_name()).
   explicit Runner(std::string name);
   virtual ~Runner();
   Runner(const Runner&) = delete;
@@ -29,7 +30,7 @@ class Runner {
 
   /// Unique name, e.g. "ref-runner-N0-01/02/26-10:00:00" (Polygraphy's naming).
   const std::string& name() const { return name_; }
-  bool is_active() const { return active_.load(std::memory_order_acquire); }
+  bool is_active() const { return active_.load(std::memory_order_acquire); }  ///< True between activate() and deactivate(); readable from any thread.
 
   /// Loads the model and prepares the runtime. Expensive: do it once. Throws if already active.
   void activate();
@@ -48,10 +49,10 @@ class Runner {
   double last_inference_time() const { return last_inference_time_.load(std::memory_order_relaxed); }
 
  protected:
-  virtual void activate_impl() = 0;
-  virtual void deactivate_impl() {}
-  virtual TensorMetadata input_metadata_impl() = 0;
-  virtual TensorMap infer_impl(const TensorMap& feed) = 0;
+  virtual void activate_impl() = 0;  ///< Loads the model; called by activate().
+  virtual void deactivate_impl() {}  ///< Releases what activate_impl() acquired; called by deactivate(). Does nothing by default.
+  virtual TensorMetadata input_metadata_impl() = 0;  ///< The model's inputs; called (and cached) by input_metadata().
+  virtual TensorMap infer_impl(const TensorMap& feed) = 0;  ///< Runs one inference on a feed infer() has already checked.
 
  private:
   class InUse;
@@ -69,7 +70,7 @@ class Runner {
 /// Activates a runner for the lifetime of the guard (Python's `with runner:`).
 class ActiveRunner {
  public:
-  explicit ActiveRunner(Runner& runner) : runner_(runner) { runner_.activate(); }
+  explicit ActiveRunner(Runner& runner) : runner_(runner) { runner_.activate(); }  ///< Activates `runner` (which must outlive the guard); deactivates it on destruction, ignoring errors.
   ~ActiveRunner() {
     if (runner_.is_active()) {
       try {
@@ -80,8 +81,8 @@ class ActiveRunner {
   }
   ActiveRunner(const ActiveRunner&) = delete;
   ActiveRunner& operator=(const ActiveRunner&) = delete;
-  Runner* operator->() { return &runner_; }
-  Runner& get() { return runner_; }
+  Runner* operator->() { return &runner_; }  ///< The guarded runner.
+  Runner& get() { return runner_; }  ///< The guarded runner.
 
  private:
   Runner& runner_;

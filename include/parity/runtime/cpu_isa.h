@@ -12,6 +12,12 @@ namespace parity::runtime {
 /// kAvx512 AVX-512 F, BW and VL (every AVX-512 CPU since Skylake-SP). Every kernel family picks its variant from one of these, so capping the tier
 /// (KernelOptions::isa_cap) runs the lower variants on a machine that has the higher ones.
 enum class KernelIsa { kBaseline, kAvx2, kAvx512 };
+/** \var KernelIsa::kBaseline
+    The build's baseline instruction set, without the AVX2 or AVX-512 kernels. */
+/** \var KernelIsa::kAvx2
+    AVX2 and FMA. */
+/** \var KernelIsa::kAvx512
+    AVX-512 F, BW and VL. */
 
 /// The highest tier this CPU (and operating system) supports.
 KernelIsa cpu_kernel_isa();

@@ -35,8 +35,8 @@ class ThreadPool;
 
 /// Precision the executor runs floating-point math in.
 enum class Precision {
-  kFloat32,  // model's own dtypes (default)
-  kFloat64,  // fp64 oracle: every floating tensor is computed in double
+  kFloat32,  ///< model's own dtypes (default)
+  kFloat64,  ///< fp64 oracle: every floating tensor is computed in double
 };
 
 /// The dtype a kernel computes and stores a floating tensor in: in fp64-oracle mode every
@@ -49,20 +49,20 @@ inline DType compute_dtype(DType dtype, Precision precision) {
 
 /// Which kernel implementation a session prefers.
 enum class KernelTier {
-  kReference,  // the readable, spec-faithful kernels (always used in fp64-oracle mode)
-  kOptimized,  // optimized kernels where registered, reference elsewhere
+  kReference,  ///< the readable, spec-faithful kernels (always used in fp64-oracle mode)
+  kOptimized,  ///< optimized kernels where registered, reference elsewhere
 };
 
 /// Everything the executor knows about a node when building its kernel.
 struct NodeSpec {
-  std::string name;
-  std::string op_type;
-  std::string domain;  // "" for the default ONNX domain
-  int opset = 0;       // the model's opset for this domain
-  int since_version = 0;  // since_version of the chosen kernel registration
-  std::vector<std::string> inputs;   // "" marks an omitted optional input
-  std::vector<std::string> outputs;  // "" marks an omitted optional output
-  model::AttributeMap attributes;
+  std::string name;  ///< Node name; may be empty.
+  std::string op_type;  ///< Operator, e.g. "Conv".
+  std::string domain;  ///< "" for the default ONNX domain
+  int opset = 0;       ///< the model's opset for this domain
+  int since_version = 0;  ///< since_version of the chosen kernel registration
+  std::vector<std::string> inputs;   ///< "" marks an omitted optional input
+  std::vector<std::string> outputs;  ///< "" marks an omitted optional output
+  model::AttributeMap attributes;  ///< Attributes by name.
 };
 
 /// How messages name a node: op and name ("Conv node 'conv1'"), or op and first output when the
@@ -74,34 +74,36 @@ std::string node_error_name(const NodeSpec& spec);
 /// Plan-time view of a node: attribute accessors with defaults and node-named errors.
 class KernelInit {
  public:
+  /// A view of `spec` (which must outlive it) for a session computing in `precision`.
   KernelInit(const NodeSpec& spec, Precision precision) : spec_(spec), precision_(precision) {}
   virtual ~KernelInit() = default;
 
-  const NodeSpec& spec() const { return spec_; }
-  const std::string& op_type() const { return spec_.op_type; }
-  int opset() const { return spec_.opset; }
-  Precision precision() const { return precision_; }
-  size_t num_inputs() const { return spec_.inputs.size(); }
-  size_t num_outputs() const { return spec_.outputs.size(); }
+  const NodeSpec& spec() const { return spec_; }  ///< The node as the executor sees it.
+  const std::string& op_type() const { return spec_.op_type; }  ///< Operator, e.g. "Conv".
+  int opset() const { return spec_.opset; }  ///< The model's opset for the node's domain.
+  Precision precision() const { return precision_; }  ///< Precision the session computes in.
+  size_t num_inputs() const { return spec_.inputs.size(); }  ///< Number of input slots, omitted optional ones included.
+  size_t num_outputs() const { return spec_.outputs.size(); }  ///< Number of output slots, omitted optional ones included.
   /// True when input i is present (exists and is not the empty name).
   bool has_input(size_t i) const { return i < spec_.inputs.size() && !spec_.inputs[i].empty(); }
-  bool has_output(size_t i) const { return i < spec_.outputs.size() && !spec_.outputs[i].empty(); }
+  bool has_output(size_t i) const { return i < spec_.outputs.size() && !spec_.outputs[i].empty(); }  ///< True when output i exists and is not the empty name.
 
-  bool has_attr(const std::string& name) const { return spec_.attributes.count(name) > 0; }
-  const model::Attribute* find_attr(const std::string& name) const;
+  bool has_attr(const std::string& name) const { return spec_.attributes.count(name) > 0; }  ///< True when the node sets attribute `name`.
+  const model::Attribute* find_attr(const std::string& name) const;  ///< The attribute, or nullptr when the node does not set it.
+  /// Integer attribute `name`; throws kInvalidModel naming the node when it is missing or of another type.
   int64_t attr_int(const std::string& name) const;
-  int64_t attr_int(const std::string& name, int64_t fallback) const;
-  float attr_float(const std::string& name) const;
-  float attr_float(const std::string& name, float fallback) const;
-  std::string attr_string(const std::string& name) const;
-  std::string attr_string(const std::string& name, const std::string& fallback) const;
-  std::vector<int64_t> attr_ints(const std::string& name) const;
-  std::vector<int64_t> attr_ints(const std::string& name, const std::vector<int64_t>& fallback) const;
-  std::vector<float> attr_floats(const std::string& name) const;
-  std::vector<float> attr_floats(const std::string& name, const std::vector<float>& fallback) const;
-  std::vector<std::string> attr_strings(const std::string& name) const;
-  std::vector<std::string> attr_strings(const std::string& name, const std::vector<std::string>& fallback) const;
-  Tensor attr_tensor(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t fallback) const;  ///< As attr_int(name), or `fallback` when missing.
+  float attr_float(const std::string& name) const;  ///< A float attribute; throws kInvalidModel when missing or of another type.
+  float attr_float(const std::string& name, float fallback) const;  ///< As attr_float(name), or `fallback` when missing.
+  std::string attr_string(const std::string& name) const;  ///< A string attribute; throws kInvalidModel when missing or of another type.
+  std::string attr_string(const std::string& name, const std::string& fallback) const;  ///< As attr_string(name), or `fallback` when missing.
+  std::vector<int64_t> attr_ints(const std::string& name) const;  ///< An ints attribute; throws kInvalidModel when missing or of another type.
+  std::vector<int64_t> attr_ints(const std::string& name, const std::vector<int64_t>& fallback) const;  ///< As attr_ints(name), or `fallback` when missing.
+  std::vector<float> attr_floats(const std::string& name) const;  ///< A floats attribute; throws kInvalidModel when missing or of another type.
+  std::vector<float> attr_floats(const std::string& name, const std::vector<float>& fallback) const;  ///< As attr_floats(name), or `fallback` when missing.
+  std::vector<std::string> attr_strings(const std::string& name) const;  ///< A strings attribute; throws kInvalidModel when missing or of another type.
+  std::vector<std::string> attr_strings(const std::string& name, const std::vector<std::string>& fallback) const;  ///< As attr_strings(name), or `fallback` when missing.
+  Tensor attr_tensor(const std::string& name) const;  ///< A tensor attribute; throws kInvalidModel when missing or of another type.
 
   /// Value of input i when it is a constant (initializer) known at plan time; nullopt otherwise.
   /// Kernels may use it to pre-pack weights.
@@ -123,7 +125,7 @@ class KernelInit {
   [[noreturn]] void fail(const Args&... args) const {
     ::parity::fail_at({.node = node_error_name()}, ErrorCode::kInvalidModel, node_label(), ": ", args...);
   }
-  std::string node_label() const { return runtime::node_label(spec_); }
+  std::string node_label() const { return runtime::node_label(spec_); }  ///< How messages name this node (runtime::node_label).
   /// What an error raised at this node carries as Error::node().
   std::string node_error_name() const { return runtime::node_error_name(spec_); }
 
@@ -138,32 +140,32 @@ class KernelContext {
  public:
   virtual ~KernelContext() = default;
 
-  virtual size_t num_inputs() const = 0;
-  virtual size_t num_outputs() const = 0;
+  virtual size_t num_inputs() const = 0;  ///< Number of input slots, omitted optional ones included.
+  virtual size_t num_outputs() const = 0;  ///< Number of output slots, omitted optional ones included.
   /// True when input i exists, is named, and holds a value (tensor, sequence or optional).
   virtual bool has_input(size_t i) const = 0;
-  virtual const Value& input_value(size_t i) const = 0;
+  virtual const Value& input_value(size_t i) const = 0;  ///< Input i of any kind (tensor, sequence or optional).
   /// Tensor input i; throws kRuntime naming the node if absent or not a tensor.
   const Tensor& input(size_t i) const;
-  virtual bool has_output(size_t i) const = 0;
+  virtual bool has_output(size_t i) const = 0;  ///< True when output i exists and is named (its value is wanted).
   /// Allocates (zeroed) and stores output i; returns it for filling.
   Tensor& allocate_output(size_t i, DType dtype, const Shape& shape);
   /// As allocate_output, without zero-filling: for kernels that write every element.
   Tensor& allocate_output_uninitialized(size_t i, DType dtype, const Shape& shape);
-  virtual void set_output(size_t i, Value value) = 0;
-  virtual Value& output_value(size_t i) = 0;
+  virtual void set_output(size_t i, Value value) = 0;  ///< Stores output i.
+  virtual Value& output_value(size_t i) = 0;  ///< Output i as stored so far, for filling in place.
 
   /// Runs a planned subgraph with the given inputs; outer-scope values are visible to it.
   virtual std::vector<Value> run_subgraph(const Subgraph& graph, std::vector<Value> inputs) = 0;
 
   /// Splits [0, n) into chunks run on the executor's threads (serial when 1 thread).
   virtual void parallel_for(int64_t n, const std::function<void(int64_t begin, int64_t end)>& fn) = 0;
-  virtual int num_threads() const = 0;
-  virtual Precision precision() const = 0;
+  virtual int num_threads() const = 0;  ///< Number of threads parallel_for() may use.
+  virtual Precision precision() const = 0;  ///< Precision the session computes in.
   /// Seed-controlled generator state for random ops (RandomNormal etc.), deterministic per run.
   virtual uint64_t next_random_seed() = 0;
 
-  virtual std::string node_label() const = 0;
+  virtual std::string node_label() const = 0;  ///< How messages name this node.
   /// What an error raised at this node carries as Error::node() (runtime::node_error_name);
   /// a context that runs no node of a model names its errors by their label.
   virtual std::string node_error_name() const { return node_label(); }
@@ -179,7 +181,7 @@ class KernelContext {
 class Kernel {
  public:
   virtual ~Kernel() = default;
-  virtual void compute(KernelContext& ctx) const = 0;
+  virtual void compute(KernelContext& ctx) const = 0;  ///< Computes the node's outputs from its inputs; may run on several threads at once for one kernel.
 };
 
 /// An optimized kernel that can apply the elementwise node that consumes its only output (an
@@ -196,23 +198,24 @@ class FusableKernel {
   virtual bool fuse_tail(const KernelInit& tail, size_t first_extra_input) = 0;
 };
 
+/// Builds a node's kernel at plan time; a null result declines the node (optimized kernels only).
 using KernelFactory = std::function<std::unique_ptr<Kernel>(const KernelInit&)>;
 
 /// A kernel registration: the op it implements from which opset, its tier and factory.
 struct KernelDef {
-  std::string domain;  // "" = ai.onnx
-  std::string op_type;
-  int since_version = 1;
-  KernelFactory create;
-  std::string source_file;
-  KernelTier tier = KernelTier::kReference;
+  std::string domain;  ///< "" = ai.onnx
+  std::string op_type;  ///< Operator, e.g. "Relu".
+  int since_version = 1;  ///< First opset version this registration implements.
+  KernelFactory create;  ///< Builds the kernel for a node.
+  std::string source_file;  ///< The .cpp that registered it, for listings and messages.
+  KernelTier tier = KernelTier::kReference;  ///< Reference or optimized.
 };
 
 /// Every registered kernel, by domain, op type and opset.
 class KernelRegistry {
  public:
-  static KernelRegistry& instance();
-  void add(KernelDef def);
+  static KernelRegistry& instance();  ///< The process-wide registry the registration macros fill.
+  void add(KernelDef def);  ///< Adds a registration; only while kernels register (static initialization, extension loading), before lookups start.
   /// The reference registration with the largest since_version <= opset; nullptr if none.
   const KernelDef* resolve(const std::string& domain, const std::string& op_type, int opset) const;
   /// The optimized registration that covers the same semantics as `reference` at `opset`: the
@@ -221,7 +224,7 @@ class KernelRegistry {
   const KernelDef* resolve_optimized(const KernelDef& reference, int opset) const;
   /// All reference since_versions registered for (domain, op), ascending.
   std::vector<int> versions(const std::string& domain, const std::string& op_type) const;
-  const std::vector<KernelDef>& all() const { return defs_; }
+  const std::vector<KernelDef>& all() const { return defs_; }  ///< Every registration, in the order they were added.
 
  private:
   std::vector<KernelDef> defs_;
@@ -240,6 +243,7 @@ constexpr bool valid_since_versions(std::initializer_list<int> versions) {
 
 /// Adds one KernelDef per since-version, all built by the same factory.
 struct KernelRegistrar {
+  /// Registers `factory` for (domain, op) at each of `since_versions`; `file` is the registering source.
   KernelRegistrar(const char* domain, const char* op, std::initializer_list<int> since_versions,
                   KernelFactory factory, const char* file, KernelTier tier = KernelTier::kReference);
 };

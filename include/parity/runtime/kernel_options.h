@@ -18,11 +18,24 @@ namespace parity::runtime {
 /// (oneDNN then runs im2col + GEMM); kPointwisePlain uses plain NCHW for 1x1 stride-1 unpadded
 /// convolutions (one GEMM without im2col) and kAny for the others.
 enum class ConvActivationLayout { kAny, kPlain, kPointwisePlain };
+/** \var ConvActivationLayout::kAny
+    oneDNN picks the layout. */
+/** \var ConvActivationLayout::kPlain
+    Plain NCHW (im2col + GEMM). */
+/** \var ConvActivationLayout::kPointwisePlain
+    Plain NCHW for 1x1 stride-1 unpadded convolutions, kAny for the others. */
 
 /// How a multi-threaded convolution chooses between row and output-channel slices: by the cost
 /// rule per layer (conv_split.cpp), always rows, or channels wherever the kernel can.
 enum class ChannelSplitPolicy { kCostRule, kOff, kAlways };
+/** \var ChannelSplitPolicy::kCostRule
+    Rows or output channels by the per-layer cost rule. */
+/** \var ChannelSplitPolicy::kOff
+    Always rows. */
+/** \var ChannelSplitPolicy::kAlways
+    Output channels wherever the kernel can. */
 
+/// Switches of the optimized kernels for one session (SessionOptions::kernel_options).
 struct KernelOptions {
   /// The highest vector tier parity's own kernels may use; the CPU's own tier when it is lower
   /// (effective_kernel_isa). The default caps nothing.
@@ -33,26 +46,26 @@ struct KernelOptions {
   bool max_pool_direct = true;
   /// GlobalAveragePool's channel sums 16 wide and over two threads on large maps.
   bool global_pool_wide = true;
-  ConvActivationLayout conv_layout = ConvActivationLayout::kAny;
+  ConvActivationLayout conv_layout = ConvActivationLayout::kAny;  ///< Activation layout of the oneDNN convolution.
   /// A convolution's trailing Swish as a separate vector pass over its output rows (false:
   /// oneDNN's post-op).
   bool conv_separate_swish = true;
   /// Stem convolutions (few input channels), narrow 1x1 convolutions, depthwise convolutions and
   /// convolutions on 1x1 maps on parity's direct loops rather than oneDNN's.
   bool conv_stem_direct = true;
-  bool conv_pointwise_direct = true;
-  bool conv_depthwise_direct = true;
-  bool conv_point_product = true;
+  bool conv_pointwise_direct = true;  ///< Narrow 1x1 convolutions on parity's direct loop rather than oneDNN's.
+  bool conv_depthwise_direct = true;  ///< Small-kernel 2-D depthwise convolutions on parity's direct loop rather than oneDNN's.
+  bool conv_point_product = true;  ///< 1x1 convolutions on 1x1 maps (squeeze-excitation) as parity's small-product loop rather than oneDNN's.
   /// A fused 1x1 + depthwise pair row by row through a ring (false: two passes over the whole
   /// expanded map). Which pairs fuse does not depend on it.
   bool conv_expand_depthwise_ring = true;
-  ChannelSplitPolicy conv_channel_split = ChannelSplitPolicy::kCostRule;
+  ChannelSplitPolicy conv_channel_split = ChannelSplitPolicy::kCostRule;  ///< How multi-threaded convolutions split their work.
   /// Producers write Concat inputs straight into their slices of its output.
   bool concat_placement = true;
   /// BatchNormalization may change an NCHW input to channels-last for its channels-last consumer.
   bool batch_norm_to_channels_last = true;
 
-  bool operator==(const KernelOptions&) const = default;
+  bool operator==(const KernelOptions&) const = default;  ///< Every switch equal.
 };
 
 /// The switches of KernelOptions other than the ISA cap, by name ("conv_stem_direct", "dnnl_layout"), with their

@@ -16,19 +16,24 @@ namespace parity::runtime {
 
 /// The shapes one input may take within a profile: min <= opt <= max dimension by dimension.
 struct ShapeRange {
+  /// Smallest shape.
   Shape min, opt, max;
-  bool contains(const Shape& shape) const;
-  std::string to_string() const;  // "[1,3,48,64]..[1,3,48,1024] (opt [1,3,48,320])"
+  /// \var ShapeRange::opt
+  /// Typical shape: tactics are timed at it.
+  /// \var ShapeRange::max
+  /// Largest shape: activation memory is planned for it.
+  bool contains(const Shape& shape) const;  ///< True when `shape` has the rank and lies within [min, max] dimension by dimension.
+  std::string to_string() const;  ///< "[1,3,48,64]..[1,3,48,1024] (opt [1,3,48,320])"
 };
 
 /// Input shapes a plan is built for (TensorRT's optimization profile): min, opt and max per input.
 struct OptimizationProfile {
-  std::string name;                                  // "profile 0" unless named
-  std::vector<std::pair<std::string, ShapeRange>> inputs;  // in the order given
+  std::string name;                                  ///< "profile 0" unless named
+  std::vector<std::pair<std::string, ShapeRange>> inputs;  ///< in the order given
   /// Peak bytes of live activations at the max shapes, as the build planned them (-1: unknown).
   int64_t activation_bytes = -1;
 
-  const ShapeRange* find(const std::string& input) const;
+  const ShapeRange* find(const std::string& input) const;  ///< The range of `input`, or nullptr when the profile does not list it.
   /// "profile 0: x [1,3,48,64]..[1,3,48,1024] (opt [1,3,48,320])"
   std::string to_string() const;
 };

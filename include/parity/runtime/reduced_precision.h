@@ -39,23 +39,23 @@ struct PlannedNode;
 
 /// How strictly per-layer precisions are honoured (TensorRT's precision constraints).
 enum class PrecisionConstraints {
-  kNone,    // --layer-precisions are ignored; the builder picks from the enabled types
-  kPrefer,  // a layer runs in its requested precision when it can, else in the builder's choice (warned)
-  kObey,    // a layer that cannot run in its requested precision fails the build
+  kNone,    ///< --layer-precisions are ignored; the builder picks from the enabled types
+  kPrefer,  ///< a layer runs in its requested precision when it can, else in the builder's choice (warned)
+  kObey,    ///< a layer that cannot run in its requested precision fails the build
 };
 
 /// Reduced-precision settings of a build.
 struct ReducedPrecisionConfig {
-  bool fp16 = false;
-  bool bf16 = false;
-  bool int8 = false;
+  bool fp16 = false;  ///< Let layers run in float16.
+  bool bf16 = false;  ///< Let layers run in bfloat16.
+  bool int8 = false;  ///< Let Conv/ConvTranspose/MatMul/Gemm run in int8 (needs int8_scales for their activations).
   /// Node name -> kFloat32, kFloat16, kBFloat16 or kInt8.
   std::map<std::string, DType> layer_precisions;
-  PrecisionConstraints constraints = PrecisionConstraints::kPrefer;
+  PrecisionConstraints constraints = PrecisionConstraints::kPrefer;  ///< How strictly layer_precisions are honoured.
   /// Calibrated int8 scale (|max| / 127) per tensor name: the activation ranges.
   std::map<std::string, float> int8_scales;
 
-  bool enabled() const { return fp16 || bf16 || int8 || !layer_precisions.empty(); }
+  bool enabled() const { return fp16 || bf16 || int8 || !layer_precisions.empty(); }  ///< True when any layer may run in reduced precision.
 };
 
 /// "fp32", "fp16", "bf16", "int8" (kFloat32 for layers that are not reduced).
@@ -76,9 +76,10 @@ void quantize_int8(const float* src, int8_t* dst, int64_t n, float scale);
 /// already fake-quantized (make_reduced_precision_init's constants) gives back its exact
 /// integers and scales.
 struct QuantizedWeights {
-  Tensor values;              // kInt8, the shape of `weights`
-  std::vector<float> scales;  // one per channel along the axis (one when per tensor)
+  Tensor values;              ///< kInt8, the shape of `weights`
+  std::vector<float> scales;  ///< one per channel along the axis (one when per tensor)
 };
+/// Quantizes `weights` per channel along `axis` (per tensor when axis < 0); see QuantizedWeights.
 QuantizedWeights quantize_weights_int8(const Tensor& weights, int64_t axis);
 
 /// Whether a node is a floating-point compute layer that may run in reduced precision (not a
@@ -103,7 +104,7 @@ DType choose_layer_precision(const NodeSpec& spec, DType input0_dtype, const Red
 class ReducedPrecisionSource {
  public:
   virtual ~ReducedPrecisionSource() = default;
-  virtual DType compute_precision() const = 0;
+  virtual DType compute_precision() const = 0;  ///< The precision the layer is built in (kFloat16, kBFloat16 or kInt8).
 };
 
 /// An optimized kernel that computes an int8 layer natively: int8 operands, int32 accumulation,

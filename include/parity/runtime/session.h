@@ -100,9 +100,9 @@ using NamedValues = std::vector<std::pair<std::string, Value>>;
 
 /// Time one main-graph node took in a run (nested If/Loop/Scan bodies count toward their node).
 struct NodeTiming {
-  std::string label;    // "Conv node 'conv1' (fused with Relu node 'relu1')"
-  std::string op_type;  // of the node itself, not of what it absorbed
-  double seconds = 0;
+  std::string label;    ///< "Conv node 'conv1' (fused with Relu node 'relu1')"
+  std::string op_type;  ///< of the node itself, not of what it absorbed
+  double seconds = 0;  ///< Wall time of the node in seconds.
 };
 
 /// Options of one Session::run: outputs to keep, hooks, where to stop.
@@ -158,19 +158,19 @@ class Session {
   /// The model's opsets by domain ("" = ai.onnx), as the planner resolved kernels.
   const std::map<std::string, int>& opsets() const;
 
-  Session(Session&&) noexcept;
-  Session& operator=(Session&&) noexcept;
-  ~Session();
+  Session(Session&&) noexcept;  ///< Moves the session; not concurrent with anything on either session.
+  Session& operator=(Session&&) noexcept;  ///< Moves the session; not concurrent with anything on either session.
+  ~Session();  ///< Releases the plan; every run must have returned.
 
   /// Inputs the caller must feed (graph inputs without an initializer), with declared types.
   TensorMetadata input_metadata() const;
   /// Every graph input, including those with an initializer default (feeding them overrides it).
   std::vector<std::string> all_input_names() const;
-  std::vector<std::string> output_names() const;
-  TensorMetadata output_metadata() const;
+  std::vector<std::string> output_names() const;  ///< Graph output names in order.
+  TensorMetadata output_metadata() const;  ///< Graph outputs with declared (or inferred) types.
   /// Names of every value the main graph produces, in execution order (for "mark all").
   std::vector<std::string> intermediate_names() const;
-  const SessionOptions& options() const;
+  const SessionOptions& options() const;  ///< The options the session was planned with.
 
   /// Runs with tensor feeds and returns tensors; throws parity::Error (missing input, wrong
   /// dtype/shape, failure inside a node naming the node). Non-tensor outputs are an error here:

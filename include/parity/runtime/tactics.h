@@ -22,16 +22,16 @@ namespace parity::runtime {
 /// leave a torn file, and the last complete write wins; writers do not merge (docs/concurrency.md).
 class TimingCache {
  public:
-  TimingCache() = default;
-  TimingCache(const TimingCache& other);
-  TimingCache& operator=(const TimingCache& other);
-  std::optional<double> find(const std::string& key) const;
-  void put(const std::string& key, double seconds);
-  size_t size() const;
+  TimingCache() = default;  ///< An empty cache.
+  TimingCache(const TimingCache& other);  ///< Copies the other cache's times (under its lock); counters start again.
+  TimingCache& operator=(const TimingCache& other);  ///< Replaces the times with a copy of the other cache's.
+  std::optional<double> find(const std::string& key) const;  ///< Seconds recorded for `key` (counts a hit or a miss); nullopt when not measured.
+  void put(const std::string& key, double seconds);  ///< Records the time measured for `key`, replacing any earlier one.
+  size_t size() const;  ///< Number of recorded times.
   /// Lookups answered from the cache and times measured, since creation.
   size_t hits() const;
-  size_t misses() const;
-  std::string to_json() const;
+  size_t misses() const;  ///< Lookups that found no time, since creation.
+  std::string to_json() const;  ///< The times as JSON, for a timing-cache file.
   /// Parses to_json's output; kInvalidArgument naming `what` when malformed.
   static TimingCache from_json(const std::string& text, const std::string& what);
 
@@ -56,7 +56,7 @@ struct TacticOptions {
   /// key (parity debug build: builds that differ in their tactics).
   uint64_t random_seed = 0;
 
-  bool active() const { return time || !replay.empty() || !forbidden.empty() || random_seed != 0; }
+  bool active() const { return time || !replay.empty() || !forbidden.empty() || random_seed != 0; }  ///< True when any option changes the default tactic choice.
 };
 
 /// The name a tactics file knows a node by: its name, else "output:" + its first output.
@@ -77,6 +77,7 @@ std::optional<double> time_kernel(const Kernel& kernel, const KernelInit& init, 
 /// Tactics files (Polygraphy's tactic replay, as JSON): {"format": "parity-tactics", "tactics":
 /// {node key: tactic}}.
 std::string tactics_to_json(const std::map<std::string, std::string>& tactics);
+/// Parses a tactics file; kInvalidArgument naming `what` when malformed.
 std::map<std::string, std::string> tactics_from_json(const std::string& text, const std::string& what);
 
 }  // namespace parity::runtime

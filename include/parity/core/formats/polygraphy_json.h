@@ -26,9 +26,11 @@ void write_inputs_json(const std::string& path, const std::vector<TensorMap>& it
 std::vector<TensorMap> read_inputs_json(const std::vector<std::string>& paths);
 
 // In-memory forms; `what` names the source in error messages.
+/// Parses RunResults JSON text, with read_run_results()'s errors.
 RunResults run_results_from_json(const std::string& text, const std::string& what = "JSON");
-std::string run_results_to_json(const RunResults& results);
+std::string run_results_to_json(const RunResults& results);  ///< RunResults JSON text, as write_run_results() writes it.
+/// Parses inputs-list JSON text, with read_inputs_json()'s errors.
 std::vector<TensorMap> inputs_from_json(const std::string& text, const std::string& what = "JSON");
-std::string inputs_to_json(const std::vector<TensorMap>& iterations);
+std::string inputs_to_json(const std::vector<TensorMap>& iterations);  ///< Inputs-list JSON text, as write_inputs_json() writes it.
 
 }  // namespace parity

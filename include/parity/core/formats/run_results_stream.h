@@ -20,22 +20,22 @@ class RunResultsIndex {
  public:
   /// One iteration of a run: its tensors' names and where their values lie in the file.
   struct Iteration {
-    std::vector<std::string> names;  // in file order
+    std::vector<std::string> names;  ///< in file order
     /// name -> [begin, end) of the JSON text holding the array's base64 string (quotes included).
     std::unordered_map<std::string, std::pair<int64_t, int64_t>> spans;
   };
   /// One runner's iterations.
   struct Run {
-    std::string runner;
-    std::vector<Iteration> iterations;
+    std::string runner;  ///< Runner name as the file records it.
+    std::vector<Iteration> iterations;  ///< Its iterations in file order.
   };
 
   /// Scans `path`. Throws kNotFound/kIo for an unreadable path and kInvalidModel for malformed JSON
   /// or a file that is not a RunResults file, naming the path.
   explicit RunResultsIndex(std::string path);
 
-  const std::string& path() const { return path_; }
-  const std::vector<Run>& runs() const { return runs_; }
+  const std::string& path() const { return path_; }  ///< The file this index was read from.
+  const std::vector<Run>& runs() const { return runs_; }  ///< Runs in file order.
   /// Size of the file in bytes.
   int64_t file_bytes() const { return file_bytes_; }
   /// Decodes one tensor of `run`'s iteration `iteration` (kNotFound when it holds no such tensor).
@@ -54,7 +54,7 @@ class RunResultsStreamWriter {
  public:
   /// Checks that `path` can be written (kIo/kNotFound naming it otherwise).
   explicit RunResultsStreamWriter(std::string path);
-  ~RunResultsStreamWriter();
+  ~RunResultsStreamWriter();  ///< Removes the temporary part files; `path` itself is written only by finish().
   RunResultsStreamWriter(const RunResultsStreamWriter&) = delete;
   RunResultsStreamWriter& operator=(const RunResultsStreamWriter&) = delete;
 

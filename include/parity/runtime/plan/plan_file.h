@@ -74,53 +74,59 @@ std::optional<std::string> reseal_plan_bytes(std::string_view bytes);
 struct PlanSummary {
   /// A plan input or output.
   struct Tensor {
-    std::string name;
-    std::string dtype;
-    std::string shape;  // "(1, 3, 'h', 'w')"
+    std::string name;  ///< Tensor name.
+    std::string dtype;  ///< Dtype name ("float32").
+    std::string shape;  ///< "(1, 3, 'h', 'w')"
   };
   /// One planned node: its kernel, precision and tactic.
   struct Layer {
-    std::string name;
-    std::string op;                   // domain::op of the node as built
-    std::string tactic;               // kernel variant
-    std::string precision;            // dtype the layer computes in
-    bool int8_kernel = false;         // int8: on int8 kernels (else fp32 on fake-quantized operands)
-    std::string int8_dataflow;        // on int8 kernels: "u8 x s8 -> s32 -> u8, oneDNN <isa>" 
-    std::vector<std::string> fused;   // absorbed nodes, "Relu node 'r'"
+    std::string name;  ///< Node name.
+    std::string op;                   ///< domain::op of the node as built
+    std::string tactic;               ///< kernel variant
+    std::string precision;            ///< dtype the layer computes in
+    bool int8_kernel = false;         ///< int8: on int8 kernels (else fp32 on fake-quantized operands)
+    std::string int8_dataflow;        ///< on int8 kernels: "u8 x s8 -> s32 -> u8, oneDNN <isa>" 
+    std::vector<std::string> fused;   ///< absorbed nodes, "Relu node 'r'"
+    /// Input value names, in order.
     std::vector<std::string> inputs, outputs;
-    std::vector<std::string> input_shapes;  // as the kernel saw them at build time ("?" when dynamic)
-    std::vector<std::string> attributes;    // "name=value"
-    bool channels_last_out = false;
+    /// \var Layer::outputs
+    /// Output value names, in order.
+    std::vector<std::string> input_shapes;  ///< as the kernel saw them at build time ("?" when dynamic)
+    std::vector<std::string> attributes;    ///< "name=value"
+    bool channels_last_out = false;  ///< True when the layer writes its output channels-last.
   };
-  std::string parity_version;
-  uint32_t format_version = 0;
-  std::vector<std::string> cpu_features;
-  std::string dnnl_isa;
-  std::string kernel_isa;  // the tier parity's vector kernels were built for ("" in older plans)
-  std::string source_model;
-  double build_seconds = 0;
-  uint64_t file_bytes = 0;
+  std::string parity_version;  ///< parity version that built the plan.
+  uint32_t format_version = 0;  ///< Plan format version (kPlanFormatVersion when loadable).
+  std::vector<std::string> cpu_features;  ///< CPU features the plan's kernels use; a loading CPU must have them.
+  std::string dnnl_isa;  ///< oneDNN's ISA and version on the building machine; a loading machine must match it.
+  std::string kernel_isa;  ///< the tier parity's vector kernels were built for ("" in older plans)
+  std::string source_model;  ///< The ONNX file the plan was built from, as given to save_plan.
+  double build_seconds = 0;  ///< Build time in seconds.
+  uint64_t file_bytes = 0;  ///< Size of the plan file in bytes.
+  /// Plan inputs, in order.
   std::vector<Tensor> inputs, outputs;
+  /** \var PlanSummary::outputs
+      Plan outputs, in order. */
   /// One optimization profile's shapes.
   struct Profile {
-    std::string text;              // "profile 0: x [1,3,48,64]..[1,3,48,1024] (opt [1,3,48,320])"
-    int64_t activation_bytes = -1;  // peak live activations at its max shapes (-1: not planned)
+    std::string text;              ///< "profile 0: x [1,3,48,64]..[1,3,48,1024] (opt [1,3,48,320])"
+    int64_t activation_bytes = -1;  ///< peak live activations at its max shapes (-1: not planned)
   };
-  std::vector<Profile> profiles;  // one per shape range the plan serves
-  int64_t weights_bytes = 0;          // constants held by the plan, as stored
+  std::vector<Profile> profiles;  ///< one per shape range the plan serves
+  int64_t weights_bytes = 0;          ///< constants held by the plan, as stored
   /// Stored constant bytes by precision: "fp32", "fp16", "bf16", "int8" (values and channel
   /// scales) for float weights, the dtype's name ("int64") for others.
   std::map<std::string, int64_t> weights_by_precision;
-  int64_t source_weights_bytes = 0;   // the source model's weights (0: not recorded)
-  int64_t packed_weights_bytes = 0;   // weights kernels packed at build time (restored, not repacked)
-  int64_t activation_bytes = -1;      // peak of live activations with static shapes (-1: dynamic)
-  int64_t scratch_bytes = 0;          // kernel scratch known at build time
-  int fused_nodes = 0;
-  int folded_constants = 0;           // Constant nodes computed at build time (not layers)
-  int channels_last_values = 0;
-  int placed_concats = 0;             // Concats whose inputs are written into a shared buffer
-  int shared_buffers = 0;             // the buffers they share (runtime/rewrites/concat_placement.h)
-  std::vector<Layer> layers;
+  int64_t source_weights_bytes = 0;   ///< the source model's weights (0: not recorded)
+  int64_t packed_weights_bytes = 0;   ///< weights kernels packed at build time (restored, not repacked)
+  int64_t activation_bytes = -1;      ///< peak of live activations with static shapes (-1: dynamic)
+  int64_t scratch_bytes = 0;          ///< kernel scratch known at build time
+  int fused_nodes = 0;  ///< Nodes absorbed into another node's kernel by fusion.
+  int folded_constants = 0;           ///< Constant nodes computed at build time (not layers)
+  int channels_last_values = 0;  ///< Values kept channels-last between kernels.
+  int placed_concats = 0;             ///< Concats whose inputs are written into a shared buffer
+  int shared_buffers = 0;             ///< the buffers they share (runtime/rewrites/concat_placement.h)
+  std::vector<Layer> layers;  ///< The planned nodes in execution order.
 };
 /// Reads and validates a plan file (same checks as load_plan) without building kernels.
 PlanSummary summarize_plan(const std::filesystem::path& path);

@@ -20,44 +20,52 @@ namespace parity::tools::navigator {
 
 /// How to pick the best format x runtime among those whose conversion and correctness passed.
 enum class Strategy {
-  kMinLatency,                  // lowest p50 at batch size 1
-  kMaxThroughput,               // highest throughput at any batch size
-  kMaxThroughputWithinLatency,  // highest throughput among batch sizes whose p50 fits the budget
-  kMinLatencyAndMaxThroughput,  // the one that is both, or none
+  kMinLatency,                  ///< lowest p50 at batch size 1
+  kMaxThroughput,               ///< highest throughput at any batch size
+  kMaxThroughputWithinLatency,  ///< highest throughput among batch sizes whose p50 fits the budget
+  kMinLatencyAndMaxThroughput,  ///< the one that is both, or none
 };
 
 /// A format and runtime picked by a strategy.
 struct RuntimeChoice {
-  std::string format;
-  std::string runtime;
-  double p50_ms = 0;       // at batch size 1
-  double throughput = 0;   // the best the strategy considered
-  int64_t batch_size = 1;  // where that throughput was measured
+  std::string format;  ///< Format name, e.g. "onnx-fp16".
+  std::string runtime;  ///< Runner name, e.g. "ref".
+  double p50_ms = 0;       ///< at batch size 1
+  double throughput = 0;   ///< the best the strategy considered
+  int64_t batch_size = 1;  ///< where that throughput was measured
 };
 
 /// How a package is saved.
 struct SaveOptions {
-  bool keep_data = true;   // false (--no-data): leave model_input/ and model_output/ out
-  bool override = false;   // replace an existing file
+  bool keep_data = true;   ///< false (--no-data): leave model_input/ and model_output/ out
+  bool override = false;   ///< replace an existing file
 };
 
 /// How a package is loaded.
 struct LoadOptions {
-  bool retest = true;               // conversion and correctness again, from the stored samples
-  bool retest_conversions = false;  // export the derived formats again first
-  bool run_profiling = false;       // performance again
-  bool quiet = true;
-  compare::Isolation isolation = compare::Isolation::every_runner();
+  bool retest = true;               ///< conversion and correctness again, from the stored samples
+  bool retest_conversions = false;  ///< export the derived formats again first
+  bool run_profiling = false;       ///< performance again
+  bool quiet = true;  ///< Log to navigator.log only, not also to stderr.
+  compare::Isolation isolation = compare::Isolation::every_runner();  ///< How the cells' runners are isolated in subprocesses.
 };
 
 /// Profiling overrides for profile(); unset fields keep the package's configuration.
 struct ProfileOptions {
-  std::optional<std::string> measurement_mode;
+  std::optional<std::string> measurement_mode;  ///< "time_windows" or "count_windows".
+  /// Length of a time window in milliseconds.
   std::optional<int64_t> window_ms, window_count, max_batch_size;
+  /** \var ProfileOptions::window_count
+      Inferences per count window. */
+  /** \var ProfileOptions::max_batch_size
+      Largest batch size profiled. */
+  /// Windows agree when within this percentage of each other.
   std::optional<double> stability_percentage, throughput_cutoff;
-  std::optional<int> max_trials;
-  bool quiet = true;
-  compare::Isolation isolation = compare::Isolation::every_runner();
+  /** \var ProfileOptions::throughput_cutoff
+      A batch size adding less than this relative throughput saturates. */
+  std::optional<int> max_trials;  ///< Most windows run per batch size.
+  bool quiet = true;  ///< Log to navigator.log only, not also to stderr.
+  compare::Isolation isolation = compare::Isolation::every_runner();  ///< How the cells' runners are isolated in subprocesses.
 };
 
 /// Threads and processes: the methods that write the workspace (load, set_verified, profile,
@@ -73,8 +81,8 @@ class PackageDescriptor {
   static PackageDescriptor load(const std::filesystem::path& package, const std::filesystem::path& target,
                                 const LoadOptions& options = {});
 
-  const std::filesystem::path& workspace() const { return workspace_; }
-  const WorkspaceStatus& status() const { return status_; }
+  const std::filesystem::path& workspace() const { return workspace_; }  ///< The workspace folder.
+  const WorkspaceStatus& status() const { return status_; }  ///< The workspace's status.yaml as last read or written.
 
   /// Format -> true when it was produced and passed on at least one runtime.
   std::map<std::string, bool> get_formats_status() const;
