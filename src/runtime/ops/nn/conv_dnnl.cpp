@@ -598,8 +598,12 @@ class DnnlConvKernel : public Kernel,
     else run_rows(0, total);
   }
 
+  // The row loops decline only a layer running oneDNN's int8 path (int8_): an int8 layer that
+  // computes in fp32 on quantized values (no VNNI, a signed source) gets a source the wrapper
+  // already quantized and weights quantized at init, so the loops compute what oneDNN's fp32
+  // kernel would, as fast as the fp32 plan's layer.
   bool runs_depthwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
-    if (!depthwise_direct_ || int8_layer_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (!depthwise_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (!input_channels_last_ || !output_channels_last_ || output_reduced_ || x.rank() != 4) return false;
     if ((bias != nullptr) != constant_bias_.has_value() || p.in_channels != p.group || p.out_channels != p.group) return false;
     return row_loop_takes_tails(tails_) && undilated_with_nonnegative_pads(p.geom);
@@ -644,6 +648,8 @@ class DnnlConvKernel : public Kernel,
   /// whose tails suit the row loops, with a static input and an output of at least
   /// kExpandDepthwiseMinBytes, and the tail a 2-D depthwise Conv of at most 3x3 whose weights and
   /// bias are constants. Only the model and the session's ISA decide, not the measuring switches.
+  /// Not on int8 layers: fusion comes before the int8 path is settled (take_non_negative_source),
+  /// and a fused depthwise tail would read the expanded map without quantizing it.
   bool fuse_depthwise_tail(const KernelInit& tail) {
     if (!pointwise_direct_available(isa_) || !depthwise_direct_available(isa_) || transposed_ || group_ != 1 || int8_layer_ ||
         compute_type_ != memory::data_type::f32 || !has_constant_bias_or_none_ || weights_.rank() != 4)
@@ -787,7 +793,7 @@ class DnnlConvKernel : public Kernel,
   }
 
   bool runs_stem_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
-    if (!stem_direct_ || int8_layer_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (!stem_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (output_reduced_ || x.rank() != 4 || (bias != nullptr) != constant_bias_.has_value()) return false;
     return row_loop_takes_tails(tails_) && undilated_with_nonnegative_pads(p.geom);
   }
@@ -820,7 +826,7 @@ class DnnlConvKernel : public Kernel,
   }
 
   bool runs_pointwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
-    if (!pointwise_direct_ || int8_layer_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (!pointwise_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (!input_channels_last_ || !output_channels_last_ || output_reduced_ || x.rank() != 4) return false;
     if ((bias != nullptr) != constant_bias_.has_value() || !tails_.loops_ok()) return false;
     // Where it pays (measured per layer on MobileNetV2/V3 and EfficientNet-B0 heads, 1 thread):
