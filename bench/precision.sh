@@ -8,7 +8,9 @@
 #
 # Environment: BUILD_DIR (build), MODELS_DIR (.cache/bench-models), MODELS (a subset of the
 # names, space-separated), PRECISIONS ("fp32 fp16 bf16 int8"), MIN_TIME (2 s per plan),
-# ONEDNN_MAX_CPU_ISA (e.g. AVX2, for CPUs without VNNI: plans are built and run under the same cap).
+# ONEDNN_MAX_CPU_ISA (e.g. AVX2, for CPUs without VNNI: plans are built and run under the same cap),
+# ISA (`--isa` of convert and bench: avx2 caps parity's kernels and oneDNN's JIT together, the
+# capped AVX2 figures of docs/kernels.md).
 # Extra arguments go to `parity bench` (e.g. --threads 1,2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +19,8 @@ MODELS_DIR=${MODELS_DIR:-.cache/bench-models}
 PRECISIONS=${PRECISIONS:-fp32 fp16 bf16 int8}
 MODELS=${MODELS:-resnet50 mobilenet_v2 efficientnet_b0 bert_mini kv_decoder ch_PP-OCRv4_rec_infer}
 PARITY=$(realpath "$BUILD_DIR/bin/parity")
+ISA_FLAGS=()
+[[ -n "${ISA:-}" ]] && ISA_FLAGS=(--isa "$ISA")
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 
@@ -49,14 +53,14 @@ for name in $MODELS; do
       int8) flags=(--int8 --iterations 8 --calibration-cache "$OUT/$name.cache") ;;
     esac
     # shellcheck disable=SC2046 # shape_options is a word list
-    "$PARITY" convert "$model" "${flags[@]}" $(shape_options "$name") -o "$OUT/$name.$precision.plan" | grep -v '^\[I\]' || true
+    "$PARITY" convert "$model" "${flags[@]}" "${ISA_FLAGS[@]}" $(shape_options "$name") -o "$OUT/$name.$precision.plan" | grep -v '^\[I\]' || true
     PLANS+=("$OUT/$name.$precision.plan")
   done
 done
 
-echo "[bench] $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); oneDNN ISA cap: ${ONEDNN_MAX_CPU_ISA:-none}"
+echo "[bench] $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); oneDNN ISA cap: ${ONEDNN_MAX_CPU_ISA:-none}; --isa ${ISA:-native}"
 echo "[bench] load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$PARITY" bench "${PLANS[@]}" --runners ref --threads 1 --min-time "${MIN_TIME:-2}" --no-ceiling \
+"$PARITY" bench "${PLANS[@]}" "${ISA_FLAGS[@]}" --runners ref --threads 1 --min-time "${MIN_TIME:-2}" --no-ceiling \
   --json "$OUT/bench.json" "$@" | grep -v '^\[I\] Benchmarking'
 echo "[bench] load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <set>
 
 #if defined(__x86_64__)
@@ -456,7 +457,8 @@ class ReducedPrecisionKernel : public Kernel,
                                public ChannelsLastKernel,
                                public PackedStateKernel,
                                public ReducedStorageKernel,
-                               public Int8StorageKernel {
+                               public Int8StorageKernel,
+                               public QuantizedOutputKernel {
  public:
   ReducedPrecisionKernel(std::unique_ptr<Kernel> inner, NodeSpec head, DType precision, std::map<size_t, float> scales)
       : inner_(std::move(inner)), head_(std::move(head)), precision_(precision), scales_(std::move(scales)) {
@@ -598,6 +600,26 @@ class ReducedPrecisionKernel : public Kernel,
     auto* native = dynamic_cast<NativeInt8Kernel*>(inner_.get());
     native_int8_ = k->take_non_negative_source(scale) && native && native->runs_int8();
     return native_int8_;
+  }
+  bool can_write_quantized() const override {
+    auto* k = dynamic_cast<const QuantizedOutputKernel*>(inner_.get());
+    return precision_ == DType::kInt8 && k && k->can_write_quantized();
+  }
+  void write_quantized(float scale) override { dynamic_cast<QuantizedOutputKernel&>(*inner_).write_quantized(scale); }
+  float quantized_output_scale() const override {
+    auto* k = dynamic_cast<const QuantizedOutputKernel*>(inner_.get());
+    return k ? k->quantized_output_scale() : 0.0f;
+  }
+  /// Whether this layer quantizes input `input` itself (fp32 on quantized values), with
+  /// input_scale(input).
+  bool fake_quantizes_input(size_t input) const {
+    return precision_ == DType::kInt8 && !native_int8_ && scales_.count(input) && reduces_input(head_, precision_, input) &&
+           !constants_.count(input) && !(input < already_reduced_.size() && already_reduced_[input]);
+  }
+  /// Input `input` arrives quantized with input_scale(input) (write_quantized): no pass of its own.
+  void take_quantized_input(size_t input) {
+    if (already_reduced_.size() <= input) already_reduced_.resize(input + 1, false);
+    already_reduced_[input] = true;
   }
   /// The inner kernel's Int8EngineKernel::int8_engine ("" when it does not run int8 natively).
   std::string int8_engine() const {
@@ -777,6 +799,34 @@ int store_int8_between_native_layers(Subgraph& g, const std::set<int>& graph_out
   return stored;
 }
 
+/// The quantized fp32 hand-off (QuantizedOutputKernel): writers whose readers all quantize their
+/// output themselves, with one scale.
+int quantize_into_fake_quantizing_layers(Subgraph& g, const std::set<int>& graph_outputs, const SlotReaders& readers) {
+  int handed = 0;
+  for (auto& node : g.nodes_) {
+    auto* writer = dynamic_cast<ReducedPrecisionKernel*>(node.kernel.get());
+    if (node.folded || !writer || !writer->can_write_quantized() || node.outputs.empty()) continue;
+    if (writer->int8_output_dtype() != DType::kUndefined || !output_may_be_reduced(g, node, graph_outputs, readers)) continue;
+    const int slot = node.outputs[0];
+    std::optional<float> scale;
+    bool quantizing_readers = true;
+    for (const auto& [reader, input] : readers[slot]) {
+      const auto* r = dynamic_cast<const ReducedPrecisionKernel*>(reader->kernel.get());
+      if (reader->folded || !r || !r->fake_quantizes_input(input) || (scale && *scale != r->input_scale(input))) {
+        quantizing_readers = false;
+        break;
+      }
+      scale = r->input_scale(input);
+    }
+    if (!quantizing_readers || !scale || !(*scale > 0) || !std::isfinite(*scale)) continue;
+    writer->write_quantized(*scale);
+    for (const auto& [reader, input] : readers[slot])
+      dynamic_cast<ReducedPrecisionKernel&>(*reader->kernel).take_quantized_input(input);
+    ++handed;
+  }
+  return handed;
+}
+
 }  // namespace
 
 int store_reduced_between_native_layers(Subgraph& g) {
@@ -801,7 +851,10 @@ int store_reduced_between_native_layers(Subgraph& g) {
     ++stored;
   }
   take_non_negative_int8_sources(g);
-  return stored + store_int8_between_native_layers(g, graph_outputs, readers);
+  stored += store_int8_between_native_layers(g, graph_outputs, readers);
+  // Not counted: the values stay fp32.
+  quantize_into_fake_quantizing_layers(g, graph_outputs, readers);
+  return stored;
 }
 
 }  // namespace parity::runtime

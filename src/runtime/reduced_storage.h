@@ -63,6 +63,22 @@ class Int8StorageKernel {
   virtual DType int8_source_dtype() const = 0;
 };
 
+/// A quantized fp32 hand-off into layers that compute in fp32 on quantized values (no VNNI, a
+/// signed source): where every reader of a layer's output quantizes it with the same scale, the
+/// writer rounds its output to that grid in its epilogue, while each tile is in cache, and the
+/// readers skip their quantization pass over the whole map. Quantizing twice gives the same
+/// values (q * s * (1 / s) rounds back to q), so the numbers are those of the plain hand-off.
+class QuantizedOutputKernel {
+ public:
+  virtual ~QuantizedOutputKernel() = default;
+  /// Whether output 0 can be written rounded to an int8 grid.
+  virtual bool can_write_quantized() const = 0;
+  /// From now on, output 0 holds clamp(round(v / scale), -127, 127) * scale (fp32).
+  virtual void write_quantized(float scale) = 0;
+  /// The scale of write_quantized, 0 while output 0 is written as computed.
+  virtual float quantized_output_scale() const = 0;
+};
+
 /// Implemented by native int8 kernels other than oneDNN's (which plans name with oneDNN's ISA).
 class Int8EngineKernel {
  public:

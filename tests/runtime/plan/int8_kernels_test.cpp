@@ -683,6 +683,78 @@ TEST(Int8Kernels, Int8StorageBetweenConvolutionsComputesTheSameIntegers) {
   }
 }
 
+/// x -> c1 (1x1) -> h -> c2 (3x3 depthwise) -> d -> c3 (1x1) -> y: signed sources throughout;
+/// `observed` also makes h a graph output.
+onnx::ModelProto signed_depthwise_model(bool observed) {
+  testing::ModelBuilder b;
+  b.input("x", DType::kFloat32, {1, 16, 14, 14}).output("y", DType::kFloat32, {1, 8, 14, 14});
+  if (observed) b.output("h", DType::kFloat32, {1, 32, 14, 14});
+  b.initializer("w1", uniform({32, 16, 1, 1}, 111, -0.3f, 0.3f)).initializer("b1", uniform({32}, 112, -0.5f, 0.5f));
+  b.initializer("w2", uniform({32, 1, 3, 3}, 113, -0.5f, 0.5f)).initializer("b2", uniform({32}, 114, -0.5f, 0.5f));
+  b.initializer("w3", uniform({8, 32, 1, 1}, 115, -0.3f, 0.3f));
+  b.node("Conv", {"x", "w1", "b1"}, {"h"}, "c1");
+  auto& c2 = b.node("Conv", {"h", "w2", "b2"}, {"d"}, "c2");
+  add_ints_attr(c2, "pads", {1, 1, 1, 1});
+  testing::add_int_attr(c2, "group", 32);
+  b.node("Conv", {"d", "w3"}, {"y"}, "c3");
+  return b.model();
+}
+
+TEST(Int8Kernels, QuantizedHandOffIntoALayerOnQuantizedValuesKeepsItsNumbers) {
+  // Without VNNI the depthwise c2 computes in fp32 on its quantized signed source; c1 (parity's
+  // s8 x s8 product) then rounds its output to c2's grid in its epilogue and c2 skips its own
+  // quantization pass. Rounding twice gives the same grid values, so the numbers are those of the
+  // plain hand-off (a plan where h is observed) up to the fp32 sums' order.
+  const std::map<std::string, float> scales = {{"x", 1.0f / 127}, {"h", 2.0f / 127}, {"d", 3.0f / 127}};
+  Session handed = build(signed_depthwise_model(false), scales, runtime::KernelTier::kOptimized);
+  Session observed = build(signed_depthwise_model(true), scales, runtime::KernelTier::kOptimized);
+  Session reference = build(signed_depthwise_model(false), scales, runtime::KernelTier::kReference);
+  auto hand_off_scale = [](const Session& s, const std::string& name) {
+    for (const auto& node : s.plan().nodes_)
+      if (node.spec.name == name)
+        if (const auto* k = dynamic_cast<const runtime::QuantizedOutputKernel*>(node.kernel.get()))
+          return k->quantized_output_scale();
+    return 0.0f;
+  };
+  EXPECT_EQ(hand_off_scale(handed, "c1"), pointwise_s8s8_here() ? scales.at("h") : 0.0f);
+  EXPECT_EQ(hand_off_scale(observed, "c1"), 0.0f) << "an observed value stays as computed";
+  EXPECT_EQ(hand_off_scale(handed, "c2"), 0.0f);
+  for (uint32_t seed : {121u, 122u}) {
+    const Tensor x = uniform({1, 16, 14, 14}, seed, -1.5f, 1.5f);
+    const Tensor got = handed.run({{"x", x}}).at("y");
+    const Tensor plain = observed.run({{"x", x}}).at("y");
+    const Tensor want = reference.run({{"x", x}}).at("y");
+    ASSERT_EQ(got.shape(), want.shape());
+    double max_abs = 0;
+    for (float v : want.values<float>()) max_abs = std::max(max_abs, double(std::fabs(v)));
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      ASSERT_NEAR(got.data<float>()[i], want.data<float>()[i], 2e-5 * max_abs + 1e-6) << "element " << i;
+      ASSERT_NEAR(got.data<float>()[i], plain.data<float>()[i], 2e-5 * max_abs + 1e-6) << "element " << i;
+    }
+  }
+}
+
+TEST(Int8Kernels, FakeQuantizingTwiceGivesTheSameValues) {
+  // What the quantized hand-off relies on: q * s quantizes back to q, exactly, for every scale,
+  // including the ties and the clamped values of the first rounding.
+  std::mt19937 gen(131);
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+  std::uniform_real_distribution<float> exponent(-20.0f, 10.0f);
+  for (int trial = 0; trial < 200; ++trial) {
+    const float scale = std::pow(2.0f, exponent(gen)) * (1.0f + value(gen) * value(gen) / 9.0f);
+    std::vector<float> v(257);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = value(gen) * 127.0f * scale;
+    v[0] = 0.5f * scale;  // ties
+    v[1] = -2.5f * scale;
+    v[2] = 1000.0f * scale;  // clamped
+    std::vector<float> once = v;
+    runtime::fake_quantize_int8(once.data(), static_cast<int64_t>(once.size()), scale);
+    std::vector<float> twice = once;
+    runtime::fake_quantize_int8(twice.data(), static_cast<int64_t>(twice.size()), scale);
+    for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(once[i], twice[i]) << "scale " << scale << ", value " << v[i];
+  }
+}
+
 TEST(Int8Kernels, ConvTransposeAgreesWithReferenceOnFakeQuantizedOperands) {
   struct Case {
     std::string name;

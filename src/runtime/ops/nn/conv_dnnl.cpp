@@ -175,7 +175,8 @@ class DnnlConvKernel : public Kernel,
                        public ReducedStorageKernel,
                        public Int8StorageKernel,
                        public Int8EngineKernel,
-                       public NativeInt8Kernel {
+                       public NativeInt8Kernel,
+                       public QuantizedOutputKernel {
  public:
   static std::unique_ptr<Kernel> create(const KernelInit& init, bool transposed) {
     auto reference = init.create_reference_kernel();  // also validates the attributes
@@ -358,6 +359,12 @@ class DnnlConvKernel : public Kernel,
   }
   bool runs_int8() const override { return int8_ || int8_pointwise_.has_value(); }
 
+  // The quantized fp32 hand-off (runtime/reduced_storage.h): the s8 x s8 product rounds each
+  // finished tile, after its tails; other runs of the layer round the whole output.
+  bool can_write_quantized() const override { return int8_pointwise_.has_value() && !int8_ && !depthwise_tail_; }
+  void write_quantized(float scale) override { quantized_output_scale_ = scale; }
+  float quantized_output_scale() const override { return quantized_output_scale_; }
+
   void compute(KernelContext& ctx) const override {
     if (depthwise_tail_) {
       run_expand_depthwise(ctx);
@@ -375,13 +382,24 @@ class DnnlConvKernel : public Kernel,
         Tensor quantized = x.clone();
         fake_quantize_int8(quantized.data<float>(), quantized.numel(), x_scale_);
         compute_on(ctx, quantized);
+        quantize_output(ctx);
         return;
       }
     }
     compute_on(ctx, ctx.input(0));
+    quantize_output(ctx);
   }
 
  private:
+  /// write_quantized on a run that did not round its tiles.
+  void quantize_output(KernelContext& ctx) const {
+    if (!(quantized_output_scale_ > 0) || !ctx.has_output(0)) return;
+    Value& out = ctx.output_value(0);
+    if (!out.is_tensor() || out.tensor().dtype() != DType::kFloat32) return;
+    Tensor& y = out.tensor();
+    fake_quantize_int8(y.data<float>(), y.numel(), quantized_output_scale_);
+  }
+
   /// compute() with `x` as the source (ctx's input 0, or its fake-quantized copy).
   void compute_on(KernelContext& ctx, const Tensor& x) const {
     const ConvProblem p = problem(x.shape(), ctx);  // fails like the reference on bad shapes
@@ -598,8 +616,12 @@ class DnnlConvKernel : public Kernel,
     else run_rows(0, total);
   }
 
+  // The row loops decline only a layer running oneDNN's int8 path (int8_): an int8 layer that
+  // computes in fp32 on quantized values (no VNNI, a signed source) gets a source the wrapper
+  // already quantized and weights quantized at init, so the loops compute what oneDNN's fp32
+  // kernel would, as fast as the fp32 plan's layer.
   bool runs_depthwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
-    if (!depthwise_direct_ || int8_layer_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (!depthwise_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (!input_channels_last_ || !output_channels_last_ || output_reduced_ || x.rank() != 4) return false;
     if ((bias != nullptr) != constant_bias_.has_value() || p.in_channels != p.group || p.out_channels != p.group) return false;
     return row_loop_takes_tails(tails_) && undilated_with_nonnegative_pads(p.geom);
@@ -644,6 +666,8 @@ class DnnlConvKernel : public Kernel,
   /// whose tails suit the row loops, with a static input and an output of at least
   /// kExpandDepthwiseMinBytes, and the tail a 2-D depthwise Conv of at most 3x3 whose weights and
   /// bias are constants. Only the model and the session's ISA decide, not the measuring switches.
+  /// Not on int8 layers: fusion comes before the int8 path is settled (take_non_negative_source),
+  /// and a fused depthwise tail would read the expanded map without quantizing it.
   bool fuse_depthwise_tail(const KernelInit& tail) {
     if (!pointwise_direct_available(isa_) || !depthwise_direct_available(isa_) || transposed_ || group_ != 1 || int8_layer_ ||
         compute_type_ != memory::data_type::f32 || !has_constant_bias_or_none_ || weights_.rank() != 4)
@@ -787,7 +811,7 @@ class DnnlConvKernel : public Kernel,
   }
 
   bool runs_stem_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
-    if (!stem_direct_ || int8_layer_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (!stem_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (output_reduced_ || x.rank() != 4 || (bias != nullptr) != constant_bias_.has_value()) return false;
     return row_loop_takes_tails(tails_) && undilated_with_nonnegative_pads(p.geom);
   }
@@ -820,7 +844,7 @@ class DnnlConvKernel : public Kernel,
   }
 
   bool runs_pointwise_direct(const ConvProblem& p, const Tensor& x, const Tensor* bias) const {
-    if (!pointwise_direct_ || int8_layer_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
+    if (!pointwise_direct_ || int8_ || compute_type_ != memory::data_type::f32 || x.dtype() != DType::kFloat32) return false;
     if (!input_channels_last_ || !output_channels_last_ || output_reduced_ || x.rank() != 4) return false;
     if ((bias != nullptr) != constant_bias_.has_value() || !tails_.loops_ok()) return false;
     // Where it pays (measured per layer on MobileNetV2/V3 and EfficientNet-B0 heads, 1 thread):
@@ -926,8 +950,12 @@ class DnnlConvKernel : public Kernel,
     maps.pixels = g.out_numel();
     const int64_t channels = p.out_channels;
     Int8PointwiseProduct::TileTails tails;
-    if (!tails_.empty())
-      tails = [&](float* tile, int64_t rows, const float* residual) { tails_.apply_to_rows(tile, rows, channels, residual); };
+    const float quantize = quantized_output_scale_;
+    if (!tails_.empty() || quantize > 0)
+      tails = [&](float* tile, int64_t rows, const float* residual) {
+        if (!tails_.empty()) tails_.apply_to_rows(tile, rows, channels, residual);
+        if (quantize > 0) fake_quantize_int8(tile, rows * channels, quantize);
+      };
     int8_pointwise_->run(ctx, maps, bias ? bias->data<float>() : nullptr, tails);
     return true;
   }
@@ -1588,6 +1616,7 @@ class DnnlConvKernel : public Kernel,
   bool non_negative_source_ = false;  // take_non_negative_source: X quantizes to u8
   DType output_int8_ = DType::kUndefined;  // kInt8 / kUInt8: output 0 stored as int8 (reduced_storage.h)
   float y_scale_ = 0;                      // the scale of those int8 values
+  float quantized_output_scale_ = 0;       // write_quantized: output 0 rounded to this int8 grid
   ops::ReferenceChain chain_;  // the reference kernels of the node and its fused tails
   Tensor weights_;
   size_t num_head_inputs_;
