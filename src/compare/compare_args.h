@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "compare/compare_func.h"
-#include "options/args.h"
+#include "options/group.h"
 
 namespace parity::compare {
 
@@ -30,12 +30,10 @@ struct CompareSettings {
   CompareFunc compare_func() const;
 };
 
-/// Option group: add_to() defines the options, parse() reads them (bad numbers and names of
-/// error statistics throw kInvalidArgument naming the option).
-class ComparatorCompareArgs {
+/// Option group: bad numbers and names of error statistics throw kInvalidArgument naming the option.
+class ComparatorCompareArgs : public options::Group<CompareSettings> {
  public:
-  void add_to(options::ArgParser& parser) const;
-  CompareSettings parse(const options::Args& args) const;
+  ComparatorCompareArgs();
 };
 
 }  // namespace parity::compare

@@ -4,16 +4,22 @@
 #pragma once
 
 #include "compare/comparator.h"
-#include "options/args.h"
+#include "options/group.h"
 
 namespace parity::compare {
 
-class IsolationArgs {
+/// What the isolation options say: the Isolation, and whether the runners known to crash on some
+/// models keep their own process when --use-subprocess is not given.
+struct IsolationSettings {
+  Isolation isolation;
+  bool isolate_crash_prone = true;
+};
+
+/// Option group. parse() throws kInvalidArgument for a non-positive timeout or an unreadable
+/// size, and when a limit is given without --use-subprocess (it could not be enforced).
+class IsolationArgs : public options::Group<IsolationSettings> {
  public:
-  void add_to(options::ArgParser& parser) const;
-  /// Throws kInvalidArgument for a non-positive timeout or an unreadable size, and when a limit is
-  /// given without --use-subprocess (it could not be enforced).
-  Isolation parse(const options::Args& args) const;
+  IsolationArgs();
 };
 
 }  // namespace parity::compare

@@ -4,15 +4,10 @@
 
 namespace parity::compare {
 
-void PostprocessArgs::add_to(options::ArgParser& parser) const {
-  parser.add({.flags = {"--postprocess", "--postprocess-func"}, .dest = "postprocess",
-              .help = "Post-process outputs before comparing: [name:]top-K[,axis=A]", .metavar = "FUNC",
-              .arity = options::Arity::kOneOrMore});
-}
+namespace {
 
-PostprocessSettings PostprocessArgs::parse(const options::Args& args) const {
-  PostprocessSettings settings;
-  for (const auto& item : args.list("postprocess")) {
+void read_postprocess(PostprocessSettings& settings, const options::Given& given) {
+  for (const auto& item : given.values) {
     auto [name, value] = split_name_value(item);
     PARITY_CHECK(value.rfind("top-", 0) == 0, kInvalidArgument, "invalid post-processing function '", value,
                  "'; valid: top-<K>[,axis=<axis>]");
@@ -30,7 +25,15 @@ PostprocessSettings PostprocessArgs::parse(const options::Args& args) const {
     settings.top_k.set(name, topk);
     settings.enabled = true;
   }
-  return settings;
+}
+
+}  // namespace
+
+PostprocessArgs::PostprocessArgs() {
+  add({.flags = {"--postprocess", "--postprocess-func"}, .dest = "postprocess",
+       .help = "Post-process outputs before comparing: [name:]top-K[,axis=A]", .metavar = "FUNC",
+       .arity = options::Arity::kOneOrMore},
+      read_postprocess);
 }
 
 }  // namespace parity::compare

@@ -8,7 +8,7 @@
 
 #include "compare/comparator.h"
 #include "compare/per_output.h"
-#include "options/args.h"
+#include "options/group.h"
 
 namespace parity::compare {
 
@@ -22,12 +22,10 @@ struct PostprocessSettings {
   bool enabled = false;
 };
 
-/// Option group: add_to() defines --postprocess, parse() reads it (a function other than top-K
-/// or a bad K or axis is kInvalidArgument).
-class PostprocessArgs {
+/// Option group: --postprocess (a function other than top-K or a bad K or axis is kInvalidArgument).
+class PostprocessArgs : public options::Group<PostprocessSettings> {
  public:
-  void add_to(options::ArgParser& parser) const;
-  PostprocessSettings parse(const options::Args& args) const;
+  PostprocessArgs();
 };
 
 }  // namespace parity::compare

@@ -5,16 +5,15 @@
 #pragma once
 
 #include "model/model.h"
-#include "options/args.h"
+#include "options/group.h"
 
 namespace parity::model {
 
 /// Option group: add_to() defines the save options (in a "Model saving" help group), parse()
 /// turns the parsed values into SaveOptions (bad sizes throw kInvalidArgument naming the option).
-class ModelSaveArgs {
+class ModelSaveArgs : public options::Group<SaveOptions> {
  public:
-  void add_to(options::ArgParser& parser) const;
-  SaveOptions parse(const options::Args& args) const;
+  ModelSaveArgs();
 };
 
 }  // namespace parity::model

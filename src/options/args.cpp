@@ -85,16 +85,19 @@ ArgParser& ArgParser::group(std::string title) {
   return *this;
 }
 
+std::string default_dest(const OptionSpec& spec) {
+  PARITY_ASSERT(!spec.flags.empty(), "positional option needs a dest");
+  std::string longest;
+  for (const auto& f : spec.flags)
+    if (f.size() > longest.size()) longest = f;
+  size_t start = longest.find_first_not_of('-');
+  std::string dest = longest.substr(start);
+  std::replace(dest.begin(), dest.end(), '-', '_');
+  return dest;
+}
+
 ArgParser& ArgParser::add(OptionSpec spec) {
-  if (spec.dest.empty()) {
-    PARITY_ASSERT(!spec.flags.empty(), "positional option needs a dest");
-    std::string longest;
-    for (const auto& f : spec.flags)
-      if (f.size() > longest.size()) longest = f;
-    size_t start = longest.find_first_not_of('-');
-    spec.dest = longest.substr(start);
-    std::replace(spec.dest.begin(), spec.dest.end(), '-', '_');
-  }
+  if (spec.dest.empty()) spec.dest = default_dest(spec);
   for (const auto& f : spec.flags)
     PARITY_ASSERT(!find_flag(f), "option ", f, " defined twice for ", prog_);
   if (spec.group.empty()) spec.group = current_group_;
@@ -240,6 +243,7 @@ Args ArgParser::parse(const std::vector<std::string>& tokens) const {
   }
 
   for (const auto& o : options_) {
+    args.declare(o.dest);
     if (o.default_value && !args.has(o.dest)) args.set_default(o.dest, *o.default_value);
     if (o.required && !args.has(o.dest))
       fail(ErrorCode::kInvalidArgument, prog_, ": missing required ",

@@ -45,13 +45,21 @@ std::vector<std::string> RunnerArgs::parse_flags(const options::Args& args) cons
   return names;
 }
 
+options::OptionSpec RunnerArgs::list_spec(const std::string& help) {
+  return {.flags = {"--runners"}, .help = help, .metavar = "NAMES", .arity = options::Arity::kOneOrMore};
+}
+
 void RunnerArgs::add_list_to(options::ArgParser& parser, const std::string& help) const {
-  parser.add({.flags = {"--runners"}, .help = help, .metavar = "NAMES", .arity = options::Arity::kOneOrMore});
+  parser.add(list_spec(help));
 }
 
 std::vector<std::string> RunnerArgs::parse_list(const options::Args& args, const std::string& fallback) const {
+  return runner_list(args.has("runners") ? args.list("runners") : std::vector<std::string>{fallback});
+}
+
+std::vector<std::string> RunnerArgs::runner_list(const std::vector<std::string>& values) {
   std::vector<std::string> names;
-  for (const auto& value : args.has("runners") ? args.list("runners") : std::vector<std::string>{fallback})
+  for (const auto& value : values)
     for (auto& item : split_list(value, "--runners"))
       if (!item.empty()) names.push_back(std::move(item));
   PARITY_CHECK(!names.empty(), kInvalidArgument, "--runners: no runner named");

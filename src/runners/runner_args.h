@@ -22,6 +22,11 @@ class RunnerArgs {
 
   /// --runners NAMES (comma-separated) in the current help group.
   void add_list_to(options::ArgParser& parser, const std::string& help) const;
+  /// The --runners option, for a typed group to bind.
+  static options::OptionSpec list_spec(const std::string& help);
+  /// The runners --runners values name; unknown names (listing the runners that exist), repeats
+  /// and an empty list throw kInvalidArgument.
+  static std::vector<std::string> runner_list(const std::vector<std::string>& values);
   /// The runners --runners names (`fallback` when absent); unknown names (listing the runners
   /// that exist), repeats and an empty list throw kInvalidArgument.
   std::vector<std::string> parse_list(const options::Args& args, const std::string& fallback) const;

@@ -6,11 +6,13 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/tensor_map.h"
 #include "runtime/session.h"
+#include "tools/plan_build.h"
 
 #include "model/onnx_fwd.h"
 
@@ -23,6 +25,10 @@ struct DebugBuildOptions {
   /// When set, decides whether a build is good instead of comparing its outputs with the reference
   /// kernels' (`--check CMD`: tools/debug/plan_check.h).
   std::function<bool(const runtime::Session& plan)> judge;
+  /// The plan each build makes, as `convert -o X.plan` builds it (fp16, int8, profiles, ...), so
+  /// the builds vary the tactics of that plan; int8 is calibrated once for all builds. nullopt:
+  /// the fp32 plan of the default session options.
+  std::optional<PlanBuildOptions> plan;
 };
 
 struct DebugBuildResult {

@@ -90,9 +90,9 @@ BuiltPlan build_plan(const model::Model& model, const std::filesystem::path& bas
     }
   }
   const model::Model& planned = imported ? *imported : model;
-  if (options.precision.int8) {
-    if (!imported) options.precision.int8_scales = calibration_scales(model, base_dir, options);
-  }
+  // Scales given already (a caller building several plans calibrates once) are used as they are.
+  if (options.precision.int8 && !imported && options.precision.int8_scales.empty())
+    options.precision.int8_scales = calibration_scales(model, base_dir, options);
   const PrecisionHardware hardware = options.hardware ? *options.hardware : PrecisionHardware::this_cpu();
   for (const PrecisionNote& note : precision_speed_notes(options.precision, hardware)) {
     if (note.warning)

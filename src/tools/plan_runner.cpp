@@ -34,8 +34,9 @@ int thread_count(const options::Args& args) {
 }
 
 // A plan file: loaded as it is (its build options were fixed when it was built).
-compare::loaders::PlanLoader load_built_plan(const std::string& path, const options::Args& args) {
-  PARITY_CHECK(!PlanBuildArgs().any_given(args), kInvalidArgument, "'", path,
+compare::loaders::PlanLoader load_built_plan(const std::string& path, const options::Args& args,
+                                             const PlanBuildSettings& settings) {
+  PARITY_CHECK(!settings.requested, kInvalidArgument, "'", path,
                "' is a plan, built already: the build options (--fp16, --int8, --trt-min-shapes, ...) apply when "
                "--plan builds from an ONNX model");
   compare::loaders::PlanLoader plan = compare::loaders::PlanFromPath(path, thread_count(args));
@@ -45,17 +46,18 @@ compare::loaders::PlanLoader load_built_plan(const std::string& path, const opti
 
 // An ONNX model: built on activation, with the run's data loader feeding int8 calibration (as
 // Polygraphy calibrates on the data it runs).
-compare::loaders::PlanLoader build_from_onnx(const std::string& path, const options::Args& args) {
+compare::loaders::PlanLoader build_from_onnx(const std::string& path, const options::Args& args,
+                                             const PlanBuildSettings& settings) {
   const options::DataLoaderOptions data = options::DataLoaderArgs().parse(args);
   const int64_t iterations = args.get_int("iterations").value_or(1);
-  PlanBuildOptions build = PlanBuildArgs().parse(args, {});
+  PlanBuildOptions build = plan_build_options(settings, {});
   // Without profiles the plan is built at the --input-shapes the run feeds; with profiles those
   // shapes are the run's, inside the profile.
   const bool fix_shapes = build.profiles.empty();
   build.calibration_feeds = [data, iterations] { return compare::make_feed_source(data, iterations); };
   const std::optional<std::string> save = args.get("save_engine");
   const int threads = thread_count(args);
-  return [path, data, build, fix_shapes, save, threads, &args]() -> compare::loaders::Plan {
+  return [path, data, build, fix_shapes, save, threads, settings]() -> compare::loaders::Plan {
     logger().info("Building plan: ", path);
     model::Model model = model::load_model(path).value();
     if (fix_shapes) fix_input_shapes(model.proto(), data.input_shapes);
@@ -63,7 +65,7 @@ compare::loaders::PlanLoader build_from_onnx(const std::string& path, const opti
     options.threads = threads;
     BuiltPlan built = build_plan(model, std::filesystem::path(path).parent_path(), std::move(options));
     logger().info("Built plan in ", built.build_seconds, " s; layers: ", layer_precision_summary(built.session));
-    PlanBuildArgs().save_build_files(args, built.session);
+    save_build_files(settings, built.session);
     if (save) {
       runtime::plan::save_plan(built.session, *save, recorded_source_model(path, *save), built.build_seconds);
       logger().info("Saved plan to: ", *save);
@@ -84,9 +86,11 @@ const runners::RunnerRegistrar kPlanRunner({
         [](const runners::RunnerConfig& config) -> std::unique_ptr<runners::Runner> {
           static const options::Args kNoOptions;
           const options::Args& args = config.args ? *config.args : kNoOptions;
+          // Built from the C++ API (no command line): the build options' defaults.
+          const PlanBuildSettings settings = config.args ? PlanBuildArgs().parse(args) : PlanBuildSettings{};
           compare::loaders::PlanLoader plan = runtime::plan::is_plan_file(config.model_path)
-                                                  ? load_built_plan(config.model_path, args)
-                                                  : build_from_onnx(config.model_path, args);
+                                                  ? load_built_plan(config.model_path, args, settings)
+                                                  : build_from_onnx(config.model_path, args, settings);
           auto runner = compare::loaders::RunnerFromPlan(std::move(plan), runners::make_runner_name("plan"));
           if (auto index = args.get_int("profile_index")) {
             PARITY_CHECK(*index >= 0 && *index < 1024, kInvalidArgument, "--profile-index must be 0 or more, got ",

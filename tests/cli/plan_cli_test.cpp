@@ -165,6 +165,27 @@ TEST(PlanCli, DebugPrecisionAndDebugBuildRunOnTheDemoModel) {
   EXPECT_NE(r.output.find("parity inspect diff-tactics --dir"), std::string::npos) << r.output;
 }
 
+// debug build takes convert's build options, so it varies the tactics of the plan convert builds.
+TEST(PlanCli, DebugBuildRebuildsFp16AndInt8Plans) {
+  testing::TempDir tmp;
+  auto r = run_parity({"debug", "build", demo_model(), "--until", "2", "--fp16", "--atol", "1e-2", "--rtol", "1e-2",
+                       "--artifacts-dir", (tmp / "fp16").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("build 1: PASSED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" fp16"), std::string::npos) << r.output;  // "(layers: N fp16, ...)"
+  r = run_parity({"debug", "build", demo_model(), "--until", "2", "--int8", "--atol", "1", "--rtol", "1",
+                  "--artifacts-dir", (tmp / "int8").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(" int8"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(tmp / "int8" / "good" / "build-1.json") ||
+              std::filesystem::exists(tmp / "int8" / "bad" / "build-1.json"));
+  // Options that make no plan are refused as convert refuses them.
+  r = run_parity({"debug", "build", demo_model(), "--precision-constraints", "maybe", "--artifacts-dir",
+                  (tmp / "bad").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--precision-constraints: 'maybe' is not obey, prefer or none"), std::string::npos) << r.output;
+}
+
 TEST(PlanCli, DamagedPlanIsOneLineWithARebuildHint) {
   testing::TempDir tmp;
   const std::string plan = (tmp / "det.plan").string();

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct OptionSpec {
   std::string group;  // title of the help section
 };
 
+/// The dest an option without one gets: its longest flag without dashes, '-' as '_'.
+std::string default_dest(const OptionSpec& spec);
+
 /// Parsed values, keyed by dest.
 class Args {
  public:
@@ -54,7 +58,11 @@ class Args {
   /// `--ref --ort --ref` gives ref, ort, ref where order() gives ref, ort.
   const std::vector<std::string>& occurrences() const { return occurrences_; }
 
+  /// Whether the parser that made these Args defines `dest` (typed groups check theirs).
+  bool declares(const std::string& dest) const { return declared_.count(dest) > 0; }
+
   // Used by the parser.
+  void declare(const std::string& dest) { declared_.insert(dest); }
   void add_value(const std::string& dest, std::string value);
   void add_presence(const std::string& dest);
   void set_default(const std::string& dest, std::string value);
@@ -65,6 +73,7 @@ class Args {
   std::map<std::string, std::string> defaults_;
   std::vector<std::string> order_;
   std::vector<std::string> occurrences_;
+  std::set<std::string> declared_;
 };
 
 /// The command-line parser: option specs in groups, Polygraphy's spellings, "did you mean" errors.

@@ -122,7 +122,7 @@ class ConvertCommand : public Command {
     const std::string extension = std::filesystem::path(args.get_or("output", "")).extension().string();
     if (extension == ".plan" || extension == ".engine") return true;
     if (extension == ".onnx") return false;
-    return plan_build_args_.any_given(args);
+    return plan_build_args_.parse(args).requested;
   }
 
   // -o X.plan: plan the model once (rewrites, fusion, kernel variant per node, packed weights) and
@@ -137,7 +137,8 @@ class ConvertCommand : public Command {
     const std::filesystem::path out = args.get_or("output", "");
     const options::DataLoaderOptions data = data_loader_args_.parse(args);
     const options::IterationOptions iterations = iteration_args_.parse(args);
-    tools::PlanBuildOptions build = plan_build_args_.parse(args, data.input_shapes);
+    const tools::PlanBuildSettings settings = plan_build_args_.parse(args);
+    tools::PlanBuildOptions build = tools::plan_build_options(settings, data.input_shapes);
     logger().info("Building plan: ", model_path);
     model::Model model = model_edit::load_input(args);
     tools::fix_input_shapes(model.proto(), data.input_shapes);
@@ -146,7 +147,7 @@ class ConvertCommand : public Command {
     const tools::BuiltPlan built = tools::build_and_save_plan(model, base_dir, std::move(build), out, model_path);
     const double seconds = built.build_seconds;
     logger().info("Layers: ", tools::layer_precision_summary(built.session));
-    plan_build_args_.save_build_files(args, built.session);
+    tools::save_build_files(settings, built.session);
     logger().info("Saved plan to: ", out.string(), " (built in ", seconds, " s)");
     return kExitPassed;
   }
@@ -164,7 +165,7 @@ class ConvertCommand : public Command {
     const std::string model_path = args.get_or("model", "");
     const options::DataLoaderOptions data = data_loader_args_.parse(args);
     const options::IterationOptions iterations = iteration_args_.parse(args);
-    tools::PlanBuildOptions build = plan_build_args_.parse(args, data.input_shapes);
+    tools::PlanBuildOptions build = tools::plan_build_options(plan_build_args_.parse(args), data.input_shapes);
     model::Model model = model_edit::load_input(args);
     const std::optional<model::Model> original = args.has("verify") ? std::optional<model::Model>(model) : std::nullopt;
     const auto out = model_edit::output_path(args, model);

@@ -10,6 +10,7 @@
 #include "runtime/session.h"
 #include "tools/debug/plan_check.h"
 #include "tools/debug_build.h"
+#include "tools/plan_build_args.h"
 
 namespace parity::cli {
 namespace {
@@ -33,7 +34,9 @@ class DebugBuildCommand final : public Command {
     parser.add({.flags = {"--atol"}, .help = "Absolute tolerance of the check", .metavar = "TOL", .default_value = "1e-5"});
     parser.add({.flags = {"--rtol"}, .help = "Relative tolerance of the check", .metavar = "TOL", .default_value = "1e-5"});
     data_loader_args_.add_to(parser);
-    tools::debug::add_plan_check_options(parser, "polygraphy_debug.plan");
+    parser.group("Plan build (as `parity convert -o X.plan` builds it)");
+    plan_build_args_.add_to(parser);
+    plan_check_args_.add_to(parser);
   }
 
   int run(const options::Args& args) override {
@@ -43,14 +46,18 @@ class DebugBuildCommand final : public Command {
     options.atol = parse_double(args.get_or("atol", "1e-5"), "--atol");
     options.rtol = parse_double(args.get_or("rtol", "1e-5"), "--rtol");
     options.artifacts = args.get_or("artifacts_dir", "polygraphy_artifacts");
-    if (auto check = tools::debug::parse_plan_check(args)) {
+    const tools::debug::PlanCheckSettings plan_check = plan_check_args_.parse(args);
+    if (const auto& check = plan_check.check) {
       PARITY_CHECK(!args.flag("check_ref"), kInvalidArgument, "give either --check CMD... or --check-ref, not both");
-      options.judge = tools::debug::plan_check_judge(*check, args.get_or("iter_artifact", ""), args.get_or("model", ""),
-                                                     args.flag("show_output"),
+      options.judge = tools::debug::plan_check_judge(*check, plan_check.iter_artifact, args.get_or("model", ""),
+                                                     plan_check.show_output,
                                                      [](const std::string& line) { logger().info("    ", line); });
     }
     const options::DataLoaderOptions data = data_loader_args_.parse(args);
+    const tools::PlanBuildSettings build = plan_build_args_.parse(args);
+    if (build.requested || build.isa) options.plan = tools::plan_build_options(build, data.input_shapes);
     model::Model model = model_edit::load_input(args);
+    if (options.plan) tools::fix_input_shapes(model.proto(), data.input_shapes);
     const std::string base_dir = std::filesystem::path(args.get_or("model", "")).parent_path().string();
     std::vector<TensorMap> feeds;
     {
@@ -63,6 +70,7 @@ class DebugBuildCommand final : public Command {
         feeds.push_back(std::move(*feed));
       }
     }
+    if (options.plan) options.plan->calibration_feeds = [&] { return compare::make_feed_source(data, 1); };
     const tools::DebugBuildResult result = tools::debug_build(model.proto(), base_dir, feeds, options,
                                                               [](const std::string& line) { logger().info("  ", line); });
     logger().info(result.good, " good and ", result.bad, " bad build(s); see which tactics only bad builds use with: "
@@ -71,6 +79,8 @@ class DebugBuildCommand final : public Command {
   }
 
  private:
+  tools::PlanBuildArgs plan_build_args_;
+  tools::debug::PlanCheckArgs plan_check_args_{"polygraphy_debug.plan"};
   options::DataLoaderArgs data_loader_args_;
 };
 

@@ -38,7 +38,7 @@ class DebugPrecisionCommand final : public Command {
     data_loader_args_.add_to(parser);
     iteration_args_.add_iterations_to(parser);
     report_args_.add_to(parser);
-    tools::debug::add_plan_check_options(parser, "polygraphy_debug.plan");
+    plan_check_args_.add_to(parser);
   }
 
   int run(const options::Args& args) override {
@@ -54,9 +54,10 @@ class DebugPrecisionCommand final : public Command {
     const options::DataLoaderOptions data = data_loader_args_.parse(args);
     const options::IterationOptions iterations = iteration_args_.parse(args);
     const tools::report::ReportOptions report_options = report_args_.parse(args);
-    if (auto check = tools::debug::parse_plan_check(args))
-      search.judge = tools::debug::plan_check_judge(*check, args.get_or("iter_artifact", ""), args.get_or("model", ""),
-                                                    args.flag("show_output"),
+    const tools::debug::PlanCheckSettings plan_check = plan_check_args_.parse(args);
+    if (const auto& check = plan_check.check)
+      search.judge = tools::debug::plan_check_judge(*check, plan_check.iter_artifact, args.get_or("model", ""),
+                                                    plan_check.show_output,
                                                     [](const std::string& line) { logger().info("    ", line); });
     model::Model model = model_edit::load_input(args);
     const std::string base_dir = std::filesystem::path(args.get_or("model", "")).parent_path().string();
@@ -103,6 +104,7 @@ class DebugPrecisionCommand final : public Command {
   }
 
  private:
+  tools::debug::PlanCheckArgs plan_check_args_{"polygraphy_debug.plan"};
   static void write_report(const std::string& path, const options::Args& args, const std::string& type,
                            const tools::PrecisionSearch& search, const tools::PrecisionSearchResult& result) {
     tools::report::PrecisionSummary summary;

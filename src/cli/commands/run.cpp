@@ -116,8 +116,9 @@ class RunCommand : public Command {
     options.runs = iteration_args_.parse(args);
     options.compare = compare_args_.parse(args);
     options.report = report_args_.parse(args);
-    options.isolation = compare::IsolationArgs().parse(args);
-    options.isolate_crash_prone = !args.flag("no_subprocess");
+    const compare::IsolationSettings isolation = compare::IsolationArgs().parse(args);
+    options.isolation = isolation.isolation;
+    options.isolate_crash_prone = isolation.isolate_crash_prone;
     options.postprocess = compare::PostprocessArgs().parse(args);
     options.external_data_dir = args.get("external_data_dir");
     options.save_onnx = args.get("save_onnx");

@@ -20,6 +20,7 @@ class ValidateCommand : public Command {
   }
   void add_options(options::ArgParser& parser) override {
     args_.add_to(parser);
+    runners::RunnerArgs().add_runtime_options_to(parser);
     parser.set_epilog(
         "Examples:\n"
         "  parity validate model.onnx --dataset samples/ --runners ref,ort --save-summary s.json\n"
@@ -30,6 +31,7 @@ class ValidateCommand : public Command {
   }
   int run(const options::Args& args) override {
     tools::validation::ValidateJob job = args_.parse(args);
+    job.config.runner_args = &args;  // the runner factories read their own options from it
     job.command_line = current_command_line();
     return tools::validation::run_validate_job(std::move(job)) ? kExitPassed : kExitFailed;
   }

@@ -11,9 +11,21 @@ namespace parity::tools::debug {
 
 namespace {
 
-std::vector<int> parse_codes(const options::Args& args, const std::string& dest, const std::string& flag) {
+using options::Given;
+
+// A qualifier of --check: given without it, an error.
+template <class Read>
+options::Group<PlanCheckSettings>::Bind qualifier(Read read) {
+  return [read](PlanCheckSettings& s, const Given& given) {
+    if (!given.given()) return;
+    PARITY_CHECK(s.check.has_value(), kInvalidArgument, given.flag, " qualifies --check CMD..., which is missing");
+    read(*s.check, given);
+  };
+}
+
+std::vector<int> parse_codes(const Given& given) {
   std::vector<int> codes;
-  for (const auto& text : args.list(dest)) codes.push_back(static_cast<int>(parse_int(text, flag)));
+  for (const auto& text : given.values) codes.push_back(static_cast<int>(parse_int(text, given.flag)));
   return codes;
 }
 
@@ -27,38 +39,37 @@ std::string tail_lines(const std::string& text, size_t count) {
 
 }  // namespace
 
-void add_plan_check_options(options::ArgParser& parser, const std::string& default_artifact) {
-  parser.group("External check (instead of the built-in comparison)");
-  parser.add({.flags = {"--check"},
-              .help = "Command deciding whether a plan fails (non-zero exit status = fails), e.g. parity run {plan} "
-                      "--ref --load-outputs golden.json. {plan} is replaced by the candidate plan's path "
-                      "(--iter-artifact), {model} by the ONNX model's. Must come last",
-              .metavar = "CMD", .arity = options::Arity::kRemainder});
-  parser.add({.flags = {"--iter-artifact"}, .help = "Where each candidate plan is written for the check",
-              .metavar = "PATH", .default_value = default_artifact});
-  parser.add({.flags = {"--fail-code"}, .help = "Only these exit statuses mean the plan fails", .metavar = "N",
-              .arity = options::Arity::kOneOrMore});
-  parser.add({.flags = {"--ignore-fail-code"}, .help = "Exit statuses that do not mean a failure", .metavar = "N",
-              .arity = options::Arity::kOneOrMore});
-  parser.add({.flags = {"--fail-regex"},
-              .help = "A failing status counts only when the check's output matches one of these regular expressions",
-              .metavar = "REGEX", .arity = options::Arity::kOneOrMore});
-  parser.add({.flags = {"--show-output"}, .help = "Show the check command's output for every check",
-              .arity = options::Arity::kFlag});
-}
-
-std::optional<CheckCommand> parse_plan_check(const options::Args& args) {
-  if (!args.has("check")) {
-    for (const auto& [dest, flag] : {std::pair{"fail_code", "--fail-code"}, {"ignore_fail_code", "--ignore-fail-code"},
-                                     {"fail_regex", "--fail-regex"}})
-      PARITY_CHECK(!args.has(dest), kInvalidArgument, flag, " qualifies --check CMD..., which is missing");
-    return std::nullopt;
-  }
-  CheckCommand check{args.list("check"), parse_codes(args, "fail_code", "--fail-code"),
-                     parse_codes(args, "ignore_fail_code", "--ignore-fail-code"), args.list("fail_regex")};
-  validate_check_command(check);
-  formats::check_writable_location(args.get_or("iter_artifact", ""));
-  return check;
+PlanCheckArgs::PlanCheckArgs(const std::string& default_artifact) {
+  section("External check (instead of the built-in comparison)");
+  add({.flags = {"--check"},
+       .help = "Command deciding whether a plan fails (non-zero exit status = fails), e.g. parity run {plan} "
+               "--ref --load-outputs golden.json. {plan} is replaced by the candidate plan's path "
+               "(--iter-artifact), {model} by the ONNX model's. Must come last",
+       .metavar = "CMD", .arity = options::Arity::kRemainder},
+      [](PlanCheckSettings& s, const Given& given) {
+        if (given.given()) s.check = CheckCommand{.argv = given.values};
+      });
+  add({.flags = {"--iter-artifact"}, .help = "Where each candidate plan is written for the check",
+       .metavar = "PATH", .default_value = default_artifact},
+      options::field(&PlanCheckSettings::iter_artifact));
+  add({.flags = {"--fail-code"}, .help = "Only these exit statuses mean the plan fails", .metavar = "N",
+       .arity = options::Arity::kOneOrMore},
+      qualifier([](CheckCommand& check, const Given& given) { check.fail_codes = parse_codes(given); }));
+  add({.flags = {"--ignore-fail-code"}, .help = "Exit statuses that do not mean a failure", .metavar = "N",
+       .arity = options::Arity::kOneOrMore},
+      qualifier([](CheckCommand& check, const Given& given) { check.ignore_fail_codes = parse_codes(given); }));
+  add({.flags = {"--fail-regex"},
+       .help = "A failing status counts only when the check's output matches one of these regular expressions",
+       .metavar = "REGEX", .arity = options::Arity::kOneOrMore},
+      qualifier([](CheckCommand& check, const Given& given) { check.fail_regex = given.values; }));
+  add({.flags = {"--show-output"}, .help = "Show the check command's output for every check",
+       .arity = options::Arity::kFlag},
+      options::field(&PlanCheckSettings::show_output));
+  check([](PlanCheckSettings& s) {
+    if (!s.check) return;
+    validate_check_command(*s.check);
+    formats::check_writable_location(s.iter_artifact);
+  });
 }
 
 PlanJudge plan_check_judge(CheckCommand check, std::string artifact, std::string model_path, bool show_output,

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "options/args.h"
+#include "options/group.h"
 #include "runtime/session.h"
 #include "tools/debug/check_command.h"
 
@@ -17,12 +17,20 @@ namespace parity::tools::debug {
 /// Decides whether a built plan passes (true) or fails the check.
 using PlanJudge = std::function<bool(const runtime::Session& plan)>;
 
-/// Adds --check CMD... (last on the line), --iter-artifact (default `default_artifact`), --fail-code,
-/// --ignore-fail-code, --fail-regex and --show-output.
-void add_plan_check_options(options::ArgParser& parser, const std::string& default_artifact);
+/// What the external-check options say.
+struct PlanCheckSettings {
+  std::optional<CheckCommand> check;  // validated; nullopt without --check
+  std::string iter_artifact;          // where each candidate plan is written
+  bool show_output = false;
+};
 
-/// The command of --check, validated (nullopt without --check).
-std::optional<CheckCommand> parse_plan_check(const options::Args& args);
+/// --check CMD... (last on the line), --iter-artifact (default `default_artifact`), --fail-code,
+/// --ignore-fail-code, --fail-regex and --show-output. The qualifiers without --check are
+/// kInvalidArgument.
+class PlanCheckArgs : public options::Group<PlanCheckSettings> {
+ public:
+  explicit PlanCheckArgs(const std::string& default_artifact);
+};
 
 /// A judge that saves each plan to `artifact` and runs `check` on it. `log` sees one line per check
 /// (and the command's output when `show_output`).

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "options/args.h"
+#include "options/group.h"
 
 namespace parity::tools::report {
 
@@ -15,18 +15,11 @@ struct ReportOptions {
   bool per_channel = false;         // --report-per-channel
 };
 
-class ReportArgs {
+/// parse() reads the options and checks the report's file name and folder.
+class ReportArgs : public options::Group<ReportOptions> {
  public:
   /// `what` completes the help line ("per output: statistics, error histograms and heatmaps").
-  explicit ReportArgs(std::string what, bool per_channel_option = false)
-      : what_(std::move(what)), per_channel_option_(per_channel_option) {}
-  void add_to(options::ArgParser& parser) const;
-  /// Reads the options and checks the report's file name and folder.
-  ReportOptions parse(const options::Args& args) const;
-
- private:
-  std::string what_;
-  bool per_channel_option_;
+  explicit ReportArgs(std::string what, bool per_channel_option = false);
 };
 
 }  // namespace parity::tools::report

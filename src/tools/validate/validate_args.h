@@ -7,7 +7,7 @@
 #include <string>
 
 #include "compare/compare_args.h"
-#include "options/args.h"
+#include "options/group.h"
 #include "runners/runner_args.h"
 #include "tools/validate/dataset.h"
 #include "tools/validate/validate.h"
@@ -26,17 +26,16 @@ struct ValidateJob {
   /// With a navigator package (X.nav) as MODEL: its format validated as the plan candidate (a plan
   /// format) or as the model (an ONNX format); nullopt: the package's "onnx".
   std::optional<std::string> nav_format;
+  /// The Comparator's options as given (config.compare and fail_fast come from them).
+  compare::CompareSettings compare;
 };
 
-class ValidateArgs {
+/// The options of `validate` but the runtimes' own (the CLI adds those with
+/// RunnerArgs::add_runtime_options_to and points config.runner_args at them). parse() reads and
+/// checks every option, the label file included.
+class ValidateArgs : public options::Group<ValidateJob> {
  public:
-  void add_to(options::ArgParser& parser) const;
-  /// `args` must outlive the job (runner factories read their options from it).
-  ValidateJob parse(const options::Args& args) const;
-
- private:
-  runners::RunnerArgs runner_args_;
-  compare::ComparatorCompareArgs compare_args_;
+  ValidateArgs();
 };
 
 /// One integer label per line ('#' comments and blank lines ignored). Throws kInvalidArgument
