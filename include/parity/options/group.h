@@ -21,11 +21,12 @@ namespace parity::options {
 
 /// What the command line gave one option.
 struct Given {
-  std::string flag;  // its first long spelling, for messages
-  int count = 0;     // occurrences; 0 when not given
+  std::string flag;  ///< Its first long spelling (else its first flag; a positional's metavar), for messages.
+  int count = 0;     ///< Occurrences; 0 when not given.
   /// Every value across occurrences; the default when not given and it has one.
   std::vector<std::string> values;
 
+  /// Whether the command line gave it at least once.
   bool given() const { return count > 0; }
   /// The last value (or the default); nullopt when neither.
   std::optional<std::string> value() const {
@@ -62,12 +63,14 @@ class Group {
     items_.push_back(Item{false, std::move(spec), std::move(bind), false});
     return *this;
   }
-  /// Adds an option that reads nothing (a refused spelling): skipped where the parser has it already.
+  /// Adds an option that reads nothing (a refused spelling); with `unless_defined`, add_to() skips
+  /// it where the parser defines one of its flags already.
   Group& declare(OptionSpec spec, bool unless_defined = false) {
     if (spec.dest.empty()) spec.dest = default_dest(spec);
     items_.push_back(Item{false, std::move(spec), nullptr, unless_defined});
     return *this;
   }
+  /// Adds a rule, run on the value after every binding, in the order added.
   Group& check(Check rule) {
     checks_.push_back(std::move(rule));
     return *this;
@@ -85,6 +88,8 @@ class Group {
     return *this;
   }
 
+  /// Defines the group's options and help sections on `parser`, in order; parse() then reads
+  /// the Args that parser makes.
   void add_to(ArgParser& parser) const {
     for (const auto& o : items_) {
       if (o.section) {
@@ -137,20 +142,24 @@ class Group {
 };
 
 namespace detail {
+/// Whether V is a std::optional (field() binds the value inside).
 template <class V>
 struct is_optional : std::false_type {};
+/// A std::optional: its value type is `type`.
 template <class V>
 struct is_optional<std::optional<V>> : std::true_type {
-  using type = V;
+  using type = V;  ///< The optional's value type.
 };
+/// Whether V is a std::vector (field() binds every value).
 template <class V>
 struct is_vector : std::false_type {};
+/// A std::vector: its element type is `type`.
 template <class V, class A>
 struct is_vector<std::vector<V, A>> : std::true_type {
-  using type = V;
+  using type = V;  ///< The vector's element type.
 };
 
-// One value converted to V by its type: text, a number (the option named in the error).
+/// One value converted to V by its type: text, a number (the option named in the error).
 template <class V>
 V convert_value(const std::string& text, const std::string& flag) {
   if constexpr (std::is_same_v<V, std::string>) {
@@ -164,6 +173,7 @@ V convert_value(const std::string& text, const std::string& flag) {
   }
 }
 
+/// Calls a converter as (text, flag) or, where it takes one argument, (text).
 template <class V, class Fn>
 auto call_converter(const Fn& fn, const std::string& text, const std::string& flag) {
   if constexpr (std::is_invocable_v<const Fn&, const std::string&, const std::string&>)
@@ -172,6 +182,8 @@ auto call_converter(const Fn& fn, const std::string& text, const std::string& fl
     return fn(text);
 }
 
+/// Stores what `g` gave in `out` through converter `fn`: every value into a vector (the given
+/// list replacing the field's), the last one into a scalar or optional; nothing when there is none.
 template <class V, class Fn>
 void assign(V& out, const Given& g, const Fn& fn) {
   if constexpr (is_vector<V>::value) {
@@ -188,6 +200,7 @@ void assign(V& out, const Given& g, const Fn& fn) {
   }
 }
 
+/// The type one value converts to: V, or the element type of a std::vector or std::optional V.
 template <class V>
 using element_t = typename std::conditional_t<
     is_vector<V>::value, is_vector<V>,

@@ -1,3 +1,5 @@
+/// \file
+/// Extension modules: PARITY_EXTENSION, the C descriptor it exports and the C++ API its init gets.
 // Extension modules: shared libraries that add runners (each with its own loader and option group)
 // and reference kernels for custom-domain operators to parity, without changing parity itself
 // (Polygraphy's `polygraphy run` extension modules, in C++).
@@ -65,12 +67,12 @@ class ExtensionHost {
 
 /// One loaded (or refused) extension library.
 struct ExtensionRecord {
-  std::string path;     // the file
-  std::string name;     // from its descriptor; the file name when it has none
-  std::string version;  // from its descriptor
-  Status status;        // OK, or why it is unavailable
-  std::vector<std::string> runners;  // runner names it declared
-  std::vector<std::string> kernels;  // "domain::Op" of the kernels it registered
+  std::string path;     ///< The file (its canonical path).
+  std::string name;     ///< From its descriptor; the file name when it has none.
+  std::string version;  ///< From its descriptor; "" when it has none.
+  Status status;        ///< OK, or why it is unavailable.
+  std::vector<std::string> runners;  ///< Runner names it declared.
+  std::vector<std::string> kernels;  ///< "domain::Op" of the kernels it registered.
 };
 
 /// Loads an extension library, or every *.so file of a folder, once per file. Never throws for a
@@ -90,18 +92,18 @@ extern "C" {
 
 /// A runner an extension declares (plain C, readable whatever the ABI).
 struct ParityExtensionRunnerDecl {
-  const char* name;         // runner name, e.g. "res-des" (runner instances are "<name>-runner-...")
-  const char* flag;         // the option that selects it, e.g. "--res-des"
-  const char* description;  // one line for --help and `parity runners`
+  const char* name;         ///< Runner name, e.g. "res-des" (runner instances are "<name>-runner-...").
+  const char* flag;         ///< The option that selects it, e.g. "--res-des".
+  const char* description;  ///< One line for --help and `parity runners`; may be null.
 };
 
 /// What `parity_extension()` returns. Fields up to num_runners keep this layout in every ABI.
 struct ParityExtensionDescriptor {
-  uint32_t abi_version;  // PARITY_EXTENSION_ABI_VERSION of the headers the extension was built with
-  const char* name;
-  const char* version;
-  const ParityExtensionRunnerDecl* runners;
-  size_t num_runners;
+  uint32_t abi_version;  ///< PARITY_EXTENSION_ABI_VERSION of the headers the extension was built with.
+  const char* name;  ///< The extension's name; null: its file name.
+  const char* version;  ///< The extension's version, for `parity runners` and logs; may be null.
+  const ParityExtensionRunnerDecl* runners;  ///< The runners it declares (num_runners of them).
+  size_t num_runners;  ///< How many declarations `runners` points to.
   // ---- ABI-specific from here on ----
   /// Registers the extension's runners and kernels. Returns 0 on success; nonzero (or a thrown
   /// exception, whose message is shown) makes the extension unavailable.

@@ -21,23 +21,24 @@ namespace parity::runners {
 
 /// What a runner factory gets: the model path and all parsed CLI options (its own group included).
 struct RunnerConfig {
-  std::string model_path;
-  const options::Args* args = nullptr;  // may be null when built from the C++ API
+  std::string model_path;  ///< The model file the runner runs.
+  const options::Args* args = nullptr;  ///< The parsed options; may be null when built from the C++ API.
 };
 
 /// A registered runtime: its name, flag, options, availability and factory.
 struct RunnerInfo {
-  std::string name;         // "ref", "ort", "opencv", "torch"
-  std::string flag;         // "--ref"
+  std::string name;         ///< Its name: "ref", "ort", "opencv", "torch".
+  std::string flag;         ///< The option that selects it: "--ref"
   /// More flags selecting the runner: Polygraphy's spellings (--onnxrt for --ort).
   std::vector<std::string> aliases;
-  std::string description;  // one line for --help and --list-runners
+  std::string description;  ///< One line for --help and --list-runners.
   /// Adds the runner's option group (e.g. --ort-threads); may be empty.
   std::function<void(options::ArgParser&)> add_options;
   /// OK when the runtime can be used now; otherwise the reason it is unavailable.
   std::function<Status(const options::Args*)> availability;
   /// Version string of the underlying runtime ("1.30.0"), when available.
   std::function<std::string(const options::Args*)> version;
+  /// Builds a runner for a model; each call returns a runner of its own.
   std::function<std::unique_ptr<Runner>(const RunnerConfig&)> create;
   /// Optional extra line for `parity runners` (library path, execution providers, ...).
   std::function<std::string(const options::Args*)> details;
@@ -61,14 +62,14 @@ struct RunnerInfo {
 /// of habit: each of its options is refused with one line naming the runtime it needs and the
 /// parity option that does the closest job.
 struct AbsentRuntimeInfo {
-  std::string runtime;  // "TensorRT"
+  std::string runtime;  ///< The runtime's name: "TensorRT"
   /// One of the absent runtime's options and parity's closest.
   struct Option {
-    std::vector<std::string> flags;  // {"--trt-outputs"}
-    std::string closest;             // "--onnx-outputs (parity's runners take ONNX models)"
+    std::vector<std::string> flags;  ///< Its spellings: {"--trt-outputs"}
+    std::string closest;             ///< parity's closest: "--onnx-outputs (parity's runners take ONNX models)"
   };
-  std::vector<Option> runner_flags;  // what selects its runner (--trt)
-  std::vector<Option> options;       // its option groups (--workspace, --tf32, ...)
+  std::vector<Option> runner_flags;  ///< What selects its runner (--trt).
+  std::vector<Option> options;       ///< Its option groups (--workspace, --tf32, ...).
 
   /// "--trt needs TensorRT, which parity does not have; closest in parity: ..."
   std::string refusal(const std::string& flag, const Option& option) const;
@@ -77,14 +78,20 @@ struct AbsentRuntimeInfo {
 /// The runtimes this parity has (built in and from extension modules).
 class RunnerRegistry {
  public:
+  /// The process's registry.
   static RunnerRegistry& instance();
+  /// Registers a runner; a name registered twice is a parity bug (kInternal).
   void add(RunnerInfo info);
+  /// The runner named `name`; null when none is.
   const RunnerInfo* find(const std::string& name) const;
+  /// Every registered runner, in registration order.
   const std::vector<RunnerInfo>& all() const { return runners_; }
   /// The runner a flag (--ort, or an alias such as --onnxrt) selects; null when none does.
   const RunnerInfo* find_flag(const std::string& flag) const;
 
+  /// Registers an absent runtime, whose options the CLI refuses.
   void add_absent(AbsentRuntimeInfo info) { absent_.push_back(std::move(info)); }
+  /// Every registered absent runtime, in registration order.
   const std::vector<AbsentRuntimeInfo>& absent() const { return absent_; }
 
  private:
@@ -94,11 +101,13 @@ class RunnerRegistry {
 
 /// Registers a RunnerInfo at static-initialization time, where the runner is defined.
 struct RunnerRegistrar {
+  /// Adds `info` to RunnerRegistry::instance().
   explicit RunnerRegistrar(RunnerInfo info) { RunnerRegistry::instance().add(std::move(info)); }
 };
 
 /// Registers an AbsentRuntimeInfo at static-initialization time.
 struct AbsentRuntimeRegistrar {
+  /// Adds `info` to RunnerRegistry::instance().
   explicit AbsentRuntimeRegistrar(AbsentRuntimeInfo info) { RunnerRegistry::instance().add_absent(std::move(info)); }
 };
 
