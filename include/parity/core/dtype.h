@@ -1,3 +1,5 @@
+/// \file
+/// Element types (DType): names, sizes, numpy spellings, and the mapping to and from C++ types.
 // Element types. Numeric values match ONNX TensorProto.DataType so conversion is trivial.
 #pragma once
 
@@ -56,6 +58,7 @@ std::optional<DType> dtype_from_numpy_descr(std::string_view descr);
 
 /// Compile-time mapping from C++ type to DType.
 template <typename T> struct DTypeOf;
+/// Defines DTypeOf<CppType>::value as DType::Value.
 #define PARITY_DTYPE_OF(CppType, Value) \
   template <> struct DTypeOf<CppType> { static constexpr DType value = DType::Value; };
 PARITY_DTYPE_OF(float, kFloat32)

@@ -1,3 +1,5 @@
+/// \file
+/// Errors: parity::Error, Status and Result<T>, fail() and the PARITY_CHECK and PARITY_ASSERT macros.
 // Error model: one user-facing error type (parity::Error) plus Result<T>/Status for API boundaries.
 #pragma once
 
@@ -151,12 +153,15 @@ Result<T> capture_result(Fn&& fn) {
 }
 
 namespace detail {
+/// The end of str_cat()'s recursion: nothing left to append.
 inline void append_all(std::ostringstream&) {}
+/// Appends each argument to `os` with operator<< (str_cat()'s body).
 template <typename A, typename... Rest>
 void append_all(std::ostringstream& os, const A& a, const Rest&... rest) {
   os << a;
   append_all(os, rest...);
 }
+/// Throws kInternal for a failed PARITY_ASSERT, naming the condition, its file and line.
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line,
                                    const std::string& message);
 }  // namespace detail

@@ -1,3 +1,5 @@
+/// \file
+/// Kernel API: Kernel, the kernel registry and the PARITY_REGISTER_KERNEL macros.
 // Kernel API: every operator implementation registers itself in its own .cpp with one line,
 // PARITY_REGISTER_KERNEL(domain, op, since_versions, KernelClass), where since_versions is one
 // number or a parenthesized ascending list of every opset version the class implements:
@@ -250,18 +252,24 @@ struct KernelRegistrar {
 
 }  // namespace parity::runtime
 
+/// Pastes a and b together (PARITY_KERNEL_CONCAT's step, so that a and b are expanded first).
 #define PARITY_KERNEL_CONCAT_INNER(a, b) a##b
+/// Pastes the expansions of a and b together (a registrar's unique name).
 #define PARITY_KERNEL_CONCAT(a, b) PARITY_KERNEL_CONCAT_INNER(a, b)
-// PARITY_KERNEL_DEPAREN((6, 13)) is `6, 13` and PARITY_KERNEL_DEPAREN(7) is `7`, so a single
-// since-version needs no parentheses.
+/// PARITY_KERNEL_DEPAREN((6, 13)) is `6, 13` and PARITY_KERNEL_DEPAREN(7) is `7`, so a single
+/// since-version needs no parentheses.
 #define PARITY_KERNEL_DEPAREN(x) PARITY_KERNEL_DEPAREN_ESC(PARITY_KERNEL_DEPAREN_ISH x)
+/// A step of PARITY_KERNEL_DEPAREN: called by a parenthesized list, leaves its contents.
 #define PARITY_KERNEL_DEPAREN_ISH(...) PARITY_KERNEL_DEPAREN_ISH __VA_ARGS__
+/// A step of PARITY_KERNEL_DEPAREN: expands its argument before PARITY_KERNEL_DEPAREN_ESC_.
 #define PARITY_KERNEL_DEPAREN_ESC(...) PARITY_KERNEL_DEPAREN_ESC_(__VA_ARGS__)
+/// A step of PARITY_KERNEL_DEPAREN: pastes PARITY_KERNEL_DEPAREN_VAN before what is left.
 #define PARITY_KERNEL_DEPAREN_ESC_(...) PARITY_KERNEL_DEPAREN_VAN##__VA_ARGS__
+/// A step of PARITY_KERNEL_DEPAREN: a leftover PARITY_KERNEL_DEPAREN_ISH, pasted, expands to nothing.
 #define PARITY_KERNEL_DEPAREN_VANPARITY_KERNEL_DEPAREN_ISH
 
-// Shared body of the two registration macros: the compile-time check of the version list, then
-// the static registrar. The factory body is variadic: a kernel class name may hold commas.
+/// Shared body of the two registration macros: the compile-time check of the version list, then
+/// the static registrar. The factory body is variadic: a kernel class name may hold commas.
 #define PARITY_REGISTER_KERNEL_IMPL(domain, op, since_versions, tier, ...)                             \
   static_assert(::parity::runtime::valid_since_versions({PARITY_KERNEL_DEPAREN(since_versions)}),     \
                 "kernel since-versions must be positive and strictly ascending");                      \
