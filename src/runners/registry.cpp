@@ -22,7 +22,9 @@ void RunnerInfo::require_available(const options::Args* args) const {
 
 void RunnerRegistry::add(RunnerInfo info) {
   PARITY_ASSERT(!find(info.name), "runner '", info.name, "' registered twice");
-  runners_.push_back(std::move(info));
+  const auto after = std::upper_bound(runners_.begin(), runners_.end(), info.listing_order,
+                                      [](int order, const RunnerInfo& r) { return order < r.listing_order; });
+  runners_.insert(after, std::move(info));
 }
 
 const RunnerInfo* RunnerRegistry::find(const std::string& name) const {

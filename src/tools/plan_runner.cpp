@@ -102,6 +102,7 @@ const runners::RunnerRegistrar kPlanRunner({
     // A build per model: "every runner" defaults (inspect capability) leave it out.
     .selected_by_default = false,
     .reads_plans = true,
+    .listing_order = 1,
 });
 
 }  // namespace

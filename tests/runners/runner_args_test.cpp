@@ -2,10 +2,31 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "runners/registry.h"
 
 namespace parity::runners {
 namespace {
+
+// --help and --list-runners list the built-in runners in one fixed order, whatever order their
+// registrars ran in (static initialization follows the link order, which unity batches change).
+TEST(RunnerRegistry, BuiltInRunnersAreListedInTheirFixedOrder) {
+  const auto& all = RunnerRegistry::instance().all();
+  EXPECT_TRUE(std::is_sorted(all.begin(), all.end(),
+                             [](const RunnerInfo& a, const RunnerInfo& b) { return a.listing_order < b.listing_order; }));
+  std::vector<std::string> built_in;
+  for (const auto& info : all)
+    if (info.listing_order < 100) built_in.push_back(info.name);
+  std::vector<std::string> expected;
+  for (const char* name : {"ref", "plan", "opencv", "ort", "torch"})
+    if (RunnerRegistry::instance().find(name)) expected.push_back(name);
+  EXPECT_EQ(built_in, expected);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front().name, "ref");
+}
 
 TEST(RunnerArgs, FlagsKeepCommandLineOrderAndRepeats) {
   const RunnerArgs group;

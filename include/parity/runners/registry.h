@@ -51,6 +51,10 @@ struct RunnerInfo {
   /// True for a runner that loads parity plans as well as ONNX models; `run X.plan` gives the
   /// others the ONNX model the plan was built from.
   bool reads_plans = false;
+  /// Where --help, --list-runners and all() list it, lowest first (equal ones in registration
+  /// order): the built-in runners' places are fixed so the listing does not follow static
+  /// initialization order, which changes with the link order; extension runners come after them.
+  int listing_order = 100;
 
   /// availability(args); OK for a runner that registered no check.
   Status available(const options::Args* args) const;
@@ -84,7 +88,7 @@ class RunnerRegistry {
   void add(RunnerInfo info);
   /// The runner named `name`; null when none is.
   const RunnerInfo* find(const std::string& name) const;
-  /// Every registered runner, in registration order.
+  /// Every registered runner, by listing_order (then registration order).
   const std::vector<RunnerInfo>& all() const { return runners_; }
   /// The runner a flag (--ort, or an alias such as --onnxrt) selects; null when none does.
   const RunnerInfo* find_flag(const std::string& flag) const;

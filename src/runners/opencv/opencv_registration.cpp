@@ -34,6 +34,7 @@ const RunnerRegistrar kOpenCvRunner({
     // OpenCV 4.6's DNN module crashes on models it mis-imports (out-of-bounds reads on CumSum,
     // aborts in layers it cannot shape), taking parity down with it in-process.
     .isolate_by_default = true,
+    .listing_order = 2,
 });
 
 }  // namespace

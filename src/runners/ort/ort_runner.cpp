@@ -512,6 +512,7 @@ const RunnerRegistrar kOrtRunner({
           }
           return str_cat("providers: ", providers, "; library: ", lib.value()->path());
         },
+    .listing_order = 3,
 });
 
 }  // namespace

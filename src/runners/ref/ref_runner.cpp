@@ -124,6 +124,7 @@ RunnerRegistrar register_ref({
           return runner;
         },
     .reads_plans = true,  // Session::create reads a plan file by its header
+    .listing_order = 0,
 });
 
 }  // namespace

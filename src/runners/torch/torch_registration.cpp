@@ -40,6 +40,7 @@ const RunnerRegistrar kTorchRunner({
           module.status().throw_if_error();
           return module.value()->create(config);
         },
+    .listing_order = 4,
 });
 
 }  // namespace
