@@ -203,6 +203,10 @@ bool has_torchscript(const NavigatorConfig& config) {
   return config.source_kind == "torchscript" || !config.torchscript_copy.empty();
 }
 
+fs::path torchscript_file(const NavigatorConfig& config, const fs::path& source) {
+  return config.torchscript_copy.empty() ? source : fs::path(config.torchscript_copy);
+}
+
 std::vector<std::string> default_formats(const NavigatorConfig& config) {
   std::vector<std::string> names;
   for (const auto& f : all_formats())
@@ -245,8 +249,7 @@ void export_format(const FormatInfo& format, const fs::path& workspace, const fs
   }
   if (format.name == "torchscript") {
     PARITY_CHECK(has_torchscript(status.config), kUnsupported, "the source is not a TorchScript model");
-    const std::string& copy = status.config.torchscript_copy;
-    formats::copy_file(copy.empty() ? source.string() : copy, out.string());
+    formats::copy_file(torchscript_file(status.config, source).string(), out.string());
     return;
   }
   if (format.name == "onnx") {

@@ -36,6 +36,8 @@ std::string plan_precision_unsupported(const std::string& precision);
 std::vector<std::string> default_formats(const NavigatorConfig& config);
 /// Whether the run has a TorchScript model for the torchscript format.
 bool has_torchscript(const NavigatorConfig& config);
+/// The file the torchscript format copies: the TorchScript copy of an ONNX source, else the source.
+std::filesystem::path torchscript_file(const NavigatorConfig& config, const std::filesystem::path& source);
 
 /// Whether runner `runtime` runs models of this format (ONNX runners for onnx formats, ref for
 /// plans, torch for TorchScript).

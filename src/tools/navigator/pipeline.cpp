@@ -107,9 +107,7 @@ void write_format_files(const fs::path& workspace, const WorkspaceStatus& status
   fs::create_directories(folder);
   formats::write_binary_file((folder / "config.yaml").string(), format_config_yaml(status, format.name));
   write_script(folder / "reproduce_export.sh", reproduce_script(export_command(
-      format, format.kind == FormatKind::kTorchScript && !status.config.torchscript_copy.empty()
-                  ? fs::path(status.config.torchscript_copy)
-                  : source)));
+      format, format.kind == FormatKind::kTorchScript ? torchscript_file(status.config, source) : source)));
   for (const auto& step : {"conversion", "correctness", "performance"})
     write_script(folder / (std::string("reproduce_") + step + ".sh"),
                  reproduce_script(std::string("parity package retest . --formats ") + format.name + " --steps " + step));
