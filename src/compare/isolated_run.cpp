@@ -225,11 +225,13 @@ std::string failure_of(int status, const ExchangeFolder& folder, const Isolation
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (code == 0) return "";
   if (code == kChildError) {
-    std::string message = "the runner failed";
+    std::string message;
     try {
       message = read_scratch(folder.file("error.txt"));
     } catch (const Error&) {
     }
+    // A child short of memory may fail even to write its reason (an empty or missing file).
+    if (message.empty()) message = "the runner failed and its process could not say why" + limit_note(isolation);
     if (message == "out of memory") message += limit_note(isolation);
     return message;
   }
