@@ -17,7 +17,7 @@ static int run_example() {
 
   save_onnx(*make_identity_model(), "identity.onnx");
   const runners::RunnerInfo* ort = runners::RunnerRegistry::instance().find("ort");
-  const bool have_ort = ort && (!ort->availability || ort->availability(nullptr).is_ok());
+  const bool have_ort = ort && (!ort->availability || ort->availability({}).is_ok());
   auto first = RunnerFromOnnx("ref", OnnxFromPath("identity.onnx"));
   auto second = RunnerFromOnnx(have_ort ? "ort" : "ref", OnnxFromPath("identity.onnx"));
 

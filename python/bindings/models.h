@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "compare/plan_loaders.h"
-#include "options/args.h"
 #include "runners/runner.h"
 
 namespace parity::python {
@@ -25,9 +24,8 @@ struct Plan {
   compare::loaders::Plan plan;
 };
 
-/// A runner with the options it was made with (the runner reads them when it activates).
+/// A runner made for Python.
 struct PyRunner {
-  std::unique_ptr<options::Args> args;
   std::unique_ptr<runners::Runner> runner;
 
   /// The runner; ValueError once it was closed.

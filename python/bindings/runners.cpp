@@ -57,11 +57,9 @@ loaders::Plan plan_from_python(const py::handle& value) {
 }
 
 /// The runtime's own option group (the CLI's --threads, --precision, ...) parsed from `tokens`.
-std::unique_ptr<options::Args> runner_args(const std::string& runtime, const std::vector<std::string>& tokens) {
+runners::RunnerOptions runner_options(const std::string& runtime, const std::vector<std::string>& tokens) {
   const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(runtime);
-  options::ArgParser parser("parity", "runner options");
-  if (info && info->add_options) info->add_options(parser);
-  return std::make_unique<options::Args>(parser.parse(tokens));
+  return info ? info->parse_options(tokens) : runners::RunnerOptions{};
 }
 
 py::dict infer(PyRunner& self, const py::handle& feed, bool check_inputs, bool copy_outputs) {
@@ -136,8 +134,8 @@ std::unique_ptr<PyRunner> make_onnx_runner(const std::string& runtime, py::objec
                                            const std::vector<std::string>& options, const std::string& base_dir,
                                            const std::string& name) {
   auto made = std::make_unique<PyRunner>();
-  made->args = runner_args(runtime, options);
-  made->runner = loaders::RunnerFromOnnx(runtime, model_loader(std::move(model)), base_dir, made->args.get(), name);
+  made->runner = loaders::RunnerFromOnnx(runtime, model_loader(std::move(model)), base_dir,
+                                         runner_options(runtime, options), name);
   return made;
 }
 

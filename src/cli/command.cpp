@@ -165,7 +165,7 @@ void hoist_tool_level_logging(std::vector<std::string>& tokens, const std::vecto
 // `polygraphy -v` / `--version` print "Polygraphy | Version: V | Path: [...]"; parity's first line
 // says the same of itself, and the lines after it what a bug report needs (tools/version_report.h).
 void print_version() {
-  std::fputs(tools::format_version_report(tools::collect_version_report(nullptr)).c_str(), stdout);
+  std::fputs(tools::format_version_report(tools::collect_version_report({})).c_str(), stdout);
   std::fflush(stdout);
 }
 

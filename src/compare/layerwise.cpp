@@ -258,13 +258,13 @@ void scan_values(const Tensor& t, LayerResult& layer) {
 
 class LayerwiseRun {
  public:
-  LayerwiseRun(const std::string& model_path, const std::string& peer, const options::Args* args, const TensorMap& feed,
+  LayerwiseRun(const std::string& model_path, const std::string& peer, const runners::RunnerOptions& runner_options, const TensorMap& feed,
                const LayerwiseOptions& options, const GoldenRun* golden = nullptr)
-      : model_path_(model_path), peer_(peer), args_(args), feed_(feed), options_(options),
+      : model_path_(model_path), peer_(peer), runner_options_(runner_options), feed_(feed), options_(options),
         model_(loaders::onnx_from_path(model_path)), golden_(golden) {
     const runners::RunnerInfo* ref_info = runners::RunnerRegistry::instance().find("ref");
     PARITY_CHECK(ref_info, kUnavailable, "layer-by-layer comparison needs the ref runner, which this build lacks");
-    ref_runner_ = ref_info->create(runners::RunnerConfig{model_path, args});
+    ref_runner_ = ref_info->create(runners::RunnerConfig{model_path, runner_options});
     ref_ = dynamic_cast<runners::RefRunner*>(ref_runner_.get());
     PARITY_ASSERT(ref_, "the registered ref runner is not a RefRunner");
     for (const auto& node : model_->graph().node())
@@ -437,7 +437,7 @@ class LayerwiseRun {
     {
       const WindowModels& models = *window_models_;
       std::unique_ptr<runners::Runner> peer_runner = loaders::RunnerFromOnnx(
-          peer_, [&models, chunk] { return models.build(chunk); }, fs::path(model_path_).parent_path().string(), args_);
+          peer_, [&models, chunk] { return models.build(chunk); }, fs::path(model_path_).parent_path().string(), runner_options_);
       if (report_.peer_name.empty()) report_.peer_name = peer_runner->name();
       logger().verbose("Running ", peer_, " with ", chunk.size(), " marked tensor(s): ", chunk.front(), " ... ",
                        chunk.back());
@@ -498,7 +498,7 @@ class LayerwiseRun {
 
   const std::string& model_path_;
   const std::string& peer_;
-  const options::Args* args_;
+  runners::RunnerOptions runner_options_;
   const TensorMap& feed_;
   const LayerwiseOptions& options_;
   const loaders::Model model_;
@@ -524,9 +524,9 @@ class RunnerLayerwiseRun {
  public:
   static constexpr size_t kFirstWindowTensors = 16;
 
-  RunnerLayerwiseRun(const std::string& model_path, const std::string& runner, const options::Args* args,
+  RunnerLayerwiseRun(const std::string& model_path, const std::string& runner, const runners::RunnerOptions& runner_options,
                      const TensorMap& feed, const LayerwiseOptions& options, const GoldenRun* golden)
-      : model_path_(model_path), runner_(runner), args_(args), feed_(feed), options_(options),
+      : model_path_(model_path), runner_(runner), runner_options_(runner_options), feed_(feed), options_(options),
         model_(loaders::onnx_from_path(model_path)), golden_(golden), window_models_(*model_) {
     for (const auto& node : model_->graph().node())
       for (const auto& out : node.output())
@@ -571,7 +571,7 @@ class RunnerLayerwiseRun {
   int64_t run_window(const std::vector<std::string>& chunk) {
     const WindowModels& models = window_models_;
     std::unique_ptr<runners::Runner> runner = loaders::RunnerFromOnnx(
-        runner_, [&models, chunk] { return models.build(chunk); }, fs::path(model_path_).parent_path().string(), args_);
+        runner_, [&models, chunk] { return models.build(chunk); }, fs::path(model_path_).parent_path().string(), runner_options_);
     if (report_.reference_name.empty()) report_.reference_name = runner->name();
     runners::ActiveRunner active(*runner);
     const TensorMap outputs = runner->infer(feed_, false);
@@ -628,7 +628,7 @@ class RunnerLayerwiseRun {
 
   const std::string& model_path_;
   const std::string& runner_;
-  const options::Args* args_;
+  runners::RunnerOptions runner_options_;
   const TensorMap& feed_;
   const LayerwiseOptions& options_;
   const loaders::Model model_;
@@ -776,26 +776,26 @@ std::optional<size_t> find_divergence_start(const LayerwiseReport& report) {
   return std::nullopt;
 }
 
-LayerwiseReport compare_layerwise_golden(const std::string& model_path, const options::Args* args, const TensorMap& feed,
+LayerwiseReport compare_layerwise_golden(const std::string& model_path, const runners::RunnerOptions& runner_options, const TensorMap& feed,
                                          const GoldenRun& golden, const LayerwiseOptions& options) {
   PARITY_ASSERT(golden.file, "compare_layerwise_golden without a file");
-  LayerwiseReport report = LayerwiseRun(model_path, "", args, feed, options, &golden).run();
+  LayerwiseReport report = LayerwiseRun(model_path, "", runner_options, feed, options, &golden).run();
   report.divergence_start = find_divergence_start(report);
   log_report(report, options, golden.file->path(), model_path, "");
   return report;
 }
 
-LayerwiseReport runner_layerwise(const std::string& model_path, const std::string& runner, const options::Args* args,
+LayerwiseReport runner_layerwise(const std::string& model_path, const std::string& runner, const runners::RunnerOptions& runner_options,
                                  const TensorMap& feed, const LayerwiseOptions& options, const GoldenRun* golden) {
   PARITY_CHECK(!golden || golden->file, kInvalidArgument, "runner_layerwise: a golden run without a file");
-  LayerwiseReport report = RunnerLayerwiseRun(model_path, runner, args, feed, options, golden).run();
+  LayerwiseReport report = RunnerLayerwiseRun(model_path, runner, runner_options, feed, options, golden).run();
   log_report(report, options, golden ? golden->file->path() : std::string(), model_path, "");
   return report;
 }
 
-LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer, const options::Args* args,
+LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer, const runners::RunnerOptions& runner_options,
                                   const TensorMap& feed, const LayerwiseOptions& options) {
-  LayerwiseReport report = LayerwiseRun(model_path, peer, args, feed, options).run();
+  LayerwiseReport report = LayerwiseRun(model_path, peer, runner_options, feed, options).run();
   report.divergence_start = find_divergence_start(report);
   const runners::RunnerInfo* info = peer.empty() ? nullptr : runners::RunnerRegistry::instance().find(peer);
   log_report(report, options, peer, model_path, info ? info->flag : "");

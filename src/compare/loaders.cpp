@@ -183,13 +183,13 @@ namespace {
 // A runner of a registered runtime over a model produced by a loader at activation.
 class LoadedRunner : public runners::Runner {
  public:
-  LoadedRunner(const runners::RunnerInfo& info, ModelLoader loader, std::string base_dir, const options::Args* args,
+  LoadedRunner(const runners::RunnerInfo& info, ModelLoader loader, std::string base_dir, const runners::RunnerOptions& runner_options,
                std::string name)
       : runners::Runner(name.empty() ? runners::make_runner_name(info.name) : std::move(name)),
         info_(info),
         loader_(std::move(loader)),
         base_dir_(std::move(base_dir)),
-        args_(args) {}
+        runner_options_(runner_options) {}
   ~LoadedRunner() override { remove_temp(); }
 
  protected:
@@ -201,7 +201,7 @@ class LoadedRunner : public runners::Runner {
     std::random_device rd;
     temp_path_ = (dir / str_cat(".parity-model-", rd(), rd(), ".onnx")).string();
     save_onnx(*model, temp_path_);
-    inner_ = info_.create(runners::RunnerConfig{temp_path_, args_});
+    inner_ = info_.create(runners::RunnerConfig{temp_path_, runner_options_});
     inner_->activate();
   }
   void deactivate_impl() override {
@@ -223,7 +223,7 @@ class LoadedRunner : public runners::Runner {
   const runners::RunnerInfo& info_;
   ModelLoader loader_;
   std::string base_dir_;
-  const options::Args* args_;
+  runners::RunnerOptions runner_options_;
   std::string temp_path_;
   std::unique_ptr<runners::Runner> inner_;
 };
@@ -231,7 +231,7 @@ class LoadedRunner : public runners::Runner {
 }  // namespace
 
 std::unique_ptr<runners::Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoader model, std::string base_dir,
-                                       const options::Args* args, std::string name) {
+                                       const runners::RunnerOptions& runner_options, std::string name) {
   const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(runner_name);
   if (!info) {
     std::vector<std::string> names;
@@ -239,9 +239,9 @@ std::unique_ptr<runners::Runner> RunnerFromOnnx(const std::string& runner_name, 
     fail(ErrorCode::kUnavailable, "no runner named '", runner_name, "'; registered runners: ",
          names.empty() ? "(none)" : join_names(names));
   }
-  const Status available = info->available(args);
+  const Status available = info->available(runner_options);
   PARITY_CHECK(available.is_ok(), kUnavailable, "runner '", runner_name, "' is unavailable: ", available.message());
-  return std::make_unique<LoadedRunner>(*info, std::move(model), std::move(base_dir), args, std::move(name));
+  return std::make_unique<LoadedRunner>(*info, std::move(model), std::move(base_dir), runner_options, std::move(name));
 }
 
 }  // namespace parity::compare::loaders

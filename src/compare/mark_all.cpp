@@ -33,8 +33,8 @@ void check_iteration_stored(const RunResultsIndex& golden, size_t run, size_t it
 }
 
 std::unique_ptr<runners::Runner> create_runner(const std::string& name, const std::string& model,
-                                               const options::Args* args) {
-  return runners::RunnerRegistry::instance().find(name)->create(runners::RunnerConfig{model, args});
+                                               const runners::RunnerOptions& runner_options) {
+  return runners::RunnerRegistry::instance().find(name)->create(runners::RunnerConfig{model, runner_options});
 }
 
 // Every layer's tensors streamed into a Polygraphy RunResults file (the reference's, then the
@@ -45,11 +45,11 @@ class LayerSaver {
   // `first` is the reference runner, or with `runner_only` the one runner (whose tensors come
   // through the peer hook).
   LayerSaver(const std::string& path, const std::string& model, const std::string& first, const std::string& peer,
-             const options::Args* args, LayerwiseOptions& options, bool runner_only)
+             const runners::RunnerOptions& runner_options, LayerwiseOptions& options, bool runner_only)
       : writer_(path) {
     // The runners' own names (e.g. "onnxrt-runner-N0-..."), as a normal run's saved results carry them.
-    ref_ = writer_.add_runner(create_runner(first, model, args)->name());
-    if (!peer.empty()) peer_ = writer_.add_runner(create_runner(peer, model, args)->name());
+    ref_ = writer_.add_runner(create_runner(first, model, runner_options)->name());
+    if (!peer.empty()) peer_ = writer_.add_runner(create_runner(peer, model, runner_options)->name());
     auto to_first = [this](const std::string& name, const Tensor& t) { writer_.add(ref_, name, t); };
     if (runner_only) options.on_peer_tensor = to_first;
     else options.on_reference_tensor = to_first;
@@ -78,7 +78,7 @@ class FeedComparer {
   bool runner_alone(const std::string& runner, const TensorMap& feed, size_t iteration, LayerwiseOptions& layerwise,
                     std::vector<LayerwiseComparison>& out) const {
     if (goldens_.empty()) {
-      out.push_back({runner_layerwise(model_, runner, options_.runner_args, feed, layerwise), iteration, ""});
+      out.push_back({runner_layerwise(model_, runner, options_.runner_options, feed, layerwise), iteration, ""});
       return true;
     }
     bool passed = true;
@@ -87,7 +87,7 @@ class FeedComparer {
       for (size_t r = 0; r < golden.runs().size(); ++r) {
         check_iteration_stored(golden, r, iteration);
         const GoldenRun run{&golden, r, iteration};
-        out.push_back({runner_layerwise(model_, runner, options_.runner_args, feed, layerwise, &run), iteration,
+        out.push_back({runner_layerwise(model_, runner, options_.runner_options, feed, layerwise, &run), iteration,
                        golden.path()});
         passed &= out.back().report.passed();
         layerwise.on_peer_tensor = nullptr;
@@ -103,7 +103,7 @@ class FeedComparer {
     bool passed = true;
     for (size_t r = 0; r < golden.runs().size(); ++r) {
       check_iteration_stored(golden, r, iteration);
-      out.push_back({compare_layerwise_golden(model_, options_.runner_args, feed, GoldenRun{&golden, r, iteration},
+      out.push_back({compare_layerwise_golden(model_, options_.runner_options, feed, GoldenRun{&golden, r, iteration},
                                               layerwise),
                      iteration, golden.path()});
       passed &= out.back().report.passed();
@@ -142,7 +142,7 @@ MarkAllResult compare_every_layer(const std::string& model_path, FeedSource& fee
   // Feeds: the reference's (or the one runner's) input metadata.
   const std::string first = runner_only ? runner_names.front() : std::string("ref");
   {
-    auto probe = create_runner(first, model_path, options.runner_args);
+    auto probe = create_runner(first, model_path, options.runner_options);
     runners::ActiveRunner active(*probe);
     feeds.set_input_metadata(probe->input_metadata());
   }
@@ -164,7 +164,7 @@ MarkAllResult compare_every_layer(const std::string& model_path, FeedSource& fee
   }
   std::optional<LayerSaver> saver;
   if (options.save_outputs)
-    saver.emplace(*options.save_outputs, model_path, first, runner_only ? "" : peer, options.runner_args, layerwise,
+    saver.emplace(*options.save_outputs, model_path, first, runner_only ? "" : peer, options.runner_options, layerwise,
                   runner_only);
   const FeedComparer comparer(model_path, options, goldens);
   MarkAllResult result;
@@ -179,7 +179,7 @@ MarkAllResult compare_every_layer(const std::string& model_path, FeedSource& fee
       result.passed &= comparer.runner_alone(runner_names.front(), *feed, i, current, result.comparisons);
     } else if (!peer.empty() || goldens.empty()) {
       result.comparisons.push_back(
-          {compare_layerwise(model_path, peer, options.runner_args, *feed, current), i, ""});
+          {compare_layerwise(model_path, peer, options.runner_options, *feed, current), i, ""});
       result.passed &= result.comparisons.back().report.passed();
       current.on_reference_tensor = nullptr;
     }

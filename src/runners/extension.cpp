@@ -34,12 +34,12 @@ RunnerInfo unavailable_runner(const ParityExtensionRunnerDecl& decl, const Exten
   info.name = decl.name;
   info.flag = decl.flag;
   info.description = text_or(decl.description, "runner of extension " + record.name);
-  info.availability = [status](const options::Args*) { return status; };
+  info.availability = [status](const RunnerOptions&) { return status; };
   info.create = [status](const RunnerConfig&) -> std::unique_ptr<Runner> {
     status.throw_if_error();
     return nullptr;
   };
-  info.details = [path = record.path](const options::Args*) { return "extension: " + path; };
+  info.details = [path = record.path](const RunnerOptions&) { return "extension: " + path; };
   return info;
 }
 
@@ -90,15 +90,15 @@ class PendingHost final : public ExtensionHost {
     options::ArgParser trial("parity", "");
     for (const auto& r : RunnerRegistry::instance().all()) {
       trial.add({.flags = {r.flag}, .dest = "runner:" + r.name, .arity = options::Arity::kCount});
-      if (r.add_options) r.add_options(trial);
+      r.options.add_missing_to(trial);
     }
     for (const auto& r : runners_) {
       const RunnerInfo* existing = RunnerRegistry::instance().find(r.name);
       PARITY_CHECK(!existing, kInvalidArgument, "a runner named '", r.name, "' is registered already",
-                   existing && existing->details ? " (" + existing->details(nullptr) + ")" : std::string());
+                   existing && existing->details ? " (" + existing->details({}) + ")" : std::string());
       PARITY_CHECK(!trial.defines(r.flag), kInvalidArgument, "runner flag ", r.flag, " is taken already");
       trial.add({.flags = {r.flag}, .dest = "runner:" + r.name, .arity = options::Arity::kCount});
-      if (r.add_options) r.add_options(trial);
+      r.options.add_to(trial);
     }
   }
 
@@ -110,10 +110,10 @@ class PendingHost final : public ExtensionHost {
     for (auto& r : runners_) {
       const std::string where = "extension " + record.name + " " + record.version + ": " + path_;
       if (!r.details) {
-        r.details = [where](const options::Args*) { return where; };
+        r.details = [where](const RunnerOptions&) { return where; };
       } else {
-        r.details = [where, inner = r.details](const options::Args* args) {
-          const std::string own = inner(args);
+        r.details = [where, inner = r.details](const RunnerOptions& options) {
+          const std::string own = inner(options);
           return own.empty() ? where : own + "; " + where;
         };
       }

@@ -11,13 +11,30 @@ RunnerRegistry& RunnerRegistry::instance() {
   return registry;
 }
 
-Status RunnerInfo::available(const options::Args* args) const {
-  return availability ? availability(args) : Status::ok();
+Status RunnerInfo::available(const RunnerOptions& options) const {
+  return availability ? availability(options) : Status::ok();
 }
 
-void RunnerInfo::require_available(const options::Args* args) const {
-  const Status status = available(args);
+void RunnerInfo::require_available(const RunnerOptions& options) const {
+  const Status status = available(options);
   PARITY_CHECK(status.is_ok(), kUnavailable, "runner '", name, "' (", flag, ") is unavailable: ", status.message());
+}
+
+RunnerOptions RunnerInfo::parse_options(const std::vector<std::string>& tokens) const {
+  options::ArgParser parser(name, "options of runner " + name);
+  options.add_missing_to(parser);
+  RunnerOptions parsed;
+  options.parse_into(parser.parse(tokens), parsed);
+  return parsed;
+}
+
+RunnerOptions parse_runner_options(const std::vector<std::string>& tokens) {
+  options::ArgParser parser("runners", "every runner's options");
+  for (const auto& info : RunnerRegistry::instance().all()) info.options.add_missing_to(parser);
+  const auto given = parser.parse(tokens);
+  RunnerOptions parsed;
+  for (const auto& info : RunnerRegistry::instance().all()) info.options.parse_into(given, parsed);
+  return parsed;
 }
 
 void RunnerRegistry::add(RunnerInfo info) {

@@ -75,15 +75,14 @@ std::vector<std::string> RunnerArgs::runner_list(const std::vector<std::string>&
 }
 
 void RunnerArgs::add_runtime_options_to(options::ArgParser& parser) const {
-  for (const auto& info : RunnerRegistry::instance().all()) {
-    if (!info.add_options) continue;
-    options::ArgParser group("group", "");
-    info.add_options(group);
-    for (const options::OptionSpec& spec : group.options())
-      if (std::none_of(spec.flags.begin(), spec.flags.end(), [&](const std::string& f) { return parser.defines(f); }))
-        parser.add(spec);
-  }
+  for (const auto& info : RunnerRegistry::instance().all()) info.options.add_missing_to(parser);
   add_absent_options_to(parser);
+}
+
+RunnerOptions RunnerArgs::parse_runtime_options(const options::Args& args) const {
+  RunnerOptions options;
+  for (const auto& info : RunnerRegistry::instance().all()) info.options.parse_into(args, options);
+  return options;
 }
 
 void RunnerArgs::add_absent_options_to(options::ArgParser& parser) const {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "options/args.h"
+#include "runners/registry.h"
 
 namespace parity::runners {
 
@@ -34,6 +35,9 @@ class RunnerArgs {
   /// Each registered runtime's own options, except those whose flags the parser already defines
   /// (a command's own --threads replaces ref's).
   void add_runtime_options_to(options::ArgParser& parser) const;
+  /// Every registered runtime's options as the command line gave them; `args` comes from a parser
+  /// add_runtime_options_to() was applied to.
+  RunnerOptions parse_runtime_options(const options::Args& args) const;
   /// The options of runtimes parity does not have (TensorRT's --workspace, TensorFlow's --xla, ...)
   /// that the parser does not define: each is refused with one line and its closest parity option.
   /// add_runtime_options_to() includes them; add_flags_to() refuses those runtimes' runner flags.

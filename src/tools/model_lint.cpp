@@ -425,7 +425,7 @@ class Linter {
       report_.add(kWarning, "parity", "ONNX Runtime checks skipped: this parity is built without ONNX Runtime");
       return;
     }
-    if (const Status available = ort->availability(nullptr); !available.ok()) {
+    if (const Status available = ort->availability({}); !available.ok()) {
       report_.add(kWarning, "parity", "ONNX Runtime checks skipped: " + available.message());
       return;
     }

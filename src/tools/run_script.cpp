@@ -79,8 +79,7 @@ const std::vector<std::string>& supported_dests() {
 // The parser of every registered runner's option group: what the generated program builds too.
 options::ArgParser runner_option_parser() {
   options::ArgParser parser("run_script", "runner options");
-  for (const auto& info : runners::RunnerRegistry::instance().all())
-    if (info.add_options) info.add_options(parser);
+  for (const auto& info : runners::RunnerRegistry::instance().all()) info.options.add_missing_to(parser);
   return parser;
 }
 
@@ -142,10 +141,7 @@ class ProgramWriter {
     line("bool run() {");
     extensions();
     line("  // Each runner's own options (e.g. --ort-threads), parsed by the runners' option groups.");
-    line("  options::ArgParser parser(\"run_script\", \"runner options\");");
-    line("  for (const auto& info : runners::RunnerRegistry::instance().all())");
-    line("    if (info.add_options) info.add_options(parser);");
-    line("  const options::Args runner_args = parser.parse(" + runner_tokens + ");");
+    line("  const runners::RunnerOptions runner_options = runners::parse_runner_options(" + runner_tokens + ");");
     if (auto model = args_.get("model")) line("  const std::string model = " + cpp_literal(absolute(*model)) + ";");
     line("");
     if (!runners_.empty()) feeds();
@@ -181,14 +177,11 @@ class ProgramWriter {
   void make_runner() {
     line("// A registered runner for a model file, or the reason it is unavailable.");
     line("std::unique_ptr<runners::Runner> make_runner(const std::string& name, const std::string& model,");
-    line("                                             const options::Args& args) {");
+    line("                                             const runners::RunnerOptions& options) {");
     line("  const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);");
     line("  PARITY_CHECK(info, kUnavailable, \"no runner named '\", name, \"' is registered\");");
-    line("  if (info->availability) {");
-    line("    const Status status = info->availability(&args);");
-    line("    PARITY_CHECK(status.is_ok(), kUnavailable, \"runner '\", name, \"' is unavailable: \", status.message());");
-    line("  }");
-    line("  return info->create(runners::RunnerConfig{model, &args});");
+    line("  info->require_available(options);");
+    line("  return info->create(runners::RunnerConfig{model, options});");
     line("}");
     line("");
   }
@@ -327,14 +320,14 @@ class ProgramWriter {
       line("  std::vector<std::unique_ptr<runners::Runner>> owned;");
       for (const auto& name : runners_) {
         if (outputs.empty()) {
-          line("  owned.push_back(make_runner(" + cpp_literal(name) + ", model, runner_args));");
+          line("  owned.push_back(make_runner(" + cpp_literal(name) + ", model, runner_options));");
         } else {
           // As the command does: the model with other outputs, written to a temporary file on activate().
           line("  owned.push_back(compare::loaders::RunnerFromOnnx(");
           line("      " + cpp_literal(name) + ", compare::loaders::ModifyOutputs(compare::loaders::OnnxFromPath(model), " +
                "std::vector<std::string>" + quoted_list(outputs) + ", std::vector<std::string>" + quoted_list(exclude) +
                "),");
-          line("      " + cpp_literal(fs::path(absolute(*args_.get("model"))).parent_path().string()) + ", &runner_args));");
+          line("      " + cpp_literal(fs::path(absolute(*args_.get("model"))).parent_path().string()) + ", runner_options));");
         }
       }
       line("  std::vector<runners::Runner*> runner_list;");
@@ -412,7 +405,7 @@ class ProgramWriter {
       line("  layerwise.window_bytes = int64_t{" + std::to_string(parse_int(*mb, "--mark-all-window-mb")) +
            "} << 20;");
     line("  {  // the data loader needs the model's inputs");
-    line("    auto probe = make_runner(\"ref\", model, runner_args);");
+    line("    auto probe = make_runner(\"ref\", model, runner_options);");
     line("    runners::ActiveRunner active(*probe);");
     line("    feeds.set_input_metadata(probe->input_metadata());");
     line("  }");
@@ -421,7 +414,7 @@ class ProgramWriter {
     line("  for (size_t i = 0;; ++i) {");
     line("    std::optional<TensorMap> feed = feeds.feed(i);");
     line("    if (!feed) break;");
-    line("    passed &= compare::compare_layerwise(model, " + cpp_literal(peer) + ", &runner_args, *feed, layerwise).passed();");
+    line("    passed &= compare::compare_layerwise(model, " + cpp_literal(peer) + ", runner_options, *feed, layerwise).passed();");
     line("    used_feeds.push_back(std::move(*feed));");
     if (args_.flag("fail_fast")) line("    if (!passed) break;");
     line("  }");

@@ -39,16 +39,16 @@ std::vector<ComponentVersion> library_versions() {
   return out;
 }
 
-ComponentVersion runner_version(const runners::RunnerInfo& info, const options::Args* args) {
+ComponentVersion runner_version(const runners::RunnerInfo& info, const runners::RunnerOptions& runner_options) {
   ComponentVersion c{.name = info.name};
-  const Status status = info.available(args);
+  const Status status = info.available(runner_options);
   c.available = status.is_ok();
   if (!c.available) {
     c.detail = status.message();
     return c;
   }
-  if (info.version) c.version = info.version(args);
-  if (info.details) c.detail = info.details(args);
+  if (info.version) c.version = info.version(runner_options);
+  if (info.details) c.detail = info.details(runner_options);
   return c;
 }
 
@@ -66,7 +66,7 @@ std::string component_text(const ComponentVersion& c) {
 
 }  // namespace
 
-VersionReport collect_version_report(const options::Args* args) {
+VersionReport collect_version_report(const runners::RunnerOptions& runner_options) {
   VersionReport r;
   r.parity_version = kParityVersion;
   r.executable = executable_path();
@@ -78,7 +78,7 @@ VersionReport collect_version_report(const options::Args* args) {
   r.kernel_tier = runtime::vector_kernel_tier();
   r.dnnl_isa = runtime::dnnl_isa_name();
   r.libraries = library_versions();
-  for (const auto& info : runners::RunnerRegistry::instance().all()) r.runners.push_back(runner_version(info, args));
+  for (const auto& info : runners::RunnerRegistry::instance().all()) r.runners.push_back(runner_version(info, runner_options));
   return r;
 }
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "options/args.h"
+#include "runners/registry.h"
 
 namespace parity::tools {
 
@@ -33,7 +33,7 @@ struct VersionReport {
 };
 
 /// Collects the report; `args` (may be null) carry runner options such as --ort-library.
-VersionReport collect_version_report(const options::Args* args);
+VersionReport collect_version_report(const runners::RunnerOptions& runner_options);
 
 /// The report as `parity --version` prints it: Polygraphy's first line
 /// ("parity | Version: V | Path: ['EXE']"), then one "  key  value" line per fact.

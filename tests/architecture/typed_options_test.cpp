@@ -24,46 +24,15 @@ bool parser_folder(const std::string& relative) {
   return relative.rfind("cli/", 0) == 0 || relative.rfind("options/", 0) == 0;
 }
 
-// Files below the CLI that still take options::Args (the runners' own options travel in the
-// RunnerConfig as Args until each runner registers a typed group).
+// Files below the CLI that still take options::Args: the runner-selection group (one flag per
+// registered runner, which the registry defines) and `run --gen-script`, which turns the whole
+// command line into a program.
 const std::set<std::string>& still_untyped() {
   static const std::set<std::string> kFiles = {
-      "compare/layerwise.cpp",
-      "compare/loaders.cpp",
-      "compare/mark_all.cpp",
-      "runners/extension.cpp",
-      "runners/opencv/opencv_registration.cpp",
-      "runners/opencv/opencv_runner.cpp",
-      "runners/ort/ort_runner.cpp",
-      "runners/ort/ort_runner.h",
-      "runners/ref/ref_runner.cpp",
-      "runners/registry.cpp",
       "runners/runner_args.cpp",
       "runners/runner_args.h",
-      "runners/torch/torch_registration.cpp",
-      "runners/torch/torch_runner.cpp",
-      "tools/bench/report.cpp",
-      "tools/bench/report.h",
-      "tools/bench/run.cpp",
-      "tools/bench/run.h",
-      "tools/bench/schedule.cpp",
-      "tools/bench/schedule.h",
-      "tools/bench/throughput.cpp",
-      "tools/bench/throughput.h",
-      "tools/conformance/backend_tests.h",
-      "tools/debug/runner_check.cpp",
-      "tools/debug/runner_check.h",
-      "tools/navigator/cells.cpp",
-      "tools/navigator/cells.h",
-      "tools/navigator/pipeline.cpp",
-      "tools/navigator/pipeline.h",
-      "tools/plan_runner.cpp",
-      "tools/run/run_models.h",
       "tools/run_script.cpp",
       "tools/run_script.h",
-      "tools/validate/validate.h",
-      "tools/version_report.cpp",
-      "tools/version_report.h",
   };
   return kFiles;
 }

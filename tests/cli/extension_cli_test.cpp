@@ -129,7 +129,7 @@ TEST(ExtensionCli, GenScriptWritesAProgramWithoutRunning) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(contains(r, "ref-runner")) << "nothing may run: " << r.output;
   const std::string program = read_file(dir / "check.cpp");
-  EXPECT_NE(program.find("make_runner(\"ref\", model, runner_args)"), std::string::npos) << program;
+  EXPECT_NE(program.find("make_runner(\"ref\", model, runner_options)"), std::string::npos) << program;
   EXPECT_NE(program.find("tolerances.atol = compare::PerOutput<double>(0.0001);"), std::string::npos) << program;
   const std::string snippet = read_file(dir / "check.cmake");
   EXPECT_NE(snippet.find("add_executable(check"), std::string::npos) << snippet;

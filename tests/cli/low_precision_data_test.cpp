@@ -146,7 +146,7 @@ void write_cast_model(const fs::path& path, int from, int to) {
 
 TEST(LowPrecisionData, OrtOutputsCompareWithRefThroughFiles) {
   const runners::RunnerInfo* ort = runners::RunnerRegistry::instance().find("ort");
-  if (!ort || (ort->availability && !ort->availability(nullptr).is_ok())) {
+  if (!ort || (ort->availability && !ort->availability({}).is_ok())) {
     if (std::getenv("CI")) FAIL() << "ONNX Runtime unavailable; run scripts/setup.sh";
     GTEST_SKIP() << "ONNX Runtime unavailable (run scripts/setup.sh)";
   }

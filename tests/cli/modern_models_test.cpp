@@ -27,7 +27,7 @@ fs::path modern_dir() { return modern_models_dir(); }
 
 bool ort_available() {
   const runners::RunnerInfo* ort = runners::RunnerRegistry::instance().find("ort");
-  return ort && (!ort->availability || ort->availability(nullptr).is_ok());
+  return ort && (!ort->availability || ort->availability({}).is_ok());
 }
 
 std::vector<std::string> polygraphy_files(const std::string& model) {

@@ -25,7 +25,7 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 void require_ort() {
   const runners::RunnerInfo* ort = runners::RunnerRegistry::instance().find("ort");
-  if (ort && (!ort->availability || ort->availability(nullptr).is_ok())) return;
+  if (ort && (!ort->availability || ort->availability({}).is_ok())) return;
   if (std::getenv("CI")) FAIL() << "ONNX Runtime unavailable; run scripts/setup.sh";
   GTEST_SKIP() << "ONNX Runtime unavailable (run scripts/setup.sh)";
 }
@@ -164,7 +164,7 @@ TEST(PolygraphyRun, ExternalDataDirOnRunAndLint) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   std::vector<std::vector<std::string>> runs = {{"--ref"}, {"--ref", "--onnx-outputs", "mark", "all"}};
   const runners::RunnerInfo* ort = runners::RunnerRegistry::instance().find("ort");
-  if (ort && (!ort->availability || ort->availability(nullptr).is_ok())) {
+  if (ort && (!ort->availability || ort->availability({}).is_ok())) {
     runs.push_back({"--ref", "--ort"});
     runs.push_back({"--ort", "--onnx-outputs", "mark", "all"});
   }

@@ -305,7 +305,7 @@ TEST(Layerwise, RuntimesTakeTurnsHoldingOneWindow) {
   feed.set("x", x);
   compare::LayerwiseOptions options;
   options.window_bytes = int64_t{4} << 20;
-  const compare::LayerwiseReport report = compare::compare_layerwise(model, "ort", nullptr, feed, options);
+  const compare::LayerwiseReport report = compare::compare_layerwise(model, "ort", {}, feed, options);
   EXPECT_TRUE(report.passed());
   ASSERT_EQ(report.layers.size(), 40u);
   for (const auto& layer : report.layers) EXPECT_TRUE(layer.compared) << layer.name << ": " << layer.note;

@@ -23,7 +23,7 @@ constexpr int kIterations = 3;
 std::string demo_model() { return (source_dir() / "models/demo.onnx").string(); }
 
 std::unique_ptr<runners::Runner> ref_runner() {
-  return runners::RunnerRegistry::instance().find("ref")->create(runners::RunnerConfig{demo_model(), nullptr});
+  return runners::RunnerRegistry::instance().find("ref")->create(runners::RunnerConfig{demo_model()});
 }
 
 // Two ref runners of demo.onnx compared over kIterations feeds of `data`.

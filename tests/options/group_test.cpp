@@ -1,5 +1,6 @@
 // Typed option groups: each conversion, cross-option checks, nested groups, and that reading a
 // group from a parser it was not added to is a programming error rather than a silent default.
+#include "options/any_group.h"
 #include "options/group.h"
 
 #include <gtest/gtest.h>
@@ -158,6 +159,70 @@ TEST(OptionGroup, DeclaredOnlyOptionsAreSkippedWhereDefined) {
   parser.add({.flags = {"--name"}, .help = "first"});
   g.add_to(parser);  // would assert "defined twice" without unless_defined
   EXPECT_NE(parser.help().find("first"), std::string::npos);
+}
+
+TEST(OptionGroup, BorrowedOptionsAreReadWhereAnotherGroupDefinesThem) {
+  Group<Settings> g;
+  g.add({.flags = {"--name"}}, field(&Settings::name));
+  g.borrow({.flags = {"--iterations", "--iters"}, .dest = "iterations"}, field(&Settings::iterations));
+  EXPECT_EQ(g.specs().size(), 1u);  // the borrowed one is not the group's
+  {
+    ArgParser parser("parity test", "desc");
+    g.add_to(parser);
+    EXPECT_FALSE(parser.defines("--iterations"));
+    EXPECT_EQ(g.parse(parser.parse({"--name", "a"})).iterations, 1);  // absent: the struct's default
+  }
+  ArgParser parser("parity test", "desc");
+  parser.add({.flags = {"--iterations", "--iters"}, .dest = "iterations"});
+  g.add_to(parser);
+  const Settings s = g.parse(parser.parse({"--iters", "7"}));
+  EXPECT_EQ(s.iterations, 7);
+  EXPECT_FALSE(g.any_given(parser.parse({"--iters", "7"})));  // given, but not as this group's option
+}
+
+TEST(OptionGroup, AddMissingLeavesACommandsOwnFlagToIt) {
+  const auto group = settings_group();
+  ArgParser parser("parity test", "desc");
+  parser.add({.flags = {"--iterations"}, .dest = "iteration_list", .arity = Arity::kOneOrMore});
+  group.add_missing_to(parser);  // add_to() would fail: --iterations is taken
+  const Args args = parser.parse({"--iterations", "1,2", "--name", "x"});
+  // The command's --iterations has a dest of its own: the group reads its own as not given.
+  const Settings s = group.parse_where_defined(args);
+  EXPECT_EQ(s.iterations, 1);
+  EXPECT_EQ(s.name, "x");
+  EXPECT_EQ(args.list("iteration_list"), std::vector<std::string>{"1,2"});
+}
+
+struct Other {
+  int count = 3;
+};
+
+TEST(AnyGroup, ValuesOfSeveralGroupsComeBackByTheirType) {
+  Group<Other> other;
+  other.add({.flags = {"--count"}}, field(&Other::count));
+  const std::vector<AnyGroup> groups = {AnyGroup(settings_group()), AnyGroup(other), AnyGroup()};
+  ArgParser parser("parity test", "desc");
+  for (const auto& g : groups) g.add_missing_to(parser);
+  GroupValues values;
+  EXPECT_TRUE(values.empty());
+  EXPECT_EQ(values.find<Other>(), nullptr);
+  EXPECT_EQ(values.get_or(Other{5}).count, 5);
+  const Args args = parser.parse({"--count", "9", "--name", "n", "--tolerance", "2"});
+  for (const auto& g : groups) g.parse_into(args, values);
+  ASSERT_NE(values.find<Other>(), nullptr);
+  EXPECT_EQ(values.find<Other>()->count, 9);
+  EXPECT_EQ(values.get_or(Settings{}).name, "n");
+  EXPECT_EQ(values.get_or(Settings{}).inner.tolerance, 2.0);
+  // Copies share the stored values; set() replaces the copy's own.
+  GroupValues copy = values;
+  copy.set(Other{1});
+  EXPECT_EQ(copy.find<Other>()->count, 1);
+  EXPECT_EQ(values.find<Other>()->count, 9);
+  EXPECT_EQ(groups[1].specs().size(), 1u);
+  EXPECT_FALSE(static_cast<bool>(groups[2]));
+  // A bad value still names its option.
+  GroupValues bad;
+  EXPECT_THROW(groups[1].parse_into(parser.parse({"--count", "x"}), bad), Error);
 }
 
 }  // namespace

@@ -57,8 +57,8 @@ TEST(ExtensionConcurrency, LoadedExtensionsRunnersAndKernelsServeThreadsAtOnce) 
   run_on_threads(kThreads, [&](int t) {
     const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find("plugin-ref");
     ASSERT_NE(info, nullptr);
-    ASSERT_TRUE(info->availability(nullptr).is_ok());
-    auto runner = info->create(runners::RunnerConfig{custom_op_model(), nullptr});
+    ASSERT_TRUE(info->availability({}).is_ok());
+    auto runner = info->create(runners::RunnerConfig{custom_op_model()});
     runners::ActiveRunner active(*runner);
     const TensorMap feed = feed_of(t);
     expect_model_outputs(feed, runner->infer(feed), "plugin-ref on thread " + std::to_string(t));

@@ -41,7 +41,7 @@ TEST(Extension, RegistersKernelAndRunner) {
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->flag, "--plugin-ref");
   EXPECT_NE(info->description.find("test extension"), std::string::npos) << "the declared description";
-  EXPECT_NE(info->details(nullptr).find("extension test_extension 0.1.0"), std::string::npos);
+  EXPECT_NE(info->details({}).find("extension test_extension 0.1.0"), std::string::npos);
   const auto& records = runners::loaded_extensions();
   const auto it = std::find_if(records.begin(), records.end(), [](const auto& r) { return r.name == "test_extension"; });
   ASSERT_NE(it, records.end());

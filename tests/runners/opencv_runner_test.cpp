@@ -10,8 +10,8 @@ namespace {
 
 #define REQUIRE_OPENCV() PARITY_REQUIRE_RUNNER("opencv")
 
-std::unique_ptr<runners::Runner> make_opencv(const std::string& model, const options::Args* args = nullptr) {
-  return runners::RunnerRegistry::instance().find("opencv")->create({.model_path = model, .args = args});
+std::unique_ptr<runners::Runner> make_opencv(const std::string& model, const runners::RunnerOptions& options = {}) {
+  return runners::RunnerRegistry::instance().find("opencv")->create({.model_path = model, .options = options});
 }
 
 void expect_case_passes(const std::string& name) {

@@ -223,16 +223,22 @@ TEST(OrtRunner, RegisteredWithItsOptionGroup) {
   const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find("ort");
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->flag, "--ort");
-  options::ArgParser parser("parity run", "");
-  info->add_options(parser);
-  const options::Args args = parser.parse({"--ort-threads", "2", "--ort-opt-level", "basic", "--ort-providers", "cpu",
-                                       "--ort-library", "/nonexistent"});
-  const OrtRunnerOptions o = runners::ort::ort_options_from_args(&args);
-  EXPECT_EQ(o.intra_op_threads, 2);
-  EXPECT_EQ(o.optimization_level, "basic");
-  EXPECT_EQ(o.providers, (std::vector<std::string>{"cpu"}));
-  EXPECT_FALSE(info->availability(&args).is_ok());
-  EXPECT_NE(info->availability(&args).message().find("/nonexistent"), std::string::npos);
+  const runners::RunnerOptions options = info->parse_options({"--ort-threads", "2", "--ort-opt-level", "basic",
+                                                               "--ort-providers", "cpu", "--ort-library", "/nonexistent",
+                                                               "--ort-config", "a.b=1", "--ort-config", "c=x=y"});
+  const OrtRunnerOptions* o = options.find<OrtRunnerOptions>();
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->intra_op_threads, 2);
+  EXPECT_EQ(o->optimization_level, "basic");
+  EXPECT_EQ(o->providers, (std::vector<std::string>{"cpu"}));
+  using Entry = std::pair<std::string, std::string>;
+  EXPECT_EQ(o->config_entries, (std::vector<Entry>{{"a.b", "1"}, {"c", "x=y"}}));
+  EXPECT_FALSE(info->availability(options).is_ok());
+  EXPECT_NE(info->availability(options).message().find("/nonexistent"), std::string::npos);
+  // Defaults where nothing is given; a bad value names its option.
+  EXPECT_EQ(info->parse_options({}).find<OrtRunnerOptions>()->optimization_level, "all");
+  EXPECT_THROW(info->parse_options({"--ort-threads", "-1"}), Error);
+  EXPECT_THROW(info->parse_options({"--ort-config", "novalue"}), Error);
 }
 
 TEST(OrtRunner, ListRunnersShowsVersionOrReason) {

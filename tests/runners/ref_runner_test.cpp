@@ -27,7 +27,7 @@ TEST(RefRunner, RegisteredAndRunsThroughRunnerApi) {
   ASSERT_NE(info, nullptr);
   EXPECT_EQ(info->flag, "--ref");
   testing::TempDir dir;
-  auto runner = info->create(runners::RunnerConfig{write_identity_model(dir), nullptr});
+  auto runner = info->create(runners::RunnerConfig{write_identity_model(dir)});
   EXPECT_EQ(runner->name().rfind("ref-runner-N", 0), 0u) << runner->name();
   runners::ActiveRunner active(*runner);
   EXPECT_EQ(runner->input_metadata().to_string(), "{x [dtype=float32, shape=(1, 3)]}");
@@ -40,18 +40,18 @@ TEST(RefRunner, RegisteredAndRunsThroughRunnerApi) {
 TEST(RefRunner, OptionGroupParsesThreadsAndPrecision) {
   const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find("ref");
   ASSERT_NE(info, nullptr);
-  options::ArgParser parser("t", "t");
-  info->add_options(parser);
-  options::Args args = parser.parse({"--threads", "3", "--precision", "fp64"});
+  const runners::RunnerOptions options = info->parse_options({"--threads", "3", "--precision", "fp64"});
   testing::TempDir dir;
-  auto runner = info->create(runners::RunnerConfig{write_identity_model(dir), &args});
+  auto runner = info->create(runners::RunnerConfig{write_identity_model(dir), options});
   runners::ActiveRunner active(*runner);
   auto& ref = dynamic_cast<runners::RefRunner&>(*runner);
   EXPECT_EQ(ref.session().options().threads, 3);
   EXPECT_EQ(ref.session().options().precision, runtime::Precision::kFloat64);
   // Outputs come back in the model's dtype.
   EXPECT_EQ(runner->infer({{"x", Tensor(DType::kFloat32, {1, 3})}}).at("y").dtype(), DType::kFloat32);
-  EXPECT_THROW(parser.parse({"--precision", "fp16"}), Error);
+  EXPECT_THROW(info->parse_options({"--precision", "fp16"}), Error);
+  EXPECT_THROW(info->parse_options({"--threads", "0"}), Error);
+  EXPECT_THROW(info->parse_options({"--ort-threads", "2"}), Error);  // not ref's
 }
 
 }  // namespace

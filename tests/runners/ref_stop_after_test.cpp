@@ -11,7 +11,7 @@ namespace {
 
 std::unique_ptr<runners::Runner> demo_runner() {
   const std::string model = (testing::source_dir() / "models" / "demo.onnx").string();
-  return runners::RunnerRegistry::instance().find("ref")->create(runners::RunnerConfig{model, nullptr});
+  return runners::RunnerRegistry::instance().find("ref")->create(runners::RunnerConfig{model});
 }
 
 TensorMap demo_feed() { return {{"input", Tensor(DType::kFloat32, {1, 3, 32, 32})}}; }

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "runners/opencv/opencv_options.h"
+#include "runners/ort/ort_runner.h"
+#include "runners/ref/ref_runner.h"
 #include "runners/registry.h"
 
 namespace parity::runners {
@@ -101,6 +104,61 @@ TEST(RunnerArgs, RuntimeOptionsSkipFlagsTheCommandDefines) {
   for (const auto& spec : parser.options())
     for (const auto& flag : spec.flags) threads += flag == "--threads";
   EXPECT_EQ(threads, 1u);
+}
+
+TEST(RunnerArgs, EachRunnersOptionsComeBackAsItsOwnType) {
+  const RunnerArgs group;
+  options::ArgParser parser("t", "t");
+  group.add_runtime_options_to(parser);
+  const RunnerOptions options = group.parse_runtime_options(
+      parser.parse({"--threads", "3", "--kernels", "reference", "--isa", "avx2", "--ort-threads", "2",
+                    "--opencv-no-fusion", "--profile-index", "1"}));
+  const RefRunnerOptions* ref = options.find<RefRunnerOptions>();
+  ASSERT_NE(ref, nullptr);
+  EXPECT_EQ(ref->threads, 3);
+  EXPECT_EQ(ref->kernels, runtime::KernelTier::kReference);
+  EXPECT_EQ(ref->isa, "avx2");  // the build options' --isa, borrowed
+  EXPECT_EQ(ref->profile_index, 1);
+  EXPECT_EQ(ref->session_options().threads, 3);
+  EXPECT_EQ(options.find<ort::OrtRunnerOptions>()->intra_op_threads, 2);
+  EXPECT_FALSE(options.find<OpenCvRunnerOptions>()->fusion);
+  // Nothing given: every runner's defaults.
+  const RunnerOptions defaults = group.parse_runtime_options(parser.parse({}));
+  EXPECT_EQ(defaults.find<RefRunnerOptions>()->threads, 1);
+  EXPECT_FALSE(defaults.find<RefRunnerOptions>()->isa.has_value());
+  EXPECT_TRUE(defaults.find<OpenCvRunnerOptions>()->fusion);
+}
+
+TEST(RunnerArgs, ABadRunnerOptionValueNamesTheOption) {
+  const RunnerArgs group;
+  options::ArgParser parser("t", "t");
+  group.add_runtime_options_to(parser);
+  try {
+    group.parse_runtime_options(parser.parse({"--threads", "0"}));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("--threads must be between 1 and 1024"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_runner_options({"--no-such-option"}), Error);
+}
+
+TEST(RunnerArgs, SetThreadsGivesEveryRunnerTheCount) {
+  RunnerOptions options = parse_runner_options({"--ort-config", "session.force_spinning_stop=0"});
+  for (const auto& info : RunnerRegistry::instance().all())
+    if (info.set_threads) info.set_threads(options, 4);
+  EXPECT_EQ(options.find<RefRunnerOptions>()->threads, 4);
+  const auto* ort = options.find<ort::OrtRunnerOptions>();
+  EXPECT_EQ(ort->intra_op_threads, 4);
+  EXPECT_EQ(ort->inter_op_threads, 1);
+  // The user's spinning setting stays; without one, idle workers stop spinning between runs.
+  using Entry = std::pair<std::string, std::string>;
+  EXPECT_EQ(ort->config_entries, (std::vector<Entry>{{"session.force_spinning_stop", "0"}}));
+  RunnerOptions fresh;
+  RunnerRegistry::instance().find("ort")->set_threads(fresh, 2);
+  EXPECT_EQ(fresh.find<ort::OrtRunnerOptions>()->config_entries,
+            (std::vector<Entry>{{"session.force_spinning_stop", "1"}}));
+  EXPECT_EQ(options.find<OpenCvRunnerOptions>()->threads, 4);
 }
 
 }  // namespace

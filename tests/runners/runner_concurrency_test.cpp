@@ -29,7 +29,7 @@ std::string demo_model() { return (source_dir() / "models/demo.onnx").string(); 
 std::unique_ptr<runners::Runner> make_runner(const std::string& runtime) {
   const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(runtime);
   EXPECT_NE(info, nullptr) << runtime;
-  return info->create(runners::RunnerConfig{demo_model(), nullptr});
+  return info->create(runners::RunnerConfig{demo_model()});
 }
 
 TensorMap feed_of(const TensorMetadata& inputs, int k) {

@@ -12,6 +12,7 @@
 #include "runners/ort/ort_runner.h"
 #endif
 #include "runners/registry.h"
+#include "runners/runner_args.h"
 
 namespace parity::testing {
 namespace {
@@ -22,16 +23,17 @@ std::filesystem::path fixture(const std::string& file) { return source_dir() / "
 
 Tensor fixture_tensor(const std::string& file) { return model::tensor_from_pb_file(fixture(file)); }
 
-// Parses torch options the way `parity run` would.
-options::Args torch_args(const std::vector<std::string>& argv) {
+// Parses torch options the way `parity run` would: with the data loader's --input-shapes.
+runners::RunnerOptions torch_args(const std::vector<std::string>& argv) {
   options::ArgParser parser("parity run", "");
   parser.add({.flags = {"--input-shapes"}, .arity = options::Arity::kOneOrMore});  // the data loader's
-  runners::RunnerRegistry::instance().find("torch")->add_options(parser);               // adds --input-dtypes
-  return parser.parse(argv);
+  runners::RunnerArgs().add_runtime_options_to(parser);                            // adds --input-dtypes
+  return runners::RunnerArgs().parse_runtime_options(parser.parse(argv));
 }
 
-std::unique_ptr<runners::Runner> make_torch(const std::string& file, const options::Args* args = nullptr) {
-  return runners::RunnerRegistry::instance().find("torch")->create({.model_path = fixture(file).string(), .args = args});
+std::unique_ptr<runners::Runner> make_torch(const std::string& file, const runners::RunnerOptions& options = {}) {
+  return runners::RunnerRegistry::instance().find("torch")->create({.model_path = fixture(file).string(),
+                                                                    .options = options});
 }
 
 TEST(TorchRunner, MatchesPyTorchOnTheFixture) {
@@ -54,8 +56,8 @@ TEST(TorchRunner, InputMetadataFromScriptAndOptions) {
     EXPECT_EQ(meta.at("x").dtype, DType::kUndefined);
     EXPECT_TRUE(meta.at("x").shape.unknown_rank);
   }
-  const options::Args args = torch_args({"--input-shapes", "x:[2,3,8,8]", "--input-dtypes", "x:float32"});
-  auto runner = make_torch("conv_relu_linear.pt", &args);
+  const runners::RunnerOptions args = torch_args({"--input-shapes", "x:[2,3,8,8]", "--input-dtypes", "x:float32"});
+  auto runner = make_torch("conv_relu_linear.pt", args);
   runners::ActiveRunner active(*runner);
   const TensorMetadata meta = active->input_metadata();
   EXPECT_EQ(meta.at("x").dtype, DType::kFloat32);
@@ -63,23 +65,23 @@ TEST(TorchRunner, InputMetadataFromScriptAndOptions) {
   // The declared shape is now checked before LibTorch sees the input.
   EXPECT_THROW(active->infer({{"x", Tensor(DType::kFloat32, {1, 3, 8, 8})}}), Error);
 
-  const options::Args wrong = torch_args({"--input-shapes", "y:[1]"});
-  auto bad = make_torch("conv_relu_linear.pt", &wrong);
+  const runners::RunnerOptions wrong = torch_args({"--input-shapes", "y:[1]"});
+  auto bad = make_torch("conv_relu_linear.pt", wrong);
   EXPECT_THROW(bad->activate(), Error);
 }
 
 TEST(TorchRunner, OutputNamesAndTuples) {
   REQUIRE_TORCH();
-  const options::Args args = torch_args({"--torch-output-names", "doubled_relu", "row_sum"});
-  auto runner = make_torch("two_heads.pt", &args);
+  const runners::RunnerOptions args = torch_args({"--torch-output-names", "doubled_relu", "row_sum"});
+  auto runner = make_torch("two_heads.pt", args);
   runners::ActiveRunner active(*runner);
   const TensorMap out = active->infer({{"x", fixture_tensor("two_heads.input_0.pb")}});
   EXPECT_EQ(out.names(), (std::vector<std::string>{"doubled_relu", "row_sum"}));
   EXPECT_TRUE(tensors_close(out.at("doubled_relu"), fixture_tensor("two_heads.output_0.pb")));
   EXPECT_TRUE(tensors_close(out.at("row_sum"), fixture_tensor("two_heads.output_1.pb")));
 
-  const options::Args too_few = torch_args({"--torch-output-names", "only_one"});
-  auto wrong = make_torch("two_heads.pt", &too_few);
+  const runners::RunnerOptions too_few = torch_args({"--torch-output-names", "only_one"});
+  auto wrong = make_torch("two_heads.pt", too_few);
   runners::ActiveRunner active_wrong(*wrong);
   try {
     active_wrong->infer({{"x", fixture_tensor("two_heads.input_0.pb")}});

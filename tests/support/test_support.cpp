@@ -142,7 +142,7 @@ std::string runner_unavailable_reason(const std::string& name) {
   const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
   if (!info) return "parity was built without the '" + name + "' runner";
   if (!info->availability) return "";
-  const Status status = info->availability(nullptr);
+  const Status status = info->availability({});
   return status.is_ok() ? "" : status.message();
 }
 

@@ -16,12 +16,12 @@ int init(parity::runners::ExtensionHost* host) {
       .name = "res-des",
       .flag = "--res-des",
       .description = "",  // the declared one
-      .add_options = IdentityOnlyRunnerArgs::add_to_parser,
-      .availability = [](const parity::options::Args*) { return parity::Status::ok(); },
-      .version = [](const parity::options::Args*) { return std::string(RESHAPE_DESTROYER_VERSION); },
+      .options = IdentityOnlyRunnerArgs::group(),
+      .availability = [](const parity::runners::RunnerOptions&) { return parity::Status::ok(); },
+      .version = [](const parity::runners::RunnerOptions&) { return std::string(RESHAPE_DESTROYER_VERSION); },
       .create =
           [](const parity::runners::RunnerConfig& config) {
-            return IdentityOnlyRunnerArgs::parse(config.args).create(config.model_path);
+            return config.options.get_or(IdentityOnlyRunnerArgs{}).create(config.model_path);
           },
   });
   return 0;

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "options/args.h"
+#include "runners/registry.h"
 #include "compare/compare_func.h"
 #include "core/formats/run_results_stream.h"
 #include "core/tensor_map.h"
@@ -116,14 +116,14 @@ struct LayerwiseReport {
 /// (compare_every_layer with MarkAllOptions::map_large_tensors, as `parity run` asks); otherwise
 /// the library does not change process-wide allocator settings.
 LayerwiseReport compare_layerwise(const std::string& model_path, const std::string& peer,
-                                  const options::Args* args, const TensorMap& feed, const LayerwiseOptions& options);
+                                  const runners::RunnerOptions& runner_options, const TensorMap& feed, const LayerwiseOptions& options);
 
 /// Compares every intermediate tensor of `model_path`, as parity's ref runner produces it on `feed`,
 /// with the tensor of the same name stored in `golden`, reading one stored tensor at a time (the
 /// file is never held). Throws kInvalidArgument when the file holds tensors the model does not
 /// produce (a golden run of another model). Logs the same table and first divergence as
 /// compare_layerwise; peak_peer_bytes_held is the largest stored tensor.
-LayerwiseReport compare_layerwise_golden(const std::string& model_path, const options::Args* args, const TensorMap& feed,
+LayerwiseReport compare_layerwise_golden(const std::string& model_path, const runners::RunnerOptions& runner_options, const TensorMap& feed,
                                          const GoldenRun& golden, const LayerwiseOptions& options);
 
 /// The layer divergence_start names (see LayerwiseReport), from the layers and their inputs.
@@ -135,7 +135,7 @@ std::optional<size_t> find_divergence_start(const LayerwiseReport& report);
 /// (window_bytes). Each tensor goes to options.on_peer_tensor, then is summarized (mean, largest
 /// magnitude) or, with `golden`, compared with the stored tensor of the same name; the report's
 /// reference is the runner. Logs the same table as compare_layerwise.
-LayerwiseReport runner_layerwise(const std::string& model_path, const std::string& runner, const options::Args* args,
+LayerwiseReport runner_layerwise(const std::string& model_path, const std::string& runner, const runners::RunnerOptions& runner_options,
                                  const TensorMap& feed, const LayerwiseOptions& options,
                                  const GoldenRun* golden = nullptr);
 

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "options/args.h"
+#include "runners/registry.h"
 #include "model/graph.h"
 #include "runners/runner.h"
 
@@ -82,7 +82,7 @@ ModelLoader ModifyOutputs(ModelLoader model, std::vector<std::string> outputs,
 /// `args` carries the runtime's CLI options (may be null: defaults). `name` names the runner (empty:
 /// Polygraphy's "<runtime>-runner-N<counter>-<date>-<time>").
 std::unique_ptr<runners::Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoader model,
-                                       std::string base_dir = {}, const options::Args* args = nullptr,
+                                       std::string base_dir = {}, const runners::RunnerOptions& runner_options = {},
                                        std::string name = {});
 
 /// Wraps a loader so that `fn` sees (and may modify) what it returns: fn(T&) modifies in place;

@@ -13,7 +13,7 @@
 #include "compare/data_loader.h"
 #include "compare/layerwise.h"
 #include "core/tensor_map.h"
-#include "options/args.h"
+#include "runners/registry.h"
 
 namespace parity::compare {
 
@@ -49,7 +49,7 @@ struct MarkAllOptions {
   /// activations pinned). For a process that does nothing else afterwards, as `parity run`.
   bool map_large_tensors = false;
   /// The runtimes' own options, as runners::RunnerConfig takes them (may be null).
-  const options::Args* runner_args = nullptr;
+  runners::RunnerOptions runner_options;
 };
 
 /// What compare_every_layer found.

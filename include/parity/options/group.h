@@ -38,6 +38,9 @@ namespace detail {
 /// Reads one option for a group: kInternal when the parser that made `args` never defined `dest`
 /// (the group was not added to it), a programming error rather than a silent nullopt.
 Given given(const Args& args, const OptionSpec& spec);
+/// As given(), for an option another group declares: not given (its default) where the parser
+/// that made `args` does not define it.
+Given given_if_defined(const Args& args, const OptionSpec& spec);
 }  // namespace detail
 
 /// A typed option group producing T.
@@ -63,6 +66,13 @@ class Group {
     items_.push_back(Item{false, std::move(spec), std::move(bind), false});
     return *this;
   }
+  /// Reads an option that another group declares (the data loader's --input-shapes, a command's
+  /// --isa): add_to() leaves it out, and parse() reads it as not given where the parser lacks it.
+  Group& borrow(OptionSpec spec, Bind bind) {
+    if (spec.dest.empty()) spec.dest = default_dest(spec);
+    items_.push_back(Item{false, std::move(spec), std::move(bind), false, true});
+    return *this;
+  }
   /// Adds an option that reads nothing (a refused spelling); with `unless_defined`, add_to() skips
   /// it where the parser defines one of its flags already.
   Group& declare(OptionSpec spec, bool unless_defined = false) {
@@ -82,7 +92,7 @@ class Group {
       typename Group<U>::Bind inner = o.bind;
       items_.push_back(Item{o.section, o.spec,
                             inner ? Bind([inner, member](T& t, const Given& g) { inner(t.*member, g); }) : Bind(),
-                            o.unless_defined});
+                            o.unless_defined, o.borrowed});
     }
     for (const auto& rule : other.checks_) checks_.push_back([rule, member](T& t) { rule(t.*member); });
     return *this;
@@ -90,40 +100,30 @@ class Group {
 
   /// Defines the group's options and help sections on `parser`, in order; parse() then reads
   /// the Args that parser makes.
-  void add_to(ArgParser& parser) const {
-    for (const auto& o : items_) {
-      if (o.section) {
-        parser.group(o.spec.group);
-        continue;
-      }
-      bool defined = false;
-      for (const auto& f : o.spec.flags) defined = defined || parser.defines(f);
-      if (o.unless_defined && defined) continue;
-      parser.add(o.spec);
-    }
-  }
+  void add_to(ArgParser& parser) const { add(parser, false); }
+  /// As add_to(), leaving out every option one of whose flags the parser defines already: a
+  /// command's own option of that name (its --threads) serves the group too.
+  void add_missing_to(ArgParser& parser) const { add(parser, true); }
 
   /// Throws kInvalidArgument naming the option on a bad value, kInternal when `args` comes from a
   /// parser the group was not added to.
   T parse(const Args& args) const { return parse(args, T{}); }
   /// As parse(args), starting from `value` (a command's own defaults).
-  T parse(const Args& args, T value) const {
-    for (const auto& o : items_)
-      if (o.bind) o.bind(value, detail::given(args, o.spec));
-    for (const auto& rule : checks_) rule(value);
-    return value;
-  }
+  T parse(const Args& args, T value) const { return read(args, std::move(value), false); }
+  /// As parse(args), for a parser the group was added to by add_missing_to(): an option the
+  /// command defines under a dest of its own (bench's list of --threads counts) reads as not given.
+  T parse_where_defined(const Args& args) const { return read(args, T{}, true); }
   /// Whether the command line gave any of the group's options.
   bool any_given(const Args& args) const {
     for (const auto& o : items_)
-      if (o.bind && detail::given(args, o.spec).given()) return true;
+      if (o.bind && !o.borrowed && detail::given(args, o.spec).given()) return true;
     return false;
   }
   /// The group's options, in order (man page, completion, other parsers copying them).
   std::vector<OptionSpec> specs() const {
     std::vector<OptionSpec> out;
     for (const auto& o : items_)
-      if (!o.section) out.push_back(o.spec);
+      if (!o.section && !o.borrowed) out.push_back(o.spec);
     return out;
   }
 
@@ -136,7 +136,30 @@ class Group {
     OptionSpec spec;
     Bind bind;
     bool unless_defined = false;
+    bool borrowed = false;  // declared by another group: never added, read where defined
   };
+
+  T read(const Args& args, T value, bool where_defined) const {
+    for (const auto& o : items_)
+      if (o.bind)
+        o.bind(value, o.borrowed || where_defined ? detail::given_if_defined(args, o.spec) : detail::given(args, o.spec));
+    for (const auto& rule : checks_) rule(value);
+    return value;
+  }
+
+  void add(ArgParser& parser, bool only_missing) const {
+    for (const auto& o : items_) {
+      if (o.section) {
+        parser.group(o.spec.group);
+        continue;
+      }
+      if (o.borrowed) continue;
+      bool defined = false;
+      for (const auto& f : o.spec.flags) defined = defined || parser.defines(f);
+      if ((o.unless_defined || only_missing) && defined) continue;
+      parser.add(o.spec);
+    }
+  }
   std::vector<Item> items_;
   std::vector<Check> checks_;
 };

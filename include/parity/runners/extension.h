@@ -53,9 +53,10 @@ class ExtensionHost {
  public:
   virtual ~ExtensionHost() = default;
   /// Registers a runner. Its name and flag must be those of a runner the descriptor declares
-  /// (the description may be left empty to keep the declared one). Its add_options adds the
-  /// runner's own option group (shown by `run --help`), its create builds the runner, with the
-  /// extension's own loaders, from RunnerConfig (model path and all parsed options).
+  /// (the description may be left empty to keep the declared one). Its options are the
+  /// runner's own typed option group (shown by `run --help`), its create builds the runner, with
+  /// the extension's own loaders, from RunnerConfig (model path and the runners' options, its own
+  /// read back by type).
   virtual void add_runner(RunnerInfo info) = 0;
   /// Registers a reference kernel for op `op_type` of a custom domain (not the default ONNX ones),
   /// used by the ref runner for models with that op from opset `since_version` of `domain` on.

@@ -30,7 +30,7 @@ class BenchCommand : public Command {
                 .arity = options::Arity::kOneOrMore, .required = true});
     parser.group("Benchmark");
     runner_args_.add_list_to(parser, "Runners to time, comma-separated (default ref,ort,opencv)");
-    parser.add({.flags = {"--threads"},
+    parser.add({.flags = {"--threads"}, .dest = "thread_counts",
                 .help = "Thread counts, comma-separated (default 1,2); each runner gets the count: ref's kernel "
                         "threads, ORT's intra-op threads (inter-op 1, sequential), OpenCV's cv::setNumThreads",
                 .metavar = "N", .arity = options::Arity::kOneOrMore});
@@ -88,7 +88,8 @@ class BenchCommand : public Command {
                                              .json = args.get("json"),
                                              .report = report_options.path,
                                              .command_line = current_command_line()};
-    return tools::bench::run_bench(settings, outputs, args) ? kExitPassed : kExitFailed;
+    return tools::bench::run_bench(settings, outputs, runner_args_.parse_runtime_options(args)) ? kExitPassed
+                                                                                             : kExitFailed;
   }
 
  private:
@@ -113,7 +114,7 @@ class BenchCommand : public Command {
     s.runners = runner_args_.parse_list(args, "ref,ort,opencv");
     s.isa = args.get_or("isa", "native");
 
-    s.threads = thread_counts(args.has("threads") ? args.list("threads") : std::vector<std::string>{"1,2"}, "threads");
+    s.threads = thread_counts(args.has("thread_counts") ? args.list("thread_counts") : std::vector<std::string>{"1,2"}, "threads");
     if (args.has("concurrent")) s.concurrent = thread_counts(args.list("concurrent"), "concurrent");
 
     const options::IterationOptions runs = iteration_args_.parse(args);

@@ -180,8 +180,10 @@ ReduceModelOptions DebugReduceArgs::parse_check(const options::Args& args) const
                      parse_codes(args, "ignore_fail_code", "--ignore-fail-code"), args.list("fail_regex")};
     validate_check_command(*options.command);
   } else if (!runner_names.empty()) {
-    for (const auto& name : runner_names) runners::RunnerRegistry::instance().find(name)->require_available(&args);
-    options.runners = RunnerCheck{runner_names, &args, compare_args_.parse(args)};
+    const runners::RunnerOptions runner_options = runner_args_.parse_runtime_options(args);
+    for (const auto& name : runner_names)
+      runners::RunnerRegistry::instance().find(name)->require_available(runner_options);
+    options.runners = RunnerCheck{runner_names, runner_options, compare_args_.parse(args)};
   } else {
     logger().info("No --check and no runners: interactive mode, asking whether each candidate passed");
     options.ask_passed = ask_whether_passed;

@@ -78,14 +78,15 @@ class InspectCapabilityCommand : public Command {
   }
 
   int run(const options::Args& args) override {
+    const runners::RunnerOptions runner_options = runner_args_.parse_runtime_options(args);
     std::vector<std::string> runner_names;
     if (args.has("runners")) {
       runner_names = runner_args_.parse_list(args, "");
     } else {
       for (const auto& info : runners::RunnerRegistry::instance().all())
-        if (info.selected_by_default && info.available(&args).is_ok()) runner_names.push_back(info.name);
+        if (info.selected_by_default && info.available(runner_options).is_ok()) runner_names.push_back(info.name);
     }
-    for (const auto& name : runner_names) runners::RunnerRegistry::instance().find(name)->require_available(&args);
+    for (const auto& name : runner_names) runners::RunnerRegistry::instance().find(name)->require_available(runner_options);
     const std::optional<std::string> out_dir = args.get("output");
     if (out_dir) {
       std::error_code ec;
@@ -104,7 +105,7 @@ class InspectCapabilityCommand : public Command {
       const SupportCheck runs = [&](const Cut& cut, const std::vector<TensorMap>& feeds) {
         const std::string path = scratch.file("piece-" + std::to_string(pieces++) + ".onnx");
         model::save_model(cut.model, path).throw_if_error();
-        Status st = runs_on(runner, &args, path, feeds.front());
+        Status st = runs_on(runner, runner_options, path, feeds.front());
         if (st.is_ok()) return st;
         // The scratch file's name means nothing to the user; the report names the node.
         std::string message = st.message();

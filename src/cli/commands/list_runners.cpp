@@ -6,6 +6,7 @@
 #include "core/logger.h"
 #include "runners/extension.h"
 #include "runners/registry.h"
+#include "runners/runner_args.h"
 
 namespace parity::cli {
 namespace {
@@ -17,8 +18,7 @@ class ListRunnersCommand : public Command {
 
   void add_options(options::ArgParser& parser) override {
     // Runner options that change where a runtime is found (e.g. --ort-library) apply here too.
-    for (const auto& info : runners::RunnerRegistry::instance().all())
-      if (info.add_options) info.add_options(parser);
+    for (const auto& info : runners::RunnerRegistry::instance().all()) info.options.add_missing_to(parser);
   }
 
   // Every extension library given or found, loaded or not, with what it brought or why not.
@@ -38,12 +38,13 @@ class ListRunnersCommand : public Command {
   }
 
   int run(const options::Args& args) override {
+    const runners::RunnerOptions runner_options = runners::RunnerArgs().parse_runtime_options(args);
     std::string out = "Runners:\n";
     for (const auto& info : runners::RunnerRegistry::instance().all()) {
-      const Status status = info.available(&args);
+      const Status status = info.available(runner_options);
       std::string state;
       if (status.is_ok()) {
-        const std::string version = info.version ? info.version(&args) : std::string();
+        const std::string version = info.version ? info.version(runner_options) : std::string();
         state = version.empty() ? "available" : "available, version " + version;
       } else {
         state = "unavailable: " + status.message();
@@ -53,7 +54,7 @@ class ListRunnersCommand : public Command {
                      info.description, "\n", std::string(20, ' '), state, "\n");
       if (!info.aliases.empty()) out += str_cat(std::string(20, ' '), "also selected by: ", join_names(info.aliases), "\n");
       if (status.is_ok() && info.details) {
-        const std::string details = info.details(&args);
+        const std::string details = info.details(runner_options);
         if (!details.empty()) out += std::string(20, ' ') + details + "\n";
       }
     }

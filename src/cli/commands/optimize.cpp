@@ -98,7 +98,7 @@ class OptimizeCommand : public Command {
     request.workspace = args.get_or("workspace", request.source.filename().string() + ".nav.workspace");
     request.override_workspace = args.flag("override_workspace");
     request.quiet = !logger().enabled(Severity::kInfo);
-    request.runner_args = &args;
+    request.runner_options = runners::RunnerArgs().parse_runtime_options(args);
     options::DataLoaderOptions loader = data;
     for (const auto& path : args.list("samples")) loader.load_inputs.push_back(path);
     request.feed_count = loader.load_inputs.empty() ? request.config.sample_count : std::numeric_limits<int64_t>::max();

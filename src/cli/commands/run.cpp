@@ -13,6 +13,7 @@
 #include "options/data_loader_args.h"
 #include "runners/registry.h"
 #include "runners/runner_args.h"
+#include "tools/plan_runner.h"
 #include "tools/report/report_args.h"
 #include "tools/run/run_models.h"
 #include "tools/run_script.h"
@@ -107,13 +108,14 @@ class RunCommand : public Command {
                        "--ort, or give --load-outputs)");
       return kExitPassed;
     }
-    for (const auto& name : runner_names)
-      runners::RunnerRegistry::instance().find(name)->require_available(&args);
-
     // Every option group is read before anything runs, so a bad value fails fast.
-    tools::RunModelsOptions options{.model = model, .runners = runner_names, .runner_args = &args};
+    tools::RunModelsOptions options{.model = model, .runners = runner_names,
+                                    .runner_options = runner_args_.parse_runtime_options(args)};
+    for (const auto& name : runner_names)
+      runners::RunnerRegistry::instance().find(name)->require_available(options.runner_options);
     options.data = data_loader_args_.parse(args);
     options.runs = iteration_args_.parse(args);
+    options.runner_options.set(tools::PlanRunnerFeeds{options.data, options.runs.iterations});
     options.compare = compare_args_.parse(args);
     options.report = report_args_.parse(args);
     const compare::IsolationSettings isolation = compare::IsolationArgs().parse(args);

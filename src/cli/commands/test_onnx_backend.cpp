@@ -8,6 +8,7 @@
 #include "core/progress.h"
 #include "core/text.h"
 #include "runners/registry.h"
+#include "runners/runner_args.h"
 #include "tools/conformance/backend_tests.h"
 #include "tools/report/conformance_report.h"
 #include "tools/report/report_args.h"
@@ -75,8 +76,7 @@ class BackendTestCommand : public Command {
     parser.add({.flags = {"--atol"}, .help = "Absolute tolerance (default 1e-7, or the test's data.json)",
                 .metavar = "A"});
     report_args_.add_to(parser);
-    for (const auto& info : runners::RunnerRegistry::instance().all())
-      if (info.add_options) info.add_options(parser);
+    runners::RunnerArgs().add_runtime_options_to(parser);
   }
 
   int run(const options::Args& args) override {
@@ -91,7 +91,7 @@ class BackendTestCommand : public Command {
       else if (auto def = tools::default_backend_skip_file()) options.skips = compare::BackendSkips::load(*def);
     }
     options.runner = args.get_or("runner", "ref");
-    options.runner_args = &args;
+    options.runner_options = runners::RunnerArgs().parse_runtime_options(args);
     if (auto r = args.get("rtol")) options.rtol = parse_double(*r, "--rtol");
     if (auto a = args.get("atol")) options.atol = parse_double(*a, "--atol");
     if (options.runner == "ref") {

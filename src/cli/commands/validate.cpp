@@ -31,7 +31,7 @@ class ValidateCommand : public Command {
   }
   int run(const options::Args& args) override {
     tools::validation::ValidateJob job = args_.parse(args);
-    job.config.runner_args = &args;  // the runner factories read their own options from it
+    job.config.runner_options = runners::RunnerArgs().parse_runtime_options(args);
     job.command_line = current_command_line();
     return tools::validation::run_validate_job(std::move(job)) ? kExitPassed : kExitFailed;
   }

@@ -1,27 +1,38 @@
 // Registers the OpenCV DNN runner (`--opencv`) from libparity. The runner itself lives in the
 // libparity_runner_opencv module, loaded on first use, so a missing OpenCV only makes this runner
 // unavailable.
+#include "runners/opencv/opencv_options.h"
 #include "runners/peer_module.h"
 
 namespace parity::runners {
 namespace {
 
-void add_opencv_options(options::ArgParser& parser) {
-  parser.group("OpenCV DNN runner (--opencv)");
-  parser.add({.flags = {"--opencv-threads"}, .help = "Threads OpenCV may use (0: OpenCV's default)", .metavar = "N"});
-  parser.add({.flags = {"--opencv-no-fusion"},
-              .help = "Disable OpenCV's layer fusion (helps tell fusion errors from kernel errors)",
-              .arity = options::Arity::kFlag});
+options::Group<OpenCvRunnerOptions> opencv_options() {
+  options::Group<OpenCvRunnerOptions> group;
+  group.section("OpenCV DNN runner (--opencv)")
+      .add({.flags = {"--opencv-threads"}, .help = "Threads OpenCV may use (0: OpenCV's default)", .metavar = "N"},
+           options::convert(&OpenCvRunnerOptions::threads,
+                            [](const std::string& text, const std::string& flag) {
+                              const int64_t threads = parse_int(text, flag);
+                              PARITY_CHECK(threads >= 0 && threads <= 1024, kInvalidArgument, flag,
+                                           " must be 0 (OpenCV's default) or more, got ", text);
+                              return static_cast<int>(threads);
+                            }))
+      .add({.flags = {"--opencv-no-fusion"},
+            .help = "Disable OpenCV's layer fusion (helps tell fusion errors from kernel errors)",
+            .arity = options::Arity::kFlag},
+           options::unless(&OpenCvRunnerOptions::fusion));
+  return group;
 }
 
 const RunnerRegistrar kOpenCvRunner({
     .name = "opencv",
     .flag = "--opencv",
     .description = "OpenCV DNN (cv::dnn::readNetFromONNX, CPU)",
-    .add_options = add_opencv_options,
-    .availability = [](const options::Args*) { return load_peer_module("opencv").status(); },
+    .options = opencv_options(),
+    .availability = [](const RunnerOptions&) { return load_peer_module("opencv").status(); },
     .version =
-        [](const options::Args*) {
+        [](const RunnerOptions&) {
           auto module = load_peer_module("opencv");
           return module ? module.value()->version() : std::string();
         },
@@ -30,6 +41,12 @@ const RunnerRegistrar kOpenCvRunner({
           auto module = load_peer_module("opencv");
           module.status().throw_if_error();
           return module.value()->create(config);
+        },
+    .set_threads =
+        [](RunnerOptions& options, int threads) {
+          OpenCvRunnerOptions own = options.get_or(OpenCvRunnerOptions{});
+          own.threads = threads;
+          options.set(own);
         },
     // OpenCV 4.6's DNN module crashes on models it mis-imports (out-of-bounds reads on CumSum,
     // aborts in layers it cannot shape), taking parity down with it in-process.

@@ -14,26 +14,11 @@
 
 #include "core/logger.h"
 #include "model/proto_convert.h"
+#include "runners/opencv/opencv_options.h"
 #include "runners/peer_module.h"
 
 namespace parity::runners {
 namespace {
-
-struct OpenCvOptions {
-  int threads = 0;
-  bool fusion = true;
-};
-
-OpenCvOptions options_from_args(const options::Args* args) {
-  OpenCvOptions o;
-  if (!args) return o;
-  if (auto t = args->get("opencv_threads")) {
-    o.threads = static_cast<int>(parse_int(*t, "--opencv-threads"));
-    PARITY_CHECK(o.threads >= 0, kInvalidArgument, "--opencv-threads must be 0 (OpenCV's default) or more, got ", *t);
-  }
-  o.fusion = !args->flag("opencv_no_fusion");
-  return o;
-}
 
 // The part of an OpenCV error message that explains it, on one line: "OpenCV(4.6.0) file:line:
 // error: (-2:Unspecified error) Can't create layer ... in function 'f'" -> "Can't create layer ...".
@@ -63,7 +48,7 @@ std::string opencv_reason(const std::string& what) {
 
 class OpenCvRunner final : public Runner {
  public:
-  OpenCvRunner(std::string model_path, OpenCvOptions options)
+  OpenCvRunner(std::string model_path, OpenCvRunnerOptions options)
       : Runner(make_runner_name("opencv")), model_path_(std::move(model_path)), options_(options) {}
 
  protected:
@@ -78,7 +63,7 @@ class OpenCvRunner final : public Runner {
   Tensor to_tensor(const cv::Mat& mat, const TensorMeta* declared) const;
 
   std::string model_path_;
-  OpenCvOptions options_;
+  OpenCvRunnerOptions options_;
   onnx::GraphProto graph_;  // nodes and I/O only (initializers dropped after reading)
   TensorMetadata inputs_;
   TensorMetadata outputs_;
@@ -240,7 +225,7 @@ TensorMap OpenCvRunner::infer_impl(const TensorMap& feed) {
 std::string opencv_version() { return CV_VERSION; }
 
 std::unique_ptr<Runner> create_opencv_runner(const RunnerConfig& config) {
-  return std::make_unique<OpenCvRunner>(config.model_path, options_from_args(config.args));
+  return std::make_unique<OpenCvRunner>(config.model_path, config.options.get_or(OpenCvRunnerOptions{}));
 }
 
 }  // namespace

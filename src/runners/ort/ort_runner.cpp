@@ -425,28 +425,61 @@ std::vector<std::string> resolve_providers(const std::vector<std::string>& reque
   return out;
 }
 
-OrtRunnerOptions ort_options_from_args(const options::Args* args) {
-  OrtRunnerOptions o;
-  if (!args) return o;
-  o.library = args->get_or("ort_library", "");
-  if (auto t = args->get("ort_threads")) {
-    o.intra_op_threads = static_cast<int>(parse_int(*t, "--ort-threads"));
-    PARITY_CHECK(o.intra_op_threads >= 0, kInvalidArgument, "--ort-threads must be 0 (ORT's default) or more, got ", *t);
-  }
-  if (auto t = args->get("ort_inter_threads")) {
-    o.inter_op_threads = static_cast<int>(parse_int(*t, "--ort-inter-threads"));
-    PARITY_CHECK(o.inter_op_threads >= 0, kInvalidArgument, "--ort-inter-threads must be 0 or more, got ", *t);
-  }
-  o.optimization_level = args->get_or("ort_opt_level", "all");
-  o.providers = args->list("ort_providers");
-  for (const auto& entry : args->list("ort_config")) {
-    const size_t eq = entry.find('=');
-    PARITY_CHECK(eq != std::string::npos && eq > 0, kInvalidArgument, "--ort-config '", entry,
-                 "' must be KEY=VALUE, e.g. session.intra_op.allow_spinning=0");
-    o.config_entries.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
-  }
-  o.custom_op_libraries = args->list("ort_custom_op_library");
-  return o;
+namespace {
+
+int parse_ort_threads(const std::string& text, const std::string& flag) {
+  const int64_t threads = parse_int(text, flag);
+  PARITY_CHECK(threads >= 0 && threads <= 1024, kInvalidArgument, flag, " must be 0 (ORT's default) or more, got ", text);
+  return static_cast<int>(threads);
+}
+
+std::pair<std::string, std::string> parse_config_entry(const std::string& entry, const std::string& flag) {
+  const size_t eq = entry.find('=');
+  PARITY_CHECK(eq != std::string::npos && eq > 0, kInvalidArgument, flag, " '", entry,
+               "' must be KEY=VALUE, e.g. session.intra_op.allow_spinning=0");
+  return {entry.substr(0, eq), entry.substr(eq + 1)};
+}
+
+}  // namespace
+
+options::Group<OrtRunnerOptions> ort_option_group() {
+  using O = OrtRunnerOptions;
+  options::Group<O> group;
+  group.section("ONNX Runtime runner (--ort)")
+      .add({.flags = {"--ort-library"},
+            .help = "libonnxruntime.so to load (a file or a folder); default: $PARITY_ORT_LIBRARY, then the copy "
+                    "scripts/setup.sh installs, then the system library path",
+            .metavar = "PATH"},
+           options::field(&O::library))
+      .add({.flags = {"--ort-threads"}, .help = "Intra-op threads (0: ONNX Runtime's default)", .metavar = "N"},
+           options::convert(&O::intra_op_threads, parse_ort_threads))
+      .add({.flags = {"--ort-inter-threads"}, .help = "Inter-op threads (0: ONNX Runtime's default)", .metavar = "N"},
+           options::convert(&O::inter_op_threads, parse_ort_threads))
+      .add({.flags = {"--ort-opt-level"},
+            .help = "Graph optimization level",
+            .metavar = "LEVEL",
+            .choices = {"disable", "basic", "extended", "all"},
+            .default_value = "all"},
+           options::field(&O::optimization_level))
+      .add({.flags = {"--ort-config"},
+            .help = "Session configuration entries KEY=VALUE (ONNX Runtime's session option config keys), e.g. "
+                    "session.intra_op.allow_spinning=0",
+            .metavar = "KEY=VALUE",
+            .arity = options::Arity::kOneOrMore},
+           options::convert(&O::config_entries, parse_config_entry))
+      .add({.flags = {"--ort-providers", "--providers", "--execution-providers"}, .dest = "ort_providers",
+            .help = "Execution providers in priority order (e.g. cpu, xnnpack); `parity runners` lists the ones this "
+                    "ONNX Runtime has. Default: cpu",
+            .metavar = "NAME",
+            .arity = options::Arity::kOneOrMore},
+           options::field(&O::providers))
+      .add({.flags = {"--ort-custom-op-library"},
+            .help = "ONNX Runtime custom-op libraries to load (shared libraries exporting RegisterCustomOps), for "
+                    "models with custom-domain ops; repeatable",
+            .metavar = "PATH",
+            .arity = options::Arity::kOneOrMore},
+           options::field(&O::custom_op_libraries));
+  return group;
 }
 
 std::unique_ptr<Runner> make_ort_runner(std::string model_path, OrtRunnerOptions options) {
@@ -455,36 +488,23 @@ std::unique_ptr<Runner> make_ort_runner(std::string model_path, OrtRunnerOptions
 
 namespace {
 
-std::string library_option(const options::Args* args) { return args ? args->get_or("ort_library", "") : ""; }
+std::string library_option(const RunnerOptions& options) {
+  const OrtRunnerOptions* own = options.find<OrtRunnerOptions>();
+  return own ? own->library : std::string();
+}
 
-void add_ort_options(options::ArgParser& parser) {
-  parser.group("ONNX Runtime runner (--ort)");
-  parser.add({.flags = {"--ort-library"},
-              .help = "libonnxruntime.so to load (a file or a folder); default: $PARITY_ORT_LIBRARY, then the "
-                      "copy scripts/setup.sh installs, then the system library path",
-              .metavar = "PATH"});
-  parser.add({.flags = {"--ort-threads"}, .help = "Intra-op threads (0: ONNX Runtime's default)", .metavar = "N"});
-  parser.add({.flags = {"--ort-inter-threads"}, .help = "Inter-op threads (0: ONNX Runtime's default)", .metavar = "N"});
-  parser.add({.flags = {"--ort-opt-level"},
-              .help = "Graph optimization level",
-              .metavar = "LEVEL",
-              .choices = {"disable", "basic", "extended", "all"},
-              .default_value = "all"});
-  parser.add({.flags = {"--ort-config"},
-              .help = "Session configuration entries KEY=VALUE (ONNX Runtime's session option config keys), e.g. "
-                      "session.intra_op.allow_spinning=0",
-              .metavar = "KEY=VALUE",
-              .arity = options::Arity::kOneOrMore});
-  parser.add({.flags = {"--ort-providers", "--providers", "--execution-providers"}, .dest = "ort_providers",
-              .help = "Execution providers in priority order (e.g. cpu, xnnpack); `parity runners` lists the "
-                      "ones this ONNX Runtime has. Default: cpu",
-              .metavar = "NAME",
-              .arity = options::Arity::kOneOrMore});
-  parser.add({.flags = {"--ort-custom-op-library"},
-              .help = "ONNX Runtime custom-op libraries to load (shared libraries exporting RegisterCustomOps), for "
-                      "models with custom-domain ops; repeatable",
-              .metavar = "PATH",
-              .arity = options::Arity::kOneOrMore});
+// bench's thread count: intra-op threads, sequential execution; and unless the user configured
+// it, idle workers stop spinning when a run returns (ORT's default spin would take cores from the
+// runner timed next, while its in-run behaviour stays as it is).
+void set_ort_threads(RunnerOptions& options, int threads) {
+  OrtRunnerOptions own = options.get_or(OrtRunnerOptions{});
+  own.intra_op_threads = threads;
+  own.inter_op_threads = 1;
+  constexpr const char* kSpinStop = "session.force_spinning_stop";
+  if (std::none_of(own.config_entries.begin(), own.config_entries.end(),
+                   [&](const auto& entry) { return entry.first == kSpinStop; }))
+    own.config_entries.emplace_back(kSpinStop, "1");
+  options.set(own);
 }
 
 const RunnerRegistrar kOrtRunner({
@@ -492,17 +512,20 @@ const RunnerRegistrar kOrtRunner({
     .flag = "--ort",
     .aliases = {"--onnxrt"},
     .description = "ONNX Runtime (libonnxruntime loaded at run time)",
-    .add_options = add_ort_options,
-    .availability = [](const options::Args* args) { return OrtLibrary::load(library_option(args)).status(); },
+    .options = ort_option_group(),
+    .availability = [](const RunnerOptions& options) { return OrtLibrary::load(library_option(options)).status(); },
     .version =
-        [](const options::Args* args) {
-          auto lib = OrtLibrary::load(library_option(args));
+        [](const RunnerOptions& options) {
+          auto lib = OrtLibrary::load(library_option(options));
           return lib ? lib.value()->version() : std::string();
         },
-    .create = [](const RunnerConfig& config) { return make_ort_runner(config.model_path, ort_options_from_args(config.args)); },
+    .create =
+        [](const RunnerConfig& config) {
+          return make_ort_runner(config.model_path, config.options.get_or(OrtRunnerOptions{}));
+        },
     .details =
-        [](const options::Args* args) {
-          auto lib = OrtLibrary::load(library_option(args));
+        [](const RunnerOptions& options) {
+          auto lib = OrtLibrary::load(library_option(options));
           if (!lib) return std::string();
           std::string providers;
           try {
@@ -512,6 +535,7 @@ const RunnerRegistrar kOrtRunner({
           }
           return str_cat("providers: ", providers, "; library: ", lib.value()->path());
         },
+    .set_threads = set_ort_threads,
     .listing_order = 3,
 });
 

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "options/args.h"
+#include "options/group.h"
 #include "runners/runner.h"
 
 namespace parity::runners::ort {
@@ -26,8 +26,8 @@ struct OrtRunnerOptions {
   std::vector<std::string> custom_op_libraries;
 };
 
-/// Reads the ORT option group (defaults when args is null).
-OrtRunnerOptions ort_options_from_args(const options::Args* args);
+/// The "ONNX Runtime" option group (--ort-threads, --ort-config, ...) the runner registers.
+options::Group<OrtRunnerOptions> ort_option_group();
 
 /// Creates an (inactive) ORT runner for an ONNX model file.
 std::unique_ptr<Runner> make_ort_runner(std::string model_path, OrtRunnerOptions options);

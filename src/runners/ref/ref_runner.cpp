@@ -40,34 +40,79 @@ TensorMap RefRunner::infer_impl(const TensorMap& feed) {
   return session().run(feed, options);
 }
 
-namespace {
+int parse_thread_count(const std::string& text, const std::string& flag) {
+  const int64_t threads = parse_int(text, flag);
+  PARITY_CHECK(threads >= 1 && threads <= 1024, kInvalidArgument, flag, " must be between 1 and 1024, got ", text);
+  return static_cast<int>(threads);
+}
 
-runtime::SessionOptions options_from_args(const options::Args* args) {
+int parse_profile_index(const std::string& text, const std::string& flag) {
+  const int64_t index = parse_int(text, flag);
+  PARITY_CHECK(index >= 0 && index < 1024, kInvalidArgument, flag, " must be 0 or more, got ", text);
+  return static_cast<int>(index);
+}
+
+runtime::SessionOptions RefRunnerOptions::session_options() const {
   runtime::SessionOptions options;
   options.kernel_options = kernel_options_from_environment();
-  if (!args) return options;
-  if (auto isa = args->get("isa")) options.kernel_options = with_isa_cap(options.kernel_options, *isa);
-  if (auto threads = args->get_int("threads")) {
-    PARITY_CHECK(*threads >= 1 && *threads <= 1024, kInvalidArgument, "--threads must be between 1 and 1024, got ",
-                 *threads);
-    options.threads = static_cast<int>(*threads);
-  }
-  const std::string precision = args->get_or("precision", "fp32");
-  PARITY_CHECK(precision == "fp32" || precision == "fp64", kInvalidArgument,
-               "--precision must be fp32 or fp64, got '", precision, "'");
-  options.precision = precision == "fp64" ? runtime::Precision::kFloat64 : runtime::Precision::kFloat32;
-  const std::string kernels = args->get_or("kernels", "optimized");
-  PARITY_CHECK(kernels == "optimized" || kernels == "reference", kInvalidArgument,
-               "--kernels must be optimized or reference, got '", kernels, "'");
-  options.kernels = kernels == "reference" ? runtime::KernelTier::kReference : runtime::KernelTier::kOptimized;
-  options.fuse = !args->has("no_fusion");
-  options.winograd = !args->has("no_winograd");
-  const std::string reduced = args->get_or("reduced_floats", "carry-fp32");
-  PARITY_CHECK(reduced == "carry-fp32" || reduced == "strict", kInvalidArgument,
-               "--reduced-floats must be carry-fp32 or strict, got '", reduced, "'");
-  options.reduced_floats =
-      reduced == "strict" ? runtime::ReducedFloatCompute::kStrict : runtime::ReducedFloatCompute::kCarryFloat32;
+  if (isa) options.kernel_options = with_isa_cap(options.kernel_options, *isa);
+  options.threads = threads;
+  options.precision = precision;
+  options.kernels = kernels;
+  options.fuse = fuse;
+  options.winograd = winograd;
+  options.reduced_floats = reduced_floats;
   return options;
+}
+
+namespace {
+
+options::Group<RefRunnerOptions> ref_options() {
+  using O = RefRunnerOptions;
+  options::Group<O> group;
+  group.section("ref runner")
+      .add({.flags = {"--threads"}, .help = "Threads for the ref runner's kernels (default 1)", .metavar = "N"},
+           options::convert(&O::threads, parse_thread_count))
+      .add({.flags = {"--precision"},
+            .help = "ref runner precision: fp32 (model dtypes) or fp64 (oracle: all floating math in double; outputs "
+                    "in the model's dtypes)",
+            .metavar = "P",
+            .choices = {"fp32", "fp64"}},
+           options::choice(&O::precision,
+                           {{"fp32", runtime::Precision::kFloat32}, {"fp64", runtime::Precision::kFloat64}}))
+      .add({.flags = {"--kernels"},
+            .help = "ref runner kernels: optimized (default; reference where an op has no optimized kernel) or "
+                    "reference (the readable oracle kernels only; fp64 always uses them)",
+            .metavar = "TIER",
+            .choices = {"optimized", "reference"}},
+           options::choice(&O::kernels,
+                           {{"optimized", runtime::KernelTier::kOptimized}, {"reference", runtime::KernelTier::kReference}}))
+      .add({.flags = {"--profile-index", "--optimization-profile"}, .dest = "profile_index",
+            .help = "ref runner, plans with several optimization profiles: the profile every run uses (default: the "
+                    "first that the input shapes fit)",
+            .metavar = "N"},
+           options::convert(&O::profile_index, parse_profile_index))
+      .add({.flags = {"--no-fusion"},
+            .help = "ref runner: do not fuse activations into the optimized kernel producing their input",
+            .arity = options::Arity::kFlag},
+           options::unless(&O::fuse))
+      .add({.flags = {"--no-winograd"},
+            .help = "ref runner: sum every convolution directly; by default fp32 3x3 stride-1 convolutions use "
+                    "Winograd's algorithm (about twice as fast; round-off of the order of the direct sum's)",
+            .arity = options::Arity::kFlag},
+           options::unless(&O::winograd))
+      .add({.flags = {"--reduced-floats"},
+            .help = "ref runner, float16/bfloat16 models on the optimized kernels: carry-fp32 (default; weights "
+                    "converted once, values carried as float32 between layers, rounded where the model casts; "
+                    "inputs and outputs keep their dtypes) or strict (every layer computes in the model's type and "
+                    "rounds its output, as the reference kernels do)",
+            .metavar = "MODE",
+            .choices = {"carry-fp32", "strict"}},
+           options::choice(&O::reduced_floats, {{"carry-fp32", runtime::ReducedFloatCompute::kCarryFloat32},
+                                                {"strict", runtime::ReducedFloatCompute::kStrict}}))
+      // The build options' --isa (the plan runner's group declares it) caps ref's kernels too.
+      .borrow({.flags = {"--isa"}}, options::field(&O::isa));
+  return group;
 }
 
 RunnerRegistrar register_ref({
@@ -76,52 +121,21 @@ RunnerRegistrar register_ref({
     // Polygraphy's CPU reference runner; parity's reference runtime plays its part.
     .aliases = {"--pluginref"},
     .description = "parity's own reference ONNX executor (fp32, or fp64 oracle with --precision fp64)",
-    .add_options =
-        [](options::ArgParser& parser) {
-          parser.group("ref runner");
-          parser.add({.flags = {"--threads"}, .help = "Threads for the ref runner's kernels (default 1)", .metavar = "N"});
-          parser.add({.flags = {"--precision"},
-                      .help = "ref runner precision: fp32 (model dtypes) or fp64 (oracle: all floating math in "
-                              "double; outputs in the model's dtypes)",
-                      .metavar = "P",
-                      .choices = {"fp32", "fp64"}});
-          parser.add({.flags = {"--kernels"},
-                      .help = "ref runner kernels: optimized (default; reference where an op has no optimized "
-                              "kernel) or reference (the readable oracle kernels only; fp64 always uses them)",
-                      .metavar = "TIER",
-                      .choices = {"optimized", "reference"}});
-          parser.add({.flags = {"--profile-index", "--optimization-profile"}, .dest = "profile_index",
-                      .help = "ref runner, plans with several optimization profiles: the profile every run uses "
-                              "(default: the first that the input shapes fit)",
-                      .metavar = "N"});
-          parser.add({.flags = {"--no-fusion"},
-                      .help = "ref runner: do not fuse activations into the optimized kernel producing their input",
-                      .arity = options::Arity::kFlag});
-          parser.add({.flags = {"--no-winograd"},
-                      .help = "ref runner: sum every convolution directly; by default fp32 3x3 stride-1 convolutions "
-                              "use Winograd's algorithm (about twice as fast; round-off of the order of the direct "
-                              "sum's)",
-                      .arity = options::Arity::kFlag});
-          parser.add({.flags = {"--reduced-floats"},
-                      .help = "ref runner, float16/bfloat16 models on the optimized kernels: carry-fp32 (default; "
-                              "weights converted once, values carried as float32 between layers, rounded where the "
-                              "model casts; inputs and outputs keep their dtypes) or strict (every layer computes "
-                              "in the model's type and rounds its output, as the reference kernels do)",
-                      .metavar = "MODE",
-                      .choices = {"carry-fp32", "strict"}});
-        },
-    .availability = [](const options::Args*) { return Status::ok(); },
-    .version = [](const options::Args*) { return std::string("parity-ref"); },
+    .options = ref_options(),
+    .availability = [](const RunnerOptions&) { return Status::ok(); },
+    .version = [](const RunnerOptions&) { return std::string("parity-ref"); },
     .create =
         [](const RunnerConfig& config) -> std::unique_ptr<Runner> {
-          auto runner = std::make_unique<RefRunner>(config.model_path, options_from_args(config.args));
-          if (config.args)
-            if (auto index = config.args->get_int("profile_index")) {
-              PARITY_CHECK(*index >= 0 && *index < 1024, kInvalidArgument, "--profile-index must be 0 or more, got ",
-                           *index);
-              runner->set_profile_index(static_cast<int>(*index));
-            }
+          const RefRunnerOptions own = config.options.get_or(RefRunnerOptions{});
+          auto runner = std::make_unique<RefRunner>(config.model_path, own.session_options());
+          if (own.profile_index) runner->set_profile_index(*own.profile_index);
           return runner;
+        },
+    .set_threads =
+        [](RunnerOptions& options, int threads) {
+          RefRunnerOptions own = options.get_or(RefRunnerOptions{});
+          own.threads = threads;
+          options.set(own);
         },
     .reads_plans = true,  // Session::create reads a plan file by its header
     .listing_order = 0,

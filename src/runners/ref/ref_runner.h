@@ -11,6 +11,29 @@
 
 namespace parity::runners {
 
+/// The ref runner's options (--threads, --precision, --kernels, --no-fusion, --no-winograd,
+/// --reduced-floats, --profile-index and the build options' --isa cap).
+struct RefRunnerOptions {
+  int threads = 1;  ///< Kernel threads.
+  runtime::Precision precision = runtime::Precision::kFloat32;
+  runtime::KernelTier kernels = runtime::KernelTier::kOptimized;
+  bool fuse = true;      ///< Fuse elementwise tails into their producer's kernel.
+  bool winograd = true;  ///< Winograd's algorithm for 3x3 stride-1 fp32 convolutions.
+  runtime::ReducedFloatCompute reduced_floats = runtime::ReducedFloatCompute::kCarryFloat32;
+  /// The optimized kernels' ISA cap (avx2, avx512, ...); none: the CPU's own.
+  std::optional<std::string> isa;
+  /// The optimization profile every run uses; none: the first the input shapes fit.
+  std::optional<int> profile_index;
+
+  /// The session options these give (the kernel switches from the environment, capped at `isa`).
+  runtime::SessionOptions session_options() const;
+};
+
+/// A thread count option (--threads N, 1..1024), for groups that bind one.
+int parse_thread_count(const std::string& text, const std::string& flag);
+/// A profile index option (--profile-index N, 0..1023).
+int parse_profile_index(const std::string& text, const std::string& flag);
+
 class RefRunner : public Runner {
  public:
   RefRunner(std::string model_path, runtime::SessionOptions options, std::string name = {});

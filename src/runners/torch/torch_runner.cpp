@@ -12,37 +12,10 @@
 #include "core/logger.h"
 #include "core/text.h"
 #include "runners/peer_module.h"
+#include "runners/torch/torch_options.h"
 
 namespace parity::runners {
 namespace {
-
-struct TorchOptions {
-  std::vector<std::string> output_names;
-  int threads = 0;
-  std::map<std::string, DimShape> shapes;  // from --input-shapes; "" = the only input
-  std::map<std::string, DType> dtypes;     // from --input-dtypes
-};
-
-TorchOptions options_from_args(const options::Args* args) {
-  TorchOptions o;
-  if (!args) return o;
-  o.output_names = args->list("torch_output_names");
-  if (auto t = args->get("torch_threads")) {
-    o.threads = static_cast<int>(parse_int(*t, "--torch-threads"));
-    PARITY_CHECK(o.threads >= 0, kInvalidArgument, "--torch-threads must be 0 (LibTorch's default) or more, got ", *t);
-  }
-  for (const auto& item : args->list("input_shapes")) {
-    auto [name, value] = split_name_value(item);
-    o.shapes[name] = parse_dim_shape(value, "--input-shapes " + item);
-  }
-  for (const auto& item : args->list("input_dtypes")) {
-    auto [name, value] = split_name_value(item);
-    auto dtype = dtype_from_name(value);
-    PARITY_CHECK(dtype, kInvalidArgument, "--input-dtypes ", item, ": unknown dtype '", value, "'");
-    o.dtypes[name] = *dtype;
-  }
-  return o;
-}
 
 c10::ScalarType scalar_type(DType dtype, const std::string& name) {
   switch (dtype) {
@@ -93,7 +66,7 @@ std::string torch_message(std::string m) {
 
 class TorchRunner final : public Runner {
  public:
-  TorchRunner(std::string model_path, TorchOptions options)
+  TorchRunner(std::string model_path, TorchRunnerOptions options)
       : Runner(make_runner_name("torch")), model_path_(std::move(model_path)), options_(std::move(options)) {}
 
  protected:
@@ -106,7 +79,7 @@ class TorchRunner final : public Runner {
   void flatten(const c10::IValue& value, const std::string& key, std::vector<std::pair<std::string, at::Tensor>>& out);
 
   std::string model_path_;
-  TorchOptions options_;
+  TorchRunnerOptions options_;
   std::optional<torch::jit::script::Module> module_;
   TensorMetadata inputs_;
 };
@@ -209,7 +182,7 @@ TensorMap TorchRunner::infer_impl(const TensorMap& feed) {
 std::string torch_version() { return TORCH_VERSION; }
 
 std::unique_ptr<Runner> create_torch_runner(const RunnerConfig& config) {
-  return std::make_unique<TorchRunner>(config.model_path, options_from_args(config.args));
+  return std::make_unique<TorchRunner>(config.model_path, config.options.get_or(TorchRunnerOptions{}));
 }
 
 }  // namespace

@@ -292,7 +292,8 @@ std::string markdown(const std::vector<Row>& rows, const Settings& s, const Json
   return out;
 }
 
-Json json_report(const std::vector<Row>& rows, const Settings& s, const options::Args& args, const std::string& load_before) {
+Json json_report(const std::vector<Row>& rows, const Settings& s, const runners::RunnerOptions& runner_options,
+                 const std::string& load_before) {
   Json report;
   report["machine"] = {{"date", utc_now()},
                        {"cpu", read_first_match("/proc/cpuinfo", "model name")},
@@ -314,8 +315,8 @@ Json json_report(const std::vector<Row>& rows, const Settings& s, const options:
   Json versions = Json::object();
   for (const auto& name : s.runners) {
     const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
-    const bool available = info->available(&args).is_ok();
-    versions[name] = available && info->version ? info->version(&args) : std::string(available ? "" : "unavailable");
+    const bool available = info->available(runner_options).is_ok();
+    versions[name] = available && info->version ? info->version(runner_options) : std::string(available ? "" : "unavailable");
   }
   report["runners"] = versions;
   Json ceiling = Json::object();

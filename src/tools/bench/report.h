@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "options/args.h"
+#include "runners/registry.h"
 #include "tools/bench/schedule.h"
 
 namespace parity::tools::bench {
@@ -25,9 +25,10 @@ std::string text_table(const std::vector<Row>& rows, const Settings& settings);
 std::string profile_text(const std::vector<Row>& rows, const Settings& settings);
 /// The table as Markdown, with the machine and runners from `report` (json_report's).
 std::string markdown(const std::vector<Row>& rows, const Settings& settings, const nlohmann::ordered_json& report);
-/// Every figure and sample, with the machine, settings and runner versions (`args`: the
-/// runtimes' options, for their versions; `load_before`: load_average() before the runs).
-nlohmann::ordered_json json_report(const std::vector<Row>& rows, const Settings& settings, const options::Args& args,
+/// Every figure and sample, with the machine, settings and runner versions (`runner_options`:
+/// the runtimes' options, for their versions; `load_before`: load_average() before the runs).
+nlohmann::ordered_json json_report(const std::vector<Row>& rows, const Settings& settings,
+                                   const runners::RunnerOptions& runner_options,
                                    const std::string& load_before);
 
 }  // namespace parity::tools::bench

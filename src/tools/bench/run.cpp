@@ -13,7 +13,7 @@
 
 namespace parity::tools::bench {
 
-bool run_bench(Settings& settings, const BenchOutputs& outputs, const options::Args& args) {
+bool run_bench(Settings& settings, const BenchOutputs& outputs, const runners::RunnerOptions& runner_options) {
   const std::string machine_load = load_average();
   if (outputs.measure_ceiling)
     for (int threads : settings.threads) settings.sgemm_gflops[threads] = measure_sgemm_gflops(threads);
@@ -21,20 +21,20 @@ bool run_bench(Settings& settings, const BenchOutputs& outputs, const options::A
   Progress progress("bench rows", static_cast<int64_t>(settings.models.size() * settings.threads.size()));
   for (const auto& model : settings.models)
     for (int threads : settings.threads) {
-      rows.push_back(bench_row(model, threads, settings, args));
+      rows.push_back(bench_row(model, threads, settings, runner_options));
       progress.advance();
     }
   std::vector<ThroughputRow> throughput;
   if (!settings.concurrent.empty())
     for (const auto& model : settings.models)
-      for (auto& row : bench_throughput(model, settings, args)) throughput.push_back(std::move(row));
+      for (auto& row : bench_throughput(model, settings, runner_options)) throughput.push_back(std::move(row));
   for (size_t i = 0; i < settings.data.input_shapes.size(); ++i)
     if (!settings.shape_used[i]) {
       const options::InputShape& o = settings.data.input_shapes[i];
       logger().warning("--input-shapes ", o.model.empty() ? "" : o.model + "=", o.input, " matched no model");
     }
 
-  nlohmann::ordered_json report = json_report(rows, settings, args, machine_load);
+  nlohmann::ordered_json report = json_report(rows, settings, runner_options, machine_load);
   if (!throughput.empty()) report["concurrent"] = throughput_json(throughput);
   std::fputs(text_table(rows, settings).c_str(), stdout);
   if (settings.profile) std::fputs(profile_text(rows, settings).c_str(), stdout);

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "options/args.h"
+#include "runners/registry.h"
 #include "tools/bench/schedule.h"
 
 namespace parity::tools::bench {
@@ -23,6 +23,6 @@ struct BenchOutputs {
 /// Times every row of `settings` and writes the reports. `args` carries the runtimes' own options
 /// (each row gets its thread count in them). Returns false, having logged the rows, when a row
 /// had no runner that could be timed.
-bool run_bench(Settings& settings, const BenchOutputs& outputs, const options::Args& args);
+bool run_bench(Settings& settings, const BenchOutputs& outputs, const runners::RunnerOptions& runner_options);
 
 }  // namespace parity::tools::bench

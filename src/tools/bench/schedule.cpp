@@ -73,21 +73,10 @@ constexpr size_t kProfileNodesKept = 20;
 
 }  // namespace
 
-options::Args args_for_threads(const options::Args& args, int threads) {
-  options::Args derived = args;
-  const std::string n = std::to_string(threads);
-  derived.add_value("threads", n);  // ref (bench's --threads list is replaced by its last value)
-  derived.add_value("ort_threads", n);
-  derived.add_value("ort_inter_threads", "1");
-  derived.add_value("opencv_threads", n);
-  derived.add_value("torch_threads", n);
-  // ORT's idle workers spin after a run by default, taking cores from the runner timed next;
-  // stopping them when a run returns keeps ORT's in-run behaviour and the alternation fair.
-  const auto entries = args.list("ort_config");
-  if (std::none_of(entries.begin(), entries.end(),
-                   [](const std::string& e) { return e.rfind("session.force_spinning_stop=", 0) == 0; }))
-    derived.add_value("ort_config", "session.force_spinning_stop=1");
-  return derived;
+runners::RunnerOptions options_for_threads(runners::RunnerOptions options, int threads) {
+  for (const auto& info : runners::RunnerRegistry::instance().all())
+    if (info.set_threads) info.set_threads(options, threads);
+  return options;
 }
 
 
@@ -273,20 +262,21 @@ using RunnerList = std::vector<std::unique_ptr<runners::Runner>>;
 
 // One runner per cell, created and activated; runners that cannot be built or loaded stay null,
 // their cell saying why ("n/a: reason"), and are left out of the timing.
-RunnerList load_runners(const std::string& model, const Settings& settings, const options::Args& derived, Row& row) {
+RunnerList load_runners(const std::string& model, const Settings& settings, const runners::RunnerOptions& options,
+                        Row& row) {
   RunnerList runners(settings.runners.size());
   row.cells.resize(settings.runners.size());
   for (size_t i = 0; i < settings.runners.size(); ++i) {
     RunnerCell& cell = row.cells[i];
     cell.runner = settings.runners[i];
     const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(cell.runner);
-    const Status available = info->available(&derived);
+    const Status available = info->available(options);
     if (!available.is_ok()) {
       cell.unavailable = "unavailable: " + available.message();
       continue;
     }
     // Creating a runner only reads its options: an error there is the user's (a bad option value).
-    runners[i] = info->create(runners::RunnerConfig{model, &derived});
+    runners[i] = info->create(runners::RunnerConfig{model, options});
     try {
       runners[i]->activate();
     } catch (const Error& e) {
@@ -348,15 +338,13 @@ void time_alternating(RunnerList& runners, const TensorMap& feed, const Settings
 
 }  // namespace
 
-Row bench_row(const std::string& model, int threads, Settings& settings, const options::Args& args) {
+Row bench_row(const std::string& model, int threads, Settings& settings, const runners::RunnerOptions& runner_options) {
   Row row;
   row.model = model;
   row.label = std::filesystem::path(model).stem().string();
   row.threads = threads;
   logger().start("Benchmarking ", model, " at ", threads, " thread(s)");
-  // Runners may keep a pointer to their options: `derived` outlives them.
-  const options::Args derived = args_for_threads(args, threads);
-  RunnerList runners = load_runners(model, settings, derived, row);
+  RunnerList runners = load_runners(model, settings, options_for_threads(runner_options, threads), row);
 
   // One feed for all, generated from the first runner that loaded (ref's view when ref is there).
   const auto first = std::find_if(runners.begin(), runners.end(), [](const auto& r) { return r != nullptr; });

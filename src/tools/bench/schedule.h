@@ -12,7 +12,7 @@
 
 #include "core/metadata.h"
 #include "core/tensor_map.h"
-#include "options/args.h"
+#include "runners/registry.h"
 #include "options/data_loader_args.h"
 
 namespace parity::tools::bench {
@@ -98,13 +98,13 @@ std::optional<double> ref_over_ort(const Row& row);
 /// name inputs of `model`, seeded. Marks the input shapes it used in settings.shape_used.
 TensorMap bench_feed(const std::string& model, const TensorMetadata& metadata, Settings& settings);
 
-/// The same options with `threads` for every runner (ref's kernel threads, ORT's intra-op
-/// threads with one inter-op thread, OpenCV's and LibTorch's threads).
-options::Args args_for_threads(const options::Args& args, int threads);
+/// The same options with `threads` for every runner (RunnerInfo::set_threads: ref's kernel
+/// threads, ORT's intra-op threads with one inter-op thread, OpenCV's and LibTorch's threads).
+runners::RunnerOptions options_for_threads(runners::RunnerOptions options, int threads);
 
-/// Times every runner of `settings` on `model` at `threads` threads. `args` carries the
-/// runtimes' own options; runners that cannot load or run the model get a reason instead of
-/// figures. Marks the input shapes it used in settings.shape_used.
-Row bench_row(const std::string& model, int threads, Settings& settings, const options::Args& args);
+/// Times every runner of `settings` on `model` at `threads` threads, with the runtimes' own
+/// options; runners that cannot load or run the model get a reason instead of figures. Marks
+/// the input shapes it used in settings.shape_used.
+Row bench_row(const std::string& model, int threads, Settings& settings, const runners::RunnerOptions& runner_options);
 
 }  // namespace parity::tools::bench

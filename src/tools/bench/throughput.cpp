@@ -90,7 +90,8 @@ double median(std::vector<double> values) {
 
 double ThroughputRow::median_per_second() const { return median(per_second); }
 
-std::vector<ThroughputRow> bench_throughput(const std::string& model, Settings& settings, const options::Args& args) {
+std::vector<ThroughputRow> bench_throughput(const std::string& model, Settings& settings,
+                                            const runners::RunnerOptions& runner_options) {
   std::set<int> counts(settings.concurrent.begin(), settings.concurrent.end());
   counts.insert(1);
   std::vector<ThroughputRow> rows;
@@ -105,9 +106,9 @@ std::vector<ThroughputRow> bench_throughput(const std::string& model, Settings& 
   for (int threads : counts) listed += (listed.empty() ? "" : ", ") + std::to_string(threads);
   logger().start("Throughput of ", model, " with one Session shared by ", listed, " thread(s)");
   // The ref runner's own options (--kernels, --no-fusion, ...), its kernels on 1 thread.
-  const options::Args derived = args_for_threads(args, 1);
   const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find("ref");
-  std::unique_ptr<runners::Runner> runner = info->create(runners::RunnerConfig{model, &derived});
+  std::unique_ptr<runners::Runner> runner =
+      info->create(runners::RunnerConfig{model, options_for_threads(runner_options, 1)});
   try {
     runner->activate();
   } catch (const Error& e) {

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "options/args.h"
+#include "runners/registry.h"
 #include "tools/bench/schedule.h"
 
 namespace parity::tools::bench {
@@ -33,7 +33,8 @@ inline constexpr int kThroughputRounds = 3;
 /// by each count of settings.concurrent and by 1 thread, the baseline: one row per count, in
 /// ascending order. Each round lets every thread run until settings.min_time seconds passed and
 /// it made settings.iterations runs, and counts every thread's runs over the round's wall time.
-std::vector<ThroughputRow> bench_throughput(const std::string& model, Settings& settings, const options::Args& args);
+std::vector<ThroughputRow> bench_throughput(const std::string& model, Settings& settings,
+                                            const runners::RunnerOptions& runner_options);
 
 /// The throughput table: inferences per second per thread count, and the gain over 1 thread.
 std::string throughput_text(const std::vector<ThroughputRow>& rows);

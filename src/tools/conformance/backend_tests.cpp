@@ -228,7 +228,7 @@ class BackendTestRunner {
       for (const auto& r : runners::RunnerRegistry::instance().all()) names.push_back(r.name);
       return join_names(names);
     }());
-    const Status available = runner_info_->available(options.runner_args);
+    const Status available = runner_info_->available(options.runner_options);
     PARITY_CHECK(available.is_ok(), kUnavailable, "runner '", options.runner, "' is unavailable: ", available.message());
     user_tolerances_ = options.rtol || options.atol;
     base_tol_.rtol = options.rtol.value_or(kDefaultRtol);
@@ -281,7 +281,7 @@ class BackendTestRunner {
           return;
         }
       if (!runner_info_->isolate_by_default) {
-        runner = runner_info_->create(runners::RunnerConfig{model_path.string(), options_.runner_args});
+        runner = runner_info_->create(runners::RunnerConfig{model_path.string(), options_.runner_options});
         runner->activate();
       }
     }
@@ -346,7 +346,7 @@ class BackendTestRunner {
     const std::string failure = compare::run_in_child_folder(
         options_.runner, isolation,
         [&](const fs::path& folder) {
-          auto runner = runner_info_->create(runners::RunnerConfig{model_path.string(), options_.runner_args});
+          auto runner = runner_info_->create(runners::RunnerConfig{model_path.string(), options_.runner_options});
           runner->activate();
           const TensorMap out = runner->infer(feed);
           for (size_t k = 0; k < names.size(); ++k) {

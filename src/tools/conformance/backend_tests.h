@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compare/backend_test_data.h"
-#include "options/args.h"
+#include "runners/registry.h"
 #include "runtime/session.h"
 
 namespace parity::tools {
@@ -41,7 +41,7 @@ struct BackendTestOptions {
   /// The registered runner to test.
   std::string runner = "ref";
   /// The runtimes' own options, as runners::RunnerConfig takes them (may be null).
-  const options::Args* runner_args = nullptr;
+  runners::RunnerOptions runner_options;
   /// Tolerances; when either is given, tests' data.json tolerances are ignored.
   std::optional<double> rtol, atol;
   /// The session the ref runner's tests run in (threads, precision).

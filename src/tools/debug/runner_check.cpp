@@ -35,7 +35,7 @@ bool runner_check_fails(const RunnerCheck& check, const std::string& model_path,
     for (const auto& name : check.runners) {
       const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
       PARITY_CHECK(info, kNotFound, "no runner named '", name, "'");
-      owned.push_back(info->create(runners::RunnerConfig{model_path, check.args}));
+      owned.push_back(info->create(runners::RunnerConfig{model_path, check.runner_options}));
       raw.push_back(owned.back().get());
     }
     compare::FeedList source(feeds);
@@ -54,12 +54,12 @@ bool runner_check_fails(const RunnerCheck& check, const std::string& model_path,
   }
 }
 
-Status runs_on(const std::string& runner, const options::Args* args, const std::string& model_path, const TensorMap& feed) {
+Status runs_on(const std::string& runner, const runners::RunnerOptions& runner_options, const std::string& model_path, const TensorMap& feed) {
   try {
     const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(runner);
     PARITY_CHECK(info, kNotFound, "no runner named '", runner, "'");
     QuietLogger quiet;
-    std::unique_ptr<runners::Runner> instance = info->create(runners::RunnerConfig{model_path, args});
+    std::unique_ptr<runners::Runner> instance = info->create(runners::RunnerConfig{model_path, runner_options});
     runners::ActiveRunner active(*instance);
     active->infer(feed);
     return Status::ok();

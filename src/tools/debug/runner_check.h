@@ -9,7 +9,7 @@
 #include "compare/compare_args.h"
 #include "core/status.h"
 #include "core/tensor_map.h"
-#include "options/args.h"
+#include "runners/registry.h"
 
 namespace parity::tools::debug {
 
@@ -17,7 +17,7 @@ struct RunnerCheck {
   /// Registered runner names, compared each with the next (at least two).
   std::vector<std::string> runners;
   /// Parsed command line the runners read their own options from (may be null).
-  const options::Args* args = nullptr;
+  runners::RunnerOptions runner_options;
   compare::CompareSettings compare;
 };
 
@@ -28,6 +28,6 @@ bool runner_check_fails(const RunnerCheck& check, const std::string& model_path,
 
 /// Runs the model at `model_path` once on runner `runner` (activate, infer on `feed`): OK when
 /// it runs, else the runner's error. Logging is quiet meanwhile unless verbose output was asked for.
-Status runs_on(const std::string& runner, const options::Args* args, const std::string& model_path, const TensorMap& feed);
+Status runs_on(const std::string& runner, const runners::RunnerOptions& runner_options, const std::string& model_path, const TensorMap& feed);
 
 }  // namespace parity::tools::debug

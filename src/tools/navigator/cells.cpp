@@ -152,7 +152,7 @@ void run_steps(const CellRequest& request, const fs::path& folder) {
   const FormatStatus* format = status.find_format(request.format);
   PARITY_CHECK(format, kInternal, "format ", request.format, " is not in the status");
   const SampleSets samples = load_sample_sets(request.workspace / "model_input");
-  auto runner = make_runner(request.runtime, request.workspace / format->model_path, request.runner_args);
+  auto runner = make_runner(request.runtime, request.workspace / format->model_path, request.runner_options);
   runners::ActiveRunner active(*runner);
   std::optional<PositionalNames> positional;
   if (format_info(format->format).kind == FormatKind::kTorchScript) positional = positional_names(*runner, status);
@@ -177,14 +177,14 @@ std::string runtime_unavailable(const std::string& runtime) {
     for (const auto& r : runners::RunnerRegistry::instance().all()) names.push_back(r.name);
     return "no runner named '" + runtime + "' (runners: " + join_names(names) + ")";
   }
-  if (const Status available = info->available(nullptr); !available.ok()) return available.error().what();
+  if (const Status available = info->available(); !available.ok()) return available.error().what();
   return "";
 }
 
-std::unique_ptr<runners::Runner> make_runner(const std::string& runtime, const fs::path& model, const options::Args* args) {
+std::unique_ptr<runners::Runner> make_runner(const std::string& runtime, const fs::path& model, const runners::RunnerOptions& runner_options) {
   const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(runtime);
   PARITY_CHECK(info && info->create, kNotFound, "no runner named '", runtime, "'");
-  return info->create(runners::RunnerConfig{model.string(), args});
+  return info->create(runners::RunnerConfig{model.string(), runner_options});
 }
 
 StepResult compare_outputs(const std::vector<TensorMap>& expected, const std::vector<TensorMap>& actual,
@@ -276,13 +276,13 @@ std::map<std::string, StepResult> run_cell(const CellRequest& request) {
 
 std::string make_source_outputs(const fs::path& workspace, const fs::path& source, const std::string& runtime,
                                 const WorkspaceStatus& status, const compare::Isolation& isolation,
-                                const options::Args* runner_args) {
+                                const runners::RunnerOptions& runner_options) {
   if (std::string why = runtime_unavailable(runtime); !why.empty()) return runtime + " is unavailable: " + why;
   return compare::run_in_child_folder(
       "the source on " + runtime, isolation,
       [&](const fs::path&) {
         const SampleSets samples = load_sample_sets(workspace / "model_input");
-        auto runner = make_runner(runtime, source, runner_args);
+        auto runner = make_runner(runtime, source, runner_options);
         runners::ActiveRunner active(*runner);
         for (const auto& kind : sample_kinds()) {
           const auto outputs = run_samples(*runner, samples.of(kind), status.config.batch_dim);

@@ -13,7 +13,7 @@
 
 #include "compare/comparator.h"
 #include "core/tensor_map.h"
-#include "options/args.h"
+#include "runners/registry.h"
 #include "runners/runner.h"
 #include "tools/navigator/status.h"
 
@@ -25,7 +25,7 @@ std::string runtime_unavailable(const std::string& runtime);
 /// A runner of `runtime` over a model file (activated by the caller). `args` carries the runtimes'
 /// own options (--ort-threads, ...); null means their defaults.
 std::unique_ptr<runners::Runner> make_runner(const std::string& runtime, const std::filesystem::path& model,
-                                             const options::Args* args = nullptr);
+                                             const runners::RunnerOptions& runner_options = {});
 
 /// Per-output tolerances of `actual` (the format's outputs) against `expected` (the source's),
 /// sample by sample: atol = max |expected - actual|, rtol = max |expected - actual| / |actual| over
@@ -42,7 +42,7 @@ struct CellRequest {
   std::string runtime;
   std::vector<std::string> steps;  // of conversion, correctness, performance, in that order
   compare::Isolation isolation;
-  const options::Args* runner_args = nullptr;  // the runtimes' own options, when a command has them
+  runners::RunnerOptions runner_options;  // the runtimes' own options, when a command has them
 };
 
 /// Runs the cell's steps in a subprocess. Every asked step gets a result: a step interrupted by a
@@ -53,6 +53,6 @@ std::map<std::string, StepResult> run_cell(const CellRequest& request);
 /// and writes model_output/<kind>/N.npz. Returns why it could not, or "".
 std::string make_source_outputs(const std::filesystem::path& workspace, const std::filesystem::path& source,
                                 const std::string& runtime, const WorkspaceStatus& status,
-                                const compare::Isolation& isolation, const options::Args* runner_args = nullptr);
+                                const compare::Isolation& isolation, const runners::RunnerOptions& runner_options = {});
 
 }  // namespace parity::tools::navigator

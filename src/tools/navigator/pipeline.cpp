@@ -47,7 +47,7 @@ std::map<std::string, std::string> environment() {
   for (const auto& runner : runners::RunnerRegistry::instance().all()) {
     if (!runner.version) continue;
     try {
-      const std::string version = runner.version(nullptr);
+      const std::string version = runner.version({});
       if (!version.empty()) env["runner_" + runner.name] = version;
     } catch (const std::exception&) {
     }
@@ -188,7 +188,7 @@ void export_one(const fs::path& workspace, WorkspaceStatus& status, FormatStatus
 
 void run_format_cells(const fs::path& workspace, WorkspaceStatus& status, FormatStatus& format,
                       const CellSelection& selection, const compare::Isolation& isolation, NavigatorLog& log,
-                      const options::Args* runner_args) {
+                      const runners::RunnerOptions& runner_options) {
   std::vector<std::string> steps;
   for (const auto& step : {"conversion", "correctness", "performance"})
     if (selected(selection.steps, step) && (std::string(step) != "performance" || status.config.run_profiling))
@@ -206,7 +206,7 @@ void run_format_cells(const fs::path& workspace, WorkspaceStatus& status, Format
       log.line(format.format + " on " + runtime.runtime + ": SKIPPED: " + why);
       continue;
     }
-    CellRequest request{workspace, &status, format.format, runtime.runtime, steps, isolation, runner_args};
+    CellRequest request{workspace, &status, format.format, runtime.runtime, steps, isolation, runner_options};
     for (auto& [step, result] : run_cell(request)) {
       runtime.steps[step] = result;
       log.line(format.format + " on " + runtime.runtime + ": " + describe(step, result));
@@ -342,7 +342,7 @@ WorkspaceStatus optimize(OptimizeRequest& request) {
   // The source's outputs are the reference of every correctness test.
   const std::string source_runtime = status.config.source_kind == "torchscript" ? "torch" : "ref";
   status.source_outputs_failure =
-      make_source_outputs(workspace, request.source, source_runtime, status, request.isolation, request.runner_args);
+      make_source_outputs(workspace, request.source, source_runtime, status, request.isolation, request.runner_options);
   if (!status.source_outputs_failure.empty())
     log.line("source outputs (" + source_runtime + ") FAIL: " + status.source_outputs_failure);
   else
@@ -367,7 +367,7 @@ WorkspaceStatus optimize(OptimizeRequest& request) {
     status.formats.push_back(std::move(format));
   }
   write_status(workspace, status);
-  run_cells(workspace, status, {}, request.source, request.isolation, log, request.runner_args);
+  run_cells(workspace, status, {}, request.source, request.isolation, log, request.runner_options);
   for (const auto& format : status.formats)
     if (format.export_step.state != StepState::kSkipped)
       write_format_files(workspace, status, format_info(format.format), request.source);
@@ -377,7 +377,7 @@ WorkspaceStatus optimize(OptimizeRequest& request) {
 }
 
 void run_cells(const fs::path& workspace, WorkspaceStatus& status, const CellSelection& selection, const fs::path& source,
-               const compare::Isolation& isolation, NavigatorLog& log, const options::Args* runner_args) {
+               const compare::Isolation& isolation, NavigatorLog& log, const runners::RunnerOptions& runner_options) {
   for (auto& format : status.formats) {
     if (!selected(selection.formats, format.format)) continue;
     if (selected(selection.steps, "export")) {
@@ -385,7 +385,7 @@ void run_cells(const fs::path& workspace, WorkspaceStatus& status, const CellSel
       if (!source.empty() || !from_source) export_one(workspace, status, format, source, isolation, log);
       write_status(workspace, status);
     }
-    run_format_cells(workspace, status, format, selection, isolation, log, runner_args);
+    run_format_cells(workspace, status, format, selection, isolation, log, runner_options);
   }
   write_status(workspace, status);
 }

@@ -15,7 +15,7 @@
 
 #include "compare/comparator.h"
 #include "compare/data_loader.h"
-#include "options/args.h"
+#include "runners/registry.h"
 #include "tools/navigator/status.h"
 
 namespace parity::tools::navigator {
@@ -46,7 +46,7 @@ struct OptimizeRequest {
   bool quiet = false;
   /// The runtimes' own options (--ort-threads, --torch-threads, ...) for every runner made; these
   /// are not stored in the workspace, so a re-test uses the runtimes' defaults.
-  const options::Args* runner_args = nullptr;
+  runners::RunnerOptions runner_options;
 };
 
 /// Runs the whole pipeline and returns what it wrote to status.yaml. Throws on bad input (an
@@ -66,7 +66,7 @@ struct CellSelection {
 /// the onnx/torchscript formats again; empty keeps the models already there.
 void run_cells(const std::filesystem::path& workspace, WorkspaceStatus& status, const CellSelection& selection,
                const std::filesystem::path& source, const compare::Isolation& isolation, NavigatorLog& log,
-               const options::Args* runner_args = nullptr);
+               const runners::RunnerOptions& runner_options = {});
 
 /// Sets or clears the verification step of one format x runtime (the user's verdict). Throws
 /// kNotFound for a cell that does not exist, kInvalidArgument for one whose tests did not pass.

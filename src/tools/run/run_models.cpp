@@ -146,7 +146,7 @@ bool run_every_layer(const std::string& model, const RunModelsOptions& options) 
   mark_all.named_tensors = options.compare.named_outputs;
   // This process does nothing else afterwards, so the process-wide allocator setting is its to make.
   mark_all.map_large_tensors = true;
-  mark_all.runner_args = options.runner_args;
+  mark_all.runner_options = options.runner_options;
   std::unique_ptr<compare::FeedSource> feeds = compare::make_feed_source(options.data, options.runs.iterations);
   const compare::MarkAllResult result = compare::compare_every_layer(model, *feeds, mark_all);
   if (options.save_inputs) compare::save_feeds(*options.save_inputs, result.feeds);
@@ -168,9 +168,9 @@ RunResults run_runners(const std::string& model, const RunModelsOptions& options
           name,
           loaders::ModifyOutputs(loaders::OnnxFromPath(model), options.outputs.empty() ? current_outputs(model) : options.outputs,
                                  options.exclude_outputs),
-          fs::path(model).parent_path().string(), options.runner_args));
+          fs::path(model).parent_path().string(), options.runner_options));
     } else {
-      runners.push_back(info->create(runners::RunnerConfig{model_for_runner(*info, model), options.runner_args}));
+      runners.push_back(info->create(runners::RunnerConfig{model_for_runner(*info, model), options.runner_options}));
     }
     if (info && info->isolate_by_default && options.isolate_crash_prone) isolation.runners.push_back(runners.back()->name());
   }

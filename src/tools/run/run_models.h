@@ -12,7 +12,7 @@
 #include "compare/compare_args.h"
 #include "compare/comparator.h"
 #include "compare/postprocess_args.h"
-#include "options/args.h"
+#include "runners/registry.h"
 #include "options/data_loader_args.h"
 #include "tools/report/report_args.h"
 
@@ -25,7 +25,7 @@ struct RunModelsOptions {
   /// Registered runner names, in the order their flags were given.
   std::vector<std::string> runners;
   /// The runtimes' own options, as runners::RunnerConfig takes them (may be null).
-  const options::Args* runner_args = nullptr;
+  runners::RunnerOptions runner_options;
   /// Folder of the model's external data, when not the model's own.
   std::optional<std::string> external_data_dir;
   /// Where to save the ONNX model as the runners load it.

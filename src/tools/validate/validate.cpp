@@ -58,8 +58,8 @@ class RunnerSet {
                                                  const std::string& model) {
     const runners::RunnerInfo* info = runners::RunnerRegistry::instance().find(name);
     PARITY_CHECK(info, kInvalidArgument, "no runner named '", name, "'");
-    info->require_available(config.runner_args);
-    return info->create(runners::RunnerConfig{model, config.runner_args});
+    info->require_available(config.runner_options);
+    return info->create(runners::RunnerConfig{model, config.runner_options});
   }
   void add(std::string name, std::unique_ptr<runners::Runner> runner) {
     names_.push_back(std::move(name));

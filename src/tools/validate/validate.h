@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compare/compare_func.h"
-#include "options/args.h"
+#include "runners/registry.h"
 #include "tools/validate/collective.h"
 #include "tools/validate/dataset.h"
 #include "tools/validate/state.h"
@@ -45,7 +45,7 @@ struct ValidateConfig {
   /// The model's outputs (for a folder of .npy reference outputs).
   TensorMetadata model_outputs;
   /// Options the runner factories read (--ort-threads, ...); may be null.
-  const options::Args* runner_args = nullptr;
+  runners::RunnerOptions runner_options;
   compare::SimpleCompareOptions compare;
   /// Top-k agreement (and top-k accuracy with labels) over each output's last axis; 0 = off.
   int64_t top_k = 0;

@@ -31,7 +31,7 @@ struct ValidateJob {
 };
 
 /// The options of `validate` but the runtimes' own (the CLI adds those with
-/// RunnerArgs::add_runtime_options_to and points config.runner_args at them). parse() reads and
+/// RunnerArgs::add_runtime_options_to and sets config.runner_options from them). parse() reads and
 /// checks every option, the label file included.
 class ValidateArgs : public options::Group<ValidateJob> {
  public:

@@ -107,29 +107,40 @@ class PluginRefRunner final : public runners::Runner {
   std::optional<runtime::Session> wrong_session_;
 };
 
-[[maybe_unused]] void add_plugin_ref_options(options::ArgParser& parser) {
-  parser.group("Plugin reference runner (--plugin-ref, test extension)");
-  parser.add({.flags = {"--plugin-ref-threads"}, .help = "Threads for the plugin-ref runner (default 1)",
-              .metavar = "N"});
-  parser.add({.flags = {"--plugin-ref-wrong"},
-              .help = "Compute nodes with these names or op types wrong (first output + 1), like a broken kernel",
-              .metavar = "NAME", .arity = options::Arity::kOneOrMore});
-  parser.add({.flags = {"--plugin-ref-wrong-from"},
-              .help = "With --plugin-ref-wrong: compute right until this inference (1-based) of a run", .metavar = "N"});
+struct PluginRefOptions {
+  int threads = 1;
+  WrongNodes wrong;
+};
+
+[[maybe_unused]] options::Group<PluginRefOptions> plugin_ref_options() {
+  options::Group<PluginRefOptions> group;
+  group.section("Plugin reference runner (--plugin-ref, test extension)")
+      .add({.flags = {"--plugin-ref-threads"}, .help = "Threads for the plugin-ref runner (default 1)", .metavar = "N"},
+           options::convert(&PluginRefOptions::threads,
+                            [](const std::string& text, const std::string& flag) {
+                              const int64_t threads = parse_int(text, flag);
+                              PARITY_CHECK(threads >= 1, kInvalidArgument, flag, " must be 1 or more, got ", threads);
+                              return static_cast<int>(threads);
+                            }))
+      .add({.flags = {"--plugin-ref-wrong"},
+            .help = "Compute nodes with these names or op types wrong (first output + 1), like a broken kernel",
+            .metavar = "NAME",
+            .arity = options::Arity::kOneOrMore},
+           [](PluginRefOptions& o, const options::Given& given) {
+             if (given.given()) o.wrong.names = given.values;
+           })
+      .add({.flags = {"--plugin-ref-wrong-from"},
+            .help = "With --plugin-ref-wrong: compute right until this inference (1-based) of a run",
+            .metavar = "N"},
+           [](PluginRefOptions& o, const options::Given& given) {
+             if (auto from = given.value()) o.wrong.from_inference = parse_int(*from, given.flag);
+           });
+  return group;
 }
 
 [[maybe_unused]] std::unique_ptr<runners::Runner> create_plugin_ref(const runners::RunnerConfig& config) {
-  int threads = 1;
-  if (config.args)
-    if (auto t = config.args->get("plugin_ref_threads"))
-      threads = static_cast<int>(parse_int(*t, "--plugin-ref-threads"));
-  PARITY_CHECK(threads >= 1, kInvalidArgument, "--plugin-ref-threads must be 1 or more, got ", threads);
-  WrongNodes wrong;
-  if (config.args) {
-    wrong.names = config.args->list("plugin_ref_wrong");
-    if (auto from = config.args->get("plugin_ref_wrong_from")) wrong.from_inference = parse_int(*from, "--plugin-ref-wrong-from");
-  }
-  return std::make_unique<PluginRefRunner>(config.model_path, threads, std::move(wrong));
+  PluginRefOptions options = config.options.get_or(PluginRefOptions{});
+  return std::make_unique<PluginRefRunner>(config.model_path, options.threads, std::move(options.wrong));
 }
 
 [[maybe_unused]] int init(runners::ExtensionHost* host) {
@@ -143,9 +154,9 @@ class PluginRefRunner final : public runners::Runner {
   host->add_runner({.name = "plugin-ref",
                     .flag = "--plugin-ref",
                     .description = "",
-                    .add_options = add_plugin_ref_options,
-                    .availability = [](const options::Args*) { return Status::ok(); },
-                    .version = [](const options::Args*) { return std::string("0.1.0"); },
+                    .options = plugin_ref_options(),
+                    .availability = [](const runners::RunnerOptions&) { return Status::ok(); },
+                    .version = [](const runners::RunnerOptions&) { return std::string("0.1.0"); },
                     .create = create_plugin_ref});
   return 0;
 #endif

@@ -192,7 +192,7 @@ size_t histogram_bars(const Json& h) {
 #define REQUIRE_ORT()                                                                           \
   do {                                                                                          \
     const runners::RunnerInfo* ort = runners::RunnerRegistry::instance().find("ort");          \
-    if (!ort || (ort->availability && !ort->availability(nullptr).is_ok())) {                  \
+    if (!ort || (ort->availability && !ort->availability({}).is_ok())) {                  \
       const char* ci = std::getenv("CI");                                                       \
       if (ci && std::string(ci) == "true") FAIL() << "ONNX Runtime unavailable (scripts/setup.sh)"; \
       GTEST_SKIP() << "ONNX Runtime unavailable (run scripts/setup.sh)";                        \

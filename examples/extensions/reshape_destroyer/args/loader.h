@@ -11,10 +11,8 @@ namespace reshape_destroyer {
 struct ReplaceReshapesArgs {
   bool rename_nodes = false;
 
-  /// Adds the "Reshape Destroyer loader" option group.
-  static void add_to_parser(parity::options::ArgParser& parser);
-  /// Reads the group's options (defaults when args is null, as from the C++ API).
-  static ReplaceReshapesArgs parse(const parity::options::Args* args);
+  /// The "Reshape Destroyer loader" option group.
+  static parity::options::Group<ReplaceReshapesArgs> group();
   /// The loader the options describe, reading the model from model_path.
   GraphLoader loader(const std::string& model_path) const;
 };

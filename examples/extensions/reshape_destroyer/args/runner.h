@@ -15,9 +15,9 @@ struct IdentityOnlyRunnerArgs {
   Speed speed = Speed::kFast;
   ReplaceReshapesArgs loader;
 
-  /// Adds the "Reshape Destroyer runner" option group (after the loader's group).
-  static void add_to_parser(parity::options::ArgParser& parser);
-  static IdentityOnlyRunnerArgs parse(const parity::options::Args* args);
+  /// The "Reshape Destroyer runner" option group, after the loader's group it includes. parity
+  /// parses it into the runners' options; create() reads it back as this type.
+  static parity::options::Group<IdentityOnlyRunnerArgs> group();
   /// The runner for a model file, with the model loaded through ReplaceReshapes.
   std::unique_ptr<parity::runners::Runner> create(const std::string& model_path) const;
 };
