@@ -28,6 +28,13 @@ RunnerOptions RunnerInfo::parse_options(const std::vector<std::string>& tokens) 
   return parsed;
 }
 
+int parse_thread_count(const std::string& text, const std::string& flag, int minimum) {
+  const int64_t threads = parse_int(text, flag);
+  PARITY_CHECK(threads >= minimum && threads <= 1024, kInvalidArgument, flag, " must be between ", minimum,
+               minimum == 0 ? " (the runtime's default)" : "", " and 1024, got ", text);
+  return static_cast<int>(threads);
+}
+
 RunnerOptions parse_runner_options(const std::vector<std::string>& tokens) {
   options::ArgParser parser("runners", "every runner's options");
   for (const auto& info : RunnerRegistry::instance().all()) info.options.add_missing_to(parser);

@@ -13,10 +13,7 @@ options::Group<OpenCvRunnerOptions> opencv_options() {
       .add({.flags = {"--opencv-threads"}, .help = "Threads OpenCV may use (0: OpenCV's default)", .metavar = "N"},
            options::convert(&OpenCvRunnerOptions::threads,
                             [](const std::string& text, const std::string& flag) {
-                              const int64_t threads = parse_int(text, flag);
-                              PARITY_CHECK(threads >= 0 && threads <= 1024, kInvalidArgument, flag,
-                                           " must be 0 (OpenCV's default) or more, got ", text);
-                              return static_cast<int>(threads);
+                              return parse_thread_count(text, flag, 0);
                             }))
       .add({.flags = {"--opencv-no-fusion"},
             .help = "Disable OpenCV's layer fusion (helps tell fusion errors from kernel errors)",
@@ -42,12 +39,7 @@ const RunnerRegistrar kOpenCvRunner({
           module.status().throw_if_error();
           return module.value()->create(config);
         },
-    .set_threads =
-        [](RunnerOptions& options, int threads) {
-          OpenCvRunnerOptions own = options.get_or(OpenCvRunnerOptions{});
-          own.threads = threads;
-          options.set(own);
-        },
+    .set_threads = set_threads_in(&OpenCvRunnerOptions::threads),
     // OpenCV 4.6's DNN module crashes on models it mis-imports (out-of-bounds reads on CumSum,
     // aborts in layers it cannot shape), taking parity down with it in-process.
     .isolate_by_default = true,

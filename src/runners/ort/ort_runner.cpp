@@ -427,11 +427,7 @@ std::vector<std::string> resolve_providers(const std::vector<std::string>& reque
 
 namespace {
 
-int parse_ort_threads(const std::string& text, const std::string& flag) {
-  const int64_t threads = parse_int(text, flag);
-  PARITY_CHECK(threads >= 0 && threads <= 1024, kInvalidArgument, flag, " must be 0 (ORT's default) or more, got ", text);
-  return static_cast<int>(threads);
-}
+int parse_ort_threads(const std::string& text, const std::string& flag) { return parse_thread_count(text, flag, 0); }
 
 std::pair<std::string, std::string> parse_config_entry(const std::string& entry, const std::string& flag) {
   const size_t eq = entry.find('=');

@@ -40,12 +40,6 @@ TensorMap RefRunner::infer_impl(const TensorMap& feed) {
   return session().run(feed, options);
 }
 
-int parse_thread_count(const std::string& text, const std::string& flag) {
-  const int64_t threads = parse_int(text, flag);
-  PARITY_CHECK(threads >= 1 && threads <= 1024, kInvalidArgument, flag, " must be between 1 and 1024, got ", text);
-  return static_cast<int>(threads);
-}
-
 int parse_profile_index(const std::string& text, const std::string& flag) {
   const int64_t index = parse_int(text, flag);
   PARITY_CHECK(index >= 0 && index < 1024, kInvalidArgument, flag, " must be 0 or more, got ", text);
@@ -72,7 +66,9 @@ options::Group<RefRunnerOptions> ref_options() {
   options::Group<O> group;
   group.section("ref runner")
       .add({.flags = {"--threads"}, .help = "Threads for the ref runner's kernels (default 1)", .metavar = "N"},
-           options::convert(&O::threads, parse_thread_count))
+           options::convert(&O::threads, [](const std::string& text, const std::string& flag) {
+             return parse_thread_count(text, flag);
+           }))
       .add({.flags = {"--precision"},
             .help = "ref runner precision: fp32 (model dtypes) or fp64 (oracle: all floating math in double; outputs "
                     "in the model's dtypes)",
@@ -131,12 +127,7 @@ RunnerRegistrar register_ref({
           if (own.profile_index) runner->set_profile_index(*own.profile_index);
           return runner;
         },
-    .set_threads =
-        [](RunnerOptions& options, int threads) {
-          RefRunnerOptions own = options.get_or(RefRunnerOptions{});
-          own.threads = threads;
-          options.set(own);
-        },
+    .set_threads = set_threads_in(&RefRunnerOptions::threads),
     .reads_plans = true,  // Session::create reads a plan file by its header
     .listing_order = 0,
 });

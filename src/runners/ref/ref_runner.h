@@ -29,8 +29,6 @@ struct RefRunnerOptions {
   runtime::SessionOptions session_options() const;
 };
 
-/// A thread count option (--threads N, 1..1024), for groups that bind one.
-int parse_thread_count(const std::string& text, const std::string& flag);
 /// A profile index option (--profile-index N, 0..1023).
 int parse_profile_index(const std::string& text, const std::string& flag);
 

@@ -32,10 +32,7 @@ options::Group<TorchRunnerOptions> torch_options() {
       .add({.flags = {"--torch-threads"}, .help = "Intra-op threads (0: LibTorch's default)", .metavar = "N"},
            options::convert(&TorchRunnerOptions::threads,
                             [](const std::string& text, const std::string& flag) {
-                              const int64_t threads = parse_int(text, flag);
-                              PARITY_CHECK(threads >= 0 && threads <= 1024, kInvalidArgument, flag,
-                                           " must be 0 (LibTorch's default) or more, got ", text);
-                              return static_cast<int>(threads);
+                              return parse_thread_count(text, flag, 0);
                             }))
       // TorchScript has no input dtypes; commands whose data loader defines this option share it.
       .add({.flags = {"--input-dtypes"},
@@ -73,12 +70,7 @@ const RunnerRegistrar kTorchRunner({
           module.status().throw_if_error();
           return module.value()->create(config);
         },
-    .set_threads =
-        [](RunnerOptions& options, int threads) {
-          TorchRunnerOptions own = options.get_or(TorchRunnerOptions{});
-          own.threads = threads;
-          options.set(own);
-        },
+    .set_threads = set_threads_in(&TorchRunnerOptions::threads),
     .listing_order = 4,
 });
 

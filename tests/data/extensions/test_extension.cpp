@@ -118,9 +118,7 @@ struct PluginRefOptions {
       .add({.flags = {"--plugin-ref-threads"}, .help = "Threads for the plugin-ref runner (default 1)", .metavar = "N"},
            options::convert(&PluginRefOptions::threads,
                             [](const std::string& text, const std::string& flag) {
-                              const int64_t threads = parse_int(text, flag);
-                              PARITY_CHECK(threads >= 1, kInvalidArgument, flag, " must be 1 or more, got ", threads);
-                              return static_cast<int>(threads);
+                              return runners::parse_thread_count(text, flag);
                             }))
       .add({.flags = {"--plugin-ref-wrong"},
             .help = "Compute nodes with these names or op types wrong (first output + 1), like a broken kernel",
