@@ -109,10 +109,17 @@ class Group {
   /// parser the group was not added to.
   T parse(const Args& args) const { return parse(args, T{}); }
   /// As parse(args), starting from `value` (a command's own defaults).
-  T parse(const Args& args, T value) const { return read(args, std::move(value), false); }
+  T parse(const Args& args, T value) const {
+    read(args, value, false);
+    return value;
+  }
   /// As parse(args), for a parser the group was added to by add_missing_to(): an option the
   /// command defines under a dest of its own (bench's list of --threads counts) reads as not given.
-  T parse_where_defined(const Args& args) const { return read(args, T{}, true); }
+  T parse_where_defined(const Args& args) const {
+    T value{};
+    read(args, value, true);
+    return value;
+  }
   /// Whether the command line gave any of the group's options.
   bool any_given(const Args& args) const {
     for (const auto& o : items_)
@@ -139,12 +146,11 @@ class Group {
     bool borrowed = false;  // declared by another group: never added, read where defined
   };
 
-  T read(const Args& args, T value, bool where_defined) const {
+  void read(const Args& args, T& value, bool where_defined) const {
     for (const auto& o : items_)
       if (o.bind)
         o.bind(value, o.borrowed || where_defined ? detail::given_if_defined(args, o.spec) : detail::given(args, o.spec));
     for (const auto& rule : checks_) rule(value);
-    return value;
   }
 
   void add(ArgParser& parser, bool only_missing) const {
