@@ -39,6 +39,12 @@ options::Group<CompareSettings>::Bind per_output(Field field, V fallback, Parse 
 
 double parse_tolerance(const std::string& text, const std::string& flag) { return parse_double(text, flag); }
 
+double parse_scalar_tolerance(const std::string& text, const std::string& flag) {
+  const double value = parse_double(text, flag);
+  PARITY_CHECK(value >= 0, kInvalidArgument, flag, " must not be negative, got ", text);
+  return value;
+}
+
 int64_t parse_index_tolerance(const std::string& text, const std::string& flag) { return parse_int(text, flag); }
 
 ErrorStat parse_error_stat(const std::string& text, const std::string&) {
@@ -140,6 +146,17 @@ ComparatorCompareArgs::ComparatorCompareArgs() {
       return per_output_rank(a.first) < per_output_rank(b.first);
     });
   });
+}
+
+ToleranceArgs::ToleranceArgs(const std::string& applies_to, const std::string& atol_default,
+                             const std::string& rtol_default) {
+  const auto help = [&](const char* kind, const std::string& fallback) {
+    return std::string(kind) + " tolerance " + applies_to + " (default: " + fallback + ")";
+  };
+  add({.flags = {"--atol", "--abs-tol"}, .dest = "atol", .help = help("Absolute", atol_default), .metavar = "TOL"},
+      options::convert(&Tolerances::atol, parse_scalar_tolerance));
+  add({.flags = {"--rtol", "--rel-tol"}, .dest = "rtol", .help = help("Relative", rtol_default), .metavar = "TOL"},
+      options::convert(&Tolerances::rtol, parse_scalar_tolerance));
 }
 
 }  // namespace parity::compare

@@ -3,6 +3,7 @@
 // because its parsed value is the compare layer's option structs and CompareFunc.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +35,22 @@ struct CompareSettings {
 class ComparatorCompareArgs : public options::Group<CompareSettings> {
  public:
   ComparatorCompareArgs();
+};
+
+/// One absolute and one relative tolerance, each a single number (not per output).
+struct Tolerances {
+  std::optional<double> atol;  ///< --atol; nullopt: the command's default applies.
+  std::optional<double> rtol;  ///< --rtol; nullopt: the command's default applies.
+};
+
+/// --atol/--abs-tol and --rtol/--rel-tol (the Comparator's spellings) for a command that checks
+/// one thing against one bound (debug build's check, the navigator's formats). A value that is
+/// not a number, or is negative, throws kInvalidArgument naming the option.
+class ToleranceArgs : public options::Group<Tolerances> {
+ public:
+  /// `applies_to` ends each help line ("Absolute tolerance of the check"); the default texts say
+  /// what holds when an option is not given ("1e-5", "measured only").
+  ToleranceArgs(const std::string& applies_to, const std::string& atol_default, const std::string& rtol_default);
 };
 
 }  // namespace parity::compare

@@ -55,5 +55,30 @@ TEST(ComparatorCompareArgs, BadValuesNameTheOption) {
   EXPECT_THROW(parse({"--index-tolerance", "1.5"}), Error);
 }
 
+// The single-bound tolerances of debug build, debug precision, optimize and the backend tests:
+// one group, the Comparator's spellings, unset where not given.
+TEST(ToleranceArgs, ScalarTolerancesWithTheComparatorsSpellings) {
+  const ToleranceArgs group("of the check", "1e-5", "1e-4");
+  options::ArgParser parser("t", "t");
+  group.add_to(parser);
+  EXPECT_NE(parser.help().find("Absolute tolerance of the check (default: 1e-5)"), std::string::npos) << parser.help();
+  EXPECT_NE(parser.help().find("Relative tolerance of the check (default: 1e-4)"), std::string::npos) << parser.help();
+  const Tolerances none = group.parse(parser.parse({}));
+  EXPECT_FALSE(none.atol.has_value());
+  EXPECT_FALSE(none.rtol.has_value());
+  const Tolerances given = group.parse(parser.parse({"--abs-tol", "0.5", "--rtol", "1e-2"}));
+  EXPECT_EQ(given.atol, 0.5);
+  EXPECT_EQ(given.rtol, 1e-2);
+  try {
+    group.parse(parser.parse({"--atol", "-1"}));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--atol must not be negative"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(group.parse(parser.parse({"--rtol", "x"})), Error);
+  // Per-output items are the Comparator's: here a value is one number.
+  EXPECT_THROW(group.parse(parser.parse({"--atol", "out:1e-3"})), Error);
+}
+
 }  // namespace
 }  // namespace parity::compare

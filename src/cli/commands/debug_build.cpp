@@ -3,6 +3,7 @@
 // (Polygraphy's debug build); `parity inspect diff-tactics --dir` then names the suspects.
 #include "cli/command.h"
 #include "cli/commands/model_edit_common.h"
+#include "compare/compare_args.h"
 #include "compare/feed_files.h"
 #include "core/logger.h"
 #include "core/text.h"
@@ -31,8 +32,7 @@ class DebugBuildCommand final : public Command {
                 .help = "Check each build against the ONNX model on the reference kernels (the default without "
                         "--check)",
                 .arity = options::Arity::kFlag});
-    parser.add({.flags = {"--atol"}, .help = "Absolute tolerance of the check", .metavar = "TOL", .default_value = "1e-5"});
-    parser.add({.flags = {"--rtol"}, .help = "Relative tolerance of the check", .metavar = "TOL", .default_value = "1e-5"});
+    tolerance_args_.add_to(parser);
     data_loader_args_.add_to(parser);
     parser.group("Plan build (as `parity convert -o X.plan` builds it)");
     plan_build_args_.add_to(parser);
@@ -43,8 +43,9 @@ class DebugBuildCommand final : public Command {
     tools::DebugBuildOptions options;
     options.builds = static_cast<int>(parse_int(args.get_or("until", "5"), "--until"));
     PARITY_CHECK(options.builds >= 1, kInvalidArgument, "--until must be at least 1, got ", options.builds);
-    options.atol = parse_double(args.get_or("atol", "1e-5"), "--atol");
-    options.rtol = parse_double(args.get_or("rtol", "1e-5"), "--rtol");
+    const compare::Tolerances tolerances = tolerance_args_.parse(args);
+    options.atol = tolerances.atol.value_or(options.atol);
+    options.rtol = tolerances.rtol.value_or(options.rtol);
     options.artifacts = args.get_or("artifacts_dir", "polygraphy_artifacts");
     const tools::debug::PlanCheckSettings plan_check = plan_check_args_.parse(args);
     if (const auto& check = plan_check.check) {
@@ -79,6 +80,7 @@ class DebugBuildCommand final : public Command {
   }
 
  private:
+  compare::ToleranceArgs tolerance_args_{"of the check", "1e-5", "1e-5"};
   tools::PlanBuildArgs plan_build_args_;
   tools::debug::PlanCheckArgs plan_check_args_{"polygraphy_debug.plan"};
   options::DataLoaderArgs data_loader_args_;

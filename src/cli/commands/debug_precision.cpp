@@ -3,6 +3,7 @@
 // --layer-precisions that make `parity convert` build a plan that passes.
 #include "cli/command.h"
 #include "cli/commands/model_edit_common.h"
+#include "compare/compare_args.h"
 #include "compare/feed_files.h"
 #include "core/logger.h"
 #include "core/text.h"
@@ -31,10 +32,7 @@ class DebugPrecisionCommand final : public Command {
     parser.add({.flags = {"--direction"},
                 .help = "forward: pin layers from the inputs on; reverse: from the outputs back",
                 .choices = {"forward", "reverse"}, .default_value = "forward"});
-    parser.add({.flags = {"--atol"}, .help = "Absolute tolerance of the output check", .metavar = "TOL",
-                .default_value = "1e-3"});
-    parser.add({.flags = {"--rtol"}, .help = "Relative tolerance of the output check", .metavar = "TOL",
-                .default_value = "1e-3"});
+    tolerance_args_.add_to(parser);
     data_loader_args_.add_to(parser);
     iteration_args_.add_iterations_to(parser);
     report_args_.add_to(parser);
@@ -49,8 +47,9 @@ class DebugPrecisionCommand final : public Command {
                                                             : tools::PrecisionSearch::Mode::kBisect;
     search.direction = args.get_or("direction", "forward") == "reverse" ? tools::PrecisionSearch::Direction::kReverse
                                                                         : tools::PrecisionSearch::Direction::kForward;
-    search.atol = parse_double(args.get_or("atol", "1e-3"), "--atol");
-    search.rtol = parse_double(args.get_or("rtol", "1e-3"), "--rtol");
+    const compare::Tolerances tolerances = tolerance_args_.parse(args);
+    search.atol = tolerances.atol.value_or(search.atol);
+    search.rtol = tolerances.rtol.value_or(search.rtol);
     const options::DataLoaderOptions data = data_loader_args_.parse(args);
     const options::IterationOptions iterations = iteration_args_.parse(args);
     const tools::report::ReportOptions report_options = report_args_.parse(args);
@@ -105,6 +104,7 @@ class DebugPrecisionCommand final : public Command {
 
  private:
   tools::debug::PlanCheckArgs plan_check_args_{"polygraphy_debug.plan"};
+  compare::ToleranceArgs tolerance_args_{"of the output check", "1e-3", "1e-3"};
   static void write_report(const std::string& path, const options::Args& args, const std::string& type,
                            const tools::PrecisionSearch& search, const tools::PrecisionSearchResult& result) {
     tools::report::PrecisionSummary summary;

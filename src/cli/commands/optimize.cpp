@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/commands/package_common.h"
+#include "compare/compare_args.h"
 #include "compare/feed_files.h"
 #include "core/logger.h"
 #include "core/text.h"
@@ -66,8 +67,7 @@ class OptimizeCommand : public Command {
                 .metavar = "PT"});
     parser.add({.flags = {"--runners"}, .help = "Runtimes to test every format on (default: ref, ort, opencv, torch)",
                 .metavar = "NAME", .arity = options::Arity::kOneOrMore});
-    parser.add({.flags = {"--atol"}, .help = "Absolute tolerance a format must meet (default: measured only)", .metavar = "ATOL"});
-    parser.add({.flags = {"--rtol"}, .help = "Relative tolerance a format must meet (default: measured only)", .metavar = "RTOL"});
+    tolerance_args_.add_to(parser);
     parser.add({.flags = {"--cell-timeout"}, .help = "Seconds one format x runtime may take before it is killed",
                 .metavar = "S"});
     parser.add({.flags = {"--cell-memory-limit"}, .help = "Address-space limit of each format x runtime subprocess (e.g. 4G)",
@@ -123,7 +123,9 @@ class OptimizeCommand : public Command {
   }
 
  private:
-  static nav::NavigatorConfig config_from(const options::Args& args) {
+  compare::ToleranceArgs tolerance_args_{"a format must meet", "measured only", "measured only"};
+
+  nav::NavigatorConfig config_from(const options::Args& args) const {
     nav::NavigatorConfig config;
     config.target_formats = list_of(args, "target_formats");
     for (const auto& f : config.target_formats) nav::format_info(f);  // refuses unknown names
@@ -138,8 +140,9 @@ class OptimizeCommand : public Command {
     config.sample_count = parse_int(args.get_or("sample_count", "10"), "--sample-count");
     PARITY_CHECK(config.sample_count >= 1, kInvalidArgument, "--sample-count must be at least 1");
     if (auto seed = args.get("seed")) config.seed = parse_int(*seed, "--seed");
-    if (auto atol = args.get("atol")) config.atol = parse_double(*atol, "--atol");
-    if (auto rtol = args.get("rtol")) config.rtol = parse_double(*rtol, "--rtol");
+    const compare::Tolerances tolerances = tolerance_args_.parse(args);
+    config.atol = tolerances.atol;
+    config.rtol = tolerances.rtol;
     for (const auto& spec : args.list("dynamic_axes")) {
       const auto [input, axes] = split_name_value(spec);
       PARITY_CHECK(!input.empty() && !axes.empty(), kInvalidArgument, "--dynamic-axes ", spec, ": expected name:axis,axis");

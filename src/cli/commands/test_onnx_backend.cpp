@@ -7,6 +7,7 @@
 #include "cli/command.h"
 #include "core/progress.h"
 #include "core/text.h"
+#include "compare/compare_args.h"
 #include "runners/registry.h"
 #include "runners/runner_args.h"
 #include "tools/conformance/backend_tests.h"
@@ -71,10 +72,7 @@ class BackendTestCommand : public Command {
                 .help = "Skip file ('<kind>/<test>  # reason' per line); default: the one shipped with parity",
                 .metavar = "PATH"});
     parser.add({.flags = {"--no-skip-file"}, .help = "Run every test, ignoring the skip file", .arity = options::Arity::kFlag});
-    parser.add({.flags = {"--rtol"}, .help = "Relative tolerance (default 1e-3, or the test's data.json)",
-                .metavar = "R"});
-    parser.add({.flags = {"--atol"}, .help = "Absolute tolerance (default 1e-7, or the test's data.json)",
-                .metavar = "A"});
+    tolerance_args_.add_to(parser);
     report_args_.add_to(parser);
     runners::RunnerArgs().add_runtime_options_to(parser);
   }
@@ -92,8 +90,9 @@ class BackendTestCommand : public Command {
     }
     options.runner = args.get_or("runner", "ref");
     options.runner_options = runners::RunnerArgs().parse_runtime_options(args);
-    if (auto r = args.get("rtol")) options.rtol = parse_double(*r, "--rtol");
-    if (auto a = args.get("atol")) options.atol = parse_double(*a, "--atol");
+    const compare::Tolerances tolerances = tolerance_args_.parse(args);
+    options.atol = tolerances.atol;
+    options.rtol = tolerances.rtol;
     if (options.runner == "ref") {
       options.session.threads = static_cast<int>(args.get_int("threads").value_or(1));
       const std::string precision = args.get_or("precision", "fp32");
@@ -119,6 +118,8 @@ class BackendTestCommand : public Command {
 
  private:
   tools::report::ReportArgs report_args_{"pass/fail per operator family, the failing tests"};
+  compare::ToleranceArgs tolerance_args_{"of every output", "the test's data.json, else 1e-7",
+                                         "the test's data.json, else 1e-3"};
 };
 
 }  // namespace
