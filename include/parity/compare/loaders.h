@@ -79,7 +79,7 @@ ModelLoader ModifyOutputs(ModelLoader model, std::vector<std::string> outputs,
 /// model has external data, so the data resolves; else in the temp folder) and handed to the
 /// runtime. Throws kUnavailable naming the
 /// registered runners when `runner_name` is unknown.
-/// `args` carries the runtime's CLI options (may be null: defaults). `name` names the runner (empty:
+/// `runner_options` are the runtimes' own options (empty: defaults). `name` names the runner (empty:
 /// Polygraphy's "<runtime>-runner-N<counter>-<date>-<time>").
 std::unique_ptr<runners::Runner> RunnerFromOnnx(const std::string& runner_name, ModelLoader model,
                                        std::string base_dir = {}, const runners::RunnerOptions& runner_options = {},

@@ -48,7 +48,7 @@ struct MarkAllOptions {
   /// mapping and goes back to the system when freed (the heap would otherwise keep freed
   /// activations pinned). For a process that does nothing else afterwards, as `parity run`.
   bool map_large_tensors = false;
-  /// The runtimes' own options, as runners::RunnerConfig takes them (may be null).
+  /// The runtimes' own options, as runners::RunnerConfig takes them (empty: defaults).
   runners::RunnerOptions runner_options;
 };
 

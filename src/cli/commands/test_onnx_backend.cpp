@@ -8,6 +8,7 @@
 #include "core/progress.h"
 #include "core/text.h"
 #include "compare/compare_args.h"
+#include "runners/ref/ref_runner.h"
 #include "runners/registry.h"
 #include "runners/runner_args.h"
 #include "tools/conformance/backend_tests.h"
@@ -94,11 +95,10 @@ class BackendTestCommand : public Command {
     options.atol = tolerances.atol;
     options.rtol = tolerances.rtol;
     if (options.runner == "ref") {
-      options.session.threads = static_cast<int>(args.get_int("threads").value_or(1));
-      const std::string precision = args.get_or("precision", "fp32");
-      PARITY_CHECK(precision == "fp32" || precision == "fp64", kInvalidArgument, "--precision must be fp32 or fp64, got '",
-                   precision, "'");
-      options.session.precision = precision == "fp64" ? runtime::Precision::kFloat64 : runtime::Precision::kFloat32;
+      // ref's own options group has read and checked --threads and --precision.
+      const auto ref = options.runner_options.get_or(runners::RefRunnerOptions{});
+      options.session.threads = ref.threads;
+      options.session.precision = ref.precision;
       // The suite's expected outputs are numpy's, node by node in the model's types: float16 and
       // bfloat16 cases check those per-layer semantics, not the float32-carried lowering.
       options.session.reduced_floats = runtime::ReducedFloatCompute::kStrict;

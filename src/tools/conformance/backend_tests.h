@@ -40,7 +40,7 @@ struct BackendTestOptions {
   compare::BackendSkips skips;
   /// The registered runner to test.
   std::string runner = "ref";
-  /// The runtimes' own options, as runners::RunnerConfig takes them (may be null).
+  /// The runtimes' own options, as runners::RunnerConfig takes them (empty: defaults).
   runners::RunnerOptions runner_options;
   /// Tolerances; when either is given, tests' data.json tolerances are ignored.
   std::optional<double> rtol, atol;

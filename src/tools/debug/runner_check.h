@@ -16,7 +16,7 @@ namespace parity::tools::debug {
 struct RunnerCheck {
   /// Registered runner names, compared each with the next (at least two).
   std::vector<std::string> runners;
-  /// Parsed command line the runners read their own options from (may be null).
+  /// The runners' own options (empty: defaults).
   runners::RunnerOptions runner_options;
   compare::CompareSettings compare;
 };

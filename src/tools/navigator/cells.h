@@ -22,8 +22,8 @@ namespace parity::tools::navigator {
 /// "" when runner `runtime` is registered and available now, else why not.
 std::string runtime_unavailable(const std::string& runtime);
 
-/// A runner of `runtime` over a model file (activated by the caller). `args` carries the runtimes'
-/// own options (--ort-threads, ...); null means their defaults.
+/// A runner of `runtime` over a model file (activated by the caller), with the runtimes' own
+/// options (--ort-threads, ...; empty: their defaults).
 std::unique_ptr<runners::Runner> make_runner(const std::string& runtime, const std::filesystem::path& model,
                                              const runners::RunnerOptions& runner_options = {});
 

@@ -24,7 +24,7 @@ struct RunModelsOptions {
   std::optional<std::string> model;
   /// Registered runner names, in the order their flags were given.
   std::vector<std::string> runners;
-  /// The runtimes' own options, as runners::RunnerConfig takes them (may be null).
+  /// The runtimes' own options, as runners::RunnerConfig takes them (empty: defaults).
   runners::RunnerOptions runner_options;
   /// Folder of the model's external data, when not the model's own.
   std::optional<std::string> external_data_dir;

@@ -44,7 +44,7 @@ struct ValidateConfig {
   std::optional<std::string> reference_outputs;
   /// The model's outputs (for a folder of .npy reference outputs).
   TensorMetadata model_outputs;
-  /// Options the runner factories read (--ort-threads, ...); may be null.
+  /// Options the runner factories read (--ort-threads, ...); empty: defaults.
   runners::RunnerOptions runner_options;
   compare::SimpleCompareOptions compare;
   /// Top-k agreement (and top-k accuracy with labels) over each output's last axis; 0 = off.
